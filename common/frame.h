@@ -1,0 +1,54 @@
+// Framing between Cap'n Proto messages and ZeroMQ frames. Incoming frames are
+// size-checked, copied into word-aligned memory and read with traversal and
+// nesting limits; a malformed frame becomes an invalid-argument Status.
+#pragma once
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <cstddef>
+#include <memory>
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "schema/kiln.capnp.h"
+
+namespace kiln {
+
+struct FrameLimits {
+  std::size_t maxMessageBytes = 64u << 20;  // largest frame accepted (inline benchmarks)
+  int nestingLimit = 32;                    // deepest value nesting accepted
+};
+
+// A decoded Envelope that owns its aligned bytes.
+class InboundMessage {
+ public:
+  static Result<InboundMessage> decode(const void* data, std::size_t size,
+                                       const FrameLimits& limits);
+  static Result<InboundMessage> decode(const zmq::message_t& frame, const FrameLimits& limits) {
+    return decode(frame.data(), frame.size(), limits);
+  }
+
+  wire::Envelope::Reader envelope() const { return envelope_; }
+  std::size_t sizeBytes() const { return words_.size() * sizeof(capnp::word); }
+
+ private:
+  InboundMessage() = default;
+  kj::Array<capnp::word> words_;
+  std::unique_ptr<capnp::FlatArrayMessageReader> reader_;
+  wire::Envelope::Reader envelope_;
+};
+
+// Serializes a finished message into one ZeroMQ frame (a single copy).
+zmq::message_t encodeFrame(capnp::MessageBuilder& message);
+
+// Starts an envelope with the current protocol version and the request id.
+wire::Envelope::Builder initEnvelope(capnp::MessageBuilder& message, std::uint64_t requestId);
+
+// A complete error reply to `requestId`.
+zmq::message_t encodeErrorReply(std::uint64_t requestId, const Status& status);
+
+// A clear refusal if the envelope speaks another protocol version.
+Status checkProtocolVersion(wire::Envelope::Reader envelope);
+
+}  // namespace kiln

@@ -1,0 +1,96 @@
+// Child processes that are always reaped: a compiler started by a session
+// must be killed and waited for on every path (no zombies), and every wait
+// has a deadline. Mechanism only; callers decide what to run and for how long.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace kiln {
+
+struct SubprocessOptions {
+  std::filesystem::path workingDirectory;         // empty = inherit
+  std::filesystem::path stdinPath;                // empty = /dev/null
+  std::filesystem::path stdoutPath;               // empty = /dev/null
+  std::filesystem::path stderrPath;               // empty = /dev/null
+  std::optional<std::uint64_t> memoryLimitBytes;  // RLIMIT_AS of the child
+  std::optional<std::uint64_t> cpuLimitSeconds;   // RLIMIT_CPU of the child
+};
+
+struct ExitStatus {
+  int exitCode = -1;  // valid when !signaled
+  int signal = 0;     // the signal that ended the child, 0 if it exited
+  bool signaled() const { return signal != 0; }
+  bool success() const { return !signaled() && exitCode == 0; }
+  std::string describe() const;  // "exited with code 1" / "killed by signal 9 (SIGKILL)"
+};
+
+struct ProcessOutput;
+
+// Owns one running child. Destruction kills (SIGKILL) and reaps it if it is
+// still running. Move-only.
+class Subprocess {
+ public:
+  // Starts argv[0] (looked up in PATH) with the given arguments. Fails with
+  // not-found if the program does not exist, invalid-argument for empty argv.
+  static Result<Subprocess> spawn(const std::vector<std::string>& argv,
+                                  const SubprocessOptions& options = {});
+
+  Subprocess(Subprocess&& other) noexcept;
+  Subprocess& operator=(Subprocess&& other) noexcept;
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+  ~Subprocess();
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0 && !exit_; }
+
+  // Non-blocking: the exit status if the child has ended (reaping it).
+  std::optional<ExitStatus> poll();
+  // Waits until the child ends or `timeout` passes (then a timeout status;
+  // the child keeps running).
+  Result<ExitStatus> waitFor(std::chrono::milliseconds timeout);
+  // SIGKILL and reap; returns the final status. Safe to call repeatedly.
+  ExitStatus kill();
+
+ private:
+  // Descriptors that replace the options' stdout/stderr paths (-1: use the path).
+  // runSubprocess passes pipe ends here so it can capture output.
+  struct StdioOverride {
+    int stdoutFd = -1;
+    int stderrFd = -1;
+  };
+  static Result<Subprocess> spawnImpl(const std::vector<std::string>& argv,
+                                      const SubprocessOptions& options, StdioOverride stdio);
+  friend Result<ProcessOutput> runSubprocess(const std::vector<std::string>& argv,
+                                             std::chrono::milliseconds timeout,
+                                             const SubprocessOptions& options,
+                                             std::size_t captureLimitBytes);
+
+  explicit Subprocess(pid_t pid) : pid_(pid) {}
+  pid_t pid_ = -1;
+  std::optional<ExitStatus> exit_;
+};
+
+struct ProcessOutput {
+  ExitStatus status;
+  std::string stdoutText;  // truncated to the capture limit
+  std::string stderrText;
+};
+
+// Runs a command to completion with a deadline, capturing up to
+// `captureLimitBytes` of each of stdout and stderr. On timeout the child is
+// killed and a timeout status names the command and the deadline.
+Result<ProcessOutput> runSubprocess(const std::vector<std::string>& argv,
+                                    std::chrono::milliseconds timeout,
+                                    const SubprocessOptions& options = {},
+                                    std::size_t captureLimitBytes = 1 << 20);
+
+}  // namespace kiln

@@ -1,0 +1,219 @@
+#include "coordinator/coordinator_core.h"
+
+#include <fmt/format.h>
+
+#include "common/wire_convert.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr std::size_t kMaxTextField = 1024;
+constexpr std::size_t kMaxSessionTypes = 256;
+
+void reply(std::vector<Outgoing>& out, const std::string& peer, capnp::MessageBuilder& builder) {
+  out.push_back({peer, encodeFrame(builder)});
+}
+
+void replyError(std::vector<Outgoing>& out, const std::string& peer, std::uint64_t requestId,
+                const Status& status) {
+  out.push_back({peer, encodeErrorReply(requestId, status)});
+}
+
+}  // namespace
+
+CoordinatorCore::CoordinatorCore(CoordinatorConfig config, const Clock& clock, Logger logger)
+    : config_(std::move(config)), clock_(clock), logger_(std::move(logger)) {}
+
+void CoordinatorCore::handle(const std::string& peer, const InboundMessage& message,
+                             std::vector<Outgoing>& out) {
+  auto envelope = message.envelope();
+  std::uint64_t requestId = 0;
+  try {
+    requestId = envelope.getRequestId();
+    Status version = checkProtocolVersion(envelope);
+    if (!version.ok()) {
+      logger_->warn("refused a peer speaking protocol {}", envelope.getProtocolVersion());
+      return replyError(out, peer, requestId, version);
+    }
+    auto known = byPeer_.find(peer);
+    if (known != byPeer_.end()) {
+      WorkerRecord& worker = workers_.at(known->second);
+      worker.lastHeard = clock_.now();  // any message counts as a heartbeat
+      if (envelope.isHeartbeat()) {
+        auto load = envelope.getHeartbeat().getLoad();
+        worker.snapshot.liveSessions = load.getLiveSessions();
+        worker.snapshot.busySlots = load.getBusySlots();
+        worker.queuedRequests = load.getQueuedRequests();
+        worker.stepsTotal = load.getStepsTotal();
+        return;
+      }
+    } else if (envelope.isHeartbeat()) {
+      // Majordomo's DISCONNECT: a worker we do not know (we restarted, or we
+      // declared it lost) must register again on a fresh socket.
+      capnp::MallocMessageBuilder builder(128);
+      toWire(permissionDenied("this coordinator does not know you: register again"),
+             initEnvelope(builder, 0).initDisconnect());
+      return reply(out, peer, builder);
+    }
+    if (envelope.isRequest()) return handleRequest(peer, envelope, out);
+  } catch (const kj::Exception& e) {
+    replyError(out, peer, requestId,
+               invalidArgument(fmt::format("malformed message: {}", e.getDescription().cStr())));
+  }
+}
+
+void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Reader envelope,
+                                    std::vector<Outgoing>& out) {
+  std::uint64_t requestId = envelope.getRequestId();
+  auto request = envelope.getRequest();
+  switch (request.which()) {
+    case wire::Request::REGISTER_WORKER:
+      return registerWorker(peer, requestId, request.getRegisterWorker(), out);
+    case wire::Request::LIST_CLUSTER:
+      return listCluster(peer, requestId, out);
+    case wire::Request::PLACE:
+      return place(peer, requestId, request.getPlace().getSessionType().cStr(), out);
+    case wire::Request::GET_VERSION: {
+      capnp::MallocMessageBuilder builder(128);
+      auto version = initEnvelope(builder, requestId).initReply().initVersion();
+      version.setProtocolVersion(wire::PROTOCOL_VERSION);
+      version.setServiceVersion("kiln coordinator 0.1.0");
+      return reply(out, peer, builder);
+    }
+    default:
+      return replyError(out, peer, requestId,
+                        invalidArgument("the coordinator hosts no sessions: ask it for a "
+                                        "placement, then send session requests to that worker"));
+  }
+}
+
+void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requestId,
+                                     wire::RegisterWorker::Reader request,
+                                     std::vector<Outgoing>& out) {
+  std::string endpoint = request.getEndpoint().cStr();
+  auto types = request.getSessionTypes();
+  if (endpoint.empty() || endpoint.size() > kMaxTextField) {
+    return replyError(out, peer, requestId, invalidArgument("registration needs an endpoint"));
+  }
+  if (request.getSlots() == 0 || types.size() == 0 || types.size() > kMaxSessionTypes) {
+    return replyError(out, peer, requestId,
+                      invalidArgument("registration needs at least one slot and session type"));
+  }
+  if (auto known = byPeer_.find(peer); known != byPeer_.end()) {
+    workers_.erase(known->second);  // the same socket registers again: replace
+    byPeer_.erase(known);
+  }
+  WorkerId id{nextWorkerId_++};
+  WorkerRecord worker;
+  worker.snapshot.id = id;
+  for (auto type : types) worker.snapshot.sessionTypes.emplace_back(type.cStr());
+  worker.snapshot.slots = request.getSlots();
+  worker.snapshot.maxSessions = request.getMaxSessions();
+  worker.routingId = peer;
+  worker.endpoint = endpoint;
+  worker.version = request.getVersion().cStr();
+  worker.hostname = request.getHostname().cStr();
+  worker.pid = request.getPid();
+  worker.lastHeard = clock_.now();
+  worker.nextPing = worker.lastHeard + config_.heartbeatInterval;
+  logger_->info("worker {} registered: {} on {} ({} slots, types {})", id.value, endpoint,
+                worker.hostname, worker.snapshot.slots,
+                fmt::join(worker.snapshot.sessionTypes, ", "));
+  workers_.emplace(id, std::move(worker));
+  byPeer_[peer] = id;
+
+  capnp::MallocMessageBuilder builder(128);
+  auto registered = initEnvelope(builder, requestId).initReply().initRegistered();
+  registered.setWorkerId(id.value);
+  registered.setHeartbeatIntervalMs(static_cast<std::uint32_t>(toMillis(config_.heartbeatInterval)));
+  reply(out, peer, builder);
+}
+
+void CoordinatorCore::prunePlacements(WorkerRecord& worker, TimePoint now) {
+  // A placement shows up in the worker's own count within two heartbeats.
+  while (!worker.placements.empty() &&
+         now - worker.placements.front() > 2 * config_.heartbeatInterval) {
+    worker.placements.pop_front();
+  }
+  worker.snapshot.placedSessions = static_cast<std::uint32_t>(worker.placements.size());
+}
+
+std::vector<WorkerSnapshot> CoordinatorCore::snapshot() {
+  TimePoint now = clock_.now();
+  std::vector<WorkerSnapshot> view;
+  view.reserve(workers_.size());
+  for (auto& [id, worker] : workers_) {
+    prunePlacements(worker, now);
+    view.push_back(worker.snapshot);
+  }
+  return view;
+}
+
+void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t requestId,
+                                  std::vector<Outgoing>& out) {
+  TimePoint now = clock_.now();
+  capnp::MallocMessageBuilder builder;
+  auto list = initEnvelope(builder, requestId).initReply().initClusterView().initWorkers(
+      workers_.size());
+  unsigned i = 0;
+  for (auto& [id, worker] : workers_) {
+    prunePlacements(worker, now);
+    auto info = list[i++];
+    info.setWorkerId(id.value);
+    info.setEndpoint(worker.endpoint);
+    info.setSlots(worker.snapshot.slots);
+    info.setMaxSessions(worker.snapshot.maxSessions);
+    auto types = info.initSessionTypes(worker.snapshot.sessionTypes.size());
+    for (unsigned t = 0; t < types.size(); ++t) types.set(t, worker.snapshot.sessionTypes[t]);
+    info.setVersion(worker.version);
+    info.setHostname(worker.hostname);
+    info.setPid(worker.pid);
+    auto load = info.initLoad();
+    load.setLiveSessions(worker.snapshot.liveSessions);
+    load.setBusySlots(worker.snapshot.busySlots);
+    load.setQueuedRequests(worker.queuedRequests);
+    load.setStepsTotal(worker.stepsTotal);
+    info.setMsSinceHeard(static_cast<std::uint32_t>(toMillis(now - worker.lastHeard)));
+    info.setPlacedSessions(worker.snapshot.placedSessions);
+  }
+  reply(out, peer, builder);
+}
+
+void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
+                            const std::string& sessionType, std::vector<Outgoing>& out) {
+  auto chosen = placeSession(snapshot(), sessionType);
+  if (!chosen.ok()) return replyError(out, peer, requestId, chosen.status());
+  WorkerRecord& worker = workers_.at(*chosen);
+  worker.placements.push_back(clock_.now());
+  ++worker.snapshot.placedSessions;
+  capnp::MallocMessageBuilder builder(128);
+  auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
+  placement.setWorkerId(chosen->value);
+  placement.setEndpoint(worker.endpoint);
+  reply(out, peer, builder);
+}
+
+void CoordinatorCore::tick(std::vector<Outgoing>& out) {
+  TimePoint now = clock_.now();
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    WorkerRecord& worker = it->second;
+    if (now - worker.lastHeard > config_.heartbeatInterval * config_.liveness) {
+      logger_->warn("worker {} ({}) lost: silent for {} ms; its capacity is removed",
+                    it->first.value, worker.endpoint, toMillis(now - worker.lastHeard));
+      byPeer_.erase(worker.routingId);
+      it = workers_.erase(it);
+      ++workersLost_;
+      continue;
+    }
+    if (now >= worker.nextPing) {
+      worker.nextPing = now + config_.heartbeatInterval;
+      capnp::MallocMessageBuilder builder(64);
+      initEnvelope(builder, 0).initHeartbeat().setWorkerId(it->first.value);
+      reply(out, worker.routingId, builder);
+    }
+    ++it;
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,80 @@
+// The coordinator's logic without sockets: the registry of workers, their
+// liveness (any message from a worker counts as a heartbeat; silence for
+// `liveness` intervals declares it lost and removes its capacity; a message
+// that arrives before that cancels the pending loss), cluster listing and
+// session placement. The server feeds it messages and the clock's ticks.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/frame.h"
+#include "common/ids.h"
+#include "common/logging.h"
+#include "coordinator/placement.h"
+
+namespace kiln {
+
+struct CoordinatorConfig {
+  std::string listen = "tcp://127.0.0.1:7700";
+  Duration heartbeatInterval = std::chrono::seconds(1);
+  int liveness = 3;  // lost after this many silent intervals
+  FrameLimits frames;
+};
+
+struct Outgoing {
+  std::string routingId;
+  zmq::message_t frame;
+};
+
+struct WorkerRecord {
+  WorkerSnapshot snapshot;
+  std::string routingId;
+  std::string endpoint;
+  std::string version;
+  std::string hostname;
+  std::uint32_t pid = 0;
+  std::uint32_t queuedRequests = 0;
+  std::uint64_t stepsTotal = 0;
+  TimePoint lastHeard;
+  TimePoint nextPing;
+  std::deque<TimePoint> placements;  // recent, not yet in a load report
+};
+
+class CoordinatorCore {
+ public:
+  CoordinatorCore(CoordinatorConfig config, const Clock& clock, Logger logger);
+
+  void handle(const std::string& peer, const InboundMessage& message, std::vector<Outgoing>& out);
+  // Pings workers that are due and declares silent ones lost.
+  void tick(std::vector<Outgoing>& out);
+
+  std::vector<WorkerSnapshot> snapshot();
+  const std::map<WorkerId, WorkerRecord>& workers() const { return workers_; }
+  std::uint64_t workersLost() const { return workersLost_; }
+
+ private:
+  void handleRequest(const std::string& peer, wire::Envelope::Reader envelope,
+                     std::vector<Outgoing>& out);
+  void registerWorker(const std::string& peer, std::uint64_t requestId,
+                      wire::RegisterWorker::Reader request, std::vector<Outgoing>& out);
+  void listCluster(const std::string& peer, std::uint64_t requestId, std::vector<Outgoing>& out);
+  void place(const std::string& peer, std::uint64_t requestId, const std::string& sessionType,
+             std::vector<Outgoing>& out);
+  void prunePlacements(WorkerRecord& worker, TimePoint now);
+
+  CoordinatorConfig config_;
+  const Clock& clock_;
+  Logger logger_;
+  std::uint64_t nextWorkerId_ = 1;
+  std::uint64_t workersLost_ = 0;
+  std::map<WorkerId, WorkerRecord> workers_;
+  std::unordered_map<std::string, WorkerId> byPeer_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,93 @@
+#include "coordinator/coordinator_server.h"
+
+#include <fmt/format.h>
+
+namespace kiln {
+
+CoordinatorServer::CoordinatorServer(CoordinatorConfig config, zmq::context_t& zmq,
+                                     const Clock& clock, Logger logger)
+    : config_(config),
+      logger_(logger),
+      core_(std::move(config), clock, std::move(logger)),
+      router_(zmq, zmq::socket_type::router) {}
+
+Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::create(CoordinatorConfig config,
+                                                                     zmq::context_t& zmq,
+                                                                     const Clock& clock,
+                                                                     Logger logger) {
+  if (config.liveness < 1) return invalidArgument("liveness must be at least 1 interval");
+  std::unique_ptr<CoordinatorServer> server(
+      new CoordinatorServer(std::move(config), zmq, clock, std::move(logger)));
+  server->router_.set(zmq::sockopt::linger, 0);
+  server->router_.set(zmq::sockopt::sndhwm, 100000);
+  server->router_.set(zmq::sockopt::rcvhwm, 100000);
+  server->router_.set(zmq::sockopt::maxmsgsize,
+                      static_cast<int64_t>(server->config_.frames.maxMessageBytes));
+  try {
+    server->router_.bind(server->config_.listen);
+  } catch (const zmq::error_t& e) {
+    return invalidArgument(
+        fmt::format("coordinator cannot listen on '{}': {}", server->config_.listen, e.what()));
+  }
+  server->endpoint_ = server->router_.get(zmq::sockopt::last_endpoint);
+  server->logger_->info("coordinator listening on {}", server->endpoint_);
+  return server;
+}
+
+void CoordinatorServer::stop() {
+  stopping_.store(true);
+  wake_.wake();
+}
+
+void CoordinatorServer::flush() {
+  for (Outgoing& message : out_) {
+    (void)router_.send(zmq::buffer(message.routingId),
+                       zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    (void)router_.send(message.frame, zmq::send_flags::dontwait);
+  }
+  out_.clear();
+}
+
+void CoordinatorServer::readPeers() {
+  for (int i = 0; i < 4096; ++i) {
+    zmq::message_t routingId;
+    if (!router_.recv(routingId, zmq::recv_flags::dontwait)) return;
+    std::string peer(routingId.data<char>(), routingId.size());
+    zmq::message_t frame;
+    if (!routingId.more() || !router_.recv(frame, zmq::recv_flags::dontwait)) continue;
+    bool extraFrames = false;
+    while (router_.get(zmq::sockopt::rcvmore) != 0) {
+      extraFrames = true;
+      zmq::message_t extra;
+      if (!router_.recv(extra, zmq::recv_flags::dontwait)) break;
+    }
+    if (extraFrames) {
+      out_.push_back({peer, encodeErrorReply(0, invalidArgument("a request must be one frame"))});
+      continue;
+    }
+    auto message = InboundMessage::decode(frame, config_.frames);
+    if (!message.ok()) {
+      out_.push_back({peer, encodeErrorReply(0, message.status())});
+      continue;
+    }
+    core_.handle(peer, *message, out_);
+  }
+}
+
+void CoordinatorServer::run() {
+  while (!stopping_.load()) {
+    zmq::pollitem_t items[] = {{router_.handle(), 0, ZMQ_POLLIN, 0},
+                               {nullptr, wake_.fd(), ZMQ_POLLIN, 0}};
+    zmq::poll(items, 2, std::chrono::milliseconds(50));
+    if (items[0].revents & ZMQ_POLLIN) readPeers();
+    if (items[1].revents & ZMQ_POLLIN) {
+      std::vector<int> ignored;
+      wake_.drain(ignored);
+    }
+    core_.tick(out_);
+    flush();
+  }
+  router_.close();
+}
+
+}  // namespace kiln

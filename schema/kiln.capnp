@@ -1,0 +1,233 @@
+# kiln's wire protocol. Every message on every socket is one Envelope: a
+# protocol version, a request id that the reply echoes, routing fields for
+# nesting hosts and experiments, and exactly one request, reply or heartbeat.
+#
+# Sequences:
+#   worker -> coordinator: register -> registered; then heartbeats both ways
+#     on the same socket (any message counts as one).
+#   client -> coordinator: place(sessionType) -> placement(worker endpoint)
+#   client -> worker:      startSession -> sessionStarted; step* ; fork ; endSession
+@0xfc906c4afdb399a0;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("kiln::wire");
+
+const protocolVersion :UInt16 = 1;
+
+# ---------------------------------------------------------------- values
+
+struct Int64Tensor  { shape @0 :List(Int64); values @1 :List(Int64); }
+struct FloatTensor  { shape @0 :List(Int64); values @1 :List(Float32); }
+struct DoubleTensor { shape @0 :List(Int64); values @1 :List(Float64); }
+
+struct Value {
+  union {
+    none @0 :Void;
+    boolean @1 :Bool;
+    int64 @2 :Int64;
+    double @3 :Float64;
+    string @4 :Text;
+    bytes @5 :Data;
+    int64Tensor @6 :Int64Tensor;
+    floatTensor @7 :FloatTensor;
+    doubleTensor @8 :DoubleTensor;
+    list @9 :List(Value);
+    dict @10 :List(NamedValue);
+  }
+}
+
+struct NamedValue { name @0 :Text; value @1 :Value; }
+
+# Absent bounds are unbounded.
+struct Int64Range {
+  hasMin @0 :Bool; min @1 :Int64;
+  hasMax @2 :Bool; max @3 :Int64;
+}
+struct DoubleRange {
+  hasMin @0 :Bool; min @1 :Float64;
+  hasMax @2 :Bool; max @3 :Float64;
+}
+
+enum SpaceKind {
+  discrete @0; namedDiscrete @1; int64 @2; double @3; int64Box @4; floatBox @5;
+  doubleBox @6; string @7; bytes @8; list @9; dict @10; any @11;
+}
+
+struct Space {
+  name @0 :Text;
+  kind @1 :SpaceKind;
+  deterministic @2 :Bool;
+  platformDependent @3 :Bool;
+  defaultValue @4 :Value;
+  n @5 :Int64;
+  names @6 :List(Text);
+  int64Range @7 :Int64Range;
+  doubleRange @8 :DoubleRange;
+  shape @9 :List(Int64);
+  members @10 :List(Space);
+}
+
+# ---------------------------------------------------------------- errors
+
+enum ErrorCode {
+  ok @0; invalidArgument @1; notFound @2; timeout @3; disconnected @4; overloaded @5;
+  compileError @6; permissionDenied @7; unimplemented @8; internal @9;
+}
+
+struct Error { code @0 :ErrorCode; message @1 :Text; }
+
+# ---------------------------------------------------------------- session RPCs
+
+struct Benchmark {
+  uri @0 :Text;
+  program @1 :Data;   # inline bytes for workers that do not share a file system; empty = resolve uri
+}
+
+struct GetSpaces { sessionType @0 :Text; }
+struct Spaces {
+  actionSpaces @0 :List(Space);
+  observationSpaces @1 :List(Space);
+}
+
+struct StartSession {
+  sessionType @0 :Text;
+  benchmark @1 :Benchmark;
+  actionSpace @2 :UInt32;
+  observationSpaces @3 :List(UInt32);   # observed right after start
+}
+struct SessionStarted {
+  sessionId @0 :UInt64;
+  observations @1 :List(Value);
+  benchmarkCached @2 :Bool;             # the benchmark came from the worker's cache
+}
+
+struct Step {
+  sessionId @0 :UInt64;
+  actions @1 :List(Value);
+  observationSpaces @2 :List(UInt32);
+}
+struct Stepped {
+  observations @0 :List(Value);
+  endOfEpisode @1 :Bool;
+  actionHadNoEffect @2 :Bool;
+  hasNewActionSpace @3 :Bool;
+  newActionSpace @4 :Space;
+  actionsApplied @5 :UInt32;            # actions before the episode ended (<= actions sent)
+}
+
+struct Fork { sessionId @0 :UInt64; }
+struct Forked { sessionId @0 :UInt64; }
+
+struct EndSession { sessionId @0 :UInt64; }
+struct Ended { remainingSessions @0 :UInt32; }
+
+struct AddBenchmark { benchmarks @0 :List(Benchmark); }
+
+# sessionId 0 addresses the worker itself (e.g. service.benchmark_cache.*).
+struct SendSessionParameter { sessionId @0 :UInt64; key @1 :Text; value @2 :Text; }
+struct ParameterReply { reply @0 :Text; }
+
+struct GetVersion {}
+struct Version {
+  protocolVersion @0 :UInt16;
+  serviceVersion @1 :Text;
+  compilerVersion @2 :Text;
+  sessionTypes @3 :List(Text);
+}
+
+# Keeps the sessions of one client alive (their lease) while it is idle.
+struct KeepAlive {}
+
+# ---------------------------------------------------------------- cluster RPCs
+
+struct RegisterWorker {
+  endpoint @0 :Text;                # where clients reach this worker's sessions
+  slots @1 :UInt32;                 # sessions stepped in parallel
+  maxSessions @2 :UInt32;           # live sessions it accepts
+  sessionTypes @3 :List(Text);
+  version @4 :Text;
+  hostname @5 :Text;
+  pid @6 :UInt32;
+}
+struct Registered { workerId @0 :UInt64; heartbeatIntervalMs @1 :UInt32; }
+
+struct Load {
+  liveSessions @0 :UInt32;
+  busySlots @1 :UInt32;
+  queuedRequests @2 :UInt32;
+  stepsTotal @3 :UInt64;
+}
+
+struct Heartbeat { workerId @0 :UInt64; load @1 :Load; }
+
+struct WorkerInfo {
+  workerId @0 :UInt64;
+  endpoint @1 :Text;
+  slots @2 :UInt32;
+  maxSessions @3 :UInt32;
+  sessionTypes @4 :List(Text);
+  version @5 :Text;
+  hostname @6 :Text;
+  pid @7 :UInt32;
+  load @8 :Load;
+  msSinceHeard @9 :UInt32;
+  placedSessions @10 :UInt32;       # placements not yet visible in load
+}
+
+struct ListCluster {}
+struct ClusterView { workers @0 :List(WorkerInfo); }
+
+struct Place { sessionType @0 :Text; }
+struct Placement { workerId @0 :UInt64; endpoint @1 :Text; }
+
+# ---------------------------------------------------------------- envelope
+
+struct Request {
+  union {
+    getVersion @0 :GetVersion;
+    getSpaces @1 :GetSpaces;
+    startSession @2 :StartSession;
+    step @3 :Step;
+    fork @4 :Fork;
+    endSession @5 :EndSession;
+    addBenchmark @6 :AddBenchmark;
+    sendSessionParameter @7 :SendSessionParameter;
+    keepAlive @8 :KeepAlive;
+    registerWorker @9 :RegisterWorker;
+    listCluster @10 :ListCluster;
+    place @11 :Place;
+  }
+}
+
+struct Reply {
+  union {
+    error @0 :Error;
+    version @1 :Version;
+    spaces @2 :Spaces;
+    sessionStarted @3 :SessionStarted;
+    stepped @4 :Stepped;
+    forked @5 :Forked;
+    ended @6 :Ended;
+    benchmarkAdded @7 :Void;
+    parameterReply @8 :ParameterReply;
+    keptAlive @9 :Void;
+    registered @10 :Registered;
+    clusterView @11 :ClusterView;
+    placement @12 :Placement;
+  }
+}
+
+struct Envelope {
+  protocolVersion @0 :UInt16;
+  requestId @1 :UInt64;         # echoed by the reply; 0 for heartbeats
+  timeoutMs @2 :UInt32;         # the caller's deadline for this request; 0 = server default
+  clientId @3 :UInt64;          # owner of the sessions it creates (leases, isolation)
+  target @4 :UInt64;            # underlying worker id on a nesting host; 0 = this process
+  experiment @5 :Text;          # owning experiment, for isolation on shared hosts
+  union {
+    request @6 :Request;
+    reply @7 :Reply;
+    heartbeat @8 :Heartbeat;
+    disconnect @9 :Error;       # "I do not know you": re-register on a fresh socket
+  }
+}

@@ -1,0 +1,71 @@
+// The interface a compiler implements to become a kiln session type (public).
+// A worker creates one CompilationSession per StartSession, calls init() once,
+// then applyAction()/computeObservation()/endOfStep() for every Step, never from
+// two threads at once. Sessions of one process share its ServiceContext.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/space.h"
+#include "common/status.h"
+#include "common/value.h"
+
+namespace kiln {
+
+// A program to compile: its URI and, when known, its bytes. Bytes are shared
+// with the worker's benchmark cache, never copied per session.
+struct Benchmark {
+  std::string uri;
+  std::shared_ptr<const std::string> program;  // null when only the URI is known
+  std::size_t sizeBytes() const { return program ? program->size() : 0; }
+};
+
+// What one action did to the session.
+struct ActionOutcome {
+  bool endOfEpisode = false;
+  bool actionHadNoEffect = false;
+  std::optional<Space> newActionSpace;
+};
+
+class CompilationSession {
+ public:
+  virtual ~CompilationSession() = default;
+
+  // The spaces of this session type. Called once per process on a probe
+  // session that was never initialized; they must not depend on a benchmark.
+  virtual std::vector<Space> actionSpaces() const = 0;
+  virtual std::vector<Space> observationSpaces() const = 0;
+  virtual std::string compilerVersion() const { return "none"; }
+
+  // Starts an episode on `benchmark` with the action space at that index.
+  virtual Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) = 0;
+
+  // Starts as an independent copy of `parent` (same type, same context), which
+  // is not stepped while this runs. The default says forking is unsupported.
+  virtual Status initAsFork(const CompilationSession& parent) {
+    return unimplemented("this session type cannot fork");
+  }
+
+  // Applies one action that is already known to lie in the action space.
+  virtual Status applyAction(const Value& action, ActionOutcome& outcome) = 0;
+
+  // Computes the observation of `space` (one of observationSpaces()).
+  virtual Status computeObservation(std::size_t spaceIndex, Value& observation) = 0;
+
+  // Runs after the actions of a Step and before its observations.
+  virtual Status endOfStep(ActionOutcome& outcome) { return okStatus(); }
+
+  // A session parameter (key/value -> reply). Unknown keys: not-found.
+  virtual Result<std::string> handleParameter(const std::string& key, const std::string& value) {
+    return notFound("unknown session parameter '" + key + "'");
+  }
+
+  // Called from another thread when a step overran its deadline: stop work
+  // that can be stopped (e.g. kill a child compiler). Must be thread-safe.
+  virtual void cancel() {}
+};
+
+}  // namespace kiln

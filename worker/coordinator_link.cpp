@@ -1,0 +1,116 @@
+#include "worker/coordinator_link.h"
+
+#include <fmt/format.h>
+
+#include "common/wire_convert.h"
+
+namespace kiln {
+
+CoordinatorLink::CoordinatorLink(zmq::context_t& context, std::string coordinatorEndpoint,
+                                 WorkerAdvert advert, LinkTiming timing, const Clock& clock,
+                                 Logger logger)
+    : context_(context),
+      endpoint_(std::move(coordinatorEndpoint)),
+      advert_(std::move(advert)),
+      timing_(timing),
+      clock_(clock),
+      logger_(std::move(logger)),
+      backoff_(timing.minBackoff),
+      retryAt_(clock.now()) {}
+
+void CoordinatorLink::send(capnp::MessageBuilder& builder) {
+  if (!socket_) return;
+  // Never block the loop on a coordinator that is not there yet.
+  (void)socket_->send(encodeFrame(builder), zmq::send_flags::dontwait);
+}
+
+void CoordinatorLink::connect() {
+  socket_.emplace(context_, zmq::socket_type::dealer);
+  socket_->set(zmq::sockopt::linger, 0);
+  socket_->connect(endpoint_);
+  capnp::MallocMessageBuilder builder(512);
+  auto reg = initEnvelope(builder, 1).initRequest().initRegisterWorker();
+  reg.setEndpoint(advert_.endpoint);
+  reg.setSlots(advert_.slots);
+  reg.setMaxSessions(advert_.maxSessions);
+  auto types = reg.initSessionTypes(advert_.sessionTypes.size());
+  for (unsigned i = 0; i < advert_.sessionTypes.size(); ++i) types.set(i, advert_.sessionTypes[i]);
+  reg.setVersion(advert_.version);
+  reg.setHostname(advert_.hostname);
+  reg.setPid(advert_.pid);
+  send(builder);
+  state_ = State::kRegistering;
+  lastHeard_ = clock_.now();
+}
+
+void CoordinatorLink::dropAndBackOff(const std::string& reason) {
+  logger_->warn("coordinator {}: {}; re-registering in {} ms", endpoint_, reason,
+                toMillis(backoff_));
+  socket_.reset();
+  workerId_.reset();
+  state_ = State::kBackingOff;
+  retryAt_ = clock_.now() + backoff_;
+  backoff_ = std::min(backoff_ * 2, timing_.maxBackoff);
+}
+
+void CoordinatorLink::onReadable(const FrameLimits& limits) {
+  while (socket_) {
+    zmq::message_t frame;
+    if (!socket_->recv(frame, zmq::recv_flags::dontwait)) return;
+    lastHeard_ = clock_.now();
+    auto message = InboundMessage::decode(frame, limits);
+    if (!message.ok()) {
+      logger_->warn("coordinator sent a malformed frame: {}", message.status().toString());
+      continue;
+    }
+    try {
+      auto envelope = message->envelope();
+      if (envelope.isDisconnect()) {
+        // The coordinator forgot us (it restarted, or declared us lost).
+        dropAndBackOff("asked us to re-register (" +
+                       std::string(envelope.getDisconnect().getMessage().cStr()) + ")");
+        backoff_ = timing_.minBackoff;
+        retryAt_ = clock_.now();
+        return;
+      }
+      if (envelope.isReply() && envelope.getReply().isRegistered()) {
+        workerId_ = WorkerId{envelope.getReply().getRegistered().getWorkerId()};
+        state_ = State::kRegistered;
+        backoff_ = timing_.minBackoff;
+        ++registrations_;
+        logger_->info("registered with coordinator {} as worker {}", endpoint_, workerId_->value);
+      } else if (envelope.isReply() && envelope.getReply().isError()) {
+        Status refusal = fromWire(envelope.getReply().getError());
+        dropAndBackOff("refused registration: " + refusal.toString());
+        return;
+      }
+    } catch (const kj::Exception& e) {
+      logger_->warn("coordinator sent a malformed message: {}", e.getDescription().cStr());
+    }
+  }
+}
+
+void CoordinatorLink::tick(const LoadReport& load) {
+  TimePoint now = clock_.now();
+  if (state_ == State::kBackingOff) {
+    if (now >= retryAt_) connect();
+    return;
+  }
+  if (now - lastHeard_ > timing_.heartbeatInterval * timing_.liveness) {
+    return dropAndBackOff(state_ == State::kRegistering ? "did not answer the registration"
+                                                        : "went silent");
+  }
+  if (state_ != State::kRegistered || now < nextHeartbeat_) return;
+  nextHeartbeat_ = now + timing_.heartbeatInterval;
+  capnp::MallocMessageBuilder builder(128);
+  auto heartbeat = initEnvelope(builder, 0).initHeartbeat();
+  heartbeat.setWorkerId(workerId_->value);
+  auto wireLoad = heartbeat.initLoad();
+  wireLoad.setLiveSessions(load.liveSessions);
+  wireLoad.setBusySlots(load.busySlots);
+  wireLoad.setQueuedRequests(load.queuedRequests);
+  wireLoad.setStepsTotal(load.stepsTotal);
+  send(builder);
+}
+
+}  // namespace kiln

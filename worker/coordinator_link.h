@@ -1,0 +1,79 @@
+// The worker's side of its registration with the coordinator (Paranoid
+// Pirate): register on a fresh DEALER socket, then heartbeat on it every
+// interval with the current load; any message from the coordinator counts as
+// its heartbeat. Silence for `liveness` intervals, or a DISCONNECT, means
+// re-register on a new socket after a back-off of 1 s doubling to 32 s.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/frame.h"
+#include "common/ids.h"
+#include "common/logging.h"
+
+namespace kiln {
+
+struct WorkerAdvert {
+  std::string endpoint;
+  std::uint32_t slots = 1;
+  std::uint32_t maxSessions = 0;
+  std::vector<std::string> sessionTypes;
+  std::string version;
+  std::string hostname;
+  std::uint32_t pid = 0;
+};
+
+struct LinkTiming {
+  Duration heartbeatInterval = std::chrono::seconds(1);
+  int liveness = 3;
+  Duration minBackoff = std::chrono::seconds(1);
+  Duration maxBackoff = std::chrono::seconds(32);
+};
+
+struct LoadReport {
+  std::uint32_t liveSessions = 0;
+  std::uint32_t busySlots = 0;
+  std::uint32_t queuedRequests = 0;
+  std::uint64_t stepsTotal = 0;
+};
+
+class CoordinatorLink {
+ public:
+  CoordinatorLink(zmq::context_t& context, std::string coordinatorEndpoint, WorkerAdvert advert,
+                  LinkTiming timing, const Clock& clock, Logger logger);
+
+  // The socket to poll; null while backing off.
+  zmq::socket_t* socket() { return socket_ ? &*socket_ : nullptr; }
+  void onReadable(const FrameLimits& limits);
+  void tick(const LoadReport& load);
+  std::optional<WorkerId> workerId() const { return workerId_; }
+  int registrations() const { return registrations_; }
+
+ private:
+  enum class State { kBackingOff, kRegistering, kRegistered };
+  void connect();
+  void dropAndBackOff(const std::string& reason);
+  void send(capnp::MessageBuilder& builder);
+
+  zmq::context_t& context_;
+  std::string endpoint_;
+  WorkerAdvert advert_;
+  LinkTiming timing_;
+  const Clock& clock_;
+  Logger logger_;
+  std::optional<zmq::socket_t> socket_;
+  State state_ = State::kBackingOff;
+  Duration backoff_;
+  TimePoint retryAt_{};
+  TimePoint lastHeard_{};
+  TimePoint nextHeartbeat_{};
+  std::optional<WorkerId> workerId_;
+  int registrations_ = 0;
+};
+
+}  // namespace kiln

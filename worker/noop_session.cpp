@@ -1,0 +1,104 @@
+#include "worker/noop_session.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+
+namespace kiln {
+
+namespace {
+
+enum Observation : std::size_t { kSum, kSteps, kBytes16, kBytes4K, kTensor, kBenchmark, kCount };
+
+Bytes payload(std::size_t size, std::int64_t seed) {
+  Bytes bytes;
+  bytes.data.resize(size);
+  for (std::size_t i = 0; i < size; ++i) bytes.data[i] = static_cast<char>((seed + i) & 0xff);
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<Space> NoopSession::actionSpaces() const {
+  std::vector<std::string> names;
+  for (std::int64_t i = 0; i < kAddActions; ++i) names.push_back(fmt::format("add-{}", i));
+  names.push_back("no-effect");
+  names.push_back("end-episode");
+  return {Space::namedDiscrete("noop", std::move(names))};
+}
+
+std::vector<Space> NoopSession::observationSpaces() const {
+  std::vector<Space> spaces(kCount);
+  spaces[kSum] = Space::int64Scalar("Sum", {0, std::nullopt});
+  spaces[kSteps] = Space::int64Scalar("Steps", {0, std::nullopt});
+  spaces[kBytes16] = Space::bytes("Bytes16", {16, 16});
+  spaces[kBytes4K] = Space::bytes("Bytes4K", {4096, 4096});
+  spaces[kTensor] = Space::int64Box("Tensor", {4}, {});
+  spaces[kBenchmark] = Space::string("Benchmark");
+  spaces[kSum].defaultValue = std::int64_t{0};
+  return spaces;
+}
+
+Status NoopSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmark) {
+  benchmarkUri_ = benchmark.uri;
+  return okStatus();
+}
+
+Status NoopSession::initAsFork(const CompilationSession& parent) {
+  const auto& other = static_cast<const NoopSession&>(parent);
+  benchmarkUri_ = other.benchmarkUri_;
+  sum_ = other.sum_;
+  steps_ = other.steps_;
+  busyMicros_ = other.busyMicros_;
+  return okStatus();
+}
+
+Status NoopSession::applyAction(const Value& action, ActionOutcome& outcome) {
+  std::int64_t index = action.as<std::int64_t>();
+  if (busyMicros_ > 0) {
+    // Spin rather than sleep: the step must occupy a CPU like real compile work.
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(busyMicros_);
+    while (std::chrono::steady_clock::now() < until && !cancelled_.load()) {
+    }
+  }
+  ++steps_;
+  if (index < kAddActions) {
+    sum_ += index;
+    outcome.actionHadNoEffect = index == 0;
+  } else if (index == kNoEffectAction) {
+    outcome.actionHadNoEffect = true;
+  } else if (index == kEndAction) {
+    outcome.endOfEpisode = true;
+  }
+  return okStatus();
+}
+
+Status NoopSession::computeObservation(std::size_t spaceIndex, Value& observation) {
+  switch (spaceIndex) {
+    case kSum: observation = sum_; return okStatus();
+    case kSteps: observation = steps_; return okStatus();
+    case kBytes16: observation = payload(16, sum_); return okStatus();
+    case kBytes4K: observation = payload(4096, sum_); return okStatus();
+    case kTensor: observation = Int64Tensor{{4}, {sum_, steps_, sum_ * 2, steps_ * 2}}; return okStatus();
+    case kBenchmark: observation = benchmarkUri_; return okStatus();
+    default: return notFound(fmt::format("noop has no observation space {}", spaceIndex));
+  }
+}
+
+Result<std::string> NoopSession::handleParameter(const std::string& key, const std::string& value) {
+  if (key == "noop.busy_us") {
+    char* end = nullptr;
+    long long micros = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || micros < 0 || micros > 10'000'000) {
+      return invalidArgument(
+          fmt::format("noop.busy_us wants microseconds in [0, 10000000], got '{}'", value));
+    }
+    busyMicros_ = micros;
+    return std::to_string(busyMicros_);
+  }
+  if (key == "noop.sum") return std::to_string(sum_);
+  return notFound(fmt::format("noop has no session parameter '{}'", key));
+}
+
+}  // namespace kiln

@@ -1,0 +1,44 @@
+// The `noop` session type: answers immediately, so that benchmarks measure the
+// orchestration itself and tests exercise every part of the protocol (end of
+// episode, no-effect actions, forks, parameters, payload sizes, busy steps).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "worker/compilation_session.h"
+#include "worker/service_context.h"
+
+namespace kiln {
+
+class NoopSession final : public CompilationSession {
+ public:
+  // Action indices of the `noop` action space.
+  static constexpr std::int64_t kAddActions = 8;      // 0..7 add their index to the sum
+  static constexpr std::int64_t kNoEffectAction = 8;  // changes nothing
+  static constexpr std::int64_t kEndAction = 9;       // ends the episode
+  static constexpr std::int64_t kActionCount = 10;
+
+  explicit NoopSession(ServiceContext& context) : context_(context) {}
+
+  std::vector<Space> actionSpaces() const override;
+  std::vector<Space> observationSpaces() const override;
+  std::string compilerVersion() const override { return "noop 1"; }
+
+  Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) override;
+  Status initAsFork(const CompilationSession& parent) override;
+  Status applyAction(const Value& action, ActionOutcome& outcome) override;
+  Status computeObservation(std::size_t spaceIndex, Value& observation) override;
+  Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
+  void cancel() override { cancelled_.store(true); }
+
+ private:
+  ServiceContext& context_;
+  std::string benchmarkUri_;
+  std::int64_t sum_ = 0;
+  std::int64_t steps_ = 0;
+  std::int64_t busyMicros_ = 0;  // a calibrated busy wait per action (load tests)
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace kiln

@@ -1,0 +1,61 @@
+#include "worker/service_context.h"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <fstream>
+#include <system_error>
+
+namespace kiln {
+
+Result<std::shared_ptr<const std::string>> readFileBounded(const std::filesystem::path& path,
+                                                           std::uint64_t maxBytes) {
+  std::error_code error;
+  auto status = std::filesystem::status(path, error);
+  if (error || !std::filesystem::exists(status)) {
+    return notFound(fmt::format("benchmark file '{}' does not exist", path.string()));
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return invalidArgument(fmt::format("benchmark '{}' is not a regular file", path.string()));
+  }
+  auto size = std::filesystem::file_size(path, error);
+  if (error) return notFound(fmt::format("cannot read '{}': {}", path.string(), error.message()));
+  if (size > maxBytes) {
+    return invalidArgument(fmt::format("benchmark '{}' is {} bytes, over the limit of {} bytes",
+                                       path.string(), size, maxBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return notFound(fmt::format("cannot open '{}'", path.string()));
+  auto data = std::make_shared<std::string>(size, '\0');
+  in.read(data->data(), static_cast<std::streamsize>(size));
+  if (static_cast<std::uint64_t>(in.gcount()) != size) {
+    return internalError(fmt::format("short read of '{}'", path.string()));
+  }
+  return std::shared_ptr<const std::string>(std::move(data));
+}
+
+Result<Benchmark> ServiceContext::resolveBenchmark(const std::string& uri) {
+  constexpr std::string_view kFileScheme = "file://";
+  if (uri.rfind(kFileScheme, 0) == 0) {
+    std::filesystem::path path(uri.substr(kFileScheme.size()));
+    if (!path.is_absolute()) {
+      return invalidArgument(fmt::format("file URI '{}' must hold an absolute path", uri));
+    }
+    KILN_ASSIGN_OR_RETURN(auto program, readFileBounded(path, maxBenchmarkBytes()));
+    return Benchmark{uri, std::move(program)};
+  }
+  if (uri.empty()) return invalidArgument("the benchmark URI is empty");
+  return Benchmark{uri, nullptr};
+}
+
+Result<std::filesystem::path> ServiceContext::makeSessionDirectory(const std::string& prefix) {
+  std::string pattern = (workingDirectory() / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return internalError(fmt::format("cannot create a session directory under '{}'",
+                                     workingDirectory().string()));
+  }
+  return std::filesystem::path(pattern);
+}
+
+}  // namespace kiln

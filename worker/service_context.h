@@ -1,0 +1,62 @@
+// The per-process context shared by every session of a worker (public): the
+// working directory, the benchmark cache, the logger and the clock. Users
+// derive from ServiceContext to keep their own long-lived state (e.g. parsed
+// modules); init() and shutdown() run exactly once per process.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <string>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "worker/benchmark_cache.h"
+#include "worker/compilation_session.h"
+
+namespace kiln {
+
+// Owned by the worker (or nesting host) process; outlives every context.
+struct ContextResources {
+  std::filesystem::path workingDirectory;
+  BenchmarkCache& benchmarkCache;
+  Logger logger;
+  const Clock& clock;
+  std::uint64_t maxBenchmarkBytes = 64u << 20;
+};
+
+class ServiceContext {
+ public:
+  explicit ServiceContext(ContextResources& resources) : resources_(resources) {}
+  virtual ~ServiceContext() = default;
+  ServiceContext(const ServiceContext&) = delete;
+  ServiceContext& operator=(const ServiceContext&) = delete;
+
+  virtual Status init() { return okStatus(); }
+  virtual Status shutdown() { return okStatus(); }
+
+  // Turns a URI the cache does not hold into a benchmark. The default reads
+  // file:// URIs (bounded by maxBenchmarkBytes) and accepts any other URI
+  // without a program, for session types that need no input.
+  virtual Result<Benchmark> resolveBenchmark(const std::string& uri);
+
+  const std::filesystem::path& workingDirectory() const { return resources_.workingDirectory; }
+  BenchmarkCache& benchmarkCache() { return resources_.benchmarkCache; }
+  spdlog::logger& logger() { return *resources_.logger; }
+  const Clock& clock() const { return resources_.clock; }
+  std::uint64_t maxBenchmarkBytes() const { return resources_.maxBenchmarkBytes; }
+
+  // A new private directory under the working directory (e.g. for a child
+  // compiler's pipes); the caller removes it when done.
+  Result<std::filesystem::path> makeSessionDirectory(const std::string& prefix);
+
+ private:
+  ContextResources& resources_;
+};
+
+// Reads a whole file into memory, refusing files over `maxBytes`.
+Result<std::shared_ptr<const std::string>> readFileBounded(const std::filesystem::path& path,
+                                                           std::uint64_t maxBytes);
+
+}  // namespace kiln

@@ -1,0 +1,379 @@
+#include "worker/session_host.h"
+
+#include <fmt/format.h>
+
+#include "common/wire_convert.h"
+#include "worker/cache_parameters.h"
+#include "worker/session_ops.h"
+
+namespace kiln {
+
+struct SessionHost::Ticket {
+  std::string routingId;
+  std::uint64_t requestId = 0;
+  TimePoint deadline;
+  SessionRecord* record = nullptr;  // the strand it runs on; null for StartSession
+  bool answered = false;            // a timeout was already sent
+  bool creates = false;             // a start or fork: counts against maxSessions meanwhile
+};
+
+SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache,
+                         HostLimits limits, const Clock& clock, Executor& executor,
+                         ReplySink& replies, Mailbox<Completion>& completions, Logger logger)
+    : types_(types),
+      cache_(cache),
+      limits_(limits),
+      clock_(clock),
+      executor_(executor),
+      replies_(replies),
+      completions_(completions),
+      logger_(std::move(logger)) {}
+
+SessionHost::~SessionHost() { clear(); }
+
+void SessionHost::reply(const std::string& routingId, std::uint64_t requestId,
+                        const Status& status) {
+  replies_.send(routingId, encodeErrorReply(requestId, status));
+}
+
+void SessionHost::handle(const std::string& routingId, InboundMessage message) {
+  auto envelope = message.envelope();
+  std::uint64_t requestId = 0;
+  try {
+    requestId = envelope.getRequestId();
+    Status version = checkProtocolVersion(envelope);
+    if (!version.ok()) return reply(routingId, requestId, version);
+    if (!envelope.isRequest()) {
+      return reply(routingId, requestId, invalidArgument("a worker accepts only requests"));
+    }
+    dispatch(routingId, std::move(message));
+  } catch (const kj::Exception& e) {
+    reply(routingId, requestId,
+          invalidArgument(fmt::format("malformed request: {}", e.getDescription().cStr())));
+  }
+}
+
+void SessionHost::dispatch(const std::string& routingId, InboundMessage message) {
+  auto envelope = message.envelope();
+  std::uint64_t requestId = envelope.getRequestId();
+  ClientId client{envelope.getClientId()};
+  if (client.valid()) leases_[client] = clock_.now();
+  auto request = envelope.getRequest();
+  switch (request.which()) {
+    case wire::Request::GET_VERSION:
+      return replyVersion(routingId, requestId);
+    case wire::Request::GET_SPACES:
+      return replySpaces(routingId, requestId, request.getGetSpaces().getSessionType().cStr());
+    case wire::Request::START_SESSION:
+      return startSession(routingId, std::move(message));
+    case wire::Request::STEP:
+    case wire::Request::FORK:
+    case wire::Request::END_SESSION:
+      return handleSessionRequest(routingId, std::move(message));
+    case wire::Request::SEND_SESSION_PARAMETER: {
+      auto parameter = request.getSendSessionParameter();
+      if (parameter.getSessionId() != 0) return handleSessionRequest(routingId, std::move(message));
+      return handleWorkerParameter(routingId, requestId, parameter.getKey().cStr(),
+                                   parameter.getValue().cStr());
+    }
+    case wire::Request::ADD_BENCHMARK:
+      return addBenchmarks(routingId, message);
+    case wire::Request::KEEP_ALIVE: {
+      capnp::MallocMessageBuilder builder(64);
+      initEnvelope(builder, requestId).initReply().setKeptAlive();
+      return replies_.send(routingId, encodeFrame(builder));
+    }
+    default:
+      return reply(routingId, requestId,
+                   invalidArgument("this is a worker: send cluster requests to the coordinator"));
+  }
+}
+
+void SessionHost::replyVersion(const std::string& routingId, std::uint64_t requestId) {
+  capnp::MallocMessageBuilder builder(256);
+  auto version = initEnvelope(builder, requestId).initReply().initVersion();
+  version.setProtocolVersion(wire::PROTOCOL_VERSION);
+  version.setServiceVersion("kiln 0.1.0");
+  auto names = types_.names();
+  std::string compilers;
+  auto list = version.initSessionTypes(names.size());
+  for (unsigned i = 0; i < names.size(); ++i) {
+    list.set(i, names[i]);
+    if (const auto* type = types_.find(names[i])) {
+      compilers += fmt::format("{}{}: {}", i ? "; " : "", names[i], type->info.compilerVersion);
+    }
+  }
+  version.setCompilerVersion(compilers);
+  replies_.send(routingId, encodeFrame(builder));
+}
+
+void SessionHost::replySpaces(const std::string& routingId, std::uint64_t requestId,
+                              const std::string& typeName) {
+  const ReadySessionType* type = types_.find(typeName);
+  if (type == nullptr) {
+    return reply(routingId, requestId,
+                 notFound(fmt::format("session type '{}' is not hosted here (hosted: {})",
+                                      typeName, fmt::join(types_.names(), ", "))));
+  }
+  capnp::MallocMessageBuilder builder;
+  auto spaces = initEnvelope(builder, requestId).initReply().initSpaces();
+  auto actions = spaces.initActionSpaces(type->info.actionSpaces.size());
+  for (unsigned i = 0; i < type->info.actionSpaces.size(); ++i) {
+    toWire(type->info.actionSpaces[i], actions[i]);
+  }
+  auto observations = spaces.initObservationSpaces(type->info.observationSpaces.size());
+  for (unsigned i = 0; i < type->info.observationSpaces.size(); ++i) {
+    toWire(type->info.observationSpaces[i], observations[i]);
+  }
+  replies_.send(routingId, encodeFrame(builder));
+}
+
+void SessionHost::addBenchmarks(const std::string& routingId, const InboundMessage& message) {
+  auto envelope = message.envelope();
+  for (auto benchmark : envelope.getRequest().getAddBenchmark().getBenchmarks()) {
+    auto bytes = benchmark.getProgram();
+    std::string uri = benchmark.getUri().cStr();
+    if (uri.empty() || bytes.size() == 0) {
+      return reply(routingId, envelope.getRequestId(),
+                   invalidArgument("AddBenchmark needs a URI and the program bytes"));
+    }
+    if (bytes.size() > limits_.maxBenchmarkBytes) {
+      return reply(routingId, envelope.getRequestId(),
+                   invalidArgument(fmt::format("benchmark '{}' is {} bytes, over the limit of {}",
+                                               uri, bytes.size(), limits_.maxBenchmarkBytes)));
+    }
+    cache_.insert(uri, std::make_shared<const std::string>(
+                           reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+  }
+  capnp::MallocMessageBuilder builder(64);
+  initEnvelope(builder, envelope.getRequestId()).initReply().setBenchmarkAdded();
+  replies_.send(routingId, encodeFrame(builder));
+}
+
+std::uint64_t SessionHost::openTicket(const std::string& routingId, std::uint64_t requestId,
+                                      std::uint32_t timeoutMs, SessionRecord* record) {
+  auto ticket = std::make_unique<Ticket>();
+  ticket->routingId = routingId;
+  ticket->requestId = requestId;
+  ticket->deadline = clock_.now() + (timeoutMs != 0 ? Duration(milliseconds(timeoutMs))
+                                                    : limits_.defaultDeadline);
+  ticket->record = record;
+  std::uint64_t id = nextTicket_++;
+  inflight_.emplace(id, std::move(ticket));
+  return id;
+}
+
+void SessionHost::startSession(const std::string& routingId, InboundMessage message) {
+  auto envelope = message.envelope();
+  std::uint64_t requestId = envelope.getRequestId();
+  std::string typeName = envelope.getRequest().getStartSession().getSessionType().cStr();
+  const ReadySessionType* type = types_.find(typeName);
+  if (type == nullptr) {
+    return reply(routingId, requestId,
+                 notFound(fmt::format("session type '{}' is not hosted here (hosted: {})",
+                                      typeName, fmt::join(types_.names(), ", "))));
+  }
+  if (sessions_.size() + starting_ >= limits_.maxSessions) {
+    return reply(routingId, requestId,
+                 overloaded(fmt::format("worker holds its maximum of {} sessions; retry later "
+                                        "or on another worker",
+                                        limits_.maxSessions)));
+  }
+  SessionId id{ids_.next()};
+  ClientId owner{envelope.getClientId()};
+  std::uint64_t ticket = openTicket(routingId, requestId, envelope.getTimeoutMs(), nullptr);
+  ++starting_;
+  inflight_[ticket]->creates = true;
+  std::string key = envelope.getExperiment().cStr();
+  executor_.post(key, [this, type, id, owner, ticket, maxBytes = limits_.maxBenchmarkBytes,
+                       message = std::move(message)]() mutable {
+    Completion completion = executeStart(*type, id, owner, message, maxBytes);
+    completion.ticket = ticket;
+    completions_.push(std::move(completion));
+  });
+}
+
+void SessionHost::handleSessionRequest(const std::string& routingId, InboundMessage message) {
+  auto envelope = message.envelope();
+  auto request = envelope.getRequest();
+  std::uint64_t sessionId = 0;
+  switch (request.which()) {
+    case wire::Request::STEP: sessionId = request.getStep().getSessionId(); break;
+    case wire::Request::FORK: sessionId = request.getFork().getSessionId(); break;
+    case wire::Request::END_SESSION: sessionId = request.getEndSession().getSessionId(); break;
+    default: sessionId = request.getSendSessionParameter().getSessionId(); break;
+  }
+  auto found = sessions_.find(SessionId{sessionId});
+  if (found == sessions_.end() || found->second->retired) {
+    return reply(routingId, envelope.getRequestId(),
+                 notFound(fmt::format("session {:x} does not exist on this worker (ended, "
+                                      "expired, or never started here)",
+                                      sessionId)));
+  }
+  SessionRecord& record = *found->second;
+  if (record.owner.valid() && record.owner.value != envelope.getClientId()) {
+    return reply(routingId, envelope.getRequestId(),
+                 permissionDenied(fmt::format("session {:x} belongs to another client", sessionId)));
+  }
+  if (request.isFork() && sessions_.size() + starting_ >= limits_.maxSessions) {
+    return reply(routingId, envelope.getRequestId(),
+                 overloaded(fmt::format("worker holds its maximum of {} sessions; cannot fork",
+                                        limits_.maxSessions)));
+  }
+  runOnStrand(record, routingId, std::move(message));
+}
+
+void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingId,
+                              InboundMessage message) {
+  if (record.busy) {
+    record.waiting.push_back({routingId, std::move(message)});
+    ++waitingRequests_;
+    return;
+  }
+  auto envelope = message.envelope();
+  auto request = envelope.getRequest();
+  record.busy = true;
+  std::uint64_t ticket =
+      openTicket(routingId, envelope.getRequestId(), envelope.getTimeoutMs(), &record);
+  SessionRecord* target = &record;
+  switch (request.which()) {
+    case wire::Request::STEP:
+      executor_.post(record.experiment, [this, target, ticket, message = std::move(message)] {
+        Completion completion = executeStep(*target, message);
+        completion.ticket = ticket;
+        completions_.push(std::move(completion));
+      });
+      return;
+    case wire::Request::FORK: {
+      SessionId child{ids_.next()};
+      ++starting_;
+      inflight_[ticket]->creates = true;
+      executor_.post(record.experiment, [this, target, child, ticket,
+                                         message = std::move(message)] {
+        Completion completion = executeFork(*target, child, message);
+        completion.ticket = ticket;
+        completions_.push(std::move(completion));
+      });
+      return;
+    }
+    case wire::Request::END_SESSION: {
+      auto remaining = static_cast<std::uint32_t>(sessions_.size() - 1);
+      executor_.post(record.experiment, [this, target, ticket, remaining,
+                                         message = std::move(message)] {
+        Completion completion = executeEnd(*target, message, remaining);
+        completion.ticket = ticket;
+        completions_.push(std::move(completion));
+      });
+      return;
+    }
+    default:
+      executor_.post(record.experiment, [this, target, ticket, message = std::move(message)] {
+        Completion completion = executeParameter(*target, message);
+        completion.ticket = ticket;
+        completions_.push(std::move(completion));
+      });
+      return;
+  }
+}
+
+void SessionHost::handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
+                                        const std::string& key, const std::string& value) {
+  auto answer = handleCacheParameter(cache_, key, value);
+  if (!answer.ok()) return reply(routingId, requestId, answer.status());
+  capnp::MallocMessageBuilder builder(256);
+  initEnvelope(builder, requestId).initReply().initParameterReply().setReply(*answer);
+  replies_.send(routingId, encodeFrame(builder));
+}
+
+void SessionHost::onCompletion(Completion completion) {
+  auto found = inflight_.find(completion.ticket);
+  if (found == inflight_.end()) return;
+  std::unique_ptr<Ticket> ticket = std::move(found->second);
+  inflight_.erase(found);
+  bool timedOut = ticket->answered;
+  if (!timedOut) replies_.send(ticket->routingId, std::move(completion.reply));
+  stepsTotal_ += completion.steps;
+  SessionRecord* record = ticket->record;
+  if (ticket->creates) --starting_;
+  if (completion.created && !timedOut) {
+    SessionId id = completion.created->id;
+    sessions_.emplace(id, std::move(completion.created));
+  }
+  if (record == nullptr) return;
+  record->busy = false;
+  if (completion.sessionOver || timedOut || record->retired) return erase(*record);
+  dispatchNext(*record);
+}
+
+void SessionHost::dispatchNext(SessionRecord& record) {
+  while (!record.waiting.empty() && !record.busy) {
+    SessionRecord::Waiting next = std::move(record.waiting.front());
+    record.waiting.pop_front();
+    --waitingRequests_;
+    runOnStrand(record, next.routingId, std::move(next.message));
+  }
+}
+
+void SessionHost::erase(SessionRecord& record) {
+  for (auto& waiting : record.waiting) {
+    --waitingRequests_;
+    reply(waiting.routingId, waiting.message.envelope().getRequestId(),
+          notFound(fmt::format("session {:x} ended before this request ran", record.id.value)));
+  }
+  sessions_.erase(record.id);
+}
+
+void SessionHost::endSessionsOf(ClientId client) {
+  std::vector<SessionRecord*> owned;
+  for (auto& [id, record] : sessions_) {
+    if (record->owner == client) owned.push_back(record.get());
+  }
+  if (!owned.empty()) {
+    logger_->info("client {:x} went silent: ending its {} sessions", client.value, owned.size());
+  }
+  for (SessionRecord* record : owned) {
+    if (record->busy) {
+      record->retired = true;
+    } else {
+      erase(*record);
+    }
+  }
+}
+
+void SessionHost::tick() {
+  TimePoint now = clock_.now();
+  for (auto& [id, ticket] : inflight_) {
+    if (ticket->answered || now < ticket->deadline) continue;
+    ticket->answered = true;
+    reply(ticket->routingId, ticket->requestId,
+          timeoutError("the request overran its deadline; its session is ended"));
+    if (ticket->record != nullptr && ticket->record->session) ticket->record->session->cancel();
+  }
+  if (now < nextLeaseSweep_) return;
+  nextLeaseSweep_ = now + std::chrono::milliseconds(200);
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    if (now - it->second > limits_.leaseTimeout) {
+      endSessionsOf(it->first);
+      it = leases_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void SessionHost::clear() {
+  sessions_.clear();
+  inflight_.clear();
+  leases_.clear();
+}
+
+HostLoad SessionHost::load() const {
+  HostLoad load;
+  load.liveSessions = static_cast<std::uint32_t>(sessions_.size());
+  load.busySessions = static_cast<std::uint32_t>(inflight_.size());
+  load.waitingRequests = waitingRequests_;
+  load.stepsTotal = stepsTotal_;
+  return load;
+}
+
+}  // namespace kiln

@@ -1,0 +1,121 @@
+// The sessions of one worker and the handling of every session RPC. Owned by
+// the worker's poll loop thread: the table is only touched there, compile work
+// runs on an Executor and comes back as a Completion through a Mailbox. A
+// session is a strand: at most one of its requests runs at a time, the others
+// wait in order. Deadlines answer "timeout" and retire the overrunning session;
+// a client's sessions end when its lease runs out.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/frame.h"
+#include "common/ids.h"
+#include "common/logging.h"
+#include "common/mailbox.h"
+#include "common/unique_task.h"
+#include "worker/session_record.h"
+#include "worker/session_types.h"
+
+namespace kiln {
+
+struct HostLimits {
+  std::uint32_t maxSessions = 100000;
+  Duration defaultDeadline = std::chrono::seconds(300);
+  Duration leaseTimeout = std::chrono::seconds(30);  // a silent client's sessions end after this
+  std::uint64_t maxBenchmarkBytes = 64u << 20;
+};
+
+struct HostLoad {
+  std::uint32_t liveSessions = 0;
+  std::uint32_t busySessions = 0;
+  std::uint32_t waitingRequests = 0;
+  std::uint64_t stepsTotal = 0;
+};
+
+// Where replies go (the worker's ROUTER socket, or a test's list).
+class ReplySink {
+ public:
+  virtual ~ReplySink() = default;
+  virtual void send(const std::string& routingId, zmq::message_t frame) = 0;
+};
+
+// Where compile work runs (the worker's TaskPool, or inline in a test).
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual void post(const std::string& key, UniqueTask task) = 0;
+};
+
+// The result of a task, applied by the loop thread.
+struct Completion {
+  std::uint64_t ticket = 0;
+  zmq::message_t reply;
+  std::unique_ptr<SessionRecord> created;  // start or fork
+  bool sessionOver = false;                // end, or an error that ends the session
+  std::uint64_t steps = 0;
+};
+
+class SessionHost {
+ public:
+  SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
+              const Clock& clock, Executor& executor, ReplySink& replies,
+              Mailbox<Completion>& completions, Logger logger);
+  ~SessionHost();
+
+  void handle(const std::string& routingId, InboundMessage message);
+  void onCompletion(Completion completion);
+  // Answers overrun deadlines and ends the sessions of expired clients.
+  void tick();
+  // Ends every session (shutdown); waits for nothing: call when no task runs.
+  void clear();
+
+  HostLoad load() const;
+  std::size_t inflight() const { return inflight_.size(); }
+  const SessionTypeRegistry& types() const { return types_; }
+
+ private:
+  struct Ticket;
+  struct Deferred;
+
+  void dispatch(const std::string& routingId, InboundMessage message);
+  void handleSessionRequest(const std::string& routingId, InboundMessage message);
+  void replyVersion(const std::string& routingId, std::uint64_t requestId);
+  void replySpaces(const std::string& routingId, std::uint64_t requestId, const std::string& type);
+  void addBenchmarks(const std::string& routingId, const InboundMessage& message);
+  void startSession(const std::string& routingId, InboundMessage message);
+  void handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
+                             const std::string& key, const std::string& value);
+  void runOnStrand(SessionRecord& record, const std::string& routingId, InboundMessage message);
+  void dispatchNext(SessionRecord& record);
+  std::uint64_t openTicket(const std::string& routingId, std::uint64_t requestId,
+                           std::uint32_t timeoutMs, SessionRecord* record);
+  void endSessionsOf(ClientId client);
+  void erase(SessionRecord& record);
+  void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
+
+  const SessionTypeRegistry& types_;
+  BenchmarkCache& cache_;
+  HostLimits limits_;
+  const Clock& clock_;
+  Executor& executor_;
+  ReplySink& replies_;
+  Mailbox<Completion>& completions_;
+  Logger logger_;
+  RandomIds ids_;
+  std::uint64_t nextTicket_ = 1;
+  std::uint32_t starting_ = 0;
+  std::uint64_t stepsTotal_ = 0;
+  std::unordered_map<SessionId, std::unique_ptr<SessionRecord>> sessions_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Ticket>> inflight_;
+  std::unordered_map<ClientId, TimePoint> leases_;
+  std::uint32_t waitingRequests_ = 0;
+  TimePoint nextLeaseSweep_{};
+};
+
+}  // namespace kiln

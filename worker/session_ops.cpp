@@ -1,0 +1,248 @@
+#include "worker/session_ops.h"
+
+#include <fmt/format.h>
+
+#include "common/wire_convert.h"
+
+namespace kiln {
+
+namespace {
+
+Completion errorCompletion(std::uint64_t requestId, const Status& status, bool sessionOver) {
+  Completion completion;
+  completion.reply = encodeErrorReply(requestId, status);
+  completion.sessionOver = sessionOver;
+  return completion;
+}
+
+// An error from the compiler ends the session: its state is unknown.
+bool endsSession(const Status& status) {
+  return status.code() == ErrorCode::kCompileError || status.code() == ErrorCode::kInternal;
+}
+
+Status checkObservationIndices(const ReadySessionType& type,
+                               capnp::List<std::uint32_t>::Reader indices) {
+  for (std::uint32_t index : indices) {
+    if (index >= type.info.observationSpaces.size()) {
+      return invalidArgument(fmt::format(
+          "observation space {} does not exist: session type '{}' has {} (0 to {})", index,
+          type.info.name, type.info.observationSpaces.size(),
+          type.info.observationSpaces.size() - 1));
+    }
+  }
+  return okStatus();
+}
+
+Status observe(CompilationSession& session, capnp::List<std::uint32_t>::Reader indices,
+               capnp::List<wire::Value>::Builder out) {
+  for (unsigned i = 0; i < indices.size(); ++i) {
+    Value observation;
+    KILN_RETURN_IF_ERROR(session.computeObservation(indices[i], observation));
+    toWire(observation, out[i]);
+  }
+  return okStatus();
+}
+
+// Looks the benchmark up in the cache, or takes the inline bytes, or asks the
+// session type's context to resolve the URI (and caches what it returns).
+Result<Benchmark> obtainBenchmark(const ReadySessionType& type, wire::Benchmark::Reader wire,
+                                  std::uint64_t maxBytes, bool& cached) {
+  std::string uri = wire.getUri().cStr();
+  BenchmarkCache& cache = type.context->benchmarkCache();
+  cached = false;
+  if (wire.hasProgram() && wire.getProgram().size() > 0) {
+    auto bytes = wire.getProgram();
+    if (bytes.size() > maxBytes) {
+      return invalidArgument(fmt::format("benchmark '{}' is {} bytes, over the limit of {} bytes",
+                                         uri, bytes.size(), maxBytes));
+    }
+    if (uri.empty()) return invalidArgument("an inline benchmark needs a URI to be cached under");
+    auto program = std::make_shared<const std::string>(
+        reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+    cache.insert(uri, program);
+    return Benchmark{uri, std::move(program)};
+  }
+  if (auto program = cache.get(uri)) {
+    cached = true;
+    return Benchmark{uri, std::move(program)};
+  }
+  KILN_ASSIGN_OR_RETURN(Benchmark benchmark, type.context->resolveBenchmark(uri));
+  if (benchmark.program) cache.insert(uri, benchmark.program);
+  return benchmark;
+}
+
+// Runs `op`, turning exceptions (a malformed message read lazily, or a bug in
+// a session type) into an error reply; a session that threw is retired.
+template <class Op>
+Completion guarded(std::uint64_t requestId, Op&& op) {
+  try {
+    return op();
+  } catch (const kj::Exception& e) {
+    return errorCompletion(requestId,
+                           invalidArgument(fmt::format("malformed request: {}",
+                                                       e.getDescription().cStr())),
+                           false);
+  } catch (const std::exception& e) {
+    return errorCompletion(requestId,
+                           internalError(fmt::format("session failed: {}", e.what())), true);
+  }
+}
+
+}  // namespace
+
+Completion executeStart(const ReadySessionType& type, SessionId id, ClientId owner,
+                        const InboundMessage& message, std::uint64_t maxBenchmarkBytes) {
+  auto envelope = message.envelope();
+  std::uint64_t requestId = envelope.getRequestId();
+  return guarded(requestId, [&]() -> Completion {
+    auto request = envelope.getRequest().getStartSession();
+    std::uint32_t actionIndex = request.getActionSpace();
+    if (actionIndex >= type.info.actionSpaces.size()) {
+      return errorCompletion(
+          requestId,
+          invalidArgument(fmt::format("action space {} does not exist: '{}' has {}", actionIndex,
+                                      type.info.name, type.info.actionSpaces.size())),
+          false);
+    }
+    Status indices = checkObservationIndices(type, request.getObservationSpaces());
+    if (!indices.ok()) return errorCompletion(requestId, indices, false);
+    bool cached = false;
+    auto benchmark = obtainBenchmark(type, request.getBenchmark(), maxBenchmarkBytes, cached);
+    if (!benchmark.ok()) return errorCompletion(requestId, benchmark.status(), false);
+
+    auto record = std::make_unique<SessionRecord>();
+    record->id = id;
+    record->owner = owner;
+    record->experiment = envelope.getExperiment().cStr();
+    record->type = &type;
+    record->actionSpace = type.info.actionSpaces[actionIndex];
+    record->session = type.create();
+    Status init = record->session->init(actionIndex, *benchmark);
+    if (!init.ok()) return errorCompletion(requestId, init, false);
+
+    capnp::MallocMessageBuilder builder;
+    auto started = initEnvelope(builder, requestId).initReply().initSessionStarted();
+    started.setSessionId(id.value);
+    started.setBenchmarkCached(cached);
+    auto observationIndices = request.getObservationSpaces();
+    Status observed = observe(*record->session, observationIndices,
+                              started.initObservations(observationIndices.size()));
+    if (!observed.ok()) return errorCompletion(requestId, observed, false);
+    Completion completion;
+    completion.reply = encodeFrame(builder);
+    completion.created = std::move(record);
+    return completion;
+  });
+}
+
+Completion executeStep(SessionRecord& record, const InboundMessage& message) {
+  auto envelope = message.envelope();
+  std::uint64_t requestId = envelope.getRequestId();
+  return guarded(requestId, [&]() -> Completion {
+    auto request = envelope.getRequest().getStep();
+    auto observationIndices = request.getObservationSpaces();
+    Status indices = checkObservationIndices(*record.type, observationIndices);
+    if (!indices.ok()) return errorCompletion(requestId, indices, false);
+    // Decode and check every action before applying any.
+    std::vector<Value> actions;
+    actions.reserve(request.getActions().size());
+    for (auto wireAction : request.getActions()) {
+      auto action = fromWire(wireAction);
+      if (!action.ok()) return errorCompletion(requestId, action.status(), false);
+      Status inSpace = record.actionSpace.check(*action);
+      if (!inSpace.ok()) return errorCompletion(requestId, inSpace, false);
+      actions.push_back(std::move(action).value());
+    }
+
+    ActionOutcome total;
+    total.actionHadNoEffect = true;
+    std::uint32_t applied = 0;
+    for (const Value& action : actions) {
+      ActionOutcome outcome;
+      Status status = record.session->applyAction(action, outcome);
+      if (!status.ok()) return errorCompletion(requestId, status, endsSession(status));
+      ++applied;
+      total.actionHadNoEffect = total.actionHadNoEffect && outcome.actionHadNoEffect;
+      if (outcome.newActionSpace) {
+        total.newActionSpace = std::move(outcome.newActionSpace);
+        record.actionSpace = *total.newActionSpace;
+      }
+      if (outcome.endOfEpisode) {
+        total.endOfEpisode = true;
+        break;
+      }
+    }
+    Status endOfStep = record.session->endOfStep(total);
+    if (!endOfStep.ok()) return errorCompletion(requestId, endOfStep, endsSession(endOfStep));
+
+    capnp::MallocMessageBuilder builder;
+    auto stepped = initEnvelope(builder, requestId).initReply().initStepped();
+    Status observed = observe(*record.session, observationIndices,
+                              stepped.initObservations(observationIndices.size()));
+    if (!observed.ok()) return errorCompletion(requestId, observed, endsSession(observed));
+    stepped.setEndOfEpisode(total.endOfEpisode);
+    stepped.setActionHadNoEffect(total.actionHadNoEffect);
+    stepped.setActionsApplied(applied);
+    if (total.newActionSpace) {
+      stepped.setHasNewActionSpace(true);
+      toWire(*total.newActionSpace, stepped.initNewActionSpace());
+    }
+    Completion completion;
+    completion.reply = encodeFrame(builder);
+    completion.steps = applied;
+    return completion;
+  });
+}
+
+Completion executeFork(SessionRecord& parent, SessionId childId, const InboundMessage& message) {
+  std::uint64_t requestId = message.envelope().getRequestId();
+  return guarded(requestId, [&]() -> Completion {
+    auto child = std::make_unique<SessionRecord>();
+    child->id = childId;
+    child->owner = parent.owner;
+    child->experiment = parent.experiment;
+    child->type = parent.type;
+    child->actionSpace = parent.actionSpace;
+    child->session = parent.type->create();
+    Status init = child->session->initAsFork(*parent.session);
+    if (!init.ok()) return errorCompletion(requestId, init, false);
+    capnp::MallocMessageBuilder builder(128);
+    initEnvelope(builder, requestId).initReply().initForked().setSessionId(childId.value);
+    Completion completion;
+    completion.reply = encodeFrame(builder);
+    completion.created = std::move(child);
+    return completion;
+  });
+}
+
+Completion executeEnd(SessionRecord& record, const InboundMessage& message,
+                      std::uint32_t remainingSessions) {
+  std::uint64_t requestId = message.envelope().getRequestId();
+  // Destroying a session may be slow (a large module, a child compiler), so it
+  // happens here on the pool rather than on the loop.
+  record.session.reset();
+  capnp::MallocMessageBuilder builder(128);
+  initEnvelope(builder, requestId).initReply().initEnded().setRemainingSessions(remainingSessions);
+  Completion completion;
+  completion.reply = encodeFrame(builder);
+  completion.sessionOver = true;
+  return completion;
+}
+
+Completion executeParameter(SessionRecord& record, const InboundMessage& message) {
+  auto envelope = message.envelope();
+  std::uint64_t requestId = envelope.getRequestId();
+  return guarded(requestId, [&]() -> Completion {
+    auto request = envelope.getRequest().getSendSessionParameter();
+    auto answer = record.session->handleParameter(request.getKey().cStr(),
+                                                  request.getValue().cStr());
+    if (!answer.ok()) return errorCompletion(requestId, answer.status(), false);
+    capnp::MallocMessageBuilder builder(256);
+    initEnvelope(builder, requestId).initReply().initParameterReply().setReply(*answer);
+    Completion completion;
+    completion.reply = encodeFrame(builder);
+    return completion;
+  });
+}
+
+}  // namespace kiln

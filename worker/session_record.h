@@ -1,0 +1,34 @@
+// One live session as the worker's loop sees it: the compiler session, its
+// owner and experiment, the current action space, and its strand (whether a
+// request runs now, and the requests waiting for it, in arrival order).
+#pragma once
+
+#include <list>
+#include <memory>
+#include <string>
+
+#include "common/frame.h"
+#include "common/ids.h"
+#include "worker/session_types.h"
+
+namespace kiln {
+
+struct SessionRecord {
+  SessionId id;
+  ClientId owner;
+  std::string experiment;
+  const ReadySessionType* type = nullptr;
+  std::unique_ptr<CompilationSession> session;
+  Space actionSpace;  // the current one (a step may replace it)
+
+  // Loop-thread state.
+  struct Waiting {
+    std::string routingId;
+    InboundMessage message;
+  };
+  bool busy = false;
+  bool retired = false;  // ends as soon as it is idle
+  std::list<Waiting> waiting;
+};
+
+}  // namespace kiln

@@ -1,0 +1,77 @@
+// The session types one worker process hosts (public). Each type names its
+// CompilationSession class and the ServiceContext class it needs; contexts
+// are created once per process and shared by every type that names the same
+// class, so init()/shutdown() run exactly once each.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <typeindex>
+#include <vector>
+
+#include "worker/compilation_session.h"
+#include "worker/service_context.h"
+
+namespace kiln {
+
+struct SessionTypeInfo {
+  std::string name;
+  std::string compilerVersion;
+  std::vector<Space> actionSpaces;
+  std::vector<Space> observationSpaces;
+};
+
+// A type ready to create sessions: its context is initialized.
+struct ReadySessionType {
+  SessionTypeInfo info;
+  ServiceContext* context = nullptr;
+  std::function<std::unique_ptr<CompilationSession>()> create;
+};
+
+class SessionTypeRegistry {
+ public:
+  SessionTypeRegistry() = default;
+  SessionTypeRegistry(const SessionTypeRegistry&) = delete;
+  SessionTypeRegistry& operator=(const SessionTypeRegistry&) = delete;
+  ~SessionTypeRegistry();
+
+  // Session must be constructible from Context&; Context from ContextResources&.
+  template <class Session, class Context = ServiceContext>
+  void add(std::string name) {
+    static_assert(std::is_base_of_v<CompilationSession, Session>);
+    static_assert(std::is_base_of_v<ServiceContext, Context>);
+    pending_.push_back(PendingType{
+        std::move(name), std::type_index(typeid(Context)),
+        [](ContextResources& r) -> std::unique_ptr<ServiceContext> {
+          return std::make_unique<Context>(r);
+        },
+        [](ServiceContext& c) -> std::unique_ptr<CompilationSession> {
+          return std::make_unique<Session>(static_cast<Context&>(c));
+        }});
+  }
+
+  // Creates and initializes every context, then probes each type for its
+  // spaces. Fails (after shutting down what it started) if an init fails.
+  Status start(ContextResources& resources);
+  // Runs every context's shutdown() once, in reverse order of creation.
+  Status shutdown();
+
+  const ReadySessionType* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+  bool started() const { return !ready_.empty() || pending_.empty(); }
+
+ private:
+  struct PendingType {
+    std::string name;
+    std::type_index contextType;
+    std::function<std::unique_ptr<ServiceContext>(ContextResources&)> makeContext;
+    std::function<std::unique_ptr<CompilationSession>(ServiceContext&)> makeSession;
+  };
+  std::vector<PendingType> pending_;
+  std::vector<std::pair<std::type_index, std::unique_ptr<ServiceContext>>> contexts_;
+  std::map<std::string, ReadySessionType> ready_;
+};
+
+}  // namespace kiln

@@ -1,0 +1,170 @@
+#include "worker/worker_server.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <vector>
+
+namespace kiln {
+
+class WorkerServer::RouterSink final : public ReplySink {
+ public:
+  explicit RouterSink(zmq::socket_t& router) : router_(router) {}
+  void send(const std::string& routingId, zmq::message_t frame) override {
+    // A client that went away makes these sends fail; its loss is not ours.
+    (void)router_.send(zmq::buffer(routingId), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    (void)router_.send(frame, zmq::send_flags::dontwait);
+  }
+
+ private:
+  zmq::socket_t& router_;
+};
+
+class WorkerServer::PoolExecutor final : public Executor {
+ public:
+  explicit PoolExecutor(TaskPool& pool) : pool_(pool) {}
+  void post(const std::string& key, UniqueTask task) override { pool_.post(key, std::move(task)); }
+
+ private:
+  TaskPool& pool_;
+};
+
+WorkerServer::WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
+                           const Clock& clock, Logger logger)
+    : config_(std::move(config)),
+      types_(types),
+      zmq_(zmq),
+      clock_(clock),
+      logger_(std::move(logger)),
+      cache_(config_.cacheBytes, config_.evictionPolicy),
+      router_(zmq, zmq::socket_type::router) {}
+
+Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
+                                                           SessionTypeRegistry& types,
+                                                           zmq::context_t& zmq, const Clock& clock,
+                                                           Logger logger) {
+  if (config.slots == 0) return invalidArgument("a worker needs at least one slot");
+  std::unique_ptr<WorkerServer> server(
+      new WorkerServer(std::move(config), types, zmq, clock, std::move(logger)));
+  WorkerConfig& c = server->config_;
+  auto directory = WorkingDirectory::create(c.workingDirectoryBase, "kiln-worker");
+  if (!directory.ok()) return directory.status();
+  server->workingDirectory_.emplace(std::move(directory).value());
+
+  server->router_.set(zmq::sockopt::linger, 0);
+  server->router_.set(zmq::sockopt::sndhwm, 100000);
+  server->router_.set(zmq::sockopt::rcvhwm, 100000);
+  server->router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(c.frames.maxMessageBytes));
+  try {
+    server->router_.bind(c.listen);
+  } catch (const zmq::error_t& e) {
+    return invalidArgument(fmt::format("worker cannot listen on '{}': {}", c.listen, e.what()));
+  }
+  std::string bound = server->router_.get(zmq::sockopt::last_endpoint);
+  server->endpoint_ = c.advertise.empty() ? bound : c.advertise;
+
+  server->resources_ = std::make_unique<ContextResources>(ContextResources{
+      server->workingDirectory_->path(), server->cache_, server->logger_, clock,
+      c.limits.maxBenchmarkBytes});
+  Status started = types.start(*server->resources_);
+  if (!started.ok()) return started;
+
+  server->pool_ = std::make_unique<TaskPool>(c.slots);
+  server->sink_ = std::make_unique<RouterSink>(server->router_);
+  server->executor_ = std::make_unique<PoolExecutor>(*server->pool_);
+  server->host_ = std::make_unique<SessionHost>(types, server->cache_, c.limits, clock,
+                                                *server->executor_, *server->sink_,
+                                                server->completions_, server->logger_);
+  if (!c.coordinator.empty()) {
+    char hostname[256] = {};
+    ::gethostname(hostname, sizeof(hostname) - 1);
+    WorkerAdvert advert{server->endpoint_,     c.slots, c.limits.maxSessions, types.names(),
+                        "kiln 0.1.0",          hostname, static_cast<std::uint32_t>(::getpid())};
+    server->link_ = std::make_unique<CoordinatorLink>(zmq, c.coordinator, std::move(advert),
+                                                      c.link, clock, server->logger_);
+  }
+  server->logger_->info("worker serving {} on {} with {} slots (working directory {})",
+                        fmt::join(types.names(), ", "), server->endpoint_, c.slots,
+                        server->workingDirectory_->path().string());
+  return server;
+}
+
+WorkerServer::~WorkerServer() { shutdown(); }
+
+void WorkerServer::stop() {
+  stopping_.store(true);
+  completions_.wake();
+}
+
+void WorkerServer::readClients() {
+  // Bounded so that completions and heartbeats are not starved by a flood.
+  for (int i = 0; i < 4096; ++i) {
+    zmq::message_t routingId;
+    if (!router_.recv(routingId, zmq::recv_flags::dontwait)) return;
+    std::string peer(routingId.data<char>(), routingId.size());
+    zmq::message_t frame;
+    if (!routingId.more() || !router_.recv(frame, zmq::recv_flags::dontwait)) continue;
+    bool extraFrames = false;
+    while (router_.get(zmq::sockopt::rcvmore) != 0) {
+      extraFrames = true;
+      zmq::message_t extra;
+      if (!router_.recv(extra, zmq::recv_flags::dontwait)) break;
+    }
+    if (extraFrames) {
+      sink_->send(peer, encodeErrorReply(0, invalidArgument("a request must be one frame")));
+      continue;
+    }
+    auto message = InboundMessage::decode(frame, config_.frames);
+    if (!message.ok()) {
+      sink_->send(peer, encodeErrorReply(0, message.status()));
+      continue;
+    }
+    host_->handle(peer, std::move(message).value());
+  }
+}
+
+void WorkerServer::run() {
+  std::vector<Completion> done;
+  while (!stopping_.load()) {
+    std::vector<zmq::pollitem_t> items = {
+        {router_.handle(), 0, ZMQ_POLLIN, 0},
+        {nullptr, completions_.fd(), ZMQ_POLLIN, 0},
+    };
+    zmq::socket_t* linkSocket = link_ ? link_->socket() : nullptr;
+    if (linkSocket != nullptr) items.push_back({linkSocket->handle(), 0, ZMQ_POLLIN, 0});
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+
+    if (items[0].revents & ZMQ_POLLIN) readClients();
+    if (items[1].revents & ZMQ_POLLIN) {
+      completions_.drain(done);
+      for (Completion& completion : done) host_->onCompletion(std::move(completion));
+      done.clear();
+    }
+    if (linkSocket != nullptr && (items[2].revents & ZMQ_POLLIN)) link_->onReadable(config_.frames);
+    host_->tick();
+    if (link_) {
+      HostLoad load = host_->load();
+      link_->tick({load.liveSessions, pool_->busy(), load.waitingRequests, load.stepsTotal});
+    }
+  }
+  shutdown();
+}
+
+void WorkerServer::shutdown() {
+  if (shutDown_) return;
+  shutDown_ = true;
+  pool_.reset();  // finishes running tasks
+  if (host_) {
+    std::vector<Completion> done;
+    completions_.drain(done);
+    for (Completion& completion : done) host_->onCompletion(std::move(completion));
+    host_->clear();
+  }
+  link_.reset();
+  Status stopped = types_.shutdown();
+  if (!stopped.ok()) logger_->error("context shutdown failed: {}", stopped.toString());
+  router_.close();
+  workingDirectory_.reset();
+}
+
+}  // namespace kiln

@@ -1,0 +1,87 @@
+// A worker process's server: one poll loop thread owns the client-facing
+// ROUTER socket and the coordinator link; compile work runs on a TaskPool
+// sized to the slots and comes back through a Mailbox. Everything the
+// sessions share (working directory, benchmark cache, contexts) lives here.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/frame.h"
+#include "common/logging.h"
+#include "common/mailbox.h"
+#include "common/working_directory.h"
+#include "worker/benchmark_cache.h"
+#include "worker/coordinator_link.h"
+#include "worker/session_host.h"
+#include "worker/session_types.h"
+#include "worker/task_pool.h"
+
+namespace kiln {
+
+struct WorkerConfig {
+  std::string listen = "tcp://127.0.0.1:0";  // port 0 = any free port
+  std::string advertise;                      // endpoint given to clients; empty = bound one
+  std::string coordinator;                    // empty = standalone (clients connect directly)
+  unsigned slots = 2;
+  HostLimits limits;
+  LinkTiming link;
+  std::uint64_t cacheBytes = 256u << 20;
+  EvictionPolicy evictionPolicy = EvictionPolicy::kLeastRecentlyUsed;
+  std::filesystem::path workingDirectoryBase;  // empty = system temp dir
+  FrameLimits frames;
+};
+
+class WorkerServer {
+ public:
+  // Binds, creates the working directory and starts every session type's
+  // context. The registry must outlive the server.
+  static Result<std::unique_ptr<WorkerServer>> create(WorkerConfig config,
+                                                      SessionTypeRegistry& types,
+                                                      zmq::context_t& zmq, const Clock& clock,
+                                                      Logger logger);
+  ~WorkerServer();
+
+  const std::string& endpoint() const { return endpoint_; }
+  const std::filesystem::path& workingDirectory() const { return workingDirectory_->path(); }
+  BenchmarkCache& benchmarkCache() { return cache_; }
+
+  // Serves until stop(); then ends every session and shuts the contexts down.
+  void run();
+  // Thread-safe; run() returns soon after.
+  void stop();
+
+ private:
+  class RouterSink;
+  class PoolExecutor;
+  WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
+               const Clock& clock, Logger logger);
+  void readClients();
+  void shutdown();
+
+  WorkerConfig config_;
+  SessionTypeRegistry& types_;
+  zmq::context_t& zmq_;
+  const Clock& clock_;
+  Logger logger_;
+  std::optional<WorkingDirectory> workingDirectory_;
+  BenchmarkCache cache_;
+  std::unique_ptr<ContextResources> resources_;
+  zmq::socket_t router_;
+  std::string endpoint_;
+  Mailbox<Completion> completions_;
+  std::unique_ptr<TaskPool> pool_;
+  std::unique_ptr<RouterSink> sink_;
+  std::unique_ptr<PoolExecutor> executor_;
+  std::unique_ptr<SessionHost> host_;
+  std::unique_ptr<CoordinatorLink> link_;
+  std::atomic<bool> stopping_{false};
+  bool shutDown_ = false;
+};
+
+}  // namespace kiln

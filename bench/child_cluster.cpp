@@ -1,0 +1,46 @@
+#include "bench/child_cluster.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <thread>
+
+namespace kiln::bench {
+
+std::filesystem::path selfExecutable() { return std::filesystem::read_symlink("/proc/self/exe"); }
+
+Result<ChildCluster> ChildCluster::create(std::filesystem::path kiln) {
+  KILN_ASSIGN_OR_RETURN(auto directory, WorkingDirectory::create({}, "kiln-bench"));
+  return ChildCluster(std::move(kiln), std::move(directory));
+}
+
+Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{kiln_.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  SubprocessOptions options;
+  options.stdoutPath = directory_.path() / fmt::format("child-{}.out", children_.size());
+  options.stderrPath = directory_.path() / fmt::format("child-{}.err", children_.size());
+  KILN_ASSIGN_OR_RETURN(Subprocess process, Subprocess::spawn(argv, options));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream out(options.stdoutPath);
+    std::string word, endpoint;
+    if (out >> word >> endpoint) {
+      children_.push_back(std::make_unique<ChildProcess>(ChildProcess{std::move(process), endpoint}));
+      return children_.back().get();
+    }
+    if (auto exited = process.poll()) {
+      return internalError(fmt::format("'{}' {} before announcing its endpoint",
+                                       fmt::join(args, " "), exited->describe()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return timeoutError(fmt::format("'{}' did not announce its endpoint", fmt::join(args, " ")));
+}
+
+ChildCluster::~ChildCluster() {
+  // Workers first, so that none outlives the coordinator by much.
+  for (auto it = children_.rbegin(); it != children_.rend(); ++it) (*it)->process.kill();
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,40 @@
+// A cluster of real kiln processes started as children of the benchmark (the
+// coordinator, workers, and a raw ZeroMQ echo server as the baseline), each
+// found by the endpoint it prints on its first line of output.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/subprocess.h"
+#include "common/working_directory.h"
+
+namespace kiln::bench {
+
+struct ChildProcess {
+  Subprocess process;
+  std::string endpoint;
+};
+
+class ChildCluster {
+ public:
+  // `kiln` is the path of the kiln binary to run.
+  static Result<ChildCluster> create(std::filesystem::path kiln);
+  // Runs `kiln <args...>` and waits for its "<word> <endpoint>" first line.
+  Result<ChildProcess*> spawn(const std::vector<std::string>& args);
+  ChildCluster(ChildCluster&&) = default;
+  ~ChildCluster();
+
+ private:
+  ChildCluster(std::filesystem::path kiln, WorkingDirectory directory)
+      : kiln_(std::move(kiln)), directory_(std::move(directory)) {}
+  std::filesystem::path kiln_;
+  WorkingDirectory directory_;
+  std::vector<std::unique_ptr<ChildProcess>> children_;
+};
+
+// The path of the running executable.
+std::filesystem::path selfExecutable();
+
+}  // namespace kiln::bench

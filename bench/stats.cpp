@@ -1,0 +1,93 @@
+#include "bench/stats.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+
+namespace kiln::bench {
+
+LatencySummary summarize(std::vector<std::int64_t>& nanos) {
+  LatencySummary s;
+  if (nanos.empty()) return s;
+  std::sort(nanos.begin(), nanos.end());
+  auto at = [&](double q) {
+    return nanos[std::min(nanos.size() - 1, static_cast<std::size_t>(q * nanos.size()))] / 1e3;
+  };
+  s.p50us = at(0.50);
+  s.p90us = at(0.90);
+  s.p99us = at(0.99);
+  s.meanUs = std::accumulate(nanos.begin(), nanos.end(), 0.0) / nanos.size() / 1e3;
+  s.samples = nanos.size();
+  return s;
+}
+
+namespace {
+
+std::string jsonEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Report::print(bool json) const {
+  if (json) {
+    fmt::print("{{\"title\": \"{}\", \"rows\": [", jsonEscape(title));
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      fmt::print("{}{{", r ? ", " : "");
+      bool first = true;
+      for (const auto& [key, value] : rows[r].text) {
+        fmt::print("{}\"{}\": \"{}\"", first ? "" : ", ", key, jsonEscape(value));
+        first = false;
+      }
+      for (const auto& [key, value] : rows[r].numbers) {
+        fmt::print("{}\"{}\": {:.3f}", first ? "" : ", ", key, value);
+        first = false;
+      }
+      fmt::print("}}");
+    }
+    fmt::print("], \"notes\": [");
+    for (std::size_t n = 0; n < notes.size(); ++n) {
+      fmt::print("{}\"{}\"", n ? ", " : "", jsonEscape(notes[n]));
+    }
+    fmt::print("]}}\n");
+    return;
+  }
+  fmt::print("{}\n", title);
+  // Rows may have different columns (latency rows, memory rows): print each
+  // group of same-shaped rows under its own header.
+  std::string lastHeader;
+  for (const Row& row : rows) {
+    std::string header, line;
+    for (const auto& [key, value] : row.text) {
+      header += fmt::format("{:<14}", key);
+      line += fmt::format("{:<14}", value);
+    }
+    for (const auto& [key, value] : row.numbers) {
+      header += fmt::format("{:>14}", key);
+      line += fmt::format("{:>14.1f}", value);
+    }
+    if (header != lastHeader) fmt::print("\n{}\n", header);
+    lastHeader = header;
+    fmt::print("{}\n", line);
+  }
+  for (const std::string& note : notes) fmt::print("\n{}", note);
+  fmt::print("\n");
+}
+
+std::uint64_t residentBytes(int pid) {
+  std::ifstream status(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,45 @@
+// `kiln bench <name>`: benchmarks that print figures (a table, or JSON with --json).
+#include <fmt/format.h>
+
+#include "bench/rtt_bench.h"
+#include "cli/commands.h"
+
+namespace kiln::cli {
+
+namespace {
+
+void printOrFail(const Result<bench::Report>& report, bool json) {
+  if (!report.ok()) {
+    fmt::print(stderr, "benchmark failed: {}\n", report.status().toString());
+    throw CLI::RuntimeError(1);
+  }
+  report->print(json);
+}
+
+}  // namespace
+
+void addBenchCommand(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "run a benchmark and print its figures");
+  bench->require_subcommand(1);
+  auto json = std::make_shared<bool>(false);
+  bench->add_flag("--json", *json, "print the figures as JSON");
+
+  auto* rtt = bench->add_subcommand("rtt", "noop step round trip, throughput and memory");
+  auto rttOptions = std::make_shared<bench::RttOptions>();
+  rtt->add_option("--iterations", rttOptions->iterations, "round trips per measurement")
+      ->capture_default_str();
+  rtt->add_option("--idle-sessions", rttOptions->idleSessions, "sessions for the memory figure")
+      ->capture_default_str();
+  rtt->add_option("--slots", rttOptions->slots, "worker slots")->capture_default_str();
+  rtt->add_flag("!--no-pinned", rttOptions->pinned, "skip the run pinned to CPU 0");
+  rtt->add_flag("--json", *json, "print the figures as JSON");
+  rtt->callback([rttOptions, json] { printOrFail(bench::runRttBench(*rttOptions), *json); });
+
+  auto* echo = bench->add_subcommand("zmq-echo", "the raw ZeroMQ baseline server (internal)");
+  echo->group("");  // hidden from --help
+  auto listen = std::make_shared<std::string>("tcp://127.0.0.1:0");
+  echo->add_option("--listen", *listen, "endpoint");
+  echo->callback([listen] { std::exit(bench::runZmqEchoServer(*listen)); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,115 @@
+// `kiln coordinator`, `kiln worker` and `kiln local`: the long-running servers.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "common/signals.h"
+#include "coordinator/coordinator_server.h"
+#include "local/builtin_types.h"
+#include "local/local_cluster.h"
+#include "worker/worker_cli.h"
+
+namespace kiln::cli {
+
+namespace {
+
+void addSeconds(CLI::App* command, const std::string& name, Duration& target,
+                const std::string& help) {
+  command->add_option_function<double>(
+      name, [&target](double s) { target = std::chrono::milliseconds(long(s * 1000)); }, help)
+      ->check(CLI::Range(0.01, 3600.0));
+}
+
+bool warnIfPublic(const std::string& endpoint, Logger& logger) {
+  bool loopback = endpoint.find("127.0.0.1") != std::string::npos ||
+                  endpoint.find("localhost") != std::string::npos ||
+                  endpoint.rfind("inproc://", 0) == 0 || endpoint.rfind("ipc://", 0) == 0;
+  if (!loopback) {
+    logger->warn("listening on {} beyond loopback WITHOUT authentication or encryption: anyone "
+                 "who can reach this port can run sessions",
+                 endpoint);
+  }
+  return loopback;
+}
+
+}  // namespace
+
+void addCoordinatorCommand(CLI::App& app) {
+  auto* command = app.add_subcommand("coordinator", "run the coordinator (placement, registry)");
+  auto config = std::make_shared<CoordinatorConfig>();
+  auto logLevel = std::make_shared<std::string>("info");
+  command->add_option("--listen", config->listen, "endpoint to bind")->capture_default_str();
+  addSeconds(command, "--heartbeat-seconds", config->heartbeatInterval,
+             "heartbeat interval (default 1)");
+  command->add_option("--liveness", config->liveness,
+                      "silent intervals before a worker is declared lost")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  command->add_option("--log-level", *logLevel, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  command->callback([config, logLevel] {
+    LogOptions log;
+    parseLogLevel(*logLevel, log.level);
+    Logger logger = makeLogger("coordinator", log);
+    warnIfPublic(config->listen, logger);
+    zmq::context_t zmq(1);
+    SteadyClock clock;
+    auto server = CoordinatorServer::create(*config, zmq, clock, logger);
+    if (!server.ok()) {
+      logger->error("cannot start: {}", server.status().toString());
+      throw CLI::RuntimeError(1);
+    }
+    StopOnSignal stop([&server] { (*server)->stop(); });
+    fmt::print("coordinator {}\n", (*server)->endpoint());
+    std::fflush(stdout);
+    (*server)->run();
+  });
+}
+
+void addWorkerCommand(CLI::App& app) {
+  auto* command = app.add_subcommand("worker", "run a worker hosting kiln's session types");
+  auto options = std::make_shared<WorkerCommandLine>();
+  addWorkerOptions(*command, *options);
+  command->callback([options] {
+    Logger logger = makeLogger("worker");
+    warnIfPublic(options->config.listen, logger);
+    SessionTypeRegistry types;
+    registerBuiltinSessionTypes(types);
+    int code = serveWorker(*options, types);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+void addLocalCommand(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "local", "run a whole single-node cluster (coordinator + workers) in this process");
+  auto options = std::make_shared<LocalClusterOptions>();
+  options->coordinator.listen = "tcp://127.0.0.1:7700";
+  options->log.level = spdlog::level::info;
+  command->add_option("--listen", options->coordinator.listen, "coordinator endpoint")
+      ->capture_default_str();
+  command->add_option("--workers", options->workers, "number of workers")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 256u));
+  command->add_option("--slots", options->worker.slots, "slots per worker")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
+  command->callback([options] {
+    Logger logger = makeLogger("local", options->log);
+    warnIfPublic(options->coordinator.listen, logger);
+    auto cluster = LocalCluster::start(*options);
+    if (!cluster.ok()) {
+      logger->error("cannot start: {}", cluster.status().toString());
+      throw CLI::RuntimeError(1);
+    }
+    std::atomic<bool> stop{false};
+    StopOnSignal onSignal([&stop] { stop.store(true); });
+    fmt::print("local cluster: coordinator {} with {} workers ({}); Ctrl-C stops it\n",
+               (*cluster)->coordinatorEndpoint(), options->workers,
+               fmt::join((*cluster)->workerEndpoints(), ", "));
+    std::fflush(stdout);
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (*cluster)->stop();
+  });
+}
+
+}  // namespace kiln::cli

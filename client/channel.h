@@ -1,0 +1,53 @@
+// A request/reply channel to one server over a DEALER socket. Many requests
+// may be outstanding at once (pipelining); replies are matched by request id
+// and those that arrive for another request are kept until asked for.
+#pragma once
+
+#include <capnp/message.h>
+
+#include <string>
+#include <unordered_map>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/frame.h"
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace kiln::client {
+
+class Channel {
+ public:
+  Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId, std::string experiment,
+          FrameLimits limits);
+
+  const std::string& endpoint() const { return endpoint_; }
+
+  // Starts an envelope for a new request; fill its request and call send().
+  wire::Envelope::Builder begin(capnp::MessageBuilder& builder, Duration timeout);
+  // Sends the request built in `builder`; returns its id for await().
+  Result<std::uint64_t> send(capnp::MessageBuilder& builder);
+  // Waits for the reply to `requestId` until `deadline`. An error reply comes
+  // back as its Status; silence as a timeout that names the server.
+  Result<InboundMessage> await(std::uint64_t requestId, TimePoint deadline);
+  // Sends and waits.
+  Result<InboundMessage> call(capnp::MessageBuilder& builder, Duration timeout);
+  // Forgets a request whose reply is no longer wanted.
+  void abandon(std::uint64_t requestId);
+  std::size_t outstanding() const { return pending_.size(); }
+
+ private:
+  Status unwrapError(const InboundMessage& message) const;
+
+  std::string endpoint_;
+  ClientId clientId_;
+  std::string experiment_;
+  FrameLimits limits_;
+  zmq::socket_t socket_;
+  std::uint64_t nextRequestId_ = 1;
+  std::uint64_t lastBegun_ = 0;
+  std::unordered_map<std::uint64_t, bool> pending_;            // sent, not yet received
+  std::unordered_map<std::uint64_t, InboundMessage> arrived_;  // received early
+};
+
+}  // namespace kiln::client

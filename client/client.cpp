@@ -1,0 +1,151 @@
+#include "client/client.h"
+
+#include <fmt/format.h>
+
+#include "client/session_codec.h"
+#include "common/wire_convert.h"
+
+namespace kiln::client {
+
+Client::Client(ClientOptions options)
+    : options_(std::move(options)), id_{RandomIds().next()}, zmq_(1) {}
+
+Client::~Client() {
+  leases_.reset();
+  workers_.clear();
+  coordinator_.reset();
+}
+
+Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
+  if (options.coordinator.empty()) {
+    return invalidArgument("no coordinator address given (e.g. tcp://127.0.0.1:7700)");
+  }
+  std::unique_ptr<Client> client(new Client(std::move(options)));
+  try {
+    client->coordinator_ = std::make_unique<Channel>(client->zmq_, client->options_.coordinator,
+                                                     client->id_, client->options_.experiment,
+                                                     client->options_.frames);
+  } catch (const zmq::error_t& e) {
+    return invalidArgument(fmt::format("bad coordinator address '{}': {}",
+                                       client->options_.coordinator, e.what()));
+  }
+  client->leases_ = std::make_unique<LeaseKeeper>(client->zmq_, client->id_,
+                                                  client->options_.leasePeriod);
+  return client;
+}
+
+Channel& Client::channelTo(const std::string& endpoint) {
+  auto& channel = workers_[endpoint];
+  if (!channel) {
+    channel = std::make_unique<Channel>(zmq_, endpoint, id_, options_.experiment, options_.frames);
+  }
+  return *channel;
+}
+
+Result<std::vector<WorkerStatus>> Client::listCluster() {
+  capnp::MallocMessageBuilder builder(64);
+  coordinator_->begin(builder, options_.requestTimeout).initRequest().initListCluster();
+  KILN_ASSIGN_OR_RETURN(InboundMessage reply, coordinator_->call(builder, options_.requestTimeout));
+  std::vector<WorkerStatus> workers;
+  for (auto info : reply.envelope().getReply().getClusterView().getWorkers()) {
+    WorkerStatus w;
+    w.workerId = info.getWorkerId();
+    w.endpoint = info.getEndpoint().cStr();
+    w.hostname = info.getHostname().cStr();
+    w.pid = info.getPid();
+    w.slots = info.getSlots();
+    w.maxSessions = info.getMaxSessions();
+    for (auto type : info.getSessionTypes()) w.sessionTypes.emplace_back(type.cStr());
+    w.version = info.getVersion().cStr();
+    w.liveSessions = info.getLoad().getLiveSessions();
+    w.busySlots = info.getLoad().getBusySlots();
+    w.queuedRequests = info.getLoad().getQueuedRequests();
+    w.stepsTotal = info.getLoad().getStepsTotal();
+    w.msSinceHeard = info.getMsSinceHeard();
+    w.placedSessions = info.getPlacedSessions();
+    workers.push_back(std::move(w));
+  }
+  return workers;
+}
+
+Result<SessionTypeSpaces> Client::getSpaces(const std::string& sessionType) {
+  if (auto cached = spaces_.find(sessionType); cached != spaces_.end()) return cached->second;
+  KILN_ASSIGN_OR_RETURN(auto workers, listCluster());
+  std::string endpoint;
+  for (const WorkerStatus& worker : workers) {
+    for (const std::string& type : worker.sessionTypes) {
+      if (type == sessionType) endpoint = worker.endpoint;
+    }
+  }
+  if (endpoint.empty()) {
+    return notFound(fmt::format("no worker in the cluster hosts session type '{}'", sessionType));
+  }
+  Channel& channel = channelTo(endpoint);
+  capnp::MallocMessageBuilder builder(128);
+  channel.begin(builder, options_.requestTimeout).initRequest().initGetSpaces().setSessionType(
+      sessionType);
+  KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.call(builder, options_.requestTimeout));
+  KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces,
+                        decodeSpaces(reply.envelope().getReply().getSpaces()));
+  spaces_[sessionType] = spaces;
+  return spaces;
+}
+
+Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& options) {
+  KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
+  Duration timeout = options.timeout.value_or(options_.requestTimeout);
+  capnp::MallocMessageBuilder builder(128);
+  coordinator_->begin(builder, timeout).initRequest().initPlace().setSessionType(
+      options.sessionType);
+  KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->call(builder, timeout));
+  std::string endpoint = placed.envelope().getReply().getPlacement().getEndpoint().cStr();
+  return startOn(endpoint, options, spaces);
+}
+
+Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint,
+                                                 const SessionOptions& options,
+                                                 const SessionTypeSpaces& spaces) {
+  std::uint32_t actionSpace = 0;
+  if (!options.actionSpace.empty()) {
+    KILN_ASSIGN_OR_RETURN(std::size_t index, findSpace(spaces.actionSpaces, options.actionSpace));
+    actionSpace = static_cast<std::uint32_t>(index);
+  }
+  KILN_ASSIGN_OR_RETURN(auto observations,
+                        observationIndices(spaces, options.observations));
+  Duration timeout = options.timeout.value_or(options_.requestTimeout);
+  Channel& channel = channelTo(endpoint);
+  capnp::MallocMessageBuilder builder;
+  auto start = channel.begin(builder, timeout).initRequest().initStartSession();
+  start.setSessionType(options.sessionType);
+  start.setActionSpace(actionSpace);
+  auto benchmark = start.initBenchmark();
+  benchmark.setUri(options.benchmark);
+  if (options.program) {
+    benchmark.setProgram(kj::arrayPtr(reinterpret_cast<const kj::byte*>(options.program->data()),
+                                      options.program->size()));
+  }
+  auto wanted = start.initObservationSpaces(observations.size());
+  for (unsigned i = 0; i < observations.size(); ++i) wanted.set(i, observations[i]);
+  KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.call(builder, timeout));
+  auto started = reply.envelope().getReply().getSessionStarted();
+  KILN_ASSIGN_OR_RETURN(auto initial, decodeValues(started.getObservations()));
+  SessionHistory history{options, {}};
+  leases_->addSession(endpoint);
+  return std::unique_ptr<Session>(new Session(*this, endpoint, SessionId{started.getSessionId()},
+                                              spaces, std::move(history), std::move(initial)));
+}
+
+Result<std::string> Client::workerParameter(const std::string& endpoint, const std::string& key,
+                                            const std::string& value) {
+  Channel& channel = channelTo(endpoint);
+  capnp::MallocMessageBuilder builder(256);
+  auto parameter =
+      channel.begin(builder, options_.requestTimeout).initRequest().initSendSessionParameter();
+  parameter.setSessionId(0);
+  parameter.setKey(key);
+  parameter.setValue(value);
+  KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.call(builder, options_.requestTimeout));
+  return std::string(reply.envelope().getReply().getParameterReply().getReply().cStr());
+}
+
+}  // namespace kiln::client

@@ -1,0 +1,158 @@
+// kiln's C++ client (public). Connects to a coordinator, lists the cluster,
+// and starts sessions, which it then drives by talking straight to the worker
+// that hosts each one: the coordinator stays off the step path. A Client and
+// its Sessions are used from one thread (make one Client per thread); the
+// Client must outlive its Sessions. Each Session keeps its benchmark and
+// action history so that it can be replayed elsewhere.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "client/channel.h"
+#include "client/lease_keeper.h"
+#include "common/space.h"
+#include "common/value.h"
+
+namespace kiln::client {
+
+struct ClientOptions {
+  std::string coordinator;                             // e.g. tcp://10.0.0.1:7700
+  Duration requestTimeout = std::chrono::seconds(60);  // per request unless overridden
+  Duration leasePeriod = std::chrono::seconds(5);      // keep-alive cadence while idle
+  std::string experiment;                              // owning experiment, if any
+  FrameLimits frames;
+};
+
+struct WorkerStatus {
+  std::uint64_t workerId = 0;
+  std::string endpoint;
+  std::string hostname;
+  std::uint32_t pid = 0;
+  std::uint32_t slots = 0;
+  std::uint32_t maxSessions = 0;
+  std::vector<std::string> sessionTypes;
+  std::string version;
+  std::uint32_t liveSessions = 0;
+  std::uint32_t busySlots = 0;
+  std::uint32_t queuedRequests = 0;
+  std::uint64_t stepsTotal = 0;
+  std::uint32_t msSinceHeard = 0;
+  std::uint32_t placedSessions = 0;
+};
+
+struct SessionTypeSpaces {
+  std::vector<Space> actionSpaces;
+  std::vector<Space> observationSpaces;
+};
+
+struct SessionOptions {
+  std::string sessionType;
+  std::string benchmark;                 // URI
+  std::optional<std::string> program;    // inline bytes (worker does not share our files)
+  std::string actionSpace;               // name; empty = the first
+  std::vector<std::string> observations;  // observed right after start
+  std::optional<Duration> timeout;
+};
+
+struct StepResult {
+  std::vector<Value> observations;
+  bool endOfEpisode = false;
+  bool actionHadNoEffect = false;
+  std::optional<Space> newActionSpace;
+  std::uint32_t actionsApplied = 0;
+};
+
+// What is needed to rebuild a session elsewhere: replaying it from scratch.
+struct SessionHistory {
+  SessionOptions options;
+  std::vector<std::vector<Value>> steps;  // actions of each successful step, in order
+};
+
+class Session;
+
+class Client {
+ public:
+  static Result<std::unique_ptr<Client>> connect(ClientOptions options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  Result<std::vector<WorkerStatus>> listCluster();
+  Result<SessionTypeSpaces> getSpaces(const std::string& sessionType);
+  Result<std::unique_ptr<Session>> startSession(const SessionOptions& options);
+  // A worker-level parameter (e.g. service.benchmark_cache.get_size) on one worker.
+  Result<std::string> workerParameter(const std::string& endpoint, const std::string& key,
+                                      const std::string& value);
+
+  ClientId id() const { return id_; }
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  friend class Session;
+  explicit Client(ClientOptions options);
+  Channel& channelTo(const std::string& endpoint);
+  Result<std::unique_ptr<Session>> startOn(const std::string& endpoint,
+                                           const SessionOptions& options,
+                                           const SessionTypeSpaces& spaces);
+
+  ClientOptions options_;
+  ClientId id_;
+  zmq::context_t zmq_;
+  std::unique_ptr<Channel> coordinator_;
+  std::map<std::string, std::unique_ptr<Channel>> workers_;
+  std::map<std::string, SessionTypeSpaces> spaces_;
+  std::unique_ptr<LeaseKeeper> leases_;
+};
+
+class Session {
+ public:
+  ~Session();  // ends the session without waiting for the answer
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // One round trip: apply `actions` in order, then compute the observations
+  // (indices into the observation spaces of the type).
+  Result<StepResult> step(const std::vector<Value>& actions,
+                          const std::vector<std::uint32_t>& observations);
+  Result<StepResult> step(const std::vector<Value>& actions,
+                          const std::vector<std::string>& observations);
+
+  // Pipelining: send now, collect later (many sessions in flight at once).
+  Result<std::uint64_t> sendStep(const std::vector<Value>& actions,
+                                 const std::vector<std::uint32_t>& observations);
+  Result<StepResult> awaitStep(std::uint64_t requestId);
+
+  Result<std::unique_ptr<Session>> fork();
+  Status end();
+  Result<std::string> setParameter(const std::string& key, const std::string& value);
+
+  SessionId id() const { return id_; }
+  const std::string& endpoint() const { return endpoint_; }
+  bool ended() const { return ended_; }
+  const std::vector<Value>& initialObservations() const { return initial_; }
+  const SessionHistory& history() const { return history_; }
+  const SessionTypeSpaces& spaces() const { return spaces_; }
+  Result<std::uint32_t> observationIndex(const std::string& name) const;
+
+ private:
+  friend class Client;
+  Session(Client& client, std::string endpoint, SessionId id, SessionTypeSpaces spaces,
+          SessionHistory history, std::vector<Value> initial);
+  Duration timeout() const;
+
+  Client& client_;
+  std::string endpoint_;
+  SessionId id_;
+  SessionTypeSpaces spaces_;
+  SessionHistory history_;
+  std::vector<Value> initial_;
+  bool ended_ = false;
+  std::map<std::uint64_t, std::vector<Value>> inflight_;  // request id -> its actions
+};
+
+}  // namespace kiln::client

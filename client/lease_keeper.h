@@ -1,0 +1,42 @@
+// Keeps a client's sessions alive while the user is idle (a training lull):
+// a background thread sends KeepAlive to every worker that holds sessions of
+// this client, on its own sockets, so the client's own sockets stay
+// single-threaded. If the client process dies, the keep-alives stop and the
+// workers end its sessions when the lease runs out.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/ids.h"
+
+namespace kiln::client {
+
+class LeaseKeeper {
+ public:
+  LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period);
+  ~LeaseKeeper();
+
+  // Counts sessions per worker endpoint; a worker with none gets no keep-alive.
+  void addSession(const std::string& endpoint);
+  void removeSession(const std::string& endpoint);
+
+ private:
+  void run();
+
+  zmq::context_t& zmq_;
+  ClientId clientId_;
+  Duration period_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::map<std::string, int> sessionsByEndpoint_;
+  std::thread thread_;
+};
+
+}  // namespace kiln::client

@@ -1,0 +1,41 @@
+#include "client/session_codec.h"
+
+#include "common/wire_convert.h"
+
+namespace kiln::client {
+
+Result<std::vector<Value>> decodeValues(capnp::List<wire::Value>::Reader values) {
+  std::vector<Value> out;
+  out.reserve(values.size());
+  for (auto value : values) {
+    KILN_ASSIGN_OR_RETURN(Value v, fromWire(value));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<SessionTypeSpaces> decodeSpaces(wire::Spaces::Reader spaces) {
+  SessionTypeSpaces out;
+  for (auto space : spaces.getActionSpaces()) {
+    KILN_ASSIGN_OR_RETURN(Space s, fromWire(space));
+    out.actionSpaces.push_back(std::move(s));
+  }
+  for (auto space : spaces.getObservationSpaces()) {
+    KILN_ASSIGN_OR_RETURN(Space s, fromWire(space));
+    out.observationSpaces.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::vector<std::uint32_t>> observationIndices(const SessionTypeSpaces& spaces,
+                                                      const std::vector<std::string>& names) {
+  std::vector<std::uint32_t> indices;
+  indices.reserve(names.size());
+  for (const std::string& name : names) {
+    KILN_ASSIGN_OR_RETURN(std::size_t index, findSpace(spaces.observationSpaces, name));
+    indices.push_back(static_cast<std::uint32_t>(index));
+  }
+  return indices;
+}
+
+}  // namespace kiln::client

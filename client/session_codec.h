@@ -1,0 +1,17 @@
+// Decoding helpers shared by the client's Client and Session.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "client/client.h"
+#include "schema/kiln.capnp.h"
+
+namespace kiln::client {
+
+Result<std::vector<Value>> decodeValues(capnp::List<wire::Value>::Reader values);
+Result<SessionTypeSpaces> decodeSpaces(wire::Spaces::Reader spaces);
+Result<std::vector<std::uint32_t>> observationIndices(const SessionTypeSpaces& spaces,
+                                                      const std::vector<std::string>& names);
+
+}  // namespace kiln::client

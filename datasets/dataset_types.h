@@ -1,0 +1,67 @@
+// Values the datasets library hands out and the configuration a worker gives it:
+// where the tools are, where scratch files go, and the limits that protect the
+// worker from oversized or runaway benchmarks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::datasets {
+
+enum class Format : std::uint8_t {
+  kBitcode,  // LLVM bitcode (.bc)
+  kIr,       // textual LLVM IR (.ll)
+};
+
+struct BenchmarkBytes {
+  std::string uri;    // canonical URI of the benchmark
+  std::string bytes;  // the module, in `format`
+  Format format = Format::kBitcode;
+};
+
+struct DatasetInfo {
+  std::string name;                  // "benchmark://kiln-bench-v0"
+  std::optional<std::int64_t> size;  // benchmarks in it; nullopt = unbounded generator
+  std::string description;
+};
+
+// A directory of .bc/.ll files, or an MLGO corpus (corpus_description.json at its
+// root), served as benchmark://<name>/<relative path without extension>.
+struct CorpusDirectory {
+  std::string name;
+  std::filesystem::path root;
+};
+
+struct DatasetConfig {
+  // Tools: a bare name is looked up in PATH; Debian's names are the defaults.
+  std::filesystem::path clang = "clang-19";
+  std::filesystem::path csmith = "csmith";
+  std::filesystem::path llvmStress = "llvm-stress-19";
+  std::filesystem::path csmithIncludeDir = "/usr/include/csmith";  // Debian libcsmith-dev
+
+  // Generator work happens in fresh subdirectories of this; empty = the system temp dir.
+  std::filesystem::path scratchDirectory;
+  std::chrono::milliseconds generatorTimeout{30'000};  // csmith, llvm-stress
+  std::chrono::milliseconds compileTimeout{60'000};    // clang on generated C
+  std::optional<std::uint64_t> toolMemoryLimitBytes = std::uint64_t{4} << 30;
+
+  // file:// URIs read any .bc/.ll the worker can read; a shared worker may turn them off.
+  bool allowFileUris = true;
+
+  // Larger files or generated modules are refused (invalid argument).
+  std::uint64_t maxBenchmarkBytes = std::uint64_t{64} << 20;
+
+  // Keeps csmith programs moderate: a few thousand IR instructions, ~0.1 s to
+  // generate and compile. The seed is added by the generator.
+  std::vector<std::string> csmithArgs = {"--max-funcs", "6", "--max-block-depth", "3",
+                                         "--no-packed-struct"};
+  int llvmStressSize = 200;  // llvm-stress -size
+
+  std::vector<CorpusDirectory> corpora;
+};
+
+}  // namespace kiln::datasets

@@ -1,0 +1,89 @@
+#include "local/local_cluster.h"
+
+#include <fmt/format.h>
+
+#include "local/builtin_types.h"
+
+namespace kiln {
+
+Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions options) {
+  if (options.workers == 0) return invalidArgument("a local cluster needs at least one worker");
+  std::unique_ptr<LocalCluster> cluster(new LocalCluster());
+  if (options.coordinator.listen == CoordinatorConfig{}.listen) {
+    options.coordinator.listen = "tcp://127.0.0.1:0";
+  }
+  KILN_ASSIGN_OR_RETURN(cluster->coordinator_,
+                        CoordinatorServer::create(options.coordinator, cluster->zmq_,
+                                                  cluster->clock_,
+                                                  makeLogger("coordinator", options.log)));
+  cluster->coordinatorThread_ = std::thread([c = cluster->coordinator_.get()] { c->run(); });
+  for (unsigned i = 0; i < options.workers; ++i) {
+    WorkerSlot slot;
+    slot.types = std::make_unique<SessionTypeRegistry>();
+    if (options.registerTypes) {
+      options.registerTypes(*slot.types);
+    } else {
+      registerBuiltinSessionTypes(*slot.types);
+    }
+    WorkerConfig config = options.worker;
+    config.listen = "tcp://127.0.0.1:0";
+    config.coordinator = cluster->coordinator_->endpoint();
+    KILN_ASSIGN_OR_RETURN(slot.server,
+                          WorkerServer::create(config, *slot.types, cluster->zmq_, cluster->clock_,
+                                               makeLogger(fmt::format("worker-{}", i), options.log)));
+    slot.thread = std::thread([s = slot.server.get()] { s->run(); });
+    cluster->workers_.push_back(std::move(slot));
+  }
+  return cluster;
+}
+
+std::vector<std::string> LocalCluster::workerEndpoints() const {
+  std::vector<std::string> endpoints;
+  for (const WorkerSlot& slot : workers_) endpoints.push_back(slot.server->endpoint());
+  return endpoints;
+}
+
+Status LocalCluster::waitUntilReady(Duration timeout) {
+  client::ClientOptions options;
+  options.coordinator = coordinatorEndpoint();
+  KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(options));
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto workers = client->listCluster();
+    if (workers.ok() && workers->size() == workers_.size()) return okStatus();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return timeoutError(fmt::format("the local cluster's {} workers did not all register in time",
+                                  workers_.size()));
+}
+
+void LocalCluster::stop() {
+  for (WorkerSlot& slot : workers_) {
+    if (slot.server) slot.server->stop();
+  }
+  for (WorkerSlot& slot : workers_) {
+    if (slot.thread.joinable()) slot.thread.join();
+  }
+  workers_.clear();
+  if (coordinator_) {
+    coordinator_->stop();
+    if (coordinatorThread_.joinable()) coordinatorThread_.join();
+    coordinator_.reset();
+  }
+}
+
+LocalCluster::~LocalCluster() { stop(); }
+
+Result<EmbeddedClient> connectOrStartLocal(client::ClientOptions options,
+                                           LocalClusterOptions local) {
+  EmbeddedClient embedded;
+  if (options.coordinator.empty()) {
+    KILN_ASSIGN_OR_RETURN(embedded.cluster, LocalCluster::start(std::move(local)));
+    KILN_RETURN_IF_ERROR(embedded.cluster->waitUntilReady(std::chrono::seconds(10)));
+    options.coordinator = embedded.cluster->coordinatorEndpoint();
+  }
+  KILN_ASSIGN_OR_RETURN(embedded.client, client::Client::connect(std::move(options)));
+  return embedded;
+}
+
+}  // namespace kiln

@@ -1,0 +1,62 @@
+// A whole single-node cluster in this process, for debugging, tests and the
+// client's embedded default: a coordinator and N workers, each on its own
+// thread, talking over real loopback TCP exactly as on a cluster.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "client/client.h"
+#include "coordinator/coordinator_server.h"
+#include "worker/worker_server.h"
+
+namespace kiln {
+
+struct LocalClusterOptions {
+  unsigned workers = 1;
+  WorkerConfig worker;                // listen/coordinator are filled in
+  CoordinatorConfig coordinator;      // listen defaults to any free loopback port
+  std::function<void(SessionTypeRegistry&)> registerTypes;  // default: the built-in types
+  LogOptions log{spdlog::level::warn, true};
+};
+
+class LocalCluster {
+ public:
+  static Result<std::unique_ptr<LocalCluster>> start(LocalClusterOptions options);
+  ~LocalCluster();  // stops everything
+
+  const std::string& coordinatorEndpoint() const { return coordinator_->endpoint(); }
+  std::vector<std::string> workerEndpoints() const;
+  // Waits until every worker has registered (or the timeout passes).
+  Status waitUntilReady(Duration timeout);
+  void stop();
+
+ private:
+  LocalCluster() : zmq_(1) {}
+  struct WorkerSlot {
+    std::unique_ptr<SessionTypeRegistry> types;
+    std::unique_ptr<WorkerServer> server;
+    std::thread thread;
+  };
+  zmq::context_t zmq_;
+  SteadyClock clock_;
+  std::unique_ptr<CoordinatorServer> coordinator_;
+  std::thread coordinatorThread_;
+  std::vector<WorkerSlot> workers_;
+};
+
+// A client on `options.coordinator`, or, when it is empty, on a local cluster
+// started for it (the embedded default). The cluster lives as long as the
+// returned handle.
+struct EmbeddedClient {
+  std::unique_ptr<LocalCluster> cluster;        // null when a coordinator was given
+  std::unique_ptr<client::Client> client;
+};
+Result<EmbeddedClient> connectOrStartLocal(client::ClientOptions options,
+                                           LocalClusterOptions local = {});
+
+}  // namespace kiln

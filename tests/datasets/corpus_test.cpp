@@ -1,0 +1,138 @@
+// Corpora registered by name: plain directories of .bc/.ll files and MLGO
+// corpora described by corpus_description.json, both built by the test.
+#include <gtest/gtest.h>
+
+#include "datasets/registry.h"
+#include "tests/datasets/test_util.h"
+
+namespace kiln::datasets {
+namespace {
+
+using testing::sampleBitcode;
+using testing::TempDir;
+using testing::writeFile;
+
+Result<DatasetRegistry> registryWith(std::vector<CorpusDirectory> corpora) {
+  DatasetConfig config;
+  config.corpora = std::move(corpora);
+  return DatasetRegistry::create(std::move(config));
+}
+
+TEST(CorpusTest, DirectoryCorpusListsAndResolves) {
+  TempDir dir;
+  writeFile(dir.path() / "a.bc", sampleBitcode());
+  writeFile(dir.path() / "sub/b.ll", "define void @b() {\n  ret void\n}\n");
+  writeFile(dir.path() / "sub/deeper/c.bc", sampleBitcode());
+  writeFile(dir.path() / "notes.txt", "ignored");
+  writeFile(dir.path() / "bad name.bc", sampleBitcode());  // not valid in a URI: skipped
+  auto registry = registryWith({{"mine", dir.path()}});
+  ASSERT_TRUE(registry.ok()) << registry.status().toString();
+
+  auto datasets = registry->list();
+  ASSERT_EQ(datasets.size(), 4u);
+  EXPECT_EQ(datasets[3].name, "benchmark://mine");
+  EXPECT_EQ(datasets[3].size, 3);
+  EXPECT_NE(datasets[3].description.find("1 skipped"), std::string::npos)
+      << datasets[3].description;
+
+  auto uris = registry->benchmarkUris("benchmark://mine");
+  ASSERT_TRUE(uris.ok()) << uris.status().toString();
+  EXPECT_EQ(*uris, (std::vector<std::string>{"benchmark://mine/a", "benchmark://mine/sub/b",
+                                             "benchmark://mine/sub/deeper/c"}));
+  auto a = registry->resolve("benchmark://mine/a");
+  ASSERT_TRUE(a.ok()) << a.status().toString();
+  EXPECT_EQ(a->format, Format::kBitcode);
+  EXPECT_EQ(a->bytes, sampleBitcode());
+  auto b = registry->resolve("benchmark://mine/sub/b");
+  ASSERT_TRUE(b.ok()) << b.status().toString();
+  EXPECT_EQ(b->format, Format::kIr);
+  EXPECT_EQ(registry->resolve("benchmark://mine/notes").status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(registry->resolve("benchmark://mine/sub").status().code(), ErrorCode::kNotFound);
+}
+
+TEST(CorpusTest, BitcodeWinsOverTextualTwin) {
+  TempDir dir;
+  writeFile(dir.path() / "x.bc", sampleBitcode());
+  writeFile(dir.path() / "x.ll", "define void @x() {\n  ret void\n}\n");
+  auto registry = registryWith({{"twins", dir.path()}});
+  ASSERT_TRUE(registry.ok());
+  auto x = registry->resolve("benchmark://twins/x");
+  ASSERT_TRUE(x.ok()) << x.status().toString();
+  EXPECT_EQ(x->format, Format::kBitcode);
+}
+
+TEST(CorpusTest, MlgoCorpusListsModulesFromDescription) {
+  TempDir dir;
+  writeFile(dir.path() / "corpus_description.json",
+            R"({"has_thinlto": false, "modules": ["lib/a.cpp.o", "lib/b.cpp.o", "c.o"]})");
+  for (const char* module : {"lib/a.cpp.o", "lib/b.cpp.o", "c.o"}) {
+    writeFile(dir.path() / (std::string(module) + ".bc"), sampleBitcode());
+    writeFile(dir.path() / (std::string(module) + ".cmd"), "-cc1\0-O2");
+  }
+  // A .bc that the description does not list is not part of the corpus.
+  writeFile(dir.path() / "stray.bc", sampleBitcode());
+  auto registry = registryWith({{"mlgo", dir.path()}});
+  ASSERT_TRUE(registry.ok()) << registry.status().toString();
+  auto uris = registry->benchmarkUris("benchmark://mlgo");
+  ASSERT_TRUE(uris.ok());
+  EXPECT_EQ(*uris, (std::vector<std::string>{"benchmark://mlgo/c.o", "benchmark://mlgo/lib/a.cpp.o",
+                                             "benchmark://mlgo/lib/b.cpp.o"}));
+  EXPECT_NE(registry->list()[3].description.find("MLGO"), std::string::npos);
+  auto a = registry->resolve("benchmark://mlgo/lib/a.cpp.o");
+  ASSERT_TRUE(a.ok()) << a.status().toString();
+  EXPECT_EQ(a->bytes, sampleBitcode());
+  EXPECT_EQ(registry->resolve("benchmark://mlgo/stray").status().code(), ErrorCode::kNotFound);
+}
+
+TEST(CorpusTest, MlgoThinLtoAndHostileModuleNames) {
+  TempDir dir;
+  writeFile(dir.path() / "corpus_description.json",
+            R"({"has_thinlto": true, "global_command_override": ["-O2"],
+                "modules": ["ok", "../escape", "/etc/passwd", "a//b", "missing"]})");
+  writeFile(dir.path() / "ok.bc", sampleBitcode());
+  auto registry = registryWith({{"thin", dir.path()}});
+  ASSERT_TRUE(registry.ok()) << registry.status().toString();
+  auto info = registry->list()[3];
+  EXPECT_EQ(info.size, 2);  // "ok" and "missing"; the three hostile names are skipped
+  EXPECT_NE(info.description.find("ThinLTO"), std::string::npos);
+  EXPECT_NE(info.description.find("3 skipped"), std::string::npos) << info.description;
+  EXPECT_TRUE(registry->resolve("benchmark://thin/ok").ok());
+  EXPECT_EQ(registry->resolve("benchmark://thin/missing").status().code(), ErrorCode::kNotFound);
+}
+
+TEST(CorpusTest, MalformedDescriptionsAreRejected) {
+  for (const char* json : {"not json", "[1, 2]", R"({"modules": 3})", R"({"modules": [1]})",
+                           R"({"has_thinlto": false})"}) {
+    TempDir dir;
+    writeFile(dir.path() / "corpus_description.json", json);
+    auto registry = registryWith({{"broken", dir.path()}});
+    ASSERT_FALSE(registry.ok()) << json;
+    EXPECT_EQ(registry.status().code(), ErrorCode::kInvalidArgument) << json;
+    EXPECT_NE(registry.status().message().find("corpus_description.json"), std::string::npos);
+  }
+}
+
+TEST(CorpusTest, BadCorpusConfigurations) {
+  TempDir dir;
+  auto missing = registryWith({{"gone", dir.path() / "nope"}});
+  EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound);
+  auto badName = registryWith({{"bad/name", dir.path()}});
+  EXPECT_EQ(badName.status().code(), ErrorCode::kInvalidArgument);
+  auto clash = registryWith({{"kiln-bench-v0", dir.path()}});
+  EXPECT_EQ(clash.status().code(), ErrorCode::kInvalidArgument);
+  auto twice = registryWith({{"x", dir.path()}, {"x", dir.path()}});
+  EXPECT_EQ(twice.status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(CorpusTest, EmptyDirectoryIsAnEmptyDataset) {
+  TempDir dir;
+  auto registry = registryWith({{"empty", dir.path()}});
+  ASSERT_TRUE(registry.ok());
+  EXPECT_EQ(registry->list()[3].size, 0);
+  auto uris = registry->benchmarkUris("benchmark://empty");
+  ASSERT_TRUE(uris.ok());
+  EXPECT_TRUE(uris->empty());
+}
+
+}  // namespace
+}  // namespace kiln::datasets

@@ -1,0 +1,237 @@
+// SessionHost without sockets: a fake executor that holds tasks until the test
+// releases them, a fake clock, and a reply sink that records what was sent.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <functional>
+
+#include "common/wire_convert.h"
+#include "worker/noop_session.h"
+#include "worker/session_host.h"
+
+namespace kiln {
+namespace {
+
+class HeldExecutor final : public Executor {
+ public:
+  void post(const std::string& key, UniqueTask task) override { tasks.push_back(std::move(task)); }
+  void runAll() {
+    while (!tasks.empty()) {
+      UniqueTask task = std::move(tasks.front());
+      tasks.pop_front();
+      task();
+    }
+  }
+  std::deque<UniqueTask> tasks;
+};
+
+class RecordingSink final : public ReplySink {
+ public:
+  void send(const std::string& routingId, zmq::message_t frame) override {
+    auto message = InboundMessage::decode(frame, FrameLimits{});
+    ASSERT_TRUE(message.ok());
+    replies.push_back(std::move(message).value());
+  }
+  std::vector<InboundMessage> replies;
+};
+
+class SessionHostTest : public ::testing::Test {
+ protected:
+  SessionHostTest()
+      : resources_{std::filesystem::temp_directory_path(), cache_, makeNullLogger("t"), clock_},
+        host_(types_, cache_, limits(), clock_, executor_, sink_, mailbox_, makeNullLogger("t")) {
+    types_.add<NoopSession>("noop");
+    EXPECT_TRUE(types_.start(resources_).ok());
+  }
+
+  static HostLimits limits() {
+    HostLimits l;
+    l.maxSessions = 3;
+    l.leaseTimeout = std::chrono::seconds(10);
+    return l;
+  }
+
+  // Sends a request built by `fill` and returns the decoded reply after all
+  // work ran (or the last reply sent so far if `run` is false).
+  wire::Reply::Reader call(const std::function<void(wire::Request::Builder)>& fill,
+                           std::uint64_t client = 1, std::uint32_t timeoutMs = 0,
+                           bool run = true) {
+    capnp::MallocMessageBuilder builder;
+    auto envelope = initEnvelope(builder, ++requestId_);
+    envelope.setClientId(client);
+    envelope.setTimeoutMs(timeoutMs);
+    fill(envelope.initRequest());
+    zmq::message_t frame = encodeFrame(builder);
+    host_.handle("peer", InboundMessage::decode(frame, FrameLimits{}).value());
+    if (run) drain();
+    return sink_.replies.back().envelope().getReply();
+  }
+
+  void drain() {
+    executor_.runAll();
+    std::vector<Completion> done;
+    mailbox_.drain(done);
+    for (Completion& c : done) host_.onCompletion(std::move(c));
+  }
+
+  std::uint64_t start(std::uint64_t client = 1) {
+    auto reply = call(
+        [](wire::Request::Builder r) {
+          auto s = r.initStartSession();
+          s.setSessionType("noop");
+          s.initBenchmark().setUri("benchmark://test/a");
+        },
+        client);
+    EXPECT_TRUE(reply.isSessionStarted());
+    return reply.getSessionStarted().getSessionId();
+  }
+
+  wire::Reply::Reader step(std::uint64_t session, std::int64_t action, std::uint32_t observation,
+                           std::uint64_t client = 1, bool run = true) {
+    return call(
+        [&](wire::Request::Builder r) {
+          auto s = r.initStep();
+          s.setSessionId(session);
+          toWire(Value(action), s.initActions(1)[0]);
+          s.initObservationSpaces(1).set(0, observation);
+        },
+        client, 0, run);
+  }
+
+  static Status errorOf(wire::Reply::Reader reply) {
+    return reply.isError() ? fromWire(reply.getError()) : okStatus();
+  }
+
+  FakeClock clock_;
+  BenchmarkCache cache_{1 << 20};
+  ContextResources resources_;
+  SessionTypeRegistry types_;
+  HeldExecutor executor_;
+  RecordingSink sink_;
+  Mailbox<Completion> mailbox_;
+  SessionHost host_;
+  std::uint64_t requestId_ = 0;
+};
+
+TEST_F(SessionHostTest, StartStepForkEnd) {
+  std::uint64_t id = start();
+  auto stepped = step(id, 5, 0);
+  ASSERT_TRUE(stepped.isStepped()) << errorOf(stepped).toString();
+  EXPECT_EQ(stepped.getStepped().getObservations()[0].getInt64(), 5);
+  auto forked = call([&](wire::Request::Builder r) { r.initFork().setSessionId(id); });
+  ASSERT_TRUE(forked.isForked());
+  std::uint64_t child = forked.getForked().getSessionId();
+  EXPECT_EQ(step(child, 2, 0).getStepped().getObservations()[0].getInt64(), 7);
+  EXPECT_EQ(step(id, 0, 0).getStepped().getObservations()[0].getInt64(), 5);
+  auto ended = call([&](wire::Request::Builder r) { r.initEndSession().setSessionId(id); });
+  EXPECT_TRUE(ended.isEnded());
+  EXPECT_EQ(host_.load().liveSessions, 1u);
+  EXPECT_EQ(errorOf(step(id, 1, 0)).code(), ErrorCode::kNotFound);
+}
+
+TEST_F(SessionHostTest, EndOfEpisodeAndNoEffectAreReported) {
+  std::uint64_t id = start();
+  auto noEffect = step(id, NoopSession::kNoEffectAction, 0).getStepped();
+  EXPECT_TRUE(noEffect.getActionHadNoEffect());
+  auto end = step(id, NoopSession::kEndAction, 1).getStepped();
+  EXPECT_TRUE(end.getEndOfEpisode());
+}
+
+TEST_F(SessionHostTest, BadRequestsGetClearErrorsAndChangeNothing) {
+  std::uint64_t id = start();
+  Status outOfRange = errorOf(step(id, 99, 0));
+  EXPECT_EQ(outOfRange.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(outOfRange.message().find("out of range"), std::string::npos);
+  Status unknownObservation = errorOf(step(id, 1, 42));
+  EXPECT_NE(unknownObservation.message().find("observation space 42 does not exist"),
+            std::string::npos);
+  EXPECT_EQ(errorOf(step(12345, 1, 0)).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(errorOf(step(id, 1, 0, /*client=*/2)).code(), ErrorCode::kPermissionDenied);
+  auto unknownType = call([](wire::Request::Builder r) {
+    r.initStartSession().setSessionType("gcc");
+  });
+  EXPECT_EQ(errorOf(unknownType).code(), ErrorCode::kNotFound);
+  // The session is untouched by all of the above.
+  EXPECT_EQ(step(id, 0, 1).getStepped().getObservations()[0].getInt64(), 1);
+}
+
+TEST_F(SessionHostTest, SessionLimitIsARetryableOverload) {
+  start();
+  start();
+  start();
+  auto full = call([](wire::Request::Builder r) {
+    auto s = r.initStartSession();
+    s.setSessionType("noop");
+    s.initBenchmark().setUri("x");
+  });
+  EXPECT_EQ(errorOf(full).code(), ErrorCode::kOverloaded);
+}
+
+TEST_F(SessionHostTest, RequestsOfOneSessionRunInOrderNeverTogether) {
+  std::uint64_t id = start();
+  step(id, 3, 0, 1, /*run=*/false);
+  step(id, 4, 0, 1, /*run=*/false);
+  EXPECT_EQ(executor_.tasks.size(), 1u);  // the second waits on the strand
+  drain();
+  drain();
+  ASSERT_GE(sink_.replies.size(), 2u);
+  EXPECT_EQ(sink_.replies.back().envelope().getReply().getStepped().getObservations()[0].getInt64(),
+            7);
+}
+
+TEST_F(SessionHostTest, OverrunningStepTimesOutAndRetiresItsSession) {
+  std::uint64_t id = start();
+  std::size_t before = sink_.replies.size();
+  call(
+      [&](wire::Request::Builder r) {
+        auto s = r.initStep();
+        s.setSessionId(id);
+        toWire(Value(std::int64_t{1}), s.initActions(1)[0]);
+      },
+      1, /*timeoutMs=*/100, /*run=*/false);
+  clock_.advance(std::chrono::milliseconds(150));
+  host_.tick();
+  ASSERT_EQ(sink_.replies.size(), before + 1);
+  EXPECT_EQ(errorOf(sink_.replies.back().envelope().getReply()).code(), ErrorCode::kTimeout);
+  drain();  // the late result is dropped, not sent
+  EXPECT_EQ(sink_.replies.size(), before + 1);
+  EXPECT_EQ(errorOf(step(id, 1, 0)).code(), ErrorCode::kNotFound);
+}
+
+TEST_F(SessionHostTest, SilentClientsSessionsEndWhenTheLeaseRunsOut) {
+  start(/*client=*/7);
+  std::uint64_t kept = start(/*client=*/8);
+  clock_.advance(std::chrono::seconds(6));
+  step(kept, 1, 0, 8);  // client 8 is alive
+  clock_.advance(std::chrono::seconds(6));
+  host_.tick();
+  EXPECT_EQ(host_.load().liveSessions, 1u);
+  EXPECT_TRUE(step(kept, 1, 0, 8).isStepped());
+}
+
+TEST_F(SessionHostTest, WorkerParametersReachTheBenchmarkCache) {
+  auto reply = call([](wire::Request::Builder r) {
+    auto p = r.initSendSessionParameter();
+    p.setKey("service.benchmark_cache.set_max_size_in_bytes");
+    p.setValue("4096");
+  });
+  ASSERT_TRUE(reply.isParameterReply());
+  EXPECT_EQ(cache_.maxSizeInBytes(), 4096u);
+}
+
+TEST_F(SessionHostTest, InlineBenchmarkIsCachedForTheNextSession) {
+  auto startWith = [&](bool inlineProgram) {
+    return call([&](wire::Request::Builder r) {
+      auto s = r.initStartSession();
+      s.setSessionType("noop");
+      auto b = s.initBenchmark();
+      b.setUri("benchmark://inline/p");
+      if (inlineProgram) b.setProgram(kj::StringPtr("program-bytes").asBytes());
+    });
+  };
+  EXPECT_FALSE(startWith(true).getSessionStarted().getBenchmarkCached());
+  EXPECT_TRUE(startWith(false).getSessionStarted().getBenchmarkCached());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,71 @@
+#include "worker/worker_cli.h"
+
+#include <fmt/format.h>
+
+#include "common/signals.h"
+
+namespace kiln {
+
+void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
+  WorkerConfig& c = o.config;
+  app.add_option("--coordinator", c.coordinator,
+                 "coordinator endpoint to register with (e.g. tcp://127.0.0.1:7700); "
+                 "empty = standalone");
+  app.add_option("--listen", c.listen, "endpoint to serve sessions on (port 0 = any free port)")
+      ->capture_default_str();
+  app.add_option("--advertise", c.advertise,
+                 "endpoint clients should use to reach this worker (default: the bound one)");
+  app.add_option("--slots", c.slots, "sessions stepped in parallel (threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--max-sessions", c.limits.maxSessions, "live sessions accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000000u));
+  app.add_option("--cache-bytes", c.cacheBytes, "benchmark cache bound in bytes")
+      ->capture_default_str();
+  app.add_option("--max-benchmark-bytes", c.limits.maxBenchmarkBytes,
+                 "largest benchmark accepted")
+      ->capture_default_str();
+  app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
+      ->capture_default_str();
+  app.add_option_function<double>(
+         "--lease-seconds",
+         [&c](double s) { c.limits.leaseTimeout = std::chrono::milliseconds(long(s * 1000)); },
+         "end a silent client's sessions after this long (default 30)")
+      ->check(CLI::Range(0.1, 86400.0));
+  app.add_option_function<double>(
+         "--deadline-seconds",
+         [&c](double s) { c.limits.defaultDeadline = std::chrono::milliseconds(long(s * 1000)); },
+         "deadline of a request that sets none (default 300)")
+      ->check(CLI::Range(0.01, 86400.0));
+  app.add_option_function<double>(
+         "--heartbeat-seconds",
+         [&c](double s) { c.link.heartbeatInterval = std::chrono::milliseconds(long(s * 1000)); },
+         "heartbeat interval with the coordinator (default 1)")
+      ->check(CLI::Range(0.01, 60.0));
+  app.add_option("--work-dir", c.workingDirectoryBase,
+                 "where the worker creates its private working directory (default: temp dir)");
+  app.add_option("--log-level", o.logLevel, "trace, debug, info, warn, error or off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+}
+
+int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
+  LogOptions log;
+  parseLogLevel(options.logLevel, log.level);
+  Logger logger = makeLogger("worker", log);
+  zmq::context_t zmq(1);
+  SteadyClock clock;
+  auto server = WorkerServer::create(options.config, types, zmq, clock, logger);
+  if (!server.ok()) {
+    logger->error("cannot start: {}", server.status().toString());
+    return 1;
+  }
+  StopOnSignal stopOnSignal([&server] { (*server)->stop(); });
+  fmt::print("worker {}\n", (*server)->endpoint());
+  std::fflush(stdout);
+  (*server)->run();
+  return 0;
+}
+
+}  // namespace kiln

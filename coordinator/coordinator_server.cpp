@@ -22,7 +22,7 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::create(Coordinator
   server->router_.set(zmq::sockopt::sndhwm, 100000);
   server->router_.set(zmq::sockopt::rcvhwm, 100000);
   server->router_.set(zmq::sockopt::maxmsgsize,
-                      static_cast<int64_t>(server->config_.frames.maxMessageBytes));
+                      static_cast<int64_t>(2 * server->config_.frames.maxMessageBytes));
   try {
     server->router_.bind(server->config_.listen);
   } catch (const zmq::error_t& e) {

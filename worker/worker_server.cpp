@@ -54,7 +54,9 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   server->router_.set(zmq::sockopt::linger, 0);
   server->router_.set(zmq::sockopt::sndhwm, 100000);
   server->router_.set(zmq::sockopt::rcvhwm, 100000);
-  server->router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(c.frames.maxMessageBytes));
+  // Frames up to twice the limit get a clear error from decode; larger ones
+  // are cut off by ZeroMQ before they are buffered, to protect memory.
+  server->router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(2 * c.frames.maxMessageBytes));
   try {
     server->router_.bind(c.listen);
   } catch (const zmq::error_t& e) {

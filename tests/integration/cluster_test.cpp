@@ -1,0 +1,205 @@
+// A whole cluster over real loopback TCP: sessions end to end, hostile and
+// broken peers, a client that vanishes, and a worker process killed with
+// SIGKILL. Everyone else keeps being served throughout.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <thread>
+
+#include "bench/child_cluster.h"
+#include "common/wire_convert.h"
+#include "local/local_cluster.h"
+
+namespace kiln {
+namespace {
+
+using namespace std::chrono_literals;
+
+LocalClusterOptions fastOptions(unsigned workers = 1) {
+  LocalClusterOptions options;
+  options.workers = workers;
+  options.log.level = spdlog::level::off;
+  options.coordinator.heartbeatInterval = 100ms;
+  options.worker.link.heartbeatInterval = 100ms;
+  options.worker.limits.leaseTimeout = 500ms;
+  options.worker.frames.maxMessageBytes = 64 * 1024;
+  return options;
+}
+
+std::unique_ptr<client::Client> connect(const std::string& coordinator) {
+  client::ClientOptions options;
+  options.coordinator = coordinator;
+  options.requestTimeout = 2s;
+  options.leasePeriod = 100ms;
+  return std::move(client::Client::connect(options).value());
+}
+
+// A raw peer that sends whatever bytes it is told to, for hostile input.
+struct RawPeer {
+  explicit RawPeer(const std::string& endpoint) : socket(zmq, zmq::socket_type::dealer) {
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::rcvtimeo, 2000);
+    socket.connect(endpoint);
+  }
+  std::optional<Status> exchange(zmq::message_t frame) {
+    socket.send(frame, zmq::send_flags::none);
+    zmq::message_t reply;
+    if (!socket.recv(reply)) return std::nullopt;
+    auto message = InboundMessage::decode(reply, FrameLimits{});
+    if (!message.ok()) return message.status();
+    auto envelope = message->envelope();
+    if (envelope.getReply().isError()) return fromWire(envelope.getReply().getError());
+    return okStatus();
+  }
+  zmq::context_t zmq{1};
+  zmq::socket_t socket;
+};
+
+std::uint32_t liveSessions(client::Client& client) {
+  auto workers = client.listCluster();
+  std::uint32_t total = 0;
+  for (const auto& w : *workers) total += w.liveSessions;
+  return total;
+}
+
+TEST(ClusterTest, SessionsEndToEndThroughCoordinatorAndWorkers) {
+  auto cluster = LocalCluster::start(fastOptions(2)).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto client = connect(cluster->coordinatorEndpoint());
+  auto workers = client->listCluster().value();
+  ASSERT_EQ(workers.size(), 2u);
+  client::SessionOptions options{"noop", "benchmark://t/1"};
+  options.observations = {"Sum", "Benchmark"};
+  auto a = client->startSession(options).value();
+  auto b = client->startSession(options).value();
+  EXPECT_NE(a->endpoint(), b->endpoint());  // spread over the least loaded workers
+  EXPECT_EQ(a->initialObservations()[1].as<std::string>(), "benchmark://t/1");
+  auto result = a->step({Value(std::int64_t{3}), Value(std::int64_t{4})},
+                        std::vector<std::string>{"Sum", "Tensor"});
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  EXPECT_EQ(result->observations[0].as<std::int64_t>(), 7);
+  EXPECT_EQ(result->observations[1].as<Int64Tensor>().shape, std::vector<std::int64_t>{4});
+  auto fork = a->fork().value();
+  EXPECT_EQ(fork->step({}, std::vector<std::string>{"Sum"})->observations[0].as<std::int64_t>(),
+            7);
+  EXPECT_EQ(a->history().steps.size(), 1u);
+  EXPECT_EQ(*a->setParameter("noop.sum", ""), "7");
+  EXPECT_EQ(a->setParameter("bogus", "").status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(*client->workerParameter(a->endpoint(), "service.benchmark_cache.get_size", ""), "0");
+  EXPECT_TRUE(a->end().ok());
+  EXPECT_EQ(a->step({}, std::vector<std::string>{"Sum"}).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(client->startSession({"gcc", "x"}).status().code(), ErrorCode::kNotFound);
+}
+
+TEST(ClusterTest, HostilePeersGetClearErrorsAndOthersKeepStepping) {
+  auto cluster = LocalCluster::start(fastOptions()).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto client = connect(cluster->coordinatorEndpoint());
+  auto session = client->startSession({"noop", "benchmark://t/1"}).value();
+  const std::string worker = session->endpoint();
+
+  for (const std::string& endpoint : {worker, cluster->coordinatorEndpoint()}) {
+    RawPeer peer(endpoint);
+    auto garbage = peer.exchange(zmq::message_t(std::string(40, '\x7f')));
+    ASSERT_TRUE(garbage.has_value());
+    EXPECT_EQ(garbage->code(), ErrorCode::kInvalidArgument) << garbage->toString();
+    auto odd = peer.exchange(zmq::message_t(std::string(13, 'x')));
+    EXPECT_NE(odd->message().find("whole number"), std::string::npos);
+
+    capnp::MallocMessageBuilder builder;
+    auto envelope = initEnvelope(builder, 1);
+    envelope.setProtocolVersion(7);
+    envelope.initRequest().initGetVersion();
+    auto version = peer.exchange(encodeFrame(builder));
+    EXPECT_NE(version->message().find("protocol version 7"), std::string::npos);
+  }
+  RawPeer peer(worker);
+  capnp::MallocMessageBuilder big;
+  auto start = initEnvelope(big, 2).initRequest().initStartSession();
+  start.setSessionType("noop");
+  start.initBenchmark().setProgram(kj::heapArray<kj::byte>(100 * 1024));
+  auto oversized = peer.exchange(encodeFrame(big));
+  ASSERT_TRUE(oversized.has_value());
+  EXPECT_NE(oversized->message().find("exceeds the limit"), std::string::npos);
+
+  auto result = session->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
+  ASSERT_TRUE(result.ok()) << result.status().toString();
+  EXPECT_EQ(result->observations[0].as<std::int64_t>(), 1);
+}
+
+TEST(ClusterTest, VanishedClientsSessionsAreCleanedUp) {
+  auto cluster = LocalCluster::start(fastOptions()).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto observer = connect(cluster->coordinatorEndpoint());
+  auto kept = observer->startSession({"noop", "benchmark://t/kept"}).value();
+  {
+    // A client that starts sessions and goes silent without ending them.
+    RawPeer peer(kept->endpoint());
+    for (int i = 0; i < 3; ++i) {
+      capnp::MallocMessageBuilder builder;
+      auto envelope = initEnvelope(builder, i + 1);
+      envelope.setClientId(0xdead);
+      auto start = envelope.initRequest().initStartSession();
+      start.setSessionType("noop");
+      start.initBenchmark().setUri("benchmark://t/orphan");
+      ASSERT_TRUE(peer.exchange(encodeFrame(builder))->ok());
+    }
+  }
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (liveSessions(*observer) != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(liveSessions(*observer), 1u);
+  std::this_thread::sleep_for(700ms);  // longer than the lease: the keep-alives hold it
+  EXPECT_TRUE(kept->step({Value(std::int64_t{2})}, std::vector<std::string>{"Sum"}).ok());
+}
+
+TEST(ClusterTest, WorkerKilledWithSigkillIsLostAndOthersKeepServing) {
+  zmq::context_t zmq(1);
+  SteadyClock clock;
+  CoordinatorConfig config;  // default heartbeat 1 s, liveness 3
+  config.listen = "tcp://127.0.0.1:0";
+  auto coordinator =
+      CoordinatorServer::create(config, zmq, clock, makeNullLogger("coordinator")).value();
+  std::thread coordinatorThread([&] { coordinator->run(); });
+
+  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto* doomed = children.spawn({"worker", "--coordinator", coordinator->endpoint(),
+                                 "--log-level", "off"}).value();
+  auto* survivor = children.spawn({"worker", "--coordinator", coordinator->endpoint(),
+                                   "--log-level", "off"}).value();
+  auto client = connect(coordinator->endpoint());
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (client->listCluster()->size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(client->listCluster()->size(), 2u);
+  std::unique_ptr<client::Session> onDoomed, onSurvivor;
+  for (int i = 0; i < 4 && (!onDoomed || !onSurvivor); ++i) {
+    auto s = client->startSession({"noop", "benchmark://t/k"}).value();
+    auto& slot = s->endpoint() == doomed->endpoint ? onDoomed : onSurvivor;
+    if (!slot) slot = std::move(s);
+  }
+  ASSERT_TRUE(onDoomed && onSurvivor);
+
+  ::kill(doomed->process.pid(), SIGKILL);
+  auto killedAt = std::chrono::steady_clock::now();
+  auto lost = onDoomed->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
+  EXPECT_EQ(lost.status().code(), ErrorCode::kTimeout) << lost.status().toString();
+  while (client->listCluster()->size() != 1 && std::chrono::steady_clock::now() < killedAt + 6s) {
+    std::this_thread::sleep_for(50ms);
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killedAt).count();
+  ASSERT_EQ(client->listCluster()->size(), 1u);
+  EXPECT_LE(seconds, 4.0) << "lost after " << seconds << " s";
+  EXPECT_EQ(client->listCluster()->front().endpoint, survivor->endpoint);
+  EXPECT_TRUE(onSurvivor->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"}).ok());
+  EXPECT_EQ((*client->startSession({"noop", "x"}))->endpoint(), survivor->endpoint);
+
+  coordinator->stop();
+  coordinatorThread.join();
+}
+
+}  // namespace
+}  // namespace kiln

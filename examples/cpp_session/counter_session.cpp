@@ -1,0 +1,78 @@
+// A user-defined session type built against kiln's public headers only: a
+// toy "compiler" whose state is a string that actions edit, with a per-process
+// context that counts the sessions it served (state that outlives a session).
+//
+//   build/examples/kiln-counter-worker --coordinator tcp://127.0.0.1:7700 --slots 2
+#include <atomic>
+
+#include "worker/compilation_session.h"
+#include "worker/run_worker.h"
+#include "worker/service_context.h"
+
+namespace {
+
+class CounterContext : public kiln::ServiceContext {
+ public:
+  using ServiceContext::ServiceContext;
+  kiln::Status init() override {
+    logger().info("counter context starts in {}", workingDirectory().string());
+    return kiln::okStatus();
+  }
+  kiln::Status shutdown() override {
+    logger().info("counter context served {} sessions", sessionsServed.load());
+    return kiln::okStatus();
+  }
+  std::atomic<int> sessionsServed{0};
+};
+
+class CounterSession final : public kiln::CompilationSession {
+ public:
+  static constexpr const char* kSessionTypeName = "counter";
+  explicit CounterSession(CounterContext& context) : context_(context) {}
+
+  std::vector<kiln::Space> actionSpaces() const override {
+    return {kiln::Space::namedDiscrete("edits", {"append-a", "append-b", "pop", "finish"})};
+  }
+  std::vector<kiln::Space> observationSpaces() const override {
+    return {kiln::Space::string("Text"), kiln::Space::int64Scalar("Length", {0, std::nullopt})};
+  }
+  std::string compilerVersion() const override { return "counter 1.0"; }
+
+  kiln::Status init(std::size_t, const kiln::Benchmark& benchmark) override {
+    ++context_.sessionsServed;
+    text_ = benchmark.program ? *benchmark.program : benchmark.uri;
+    return kiln::okStatus();
+  }
+  kiln::Status initAsFork(const kiln::CompilationSession& parent) override {
+    text_ = static_cast<const CounterSession&>(parent).text_;
+    return kiln::okStatus();
+  }
+  kiln::Status applyAction(const kiln::Value& action, kiln::ActionOutcome& outcome) override {
+    switch (action.as<std::int64_t>()) {
+      case 0: text_ += 'a'; break;
+      case 1: text_ += 'b'; break;
+      case 2:
+        outcome.actionHadNoEffect = text_.empty();
+        if (!text_.empty()) text_.pop_back();
+        break;
+      default: outcome.endOfEpisode = true;
+    }
+    return kiln::okStatus();
+  }
+  kiln::Status computeObservation(std::size_t space, kiln::Value& observation) override {
+    if (space == 0) {
+      observation = text_;
+    } else {
+      observation = static_cast<std::int64_t>(text_.size());
+    }
+    return kiln::okStatus();
+  }
+
+ private:
+  CounterContext& context_;
+  std::string text_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) { return kiln::runWorker<CounterSession, CounterContext>(argc, argv); }

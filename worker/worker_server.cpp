@@ -1,6 +1,7 @@
 #include "worker/worker_server.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <vector>
@@ -144,12 +145,24 @@ void WorkerServer::run() {
     }
     if (linkSocket != nullptr && (items[2].revents & ZMQ_POLLIN)) link_->onReadable(config_.frames);
     host_->tick();
+    returnFreedMemory(host_->load().liveSessions);
     if (link_) {
       HostLoad load = host_->load();
       link_->tick({load.liveSessions, pool_->busy(), load.waitingRequests, load.stepsTotal});
     }
   }
   shutdown();
+}
+
+void WorkerServer::returnFreedMemory(std::uint32_t liveSessions) {
+  // glibc keeps freed heap pages; after thousands of sessions end, hand them
+  // back so that an idle worker's RSS returns near its idle size.
+  constexpr std::uint32_t kTrimAfterFreed = 1000;
+  peakSessions_ = std::max(peakSessions_, liveSessions);
+  if (peakSessions_ - liveSessions >= kTrimAfterFreed) {
+    ::malloc_trim(0);
+    peakSessions_ = liveSessions;
+  }
 }
 
 void WorkerServer::shutdown() {

@@ -63,6 +63,7 @@ class WorkerServer {
                const Clock& clock, Logger logger);
   void readClients();
   void shutdown();
+  void returnFreedMemory(std::uint32_t liveSessions);
 
   WorkerConfig config_;
   SessionTypeRegistry& types_;
@@ -82,6 +83,7 @@ class WorkerServer {
   std::unique_ptr<CoordinatorLink> link_;
   std::atomic<bool> stopping_{false};
   bool shutDown_ = false;
+  std::uint32_t peakSessions_ = 0;
 };
 
 }  // namespace kiln

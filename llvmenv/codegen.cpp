@@ -1,0 +1,119 @@
+#include "llvmenv/codegen.h"
+
+#include <mutex>
+#include <string>
+
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvmenv/crash_guard.h"
+#include "llvmenv/ir_text.h"
+
+namespace kiln::llvmenv {
+
+void initializeNativeTargetOnce() {
+  // LLVM's target registry is process-wide; registering the native target
+  // twice concurrently is a data race, so it happens exactly once.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+namespace {
+
+std::string effectiveTriple(const llvm::Module& module) {
+  const std::string& triple = module.getTargetTriple();
+  return triple.empty() ? llvm::sys::getDefaultTargetTriple() : triple;
+}
+
+}  // namespace
+
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const llvm::Module& module) {
+  initializeNativeTargetOnce();
+  const std::string triple = effectiveTriple(module);
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (target == nullptr) return nullptr;
+  llvm::TargetOptions options;
+  options.UseInitArray = true;  // what opt/llc's codegen flags default to
+  return std::unique_ptr<llvm::TargetMachine>(
+      target->createTargetMachine(triple, /*CPU=*/"", /*Features=*/"", options, /*RM=*/std::nullopt,
+                                  /*CM=*/std::nullopt, llvm::CodeGenOptLevel::Default));
+}
+
+Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module) {
+  // Codegen rewrites the IR it compiles (CodeGenPrepare and friends), so it
+  // works on a copy, in a context of its own: if the backend crashes, only
+  // that context is poisoned (and leaked), never the caller's state.
+  DiagnosticCollector diagnostics;  // outlives the context that points to it
+  auto context = std::make_unique<llvm::LLVMContext>();
+  diagnostics.install(*context);
+  const std::string bitcode = writeBitcode(module);
+  auto parsed = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(llvm::StringRef(bitcode), "kiln-codegen"), *context);
+  if (!parsed) return internalError("codegen copy: " + llvm::toString(parsed.takeError()));
+  std::unique_ptr<llvm::Module> copy = std::move(*parsed);
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(*copy);
+  if (tm == nullptr) {
+    return unimplemented("no code generator for target triple '" + effectiveTriple(module) +
+                         "' in this LLVM build");
+  }
+  if (copy->getTargetTriple().empty()) copy->setTargetTriple(tm->getTargetTriple().str());
+  if (copy->getDataLayout().isDefault()) copy->setDataLayout(tm->createDataLayout());
+
+  llvm::SmallVector<char, 0> object;
+  bool cannotEmit = false;
+  Status status = runGuarded("codegen", [&] {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager pm;
+    llvm::TargetLibraryInfoImpl tlii(llvm::Triple(copy->getTargetTriple()));
+    pm.add(new llvm::TargetLibraryInfoWrapperPass(tlii));
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+      cannotEmit = true;
+      return;
+    }
+    pm.run(*copy);
+  });
+  if (!status.ok()) {
+    // The copy may be half rewritten by the failed backend: never touch it again.
+    (void)copy.release();
+    (void)tm.release();
+    (void)context.release();
+    return status;
+  }
+  if (cannotEmit) return unimplemented("the target cannot emit object files");
+  if (diagnostics.hasErrors()) return compileError("codegen: " + diagnostics.takeErrors());
+
+  llvm::MemoryBufferRef buffer(llvm::StringRef(object.data(), object.size()), "kiln-object");
+  auto file = llvm::object::ObjectFile::createObjectFile(buffer);
+  if (!file) {
+    return internalError("cannot read the object the backend emitted: " +
+                         llvm::toString(file.takeError()));
+  }
+  std::int64_t textBytes = 0;
+  for (const llvm::object::SectionRef& section : (*file)->sections()) {
+    auto name = section.getName();
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    if (*name == ".text" || name->starts_with(".text.")) {
+      textBytes += static_cast<std::int64_t>(section.getSize());
+    }
+  }
+  return textBytes;
+}
+
+}  // namespace kiln::llvmenv

@@ -1,0 +1,34 @@
+// Target machines and in-process code generation. Initializes LLVM's native
+// target once per process, builds a TargetMachine the way opt-19 does for a
+// module (module triple, generic CPU, no extra features) and emits an object
+// file into memory to measure its .text size, without any subprocess.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common/status.h"
+
+namespace llvm {
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace kiln::llvmenv {
+
+// Thread-safe; every caller of the functions below goes through it.
+void initializeNativeTargetOnce();
+
+// The TargetMachine opt-19 would build for `module`: its triple (the host's
+// default triple if it has none), CPU "" and features "" (function attributes
+// such as "target-cpu" still apply per function). nullptr when the module's
+// target is not compiled into this LLVM or is not the host's architecture
+// family (passes then run without target information, as in opt).
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const llvm::Module& module);
+
+// Compiles a copy of `module` (the module itself is left untouched) to an
+// in-memory object at the default codegen level (llc -O2) and returns the sum
+// of the sizes of its ".text" / ".text.*" sections. Platform dependent.
+Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module);
+
+}  // namespace kiln::llvmenv

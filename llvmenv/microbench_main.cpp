@@ -1,0 +1,112 @@
+// llvmenv_microbench FILE.bc [ITERATIONS]: p50/p99 latency of the engine's
+// operations on one benchmark, for `kiln bench llvm`. Not a test: it only
+// measures and prints one line per operation.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "llvmenv/autophase.h"
+#include "llvmenv/codegen.h"
+#include "llvmenv/inst_count.h"
+#include "llvmenv/ir_text.h"
+#include "llvmenv/module_state.h"
+#include "llvmenv/pass_table.h"
+
+namespace {
+
+using kiln::llvmenv::ModuleState;
+
+struct Stats {
+  double p50;
+  double p99;
+};
+
+Stats percentiles(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double q) {
+    const std::size_t i = static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1));
+    return samples[i];
+  };
+  return {at(0.50), at(0.99)};
+}
+
+// Times `op` `n` times; `setup` runs before each call, untimed.
+void bench(const char* name, int n, const std::function<void()>& setup,
+           const std::function<bool()>& op) {
+  std::vector<double> micros;
+  micros.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (setup) setup();
+    const auto start = std::chrono::steady_clock::now();
+    if (!op()) {
+      std::printf("%-24s FAILED\n", name);
+      return;
+    }
+    const auto end = std::chrono::steady_clock::now();
+    micros.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+  }
+  const Stats s = percentiles(std::move(micros));
+  std::printf("%-24s p50 %10.1f us   p99 %10.1f us   (n=%d)\n", name, s.p50, s.p99, n);
+}
+
+std::string fail(const kiln::Status& status) { return status.toString(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s FILE.bc [ITERATIONS]\n", argv[0]);
+    return 2;
+  }
+  const int n = argc > 2 ? std::max(1, std::atoi(argv[2])) : 200;
+  std::ifstream in(argv[1], std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", argv[1]);
+    return 1;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string bytes = buffer.str();
+
+  auto table = kiln::llvmenv::PassTable::fromRegistry();
+  if (!table.ok()) {
+    std::fprintf(stderr, "%s\n", fail(table.status()).c_str());
+    return 1;
+  }
+  auto base = ModuleState::fromBitcode(*table, bytes, argv[1]);
+  if (!base.ok()) {
+    std::fprintf(stderr, "%s\n", fail(base.status()).c_str());
+    return 1;
+  }
+  const ModuleState& state = **base;
+  auto cached = state.serialize();
+  const std::size_t globaldce = (*table)->find("globaldce").value_or(0);
+  const std::size_t gvn = (*table)->find("gvn").value_or(0);
+  std::printf("module %s: %lld instructions, %zu bytes of bitcode; %zu passes (table %s)\n",
+              argv[1], static_cast<long long>(*state.instructionCount()), bytes.size(),
+              (*table)->size(), (*table)->fingerprint().substr(0, 12).c_str());
+
+  std::unique_ptr<ModuleState> scratch;
+  auto freshCopy = [&] { scratch = state.clone().value(); };
+
+  bench("parse+verify", n, nullptr, [&] { return ModuleState::fromBitcode(*table, bytes).ok(); });
+  bench("clone", n, nullptr, [&] { return state.clone().ok(); });
+  bench("materialize", n, nullptr, [&] { return ModuleState::materialize(*table, *cached).ok(); });
+  bench("applyPass(globaldce)", n, freshCopy, [&] { return scratch->applyPass(globaldce).ok(); });
+  bench("applyPass(gvn)", n, freshCopy, [&] { return scratch->applyPass(gvn).ok(); });
+  bench("printIr", n, nullptr,
+        [&] { return !kiln::llvmenv::canonicalIrText(*state.module()).empty(); });
+  bench("instCount", n, nullptr,
+        [&] { return !kiln::llvmenv::computeInstCount(*state.module()).empty(); });
+  bench("autophase", n, nullptr,
+        [&] { return !kiln::llvmenv::computeAutophase(*state.module()).empty(); });
+  bench("objectTextSize", std::max(1, n / 4), nullptr,
+        [&] { return kiln::llvmenv::objectTextSizeBytes(*state.module()).ok(); });
+  return 0;
+}

@@ -1,0 +1,280 @@
+#include "llvmenv/module_state.h"
+
+#include <utility>
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvmenv/autophase.h"
+#include "llvmenv/codegen.h"
+#include "llvmenv/inst_count.h"
+#include "llvmenv/ir_text.h"
+#include "llvmenv/observations.h"
+#include "llvmenv/pass_runner.h"
+
+namespace kiln::llvmenv {
+
+ModuleState::ModuleState(std::shared_ptr<const PassTable> passes, std::string name)
+    : passes_(std::move(passes)),
+      name_(std::move(name)),
+      context_(std::make_unique<llvm::LLVMContext>()) {
+  diagnostics_.install(*context_);
+}
+
+ModuleState::~ModuleState() = default;
+
+void ModuleState::poison(const Status& why) {
+  (void)module_.release();
+  (void)context_.release();
+  (void)tm_.release();
+  ir_.reset();
+  textSize_.reset();
+  bitcode_.reset();
+  broken_ = why.message();
+}
+
+Status ModuleState::checkUsable() const {
+  if (usable()) return okStatus();
+  return compileError("module '" + name_ + "' is unusable after an earlier failure (" + broken_ +
+                      "); start again from a clone or the benchmark");
+}
+
+Status ModuleState::verifyParsed(std::string_view what) {
+  if (diagnostics_.hasErrors()) {
+    return invalidArgument(std::string(what) + ": " + diagnostics_.takeErrors());
+  }
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  if (llvm::verifyModule(*module_, &os)) {
+    os.flush();
+    return invalidArgument(std::string(what) + " is not a valid LLVM module: " + report);
+  }
+  return okStatus();
+}
+
+Result<std::unique_ptr<ModuleState>> ModuleState::parseBitcode(
+    std::shared_ptr<const PassTable> passes, std::string_view bytes, std::string name,
+    bool verify) {
+  if (passes == nullptr) return invalidArgument("a ModuleState needs a pass table");
+  if (bytes.empty()) return invalidArgument("empty bitcode for module '" + name + "'");
+  std::unique_ptr<ModuleState> state(new ModuleState(std::move(passes), std::move(name)));
+  std::string parseError;
+  Status guard = runGuarded("reading bitcode", [&] {
+    auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(bytes.data(), bytes.size()),
+                                                   state->name_, /*RequiresNullTerminator=*/false);
+    auto parsed = llvm::parseBitcodeFile(buffer->getMemBufferRef(), *state->context_);
+    if (parsed) {
+      state->module_ = std::move(*parsed);
+      state->bitcode_ = std::string(bytes);
+    } else {
+      parseError = llvm::toString(parsed.takeError());
+    }
+  });
+  if (!guard.ok()) {
+    state->poison(guard);
+    return invalidArgument("module '" + state->name_ + "': " + guard.message());
+  }
+  if (!parseError.empty()) {
+    return invalidArgument("module '" + state->name_ +
+                           "' is not valid LLVM bitcode: " + parseError);
+  }
+  if (verify) KILN_RETURN_IF_ERROR(state->verifyParsed("bitcode of '" + state->name_ + "'"));
+  return state;
+}
+
+Result<std::unique_ptr<ModuleState>> ModuleState::fromBitcode(
+    std::shared_ptr<const PassTable> passes, std::string_view bytes, std::string name) {
+  return parseBitcode(std::move(passes), bytes, std::move(name), /*verify=*/true);
+}
+
+Result<std::unique_ptr<ModuleState>> ModuleState::fromIrText(
+    std::shared_ptr<const PassTable> passes, std::string_view text, std::string name) {
+  if (passes == nullptr) return invalidArgument("a ModuleState needs a pass table");
+  std::unique_ptr<ModuleState> state(new ModuleState(std::move(passes), std::move(name)));
+  std::string parseError;
+  Status guard = runGuarded("parsing IR text", [&] {
+    // A copy: the lexer needs a NUL-terminated buffer.
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(text.data(), text.size()),
+                                                       state->name_);
+    llvm::SMDiagnostic diagnostic;
+    state->module_ = llvm::parseAssembly(buffer->getMemBufferRef(), diagnostic, *state->context_);
+    if (state->module_ == nullptr) {
+      llvm::raw_string_ostream os(parseError);
+      diagnostic.print(/*ProgName=*/nullptr, os, /*ShowColors=*/false);
+    }
+  });
+  if (!guard.ok()) {
+    state->poison(guard);
+    return invalidArgument("module '" + state->name_ + "': " + guard.message());
+  }
+  if (state->module_ == nullptr) {
+    return invalidArgument("module '" + state->name_ + "' is not valid LLVM IR: " + parseError);
+  }
+  KILN_RETURN_IF_ERROR(state->verifyParsed("IR of '" + state->name_ + "'"));
+  return state;
+}
+
+Result<std::unique_ptr<ModuleState>> ModuleState::materialize(
+    std::shared_ptr<const PassTable> passes, const SerializedModule& cached) {
+  KILN_ASSIGN_OR_RETURN(auto state,
+                        parseBitcode(std::move(passes), cached.bitcode, cached.name, false));
+  if (!cached.irText.empty()) state->ir_ = cached.irText;
+  return state;
+}
+
+Result<std::unique_ptr<ModuleState>> ModuleState::clone() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  KILN_ASSIGN_OR_RETURN(auto copy, parseBitcode(passes_, cachedBitcode(), name_, /*verify=*/false));
+  copy->ir_ = ir_;
+  copy->textSize_ = textSize_;
+  return copy;
+}
+
+Result<SerializedModule> ModuleState::serialize() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return SerializedModule{name_, cachedBitcode(), cachedIr()};
+}
+
+const std::string& ModuleState::cachedBitcode() const {
+  if (!bitcode_) bitcode_ = writeBitcode(*module_);
+  return *bitcode_;
+}
+
+const std::string& ModuleState::cachedIr() const {
+  if (!ir_) ir_ = canonicalIrText(*module_);
+  return *ir_;
+}
+
+Result<PassOutcome> ModuleState::applyPass(std::size_t index) {
+  if (index >= passes_->size()) {
+    return invalidArgument("pass index " + std::to_string(index) + " is out of range [0, " +
+                           std::to_string(passes_->size()) + ")");
+  }
+  const PassInfo& pass = passes_->at(index);
+  KILN_ASSIGN_OR_RETURN(PassOutcome outcome, applyPipeline(pass.pipeline));
+  outcome.pass = pass.name;
+  return outcome;
+}
+
+Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  std::string before = cachedIr();
+  if (!tmBuilt_) {
+    tm_ = makeTargetMachine(*module_);
+    tmBuilt_ = true;
+  }
+  Status runStatus;
+  const std::string label = "pass '" + std::string(pipeline) + "' on '" + name_ + "'";
+  Status guard = runGuarded(label, [&] { runStatus = runPipeline(*module_, tm_.get(), pipeline); });
+  if (!guard.ok()) {
+    poison(guard);
+    return guard;
+  }
+  if (!runStatus.ok()) return runStatus;  // the pipeline did not parse: nothing ran
+
+  ir_.reset();
+  textSize_.reset();
+  bitcode_.reset();
+  if (diagnostics_.hasErrors()) {
+    Status error = compileError(label + " reported: " + diagnostics_.takeErrors());
+    broken_ = error.message();
+    return error;
+  }
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  if (llvm::verifyModule(*module_, &os)) {
+    os.flush();
+    Status error = compileError(label + " produced an invalid module: " + report);
+    broken_ = error.message();
+    return error;
+  }
+  // Always, even when the text did not change: a pass can advance hidden
+  // counters without changing the printed IR.
+  KILN_RETURN_IF_ERROR(reload());
+  PassOutcome outcome{std::string(pipeline), cachedIr() != before};
+  return outcome;
+}
+
+Status ModuleState::reload() {
+  // Passes leave state behind that the IR text does not show: symbol tables
+  // keep counting suffixes of deleted names (".lcssa3" instead of ".lcssa1"),
+  // the bitcode reader resets intrinsic declarations to their canonical
+  // attributes (a pass may have added "mustprogress"), and the context keeps
+  // every constant and type ever created. A bitcode round trip into a fresh
+  // context drops all of it, so the state is exactly what `opt-19` would read
+  // back from its output file, and the result of a step depends on the
+  // canonical IR alone (a state is fully described by its IR text).
+  std::string bytes = writeBitcode(*module_);
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto parsed =
+      llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(bytes), name_), *context);
+  if (!parsed) {
+    Status error = internalError("bitcode round trip of '" + name_ +
+                                 "' failed: " + llvm::toString(parsed.takeError()));
+    broken_ = error.message();
+    return error;
+  }
+  module_.reset();
+  context_ = std::move(context);
+  module_ = std::move(*parsed);
+  diagnostics_.install(*context_);
+  bitcode_ = std::move(bytes);  // the module was read from exactly these bytes
+  return okStatus();
+}
+
+Result<std::string> ModuleState::ir() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return cachedIr();
+}
+
+Result<std::string> ModuleState::irSha1() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return sha1Hex(cachedIr());
+}
+
+Result<Bytes> ModuleState::bitcode() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return Bytes{cachedBitcode()};
+}
+
+Result<std::int64_t> ModuleState::instructionCount() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return countInstructions(*module_);
+}
+
+Result<Int64Tensor> ModuleState::instCount() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return toTensor(computeInstCount(*module_));
+}
+
+Result<ValueDict> ModuleState::instCountDict() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return toDict(instCountFeatureNames(), computeInstCount(*module_));
+}
+
+Result<Int64Tensor> ModuleState::autophase() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return toTensor(computeAutophase(*module_));
+}
+
+Result<ValueDict> ModuleState::autophaseDict() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  return toDict(autophaseFeatureNames(), computeAutophase(*module_));
+}
+
+Result<std::int64_t> ModuleState::objectTextSizeBytes() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  if (!textSize_) {
+    KILN_ASSIGN_OR_RETURN(std::int64_t size, llvmenv::objectTextSizeBytes(*module_));
+    textSize_ = size;
+  }
+  return *textSize_;
+}
+
+}  // namespace kiln::llvmenv

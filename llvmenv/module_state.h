@@ -1,0 +1,127 @@
+// One compilation state of the pass-ordering environment: an LLVM module in
+// its own LLVMContext, so that different states can be stepped on different
+// threads at once (one state must not be used by two threads at a time).
+// States are built by factories that verify their input; a pass that breaks
+// the module or crashes LLVM leaves the state unusable (every later call
+// returns compileError): fork with clone() before risky steps if needed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "common/value.h"
+#include "llvmenv/crash_guard.h"
+#include "llvmenv/pass_table.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace kiln::llvmenv {
+
+struct PassOutcome {
+  std::string pass;  // registry name, or the pipeline text for applyPipeline()
+  // Exact: true iff the canonical IR text (see ir_text.h) differs from before
+  // the pass. PreservedAnalyses is not trusted for this (passes may report
+  // "changed" conservatively, and the loop adaptors' canonicalization counts).
+  bool changed = false;
+};
+
+// What a benchmark cache keeps: the bitcode plus the canonical text, so that
+// materialize() needs neither verification nor printing.
+struct SerializedModule {
+  std::string name;
+  std::string bitcode;
+  std::string irText;
+};
+
+class ModuleState {
+ public:
+  // Parses and verifies. Bad input (random bytes, truncated bitcode, syntax
+  // errors, invalid IR) gives invalidArgument with LLVM's diagnostic text.
+  static Result<std::unique_ptr<ModuleState>> fromBitcode(std::shared_ptr<const PassTable> passes,
+                                                          std::string_view bytes,
+                                                          std::string name = "module");
+  static Result<std::unique_ptr<ModuleState>> fromIrText(std::shared_ptr<const PassTable> passes,
+                                                         std::string_view text,
+                                                         std::string name = "module");
+  // Rebuilds a state from serialize() output without re-verifying it.
+  static Result<std::unique_ptr<ModuleState>> materialize(std::shared_ptr<const PassTable> passes,
+                                                          const SerializedModule& cached);
+
+  ModuleState(const ModuleState&) = delete;
+  ModuleState& operator=(const ModuleState&) = delete;
+  ~ModuleState();
+
+  // A deep copy in a new LLVMContext: parses the bitcode this state's module
+  // was read from (use-list order preserved), so both behave identically
+  // under every pass.
+  Result<std::unique_ptr<ModuleState>> clone() const;
+  Result<SerializedModule> serialize() const;
+
+  // Runs pass `index` of the table (one fresh pass manager, like one
+  // `opt-19 -passes=<pipeline>` call), verifies the module, and when the IR
+  // changed, moves it through bitcode into a fresh context (see reload()) so
+  // that the state is exactly what opt would read back from its output file.
+  Result<PassOutcome> applyPass(std::size_t index);
+  // Same for any PassBuilder pipeline text (baselines, tests, tools).
+  Result<PassOutcome> applyPipeline(std::string_view pipeline);
+
+  bool usable() const { return broken_.empty(); }
+  const std::string& name() const { return name_; }
+  const PassTable& passes() const { return *passes_; }
+  const std::shared_ptr<const PassTable>& sharedPasses() const { return passes_; }
+  // Read-only access for observations written elsewhere (nullptr if broken
+  // by a crash). Mutating it would bypass the caches: don't.
+  const llvm::Module* module() const { return module_.get(); }
+
+  // Observations (all deterministic; only objectTextSizeBytes depends on the
+  // host, see observations.h).
+  Result<std::string> ir() const;      // canonical text, cached between passes
+  Result<std::string> irSha1() const;  // hex SHA-1 of ir()
+  Result<Bytes> bitcode() const;       // the bytes the current module was read from
+  Result<std::int64_t> instructionCount() const;
+  Result<Int64Tensor> instCount() const;  // shape [70]
+  Result<ValueDict> instCountDict() const;
+  Result<Int64Tensor> autophase() const;  // shape [56]
+  Result<ValueDict> autophaseDict() const;
+  Result<std::int64_t> objectTextSizeBytes() const;  // cached until the IR changes
+
+ private:
+  ModuleState(std::shared_ptr<const PassTable> passes, std::string name);
+  static Result<std::unique_ptr<ModuleState>> parseBitcode(std::shared_ptr<const PassTable> passes,
+                                                           std::string_view bytes, std::string name,
+                                                           bool verify);
+  Status checkUsable() const;
+  Status verifyParsed(std::string_view what);
+  const std::string& cachedIr() const;
+  const std::string& cachedBitcode() const;
+  // Replaces module and context by a bitcode round trip of the module.
+  Status reload();
+  // Leaks the LLVM objects after a crash inside them (destroying them could
+  // crash again) and marks the state unusable.
+  void poison(const Status& why);
+
+  std::shared_ptr<const PassTable> passes_;
+  std::string name_;
+  DiagnosticCollector diagnostics_;  // before context_: the context points to it
+  std::unique_ptr<llvm::LLVMContext> context_;
+  std::unique_ptr<llvm::Module> module_;  // after context_: destroyed first
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  bool tmBuilt_ = false;
+  std::string broken_;  // why the state is unusable; empty while usable
+  mutable std::optional<std::string> ir_;
+  // The bytes module_ was read from (input or the last reload), so clone(),
+  // serialize() and bitcode() need no writer; computed lazily for text input.
+  mutable std::optional<std::string> bitcode_;
+  mutable std::optional<std::int64_t> textSize_;
+};
+
+}  // namespace kiln::llvmenv

@@ -1,0 +1,250 @@
+#include "llvmenv/pass_table.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <utility>
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvmenv/ir_text.h"
+#include "llvmenv/pass_runner.h"
+
+namespace kiln::llvmenv {
+namespace {
+
+struct Rule {
+  std::string_view name;
+  std::string_view reason;
+};
+
+// Registry entries that are not useful or not safe as standalone actions.
+// The pass list itself comes from LLVM; only these exclusions are written
+// down, each with the reason a reviewer needs.
+constexpr std::array kDeniedPrefixes = {
+    Rule{"print", "printer: writes to stderr, never changes IR"},
+    Rule{"dot-", "writes .dot files"},
+    Rule{"view-", "opens a viewer"},
+    Rule{"verify", "verifier: kiln verifies after every pass anyway"},
+    Rule{"invalidate", "analysis invalidation only"},
+    Rule{"require", "analysis only"},
+    Rule{"no-op-", "does nothing by design"},
+    Rule{"trigger-", "crashes or breaks the module on purpose (LLVM self-test)"},
+    Rule{"coro-", "coroutine lowering: mandatory frontend lowering, not an optimization"},
+    Rule{"objc-arc", "Objective-C ARC runtime specific"},
+    Rule{"hipstdpar-", "HIP offloading specific"},
+    Rule{"pgo-", "profile-guided instrumentation or needs a profile"},
+    Rule{"memprof", "heap profiler instrumentation or needs a profile"},
+    Rule{"pseudo-probe", "sample-profiling instrumentation"},
+};
+
+constexpr std::array kDeniedNames = {
+    // Analyses and reporting that never change IR.
+    Rule{"aa-eval", "analysis only"},
+    Rule{"pa-eval", "analysis only"},
+    Rule{"lint", "analysis only"},
+    Rule{"instcount", "analysis only (updates statistics)"},
+    Rule{"count-visits", "analysis only (test pass)"},
+    Rule{"annotation-remarks", "emits remarks only"},
+    Rule{"transform-warning", "emits warnings only"},
+    Rule{"recompute-globalsaa", "analysis only"},
+    Rule{"check-debugify", "debugify checker (test tool)"},
+    Rule{"helloworld", "example pass"},
+    // Instrumentation: adds calls into a runtime library or metadata for one.
+    Rule{"asan", "sanitizer instrumentation"},
+    Rule{"hwasan", "sanitizer instrumentation"},
+    Rule{"msan", "sanitizer instrumentation"},
+    Rule{"tsan", "sanitizer instrumentation"},
+    Rule{"tsan-module", "sanitizer instrumentation"},
+    Rule{"dfsan", "sanitizer instrumentation"},
+    Rule{"nsan", "sanitizer instrumentation"},
+    Rule{"sancov-module", "coverage instrumentation"},
+    Rule{"sanmd-module", "sanitizer metadata"},
+    Rule{"bounds-checking", "adds run-time checks"},
+    Rule{"kcfi", "control-flow-integrity instrumentation"},
+    Rule{"cfguard", "Windows control-flow guard"},
+    Rule{"cross-dso-cfi", "control-flow-integrity lowering"},
+    Rule{"lowertypetests", "control-flow-integrity lowering"},
+    Rule{"ee-instrument", "function entry/exit instrumentation"},
+    Rule{"insert-gcov-profiling", "coverage instrumentation"},
+    Rule{"instrprof", "profile instrumentation lowering"},
+    Rule{"instrorderfile", "order-file instrumentation"},
+    Rule{"ctx-instr-lower", "contextual profiling lowering"},
+    Rule{"sample-profile", "needs a sample profile"},
+    Rule{"synthetic-counts-propagation", "writes synthetic profile counts"},
+    Rule{"poison-checking", "adds run-time checks"},
+    Rule{"jmc-instrumenter", "debugger just-my-code instrumentation"},
+    Rule{"debugify", "adds synthetic debug info (test tool)"},
+    Rule{"safe-stack", "security instrumentation that needs a runtime"},
+    Rule{"stack-protector", "security instrumentation"},
+    Rule{"embed-bitcode", "embeds the module into itself"},
+    // Need inputs kiln does not have (files, summaries, command-line lists).
+    Rule{"function-import", "needs a ThinLTO summary index"},
+    Rule{"extract-blocks", "needs a block list file"},
+    Rule{"rewrite-symbols", "needs a symbol map file"},
+    Rule{"forceattrs", "needs -force-attribute lists"},
+    Rule{"internalize", "needs a list of symbols to keep; alone it may internalize main"},
+    Rule{"inliner-ml-advisor-release", "needs an ML inlining model"},
+    Rule{"wholeprogramdevirt", "LTO-only: needs a whole-program summary"},
+    // Non-deterministic across hosts: the result depends on the module's name.
+    Rule{"metarenamer", "renames with a seed taken from the module identifier"},
+    // Backend lowering of the IR codegen pipeline: many need a TargetMachine
+    // (crash without one), change the ABI, or only make sense right before
+    // instruction selection; codegen runs them anyway.
+    Rule{"codegenprepare", "backend lowering (needs a TargetMachine)"},
+    Rule{"atomic-expand", "backend lowering (needs a TargetMachine)"},
+    Rule{"callbr-prepare", "backend lowering"},
+    Rule{"dwarf-eh-prepare", "backend EH lowering (needs a TargetMachine)"},
+    Rule{"sjlj-eh-prepare", "changes the EH ABI"},
+    Rule{"wasm-eh-prepare", "WebAssembly EH lowering"},
+    Rule{"win-eh-prepare", "Windows EH lowering"},
+    Rule{"expand-large-div-rem", "backend lowering (needs a TargetMachine)"},
+    Rule{"expand-large-fp-convert", "backend lowering (needs a TargetMachine)"},
+    Rule{"expand-memcmp", "backend lowering (needs a TargetMachine)"},
+    Rule{"indirectbr-expand", "backend lowering (needs a TargetMachine)"},
+    Rule{"interleaved-access", "backend lowering (needs a TargetMachine)"},
+    Rule{"select-optimize", "backend lowering (needs a TargetMachine)"},
+    Rule{"typepromotion", "backend lowering (needs a TargetMachine)"},
+    Rule{"pre-isel-intrinsic-lowering", "backend lowering (needs a TargetMachine)"},
+    Rule{"lower-emutls", "changes the TLS ABI"},
+    Rule{"dxil-upgrade", "DirectX specific"},
+    Rule{"gc-lowering", "garbage-collector lowering"},
+    Rule{"shadow-stack-gc-lowering", "garbage-collector lowering"},
+    Rule{"place-safepoints", "garbage-collector statepoints"},
+    Rule{"rewrite-statepoints-for-gc", "garbage-collector statepoints"},
+    Rule{"strip-gc-relocates", "garbage-collector statepoints"},
+};
+
+// A few bare names switch on a self-check that aborts the process when it
+// fails; these get the options the default pipelines use instead.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kDefaultParams = {{
+    // Bare "instcombine" in -passes turns on fixpoint verification, which
+    // calls report_fatal_error when one iteration does not reach a fixpoint.
+    {"instcombine", "instcombine<no-verify-fixpoint>"},
+}};
+
+std::optional<PassKind> sectionKind(std::string_view header) {
+  if (header.ends_with("analyses:") || header.starts_with("Machine")) return std::nullopt;
+  if (header.starts_with("Module passes")) return PassKind::kModule;
+  if (header.starts_with("CGSCC passes")) return PassKind::kCgscc;
+  if (header.starts_with("Function passes")) return PassKind::kFunction;
+  if (header.starts_with("LoopNest passes")) return PassKind::kLoopNest;
+  if (header.starts_with("Loop passes")) return PassKind::kLoop;
+  return std::nullopt;
+}
+
+std::optional<std::string_view> denialReason(std::string_view name) {
+  for (const Rule& rule : kDeniedNames) {
+    if (name == rule.name) return rule.reason;
+  }
+  for (const Rule& rule : kDeniedPrefixes) {
+    if (name.starts_with(rule.name)) return rule.reason;
+  }
+  return std::nullopt;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+struct Candidate {
+  std::string name;
+  PassKind kind;
+};
+
+// Reads PassBuilder::printPassNames: "Section header:" lines followed by
+// indented names; sections "with params" list "name<opt;opt;...>".
+std::vector<Candidate> readRegistry(std::vector<DroppedPass>& dropped) {
+  std::string listing;
+  llvm::raw_string_ostream os(listing);
+  llvm::PassBuilder().printPassNames(os);
+  os.flush();
+
+  std::vector<Candidate> out;
+  std::set<std::string, std::less<>> seen;
+  std::optional<PassKind> kind;
+  std::string_view rest(listing);
+  while (!rest.empty()) {
+    const std::size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (line.empty()) continue;
+    if (line.front() != ' ') {
+      kind = sectionKind(trim(line));
+      continue;
+    }
+    if (!kind) continue;
+    std::string_view entry = trim(line);
+    const bool withParams = entry.find('<') != std::string_view::npos && entry.back() == '>' &&
+                            !entry.starts_with("print") && !entry.starts_with("invalidate") &&
+                            !entry.starts_with("verify");
+    std::string_view name = withParams ? entry.substr(0, entry.find('<')) : entry;
+    if (name.empty() || seen.contains(name)) continue;  // e.g. guard-widening: function first
+    seen.emplace(name);
+    if (auto reason = denialReason(name)) {
+      dropped.push_back({std::string(name), std::string(*reason)});
+      continue;
+    }
+    if (name.find('<') != std::string_view::npos) {
+      dropped.push_back({std::string(name), "analysis-specific variant"});
+      continue;
+    }
+    out.push_back({std::string(name), *kind});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view passKindName(PassKind kind) {
+  switch (kind) {
+    case PassKind::kModule:
+      return "module";
+    case PassKind::kCgscc:
+      return "cgscc";
+    case PassKind::kFunction:
+      return "function";
+    case PassKind::kLoopNest:
+      return "loopnest";
+    case PassKind::kLoop:
+      return "loop";
+  }
+  return "?";
+}
+
+Result<std::shared_ptr<const PassTable>> PassTable::fromRegistry() {
+  auto table = std::make_shared<PassTable>();
+  for (Candidate& candidate : readRegistry(table->dropped_)) {
+    std::string text = candidate.name;
+    for (const auto& [bare, withParams] : kDefaultParams) {
+      if (text == bare) text = withParams;
+    }
+    Result<std::string> pipeline = canonicalPipeline(text);
+    if (!pipeline.ok()) {
+      // Listed "with params" but unusable without them (e.g. a file name).
+      table->dropped_.push_back({candidate.name, "needs mandatory parameters"});
+      continue;
+    }
+    table->passes_.push_back({std::move(candidate.name), candidate.kind, std::move(*pipeline)});
+  }
+  if (table->passes_.empty()) return internalError("LLVM's pass registry listed no usable pass");
+  std::sort(table->passes_.begin(), table->passes_.end(),
+            [](const PassInfo& a, const PassInfo& b) { return a.name < b.name; });
+
+  std::string identity = "llvm " LLVM_VERSION_STRING "\n";
+  for (const PassInfo& pass : table->passes_) identity += pass.name + "=" + pass.pipeline + "\n";
+  table->fingerprint_ = sha1Hex(identity);
+  return std::shared_ptr<const PassTable>(std::move(table));
+}
+
+std::optional<std::size_t> PassTable::find(std::string_view name) const {
+  for (std::size_t i = 0; i < passes_.size(); ++i) {
+    if (passes_[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kiln::llvmenv

@@ -1,0 +1,70 @@
+// Flag spellings checked against Debian's opt-19 and llc-19 (see
+// shared/notes/mlgo-interactive.md).
+#include "mlgo/advisor_kind.h"
+
+namespace kiln::mlgo {
+
+AdvisorDescription describeAdvisor(AdvisorKind kind, int llvmMajorVersion) {
+  AdvisorDescription d;
+  d.kind = kind;
+  const std::string suffix = "-" + std::to_string(llvmMajorVersion);
+  switch (kind) {
+    case AdvisorKind::kInliner:
+      d.name = "inliner";
+      d.defaultCompiler = "opt" + suffix;
+      d.adviceName = "inlining_decision";
+      d.outputExtension = ".bc";
+      d.defaultDecisionFeature = "inlining_default";
+      d.defaultDecisionSlot =
+          llvmMajorVersion < 21 ? "callee_basic_block_count" : "inlining_default";
+      d.advisorFlags = {"-passes=scc-oz-module-inliner", "-enable-ml-inliner=release",
+                        "-inliner-interactive-include-default"};
+      break;
+    case AdvisorKind::kRegallocEviction:
+      d.name = "regalloc-eviction";
+      d.defaultCompiler = "llc" + suffix;
+      d.adviceName = "index_to_evict";
+      d.outputExtension = ".o";
+      d.advisorFlags = {"-regalloc-enable-advisor=release", "-filetype=obj"};
+      break;
+  }
+  return d;
+}
+
+std::vector<std::string> compilerArguments(const AdvisorDescription& description,
+                                           const std::filesystem::path& channelBase,
+                                           const std::vector<std::string>& extraFlags,
+                                           const std::filesystem::path& input,
+                                           const std::filesystem::path& output) {
+  std::vector<std::string> args = description.advisorFlags;
+  const char* baseFlag = description.kind == AdvisorKind::kInliner
+                             ? "-inliner-interactive-channel-base="
+                             : "-regalloc-evict-interactive-channel-base=";
+  args.push_back(baseFlag + channelBase.string());
+  args.insert(args.end(), extraFlags.begin(), extraFlags.end());
+  args.push_back(input.string());
+  args.push_back("-o");
+  args.push_back(output.string());
+  return args;
+}
+
+Result<std::int64_t> defaultDecision(const AdvisorDescription& description,
+                                     const ChannelHeader& header, const Observation& observation) {
+  if (!description.defaultDecisionSlot) {
+    return unimplemented("the " + description.name + " advisor does not expose a default decision");
+  }
+  const std::string& slot = *description.defaultDecisionSlot;
+  const Value* value = findFeature(header, observation, slot);
+  if (value == nullptr) {
+    return invalidArgument("the channel header has no feature \"" + slot +
+                           "\" holding the default decision");
+  }
+  const auto* tensor = value->getIf<Int64Tensor>();
+  if (tensor == nullptr || tensor->values.size() != 1) {
+    return invalidArgument("feature \"" + slot +
+                           "\" is not a single integer: " + value->describe());
+  }
+  return tensor->values.front();
+}
+
+}  // namespace kiln::mlgo

@@ -1,0 +1,174 @@
+// ModuleState: factories and their errors, clone/serialize, applyPass and the
+// exactness of `changed`, and the unusable state after a failed pass.
+#include <random>
+
+#include "llvmenv/ir_text.h"
+#include "tests/llvmenv/test_support.h"
+
+namespace kiln::llvmenv {
+namespace {
+
+using testing::loadBenchmark;
+using testing::passIndex;
+using testing::passTable;
+using testing::readFile;
+
+constexpr const char* kTinyIr = R"(
+define i32 @add(i32 %a, i32 %b) {
+entry:
+  %x = alloca i32
+  store i32 %a, ptr %x
+  %v = load i32, ptr %x
+  %s = add i32 %v, %b
+  ret i32 %s
+}
+)";
+
+TEST(ModuleStateTest, ParsesBitcodeAndText) {
+  auto state = loadBenchmark("calls");
+  ASSERT_NE(state, nullptr);
+  EXPECT_GT(*state->instructionCount(), 100);
+  auto text = ModuleState::fromIrText(passTable(), kTinyIr, "tiny.ll");
+  ASSERT_TRUE(text.ok()) << text.status().toString();
+  EXPECT_EQ(*(*text)->instructionCount(), 5);
+}
+
+TEST(ModuleStateTest, RandomBytesAreInvalidArgument) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    std::string bytes(64 + round * 13, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    auto state = ModuleState::fromBitcode(passTable(), bytes, "random");
+    ASSERT_FALSE(state.ok());
+    EXPECT_EQ(state.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(state.status().message().find("random"), std::string::npos);
+  }
+  auto empty = ModuleState::fromBitcode(passTable(), "", "empty");
+  EXPECT_EQ(empty.status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(ModuleStateTest, TruncatedBitcodeIsInvalidArgument) {
+  const std::string bytes = readFile(testing::benchmarkPath("strings"));
+  for (std::size_t keep : {std::size_t{4}, std::size_t{40}, bytes.size() / 3, bytes.size() - 9}) {
+    auto state = ModuleState::fromBitcode(passTable(), bytes.substr(0, keep), "cut");
+    ASSERT_FALSE(state.ok()) << "kept " << keep;
+    EXPECT_EQ(state.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(state.status().message().find("bitcode"), std::string::npos)
+        << state.status().message();
+  }
+  // The process still works afterwards.
+  EXPECT_NE(loadBenchmark("strings"), nullptr);
+}
+
+TEST(ModuleStateTest, IrSyntaxErrorCarriesLlvmDiagnostic) {
+  auto state = ModuleState::fromIrText(passTable(), "define i32 @f( {\n ret i32 0\n}\n", "bad.ll");
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(state.status().message().find("bad.ll:2:2: error: expected type"), std::string::npos)
+      << state.status().message();
+  EXPECT_NE(state.status().message().find("error"), std::string::npos);
+}
+
+TEST(ModuleStateTest, UnverifiableIrIsInvalidArgument) {
+  // Parses, but the block has no terminator.
+  auto state = ModuleState::fromIrText(
+      passTable(), "define i32 @f(i32 %a) {\nentry:\n  %b = add i32 %a, 1\n}\n", "noterm.ll");
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.status().code(), ErrorCode::kInvalidArgument);
+  // Uses a value before its definition: a verifier error, not a parse error.
+  auto dominance = ModuleState::fromIrText(passTable(),
+                                           "define i32 @f(i32 %a) {\nentry:\n  %b = add i32 %c, 1\n"
+                                           "  %c = add i32 %a, 1\n  ret i32 %b\n}\n",
+                                           "dom.ll");
+  ASSERT_FALSE(dominance.ok());
+  EXPECT_NE(dominance.status().message().find("not a valid LLVM module"), std::string::npos)
+      << dominance.status().message();
+}
+
+TEST(ModuleStateTest, CloneIsIdenticalAndIndependent) {
+  auto state = loadBenchmark("matrix");
+  auto copy = state->clone();
+  ASSERT_TRUE(copy.ok()) << copy.status().toString();
+  EXPECT_EQ(*(*copy)->irSha1(), *state->irSha1());
+  ASSERT_TRUE((*copy)->applyPass(passIndex("mem2reg")).ok());
+  EXPECT_NE(*(*copy)->irSha1(), *state->irSha1());
+  // The same step on the original reaches the same IR.
+  ASSERT_TRUE(state->applyPass(passIndex("mem2reg")).ok());
+  EXPECT_EQ(*(*copy)->irSha1(), *state->irSha1());
+}
+
+TEST(ModuleStateTest, SerializeAndMaterializeRoundTrip) {
+  auto state = loadBenchmark("stencil");
+  ASSERT_TRUE(state->applyPass(passIndex("sroa")).ok());
+  auto cached = state->serialize();
+  ASSERT_TRUE(cached.ok());
+  auto restored = ModuleState::materialize(passTable(), *cached);
+  ASSERT_TRUE(restored.ok()) << restored.status().toString();
+  EXPECT_EQ(*(*restored)->irSha1(), *state->irSha1());
+  // The cached text is the canonical text of the restored module.
+  EXPECT_EQ(canonicalIrText(*(*restored)->module()), cached->irText);
+}
+
+TEST(ModuleStateTest, ChangedIsExact) {
+  auto state = loadBenchmark("strings");
+  const std::string before = *state->irSha1();
+  auto first = state->applyPass(passIndex("mem2reg"));
+  ASSERT_TRUE(first.ok()) << first.status().toString();
+  EXPECT_TRUE(first->changed);
+  EXPECT_EQ(first->pass, "mem2reg");
+  EXPECT_NE(*state->irSha1(), before);
+  const std::string after = *state->irSha1();
+  auto second = state->applyPass(passIndex("mem2reg"));  // nothing left to promote
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->changed);
+  EXPECT_EQ(*state->irSha1(), after);
+}
+
+TEST(ModuleStateTest, OutOfRangeIndexIsInvalidArgument) {
+  auto state = loadBenchmark("calls");
+  auto outcome = state->applyPass(passTable()->size());
+  EXPECT_EQ(outcome.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(state->usable());
+  auto badPipeline = state->applyPipeline("no-such-pass");
+  EXPECT_EQ(badPipeline.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(state->usable());
+}
+
+TEST(ModuleStateTest, BrokenModuleMakesStateUnusable) {
+  auto state = loadBenchmark("calls");
+  auto outcome = state->applyPipeline("trigger-verifier-error");
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), ErrorCode::kCompileError);
+  EXPECT_NE(outcome.status().message().find("invalid module"), std::string::npos)
+      << outcome.status().message();
+  EXPECT_FALSE(state->usable());
+  EXPECT_EQ(state->instructionCount().status().code(), ErrorCode::kCompileError);
+  EXPECT_EQ(state->applyPass(0).status().code(), ErrorCode::kCompileError);
+}
+
+TEST(ModuleStateTest, ReportFatalErrorIsCaughtWithItsReason) {
+  auto state = loadBenchmark("matrix");
+  // LICM without MemorySSA calls report_fatal_error (opt exits with 1).
+  auto outcome = state->applyPipeline("function(loop(licm))");
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), ErrorCode::kCompileError);
+  EXPECT_NE(outcome.status().message().find("LICM requires MemorySSA"), std::string::npos)
+      << outcome.status().message();
+  EXPECT_FALSE(state->usable());
+  EXPECT_NE(loadBenchmark("matrix"), nullptr);
+}
+
+TEST(ModuleStateTest, CrashInsidePassIsCaught) {
+  auto state = loadBenchmark("matrix");
+  auto outcome = state->applyPipeline("trigger-crash-module");
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), ErrorCode::kCompileError);
+  EXPECT_FALSE(state->usable());
+  // Other states and new states keep working.
+  auto fresh = loadBenchmark("matrix");
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_TRUE(fresh->applyPass(passIndex("gvn")).ok());
+}
+
+}  // namespace
+}  // namespace kiln::llvmenv

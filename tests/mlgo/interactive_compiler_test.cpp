@@ -1,0 +1,208 @@
+// InteractiveCompiler against tests/mlgo/fake_compiler.py: every failure path
+// must kill and reap the child and leave the session directory empty.
+#include "mlgo/interactive_compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/mlgo/test_support.h"
+
+namespace kiln::mlgo {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::in;
+using testing::noChildProcesses;
+using testing::processGone;
+using testing::TempDir;
+
+constexpr milliseconds kGenerous{5000};
+
+class InteractiveCompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    input_ = dir_.path() / "input.bc";
+    std::ofstream(input_) << "not really bitcode";
+  }
+  void TearDown() override {
+    std::filesystem::remove(input_);
+    EXPECT_TRUE(dir_.entries().empty()) << "left in the session directory: " << listing();
+    EXPECT_TRUE(noChildProcesses());
+  }
+  std::string listing() const {
+    std::string all;
+    for (const auto& name : dir_.entries()) all += name + " ";
+    return all;
+  }
+  CompilerOptions options(const std::string& mode) const {
+    CompilerOptions o;
+    o.kind = AdvisorKind::kInliner;
+    o.sessionDirectory = dir_.path();
+    o.input = input_;
+    o.compiler = std::string(KILN_MLGO_TEST_SOURCE_DIR) + "/fake_compiler.py";
+    o.extraFlags = {"--fake-mode=" + mode};
+    return o;
+  }
+
+  TempDir dir_;
+  std::filesystem::path input_;
+};
+
+TEST_F(InteractiveCompilerTest, GoodEpisodeAnsweredWithTheDefault) {
+  Result<InteractiveCompiler> compiler = InteractiveCompiler::start(options("good"), in(kGenerous));
+  ASSERT_TRUE(compiler.ok()) << compiler.status().toString();
+  EXPECT_EQ(compiler->header().features.size(), 3u);
+  EXPECT_EQ(compiler->description().adviceName, compiler->header().advice.name);
+  std::vector<std::int64_t> defaults;
+  while (true) {
+    Result<std::optional<Observation>> obs = compiler->next(in(kGenerous));
+    ASSERT_TRUE(obs.ok()) << obs.status().toString();
+    if (!obs->has_value()) break;
+    EXPECT_EQ((*obs)->context, "main");
+    Result<std::int64_t> answer = compiler->defaultAdvice(**obs);
+    ASSERT_TRUE(answer.ok()) << answer.status().toString();
+    defaults.push_back(*answer);
+    ASSERT_TRUE(compiler->advise(Value(*answer), in(kGenerous)).ok());
+  }
+  EXPECT_EQ(defaults, (std::vector<std::int64_t>{1, 0, 1}));
+  Result<CompileOutcome> outcome = compiler->finish(in(kGenerous));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().toString();
+  EXPECT_TRUE(outcome->status.success());
+  EXPECT_EQ(outcome->decisions, 3);
+  std::ifstream output(outcome->output);
+  std::string text((std::istreambuf_iterator<char>(output)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "1,0,1");  // the answers reached the compiler in order
+  pid_t pid = compiler->pid();
+  compiler = Result<InteractiveCompiler>(internalError("released"));
+  EXPECT_TRUE(processGone(pid));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "output.bc"));  // the caller's now
+  std::filesystem::remove(dir_.path() / "output.bc");
+}
+
+TEST_F(InteractiveCompilerTest, CompilerThatExitsEarlyReportsItsStderr) {
+  auto start = std::chrono::steady_clock::now();
+  Result<InteractiveCompiler> compiler =
+      InteractiveCompiler::start(options("exit-early"), in(kGenerous));
+  ASSERT_FALSE(compiler.ok());
+  EXPECT_EQ(compiler.status().code(), ErrorCode::kCompileError);
+  EXPECT_NE(compiler.status().message().find("exited with code 3"), std::string::npos)
+      << compiler.status().toString();
+  EXPECT_NE(compiler.status().message().find("cannot read its input"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
+}
+
+TEST_F(InteractiveCompilerTest, CompilerThatNeverOpensTimesOut) {
+  auto start = std::chrono::steady_clock::now();
+  Result<InteractiveCompiler> compiler =
+      InteractiveCompiler::start(options("hang-before-open"), in(milliseconds(300)));
+  EXPECT_EQ(compiler.status().code(), ErrorCode::kTimeout) << compiler.status().toString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
+}
+
+TEST_F(InteractiveCompilerTest, CompilerThatHangsMidEpisodeIsKilled) {
+  Result<InteractiveCompiler> compiler =
+      InteractiveCompiler::start(options("hang-after-header"), in(kGenerous));
+  ASSERT_TRUE(compiler.ok()) << compiler.status().toString();
+  pid_t pid = compiler->pid();
+  auto start = std::chrono::steady_clock::now();
+  Result<std::optional<Observation>> obs = compiler->next(in(milliseconds(300)));
+  EXPECT_EQ(obs.status().code(), ErrorCode::kTimeout) << obs.status().toString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
+  EXPECT_FALSE(processGone(pid));
+  compiler = Result<InteractiveCompiler>(internalError("released"));
+  EXPECT_TRUE(processGone(pid));
+}
+
+TEST_F(InteractiveCompilerTest, CrashInsideARecordIsACompileError) {
+  Result<InteractiveCompiler> compiler =
+      InteractiveCompiler::start(options("crash-mid-record"), in(kGenerous));
+  ASSERT_TRUE(compiler.ok()) << compiler.status().toString();
+  Result<std::optional<Observation>> first = compiler->next(in(kGenerous));
+  ASSERT_TRUE(first.ok() && first->has_value()) << first.status().toString();
+  ASSERT_TRUE(compiler->advise(Value(std::int64_t{1}), in(kGenerous)).ok());
+  Result<std::optional<Observation>> second = compiler->next(in(kGenerous));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), ErrorCode::kCompileError) << second.status().toString();
+  EXPECT_NE(second.status().message().find("ended after"), std::string::npos);
+  EXPECT_NE(second.status().message().find("crashed in the middle"), std::string::npos);
+}
+
+TEST_F(InteractiveCompilerTest, GarbageFromTheCompilerIsACompileError) {
+  Result<InteractiveCompiler> compiler =
+      InteractiveCompiler::start(options("garbage"), in(kGenerous));
+  ASSERT_FALSE(compiler.ok());
+  EXPECT_EQ(compiler.status().code(), ErrorCode::kCompileError);
+  EXPECT_NE(compiler.status().message().find("bad header"), std::string::npos)
+      << compiler.status().toString();
+}
+
+TEST_F(InteractiveCompilerTest, FailureAfterTheEpisodeCarriesTheStderrTail) {
+  Result<InteractiveCompiler> compiler =
+      InteractiveCompiler::start(options("fail-at-end"), in(kGenerous));
+  ASSERT_TRUE(compiler.ok()) << compiler.status().toString();
+  EXPECT_EQ(compiler->finish(in(kGenerous)).status().code(), ErrorCode::kInvalidArgument);
+  while (true) {
+    Result<std::optional<Observation>> obs = compiler->next(in(kGenerous));
+    ASSERT_TRUE(obs.ok()) << obs.status().toString();
+    if (!obs->has_value()) break;
+    ASSERT_TRUE(compiler->advise(Value(std::int64_t{0}), in(kGenerous)).ok());
+  }
+  Result<CompileOutcome> outcome = compiler->finish(in(kGenerous));
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), ErrorCode::kCompileError);
+  EXPECT_NE(outcome.status().message().find("exited with code 2"), std::string::npos);
+  EXPECT_NE(outcome.status().message().find("LLVM ERROR: fake failure"), std::string::npos)
+      << outcome.status().toString();
+}
+
+TEST_F(InteractiveCompilerTest, SuccessWithoutOutputIsACompileError) {
+  Result<InteractiveCompiler> compiler =
+      InteractiveCompiler::start(options("no-output"), in(kGenerous));
+  ASSERT_TRUE(compiler.ok()) << compiler.status().toString();
+  while (true) {
+    Result<std::optional<Observation>> obs = compiler->next(in(kGenerous));
+    ASSERT_TRUE(obs.ok()) << obs.status().toString();
+    if (!obs->has_value()) break;
+    ASSERT_TRUE(compiler->advise(Value(std::int64_t{1}), in(kGenerous)).ok());
+  }
+  Result<CompileOutcome> outcome = compiler->finish(in(kGenerous));
+  EXPECT_EQ(outcome.status().code(), ErrorCode::kCompileError);
+  EXPECT_NE(outcome.status().message().find("wrote no"), std::string::npos);
+}
+
+TEST_F(InteractiveCompilerTest, MissingCompilerOrInputIsNotFound) {
+  CompilerOptions o = options("good");
+  o.compiler = "kiln-no-such-compiler-19";
+  EXPECT_EQ(InteractiveCompiler::start(o, in(kGenerous)).status().code(), ErrorCode::kNotFound);
+  o = options("good");
+  o.input = dir_.path() / "missing.bc";
+  EXPECT_EQ(InteractiveCompiler::start(o, in(kGenerous)).status().code(), ErrorCode::kNotFound);
+}
+
+TEST(AdvisorKindTest, DescribesBothAdvisors) {
+  AdvisorDescription inliner = describeAdvisor(AdvisorKind::kInliner);
+  EXPECT_EQ(inliner.defaultCompiler, "opt-19");
+  EXPECT_EQ(inliner.adviceName, "inlining_decision");
+  EXPECT_EQ(inliner.defaultDecisionFeature, "inlining_default");
+  EXPECT_EQ(inliner.defaultDecisionSlot, "callee_basic_block_count");
+  EXPECT_EQ(describeAdvisor(AdvisorKind::kInliner, 21).defaultDecisionSlot, "inlining_default");
+  std::vector<std::string> args =
+      compilerArguments(inliner, "/s/chan", {"-x"}, "/s/in.bc", "/s/out.bc");
+  EXPECT_EQ(args,
+            (std::vector<std::string>{"-passes=scc-oz-module-inliner", "-enable-ml-inliner=release",
+                                      "-inliner-interactive-include-default",
+                                      "-inliner-interactive-channel-base=/s/chan", "-x", "/s/in.bc",
+                                      "-o", "/s/out.bc"}));
+  AdvisorDescription regalloc = describeAdvisor(AdvisorKind::kRegallocEviction);
+  EXPECT_EQ(regalloc.defaultCompiler, "llc-19");
+  EXPECT_EQ(regalloc.adviceName, "index_to_evict");
+  EXPECT_FALSE(regalloc.defaultDecisionSlot.has_value());
+  EXPECT_EQ(compilerArguments(regalloc, "/s/c", {}, "i.bc", "o.o")[2],
+            "-regalloc-evict-interactive-channel-base=/s/c");
+  EXPECT_EQ(defaultDecision(regalloc, ChannelHeader{}, Observation{}).status().code(),
+            ErrorCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace kiln::mlgo

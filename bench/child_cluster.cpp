@@ -26,7 +26,8 @@ Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args) 
     std::ifstream out(options.stdoutPath);
     std::string word, endpoint;
     if (out >> word >> endpoint) {
-      children_.push_back(std::make_unique<ChildProcess>(ChildProcess{std::move(process), endpoint}));
+      children_.push_back(
+          std::make_unique<ChildProcess>(ChildProcess{std::move(process), endpoint}));
       return children_.back().get();
     }
     if (auto exited = process.poll()) {

@@ -24,8 +24,7 @@ struct Measurement {
   double perSecond = 0;
 };
 
-Measurement measureRawZmq(const std::string& endpoint, std::size_t payload,
-                          const RttOptions& o) {
+Measurement measureRawZmq(const std::string& endpoint, std::size_t payload, const RttOptions& o) {
   zmq::context_t zmq(1);
   zmq::socket_t socket(zmq, zmq::socket_type::dealer);
   socket.set(zmq::sockopt::linger, 0);
@@ -90,8 +89,10 @@ Row latencyRow(const std::string& mode, const std::string& path, std::size_t pay
                unsigned sessions, const Measurement& m) {
   Row row;
   row.text = {{"mode", mode}, {"path", path}, {"payload", fmt::format("{} B", payload)}};
-  row.numbers = {{"sessions", double(sessions)}, {"p50_us", m.latency.p50us},
-                 {"p90_us", m.latency.p90us},   {"p99_us", m.latency.p99us},
+  row.numbers = {{"sessions", double(sessions)},
+                 {"p50_us", m.latency.p50us},
+                 {"p90_us", m.latency.p90us},
+                 {"p99_us", m.latency.p99us},
                  {"per_second", m.perSecond}};
   return row;
 }
@@ -126,8 +127,7 @@ Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, 
   KILN_RETURN_IF_ERROR(waitForLiveSessions(client, 0));
   std::uint64_t coordinatorAfter = residentBytes(coordinatorPid);
   std::uint64_t workerAfter = residentBytes(workerPid);
-  auto row = [&](const char* process, std::uint64_t idle, std::uint64_t full,
-                 std::uint64_t after) {
+  auto row = [&](const char* process, std::uint64_t idle, std::uint64_t full, std::uint64_t after) {
     Row r;
     r.text = {{"process", process}};
     r.numbers = {{"idle_mib", idle / 1048576.0},
@@ -144,13 +144,12 @@ Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, 
 
 Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Report& report) {
   KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
-  KILN_ASSIGN_OR_RETURN(ChildProcess * coordinator,
-                        cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
-                                       "--log-level", "warn"}));
   KILN_ASSIGN_OR_RETURN(
-      ChildProcess * worker,
-      cluster.spawn({"worker", "--coordinator", coordinator->endpoint, "--slots",
-                     std::to_string(o.slots), "--log-level", "warn"}));
+      ChildProcess * coordinator,
+      cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
+  KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
+                        cluster.spawn({"worker", "--coordinator", coordinator->endpoint, "--slots",
+                                       std::to_string(o.slots), "--log-level", "warn"}));
   KILN_ASSIGN_OR_RETURN(ChildProcess * echo,
                         cluster.spawn({"bench", "zmq-echo", "--listen", "tcp://127.0.0.1:0"}));
   client::ClientOptions options;
@@ -167,8 +166,8 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
     }
   }
   if (withMemory) {
-    KILN_RETURN_IF_ERROR(measureMemory(*client, coordinator->process.pid(),
-                                       worker->process.pid(), o.idleSessions, report));
+    KILN_RETURN_IF_ERROR(measureMemory(*client, coordinator->process.pid(), worker->process.pid(),
+                                       o.idleSessions, report));
   }
   (void)worker;
   return okStatus();
@@ -178,8 +177,9 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
 
 Result<Report> runRttBench(const RttOptions& o) {
   Report report;
-  report.title = "kiln bench rtt: noop step round trip through real coordinator and worker "
-                 "processes on loopback";
+  report.title =
+      "kiln bench rtt: noop step round trip through real coordinator and worker "
+      "processes on loopback";
   KILN_RETURN_IF_ERROR(runMode("as-is", o, true, report));
   if (o.pinned) {
     cpu_set_t original, one;
@@ -194,8 +194,9 @@ Result<Report> runRttBench(const RttOptions& o) {
   report.notes.push_back(
       "latency: p50/p90/p99 of one request's round trip; with 64 sessions the client keeps all "
       "64 steps in flight (pipelined), so per_second is the aggregate rate.");
-  report.notes.push_back("targets: kiln step p50 <= 1.5x raw zeromq; >= 50000 steps/s with 64 "
-                         "sessions; <= 1 KiB/session coordinator, <= 16 KiB/session worker.");
+  report.notes.push_back(
+      "targets: kiln step p50 <= 1.5x raw zeromq; >= 50000 steps/s with 64 "
+      "sessions; <= 1 KiB/session coordinator, <= 16 KiB/session worker.");
   return report;
 }
 

@@ -13,12 +13,12 @@
 namespace kiln::bench {
 
 struct RttOptions {
-  unsigned iterations = 20000;        // round trips per measurement (also time-bounded)
-  double secondsPerMeasurement = 3;   // upper bound per measurement
+  unsigned iterations = 20000;       // round trips per measurement (also time-bounded)
+  double secondsPerMeasurement = 3;  // upper bound per measurement
   unsigned concurrentSessions = 64;
   unsigned idleSessions = 10000;
   unsigned slots = 2;
-  bool pinned = true;                 // also measure with every process on CPU 0
+  bool pinned = true;  // also measure with every process on CPU 0
 };
 
 Result<Report> runRttBench(const RttOptions& options);

@@ -14,8 +14,9 @@ namespace {
 
 void addSeconds(CLI::App* command, const std::string& name, Duration& target,
                 const std::string& help) {
-  command->add_option_function<double>(
-      name, [&target](double s) { target = std::chrono::milliseconds(long(s * 1000)); }, help)
+  command
+      ->add_option_function<double>(
+          name, [&target](double s) { target = std::chrono::milliseconds(long(s * 1000)); }, help)
       ->check(CLI::Range(0.01, 3600.0));
 }
 
@@ -24,9 +25,10 @@ bool warnIfPublic(const std::string& endpoint, Logger& logger) {
                   endpoint.find("localhost") != std::string::npos ||
                   endpoint.rfind("inproc://", 0) == 0 || endpoint.rfind("ipc://", 0) == 0;
   if (!loopback) {
-    logger->warn("listening on {} beyond loopback WITHOUT authentication or encryption: anyone "
-                 "who can reach this port can run sessions",
-                 endpoint);
+    logger->warn(
+        "listening on {} beyond loopback WITHOUT authentication or encryption: anyone "
+        "who can reach this port can run sessions",
+        endpoint);
   }
   return loopback;
 }
@@ -40,8 +42,9 @@ void addCoordinatorCommand(CLI::App& app) {
   command->add_option("--listen", config->listen, "endpoint to bind")->capture_default_str();
   addSeconds(command, "--heartbeat-seconds", config->heartbeatInterval,
              "heartbeat interval (default 1)");
-  command->add_option("--liveness", config->liveness,
-                      "silent intervals before a worker is declared lost")
+  command
+      ->add_option("--liveness", config->liveness,
+                   "silent intervals before a worker is declared lost")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   command->add_option("--log-level", *logLevel, "trace, debug, info, warn, error or off")

@@ -66,13 +66,15 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       pending_.erase(requestId);
-      return timeoutError(fmt::format("{} did not answer in time (worker busy, gone or "
-                                      "unreachable)",
-                                      endpoint_));
+      return timeoutError(
+          fmt::format("{} did not answer in time (worker busy, gone or "
+                      "unreachable)",
+                      endpoint_));
     }
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
-                            std::chrono::milliseconds(1));
+    zmq::poll(&item, 1,
+              std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+                  std::chrono::milliseconds(1));
     zmq::message_t frame;
     while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
       auto message = InboundMessage::decode(frame, limits_);

@@ -22,15 +22,15 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
   }
   std::unique_ptr<Client> client(new Client(std::move(options)));
   try {
-    client->coordinator_ = std::make_unique<Channel>(client->zmq_, client->options_.coordinator,
-                                                     client->id_, client->options_.experiment,
-                                                     client->options_.frames);
+    client->coordinator_ =
+        std::make_unique<Channel>(client->zmq_, client->options_.coordinator, client->id_,
+                                  client->options_.experiment, client->options_.frames);
   } catch (const zmq::error_t& e) {
-    return invalidArgument(fmt::format("bad coordinator address '{}': {}",
-                                       client->options_.coordinator, e.what()));
+    return invalidArgument(
+        fmt::format("bad coordinator address '{}': {}", client->options_.coordinator, e.what()));
   }
-  client->leases_ = std::make_unique<LeaseKeeper>(client->zmq_, client->id_,
-                                                  client->options_.leasePeriod);
+  client->leases_ =
+      std::make_unique<LeaseKeeper>(client->zmq_, client->id_, client->options_.leasePeriod);
   return client;
 }
 
@@ -82,8 +82,10 @@ Result<SessionTypeSpaces> Client::getSpaces(const std::string& sessionType) {
   }
   Channel& channel = channelTo(endpoint);
   capnp::MallocMessageBuilder builder(128);
-  channel.begin(builder, options_.requestTimeout).initRequest().initGetSpaces().setSessionType(
-      sessionType);
+  channel.begin(builder, options_.requestTimeout)
+      .initRequest()
+      .initGetSpaces()
+      .setSessionType(sessionType);
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.call(builder, options_.requestTimeout));
   KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces,
                         decodeSpaces(reply.envelope().getReply().getSpaces()));
@@ -95,8 +97,10 @@ Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& opti
   KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
   capnp::MallocMessageBuilder builder(128);
-  coordinator_->begin(builder, timeout).initRequest().initPlace().setSessionType(
-      options.sessionType);
+  coordinator_->begin(builder, timeout)
+      .initRequest()
+      .initPlace()
+      .setSessionType(options.sessionType);
   KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->call(builder, timeout));
   std::string endpoint = placed.envelope().getReply().getPlacement().getEndpoint().cStr();
   return startOn(endpoint, options, spaces);
@@ -110,8 +114,7 @@ Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint,
     KILN_ASSIGN_OR_RETURN(std::size_t index, findSpace(spaces.actionSpaces, options.actionSpace));
     actionSpace = static_cast<std::uint32_t>(index);
   }
-  KILN_ASSIGN_OR_RETURN(auto observations,
-                        observationIndices(spaces, options.observations));
+  KILN_ASSIGN_OR_RETURN(auto observations, observationIndices(spaces, options.observations));
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
   Channel& channel = channelTo(endpoint);
   capnp::MallocMessageBuilder builder;

@@ -52,9 +52,9 @@ struct SessionTypeSpaces {
 
 struct SessionOptions {
   std::string sessionType;
-  std::string benchmark;                 // URI
-  std::optional<std::string> program;    // inline bytes (worker does not share our files)
-  std::string actionSpace;               // name; empty = the first
+  std::string benchmark;                  // URI
+  std::optional<std::string> program;     // inline bytes (worker does not share our files)
+  std::string actionSpace;                // name; empty = the first
   std::vector<std::string> observations;  // observed right after start
   std::optional<Duration> timeout;
 };

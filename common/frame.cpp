@@ -16,8 +16,8 @@ Result<InboundMessage> InboundMessage::decode(const void* data, std::size_t size
                                        limits.maxMessageBytes));
   }
   if (size == 0 || size % sizeof(capnp::word) != 0) {
-    return invalidArgument(fmt::format(
-        "malformed frame: {} bytes is not a whole number of 8-byte words", size));
+    return invalidArgument(
+        fmt::format("malformed frame: {} bytes is not a whole number of 8-byte words", size));
   }
   InboundMessage message;
   // ZeroMQ gives no alignment guarantee (small frames live inside zmq_msg_t).

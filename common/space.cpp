@@ -26,8 +26,8 @@ std::string describeRange(const DoubleRange& r) {
 }
 
 Status mismatch(const Space& space, const std::string& expected, const Value& value) {
-  return invalidArgument(fmt::format("space '{}' expects {}, got {}", space.name, expected,
-                                     value.describe()));
+  return invalidArgument(
+      fmt::format("space '{}' expects {}, got {}", space.name, expected, value.describe()));
 }
 
 template <class T>
@@ -56,8 +56,8 @@ Status checkElements(const Space& space, const Tensor<T>& tensor, const Range& r
   KILN_RETURN_IF_ERROR(checkShape(space, tensor));
   for (std::size_t i = 0; i < tensor.values.size(); ++i) {
     if (!range.contains(tensor.values[i])) {
-      return invalidArgument(fmt::format("space '{}': element {} = {} is outside {}", space.name,
-                                         i, tensor.values[i], describeRange(range)));
+      return invalidArgument(fmt::format("space '{}': element {} = {} is outside {}", space.name, i,
+                                         tensor.values[i], describeRange(range)));
     }
   }
   return okStatus();
@@ -68,8 +68,8 @@ Status checkIndex(const Space& space, const Value& value) {
   if (index == nullptr) return mismatch(space, "an int64 action index", value);
   std::int64_t count = space.choiceCount();
   if (*index < 0 || *index >= count) {
-    return invalidArgument(fmt::format("action {} is out of range [0, {}) of space '{}'", *index,
-                                       count, space.name));
+    return invalidArgument(
+        fmt::format("action {} is out of range [0, {}) of space '{}'", *index, count, space.name));
   }
   return okStatus();
 }
@@ -159,8 +159,8 @@ Status Space::check(const Value& value) const {
       const auto* v = value.getIf<std::int64_t>();
       if (v == nullptr) return mismatch(*this, "an int64", value);
       if (!int64Range.contains(*v)) {
-        return invalidArgument(fmt::format("space '{}': {} is outside {}", name, *v,
-                                           describeRange(int64Range)));
+        return invalidArgument(
+            fmt::format("space '{}': {} is outside {}", name, *v, describeRange(int64Range)));
       }
       return okStatus();
     }
@@ -168,8 +168,8 @@ Status Space::check(const Value& value) const {
       const auto* v = value.getIf<double>();
       if (v == nullptr) return mismatch(*this, "a double", value);
       if (!doubleRange.contains(*v)) {
-        return invalidArgument(fmt::format("space '{}': {} is outside {}", name, *v,
-                                           describeRange(doubleRange)));
+        return invalidArgument(
+            fmt::format("space '{}': {} is outside {}", name, *v, describeRange(doubleRange)));
       }
       return okStatus();
     }
@@ -202,8 +202,8 @@ Status Space::check(const Value& value) const {
       const auto* v = value.getIf<ValueList>();
       if (v == nullptr) return mismatch(*this, "a list", value);
       if (v->size() != members.size()) {
-        return invalidArgument(fmt::format("space '{}' expects a list of {} elements, got {}",
-                                           name, members.size(), v->size()));
+        return invalidArgument(fmt::format("space '{}' expects a list of {} elements, got {}", name,
+                                           members.size(), v->size()));
       }
       for (std::size_t i = 0; i < members.size(); ++i) {
         KILN_RETURN_IF_ERROR(members[i].check((*v)[i]));

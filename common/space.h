@@ -54,7 +54,7 @@ struct Space {
   Int64Range int64Range;           // kInt64, kInt64Box elements, kString/kBytes length
   DoubleRange doubleRange;         // kDouble, kFloatBox/kDoubleBox elements
   std::vector<std::int64_t> shape;
-  std::vector<Space> members;      // kList, kDict
+  std::vector<Space> members;  // kList, kDict
 
   bool operator==(const Space&) const = default;
 

@@ -53,7 +53,9 @@ inline Status timeoutError(std::string m) { return {ErrorCode::kTimeout, std::mo
 inline Status disconnected(std::string m) { return {ErrorCode::kDisconnected, std::move(m)}; }
 inline Status overloaded(std::string m) { return {ErrorCode::kOverloaded, std::move(m)}; }
 inline Status compileError(std::string m) { return {ErrorCode::kCompileError, std::move(m)}; }
-inline Status permissionDenied(std::string m) { return {ErrorCode::kPermissionDenied, std::move(m)}; }
+inline Status permissionDenied(std::string m) {
+  return {ErrorCode::kPermissionDenied, std::move(m)};
+}
 inline Status unimplemented(std::string m) { return {ErrorCode::kUnimplemented, std::move(m)}; }
 inline Status internalError(std::string m) { return {ErrorCode::kInternal, std::move(m)}; }
 
@@ -61,7 +63,8 @@ inline Status internalError(std::string m) { return {ErrorCode::kInternal, std::
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value)
+      : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : state_(std::in_place_index<1>, std::move(status)) {}  // NOLINT
 
   bool ok() const { return state_.index() == 0; }
@@ -87,9 +90,9 @@ class [[nodiscard]] Result {
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
 // Returns the Status of `expr` from the enclosing function when it is not ok.
-#define KILN_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::kiln::Status kiln_status_ = (expr);       \
+#define KILN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::kiln::Status kiln_status_ = (expr);        \
     if (!kiln_status_.ok()) return kiln_status_; \
   } while (false)
 

@@ -11,7 +11,8 @@ class UniqueTask {
  public:
   UniqueTask() = default;
   template <class F>
-  UniqueTask(F&& f) : impl_(std::make_unique<Impl<std::decay_t<F>>>(std::forward<F>(f))) {}  // NOLINT
+  UniqueTask(F&& f)
+      : impl_(std::make_unique<Impl<std::decay_t<F>>>(std::forward<F>(f))) {}  // NOLINT
   void operator()() { impl_->run(); }
   explicit operator bool() const { return impl_ != nullptr; }
 

@@ -41,12 +41,8 @@ struct Describer {
   std::string operator()(const DoubleTensor& t) const {
     return "double tensor " + describeShape(t.shape);
   }
-  std::string operator()(const ValueList& l) const {
-    return fmt::format("list of {}", l.size());
-  }
-  std::string operator()(const ValueDict& d) const {
-    return fmt::format("dict of {}", d.size());
-  }
+  std::string operator()(const ValueList& l) const { return fmt::format("list of {}", l.size()); }
+  std::string operator()(const ValueDict& d) const { return fmt::format("dict of {}", d.size()); }
 };
 
 }  // namespace

@@ -38,18 +38,25 @@ struct Value {
 
   Value() = default;
   template <class T>
-    requires std::is_constructible_v<Variant, T&&> && (!std::is_same_v<std::decay_t<T>, Value>)
-  Value(T&& v) : data(std::forward<T>(v)) {}  // NOLINT: implicit by design
-  Value(int v) : data(std::int64_t{v}) {}     // NOLINT
+  requires std::is_constructible_v<Variant, T&&> &&
+      (!std::is_same_v<std::decay_t<T>, Value>)Value(T&& v)
+      : data(std::forward<T>(v)) {}               // NOLINT: implicit by design
+  Value(int v) : data(std::int64_t{v}) {}         // NOLINT
   Value(const char* v) : data(std::string(v)) {}  // NOLINT
 
   bool isNone() const { return std::holds_alternative<std::monostate>(data); }
   template <class T>
-  bool is() const { return std::holds_alternative<T>(data); }
+  bool is() const {
+    return std::holds_alternative<T>(data);
+  }
   template <class T>
-  const T& as() const { return std::get<T>(data); }
+  const T& as() const {
+    return std::get<T>(data);
+  }
   template <class T>
-  const T* getIf() const { return std::get_if<T>(&data); }
+  const T* getIf() const {
+    return std::get_if<T>(&data);
+  }
 
   bool operator==(const Value&) const;
   // A short human-readable rendering for logs and error messages.

@@ -36,8 +36,8 @@ Result<Value> tensorFromWire(TensorReader in) {
     count *= dim;
   }
   if (static_cast<std::size_t>(count) != tensor.values.size()) {
-    return invalidArgument(fmt::format("tensor shape holds {} values but {} were sent", count,
-                                       tensor.values.size()));
+    return invalidArgument(
+        fmt::format("tensor shape holds {} values but {} were sent", count, tensor.values.size()));
   }
   return Value(std::move(tensor));
 }
@@ -104,18 +104,26 @@ void toWire(const Value& value, wire::Value::Builder out) {
 
 Result<Value> fromWire(wire::Value::Reader in) {
   switch (in.which()) {
-    case wire::Value::NONE: return Value();
-    case wire::Value::BOOLEAN: return Value(in.getBoolean());
-    case wire::Value::INT64: return Value(static_cast<std::int64_t>(in.getInt64()));
-    case wire::Value::DOUBLE: return Value(in.getDouble());
-    case wire::Value::STRING: return Value(std::string(in.getString().cStr()));
+    case wire::Value::NONE:
+      return Value();
+    case wire::Value::BOOLEAN:
+      return Value(in.getBoolean());
+    case wire::Value::INT64:
+      return Value(static_cast<std::int64_t>(in.getInt64()));
+    case wire::Value::DOUBLE:
+      return Value(in.getDouble());
+    case wire::Value::STRING:
+      return Value(std::string(in.getString().cStr()));
     case wire::Value::BYTES: {
       auto data = in.getBytes();
       return Value(Bytes{std::string(reinterpret_cast<const char*>(data.begin()), data.size())});
     }
-    case wire::Value::INT64_TENSOR: return tensorFromWire<std::int64_t>(in.getInt64Tensor());
-    case wire::Value::FLOAT_TENSOR: return tensorFromWire<float>(in.getFloatTensor());
-    case wire::Value::DOUBLE_TENSOR: return tensorFromWire<double>(in.getDoubleTensor());
+    case wire::Value::INT64_TENSOR:
+      return tensorFromWire<std::int64_t>(in.getInt64Tensor());
+    case wire::Value::FLOAT_TENSOR:
+      return tensorFromWire<float>(in.getFloatTensor());
+    case wire::Value::DOUBLE_TENSOR:
+      return tensorFromWire<double>(in.getDoubleTensor());
     case wire::Value::LIST: {
       ValueList list;
       for (auto item : in.getList()) {

@@ -14,12 +14,13 @@ Result<WorkingDirectory> WorkingDirectory::create(const std::filesystem::path& b
   if (error) return internalError("no temporary directory: " + error.message());
   std::filesystem::create_directories(root, error);
   if (error) {
-    return invalidArgument(
-        fmt::format("cannot create working directory base '{}': {}", root.string(), error.message()));
+    return invalidArgument(fmt::format("cannot create working directory base '{}': {}",
+                                       root.string(), error.message()));
   }
   std::string pattern = (root / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    return invalidArgument(fmt::format("cannot create a working directory under '{}'", root.string()));
+    return invalidArgument(
+        fmt::format("cannot create a working directory under '{}'", root.string()));
   }
   return WorkingDirectory(std::filesystem::path(pattern));
 }

@@ -126,7 +126,8 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   capnp::MallocMessageBuilder builder(128);
   auto registered = initEnvelope(builder, requestId).initReply().initRegistered();
   registered.setWorkerId(id.value);
-  registered.setHeartbeatIntervalMs(static_cast<std::uint32_t>(toMillis(config_.heartbeatInterval)));
+  registered.setHeartbeatIntervalMs(
+      static_cast<std::uint32_t>(toMillis(config_.heartbeatInterval)));
   reply(out, peer, builder);
 }
 
@@ -154,8 +155,8 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
                                   std::vector<Outgoing>& out) {
   TimePoint now = clock_.now();
   capnp::MallocMessageBuilder builder;
-  auto list = initEnvelope(builder, requestId).initReply().initClusterView().initWorkers(
-      workers_.size());
+  auto list =
+      initEnvelope(builder, requestId).initReply().initClusterView().initWorkers(workers_.size());
   unsigned i = 0;
   for (auto& [id, worker] : workers_) {
     prunePlacements(worker, now);

@@ -15,8 +15,8 @@ namespace kiln {
 class CoordinatorServer {
  public:
   static Result<std::unique_ptr<CoordinatorServer>> create(CoordinatorConfig config,
-                                                           zmq::context_t& zmq,
-                                                           const Clock& clock, Logger logger);
+                                                           zmq::context_t& zmq, const Clock& clock,
+                                                           Logger logger);
   const std::string& endpoint() const { return endpoint_; }
   void run();
   void stop();  // thread-safe

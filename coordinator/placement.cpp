@@ -21,9 +21,9 @@ Result<WorkerId> placeSession(const std::vector<WorkerSnapshot>& workers,
     double load = static_cast<double>(sessions) / std::max<std::uint32_t>(worker.slots, 1);
     // Ties go to the worker with idle slots, then to the oldest id (stable).
     bool better = best == nullptr || load < bestLoad ||
-                  (load == bestLoad && (worker.busySlots < best->busySlots ||
-                                        (worker.busySlots == best->busySlots &&
-                                         worker.id.value < best->id.value)));
+                  (load == bestLoad &&
+                   (worker.busySlots < best->busySlots ||
+                    (worker.busySlots == best->busySlots && worker.id.value < best->id.value)));
     if (better) {
       best = &worker;
       bestLoad = load;
@@ -31,13 +31,13 @@ Result<WorkerId> placeSession(const std::vector<WorkerSnapshot>& workers,
   }
   if (best != nullptr) return best->id;
   if (anyHosts) {
-    return overloaded(fmt::format(
-        "no capacity: every worker hosting '{}' is at its session limit; retry later",
-        sessionType));
+    return overloaded(
+        fmt::format("no capacity: every worker hosting '{}' is at its session limit; retry later",
+                    sessionType));
   }
   std::set<std::string> known;
-  for (const WorkerSnapshot& worker : workers) known.insert(worker.sessionTypes.begin(),
-                                                           worker.sessionTypes.end());
+  for (const WorkerSnapshot& worker : workers)
+    known.insert(worker.sessionTypes.begin(), worker.sessionTypes.end());
   if (workers.empty()) {
     return overloaded(fmt::format(
         "no capacity: no worker is registered yet for '{}'; retry when workers join", sessionType));

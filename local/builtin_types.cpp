@@ -4,8 +4,6 @@
 
 namespace kiln {
 
-void registerBuiltinSessionTypes(SessionTypeRegistry& types) {
-  types.add<NoopSession>("noop");
-}
+void registerBuiltinSessionTypes(SessionTypeRegistry& types) { types.add<NoopSession>("noop"); }
 
 }  // namespace kiln

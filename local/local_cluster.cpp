@@ -12,10 +12,10 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
   if (options.coordinator.listen == CoordinatorConfig{}.listen) {
     options.coordinator.listen = "tcp://127.0.0.1:0";
   }
-  KILN_ASSIGN_OR_RETURN(cluster->coordinator_,
-                        CoordinatorServer::create(options.coordinator, cluster->zmq_,
-                                                  cluster->clock_,
-                                                  makeLogger("coordinator", options.log)));
+  KILN_ASSIGN_OR_RETURN(
+      cluster->coordinator_,
+      CoordinatorServer::create(options.coordinator, cluster->zmq_, cluster->clock_,
+                                makeLogger("coordinator", options.log)));
   cluster->coordinatorThread_ = std::thread([c = cluster->coordinator_.get()] { c->run(); });
   for (unsigned i = 0; i < options.workers; ++i) {
     WorkerSlot slot;
@@ -28,9 +28,9 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
     WorkerConfig config = options.worker;
     config.listen = "tcp://127.0.0.1:0";
     config.coordinator = cluster->coordinator_->endpoint();
-    KILN_ASSIGN_OR_RETURN(slot.server,
-                          WorkerServer::create(config, *slot.types, cluster->zmq_, cluster->clock_,
-                                               makeLogger(fmt::format("worker-{}", i), options.log)));
+    KILN_ASSIGN_OR_RETURN(
+        slot.server, WorkerServer::create(config, *slot.types, cluster->zmq_, cluster->clock_,
+                                          makeLogger(fmt::format("worker-{}", i), options.log)));
     slot.thread = std::thread([s = slot.server.get()] { s->run(); });
     cluster->workers_.push_back(std::move(slot));
   }
@@ -53,8 +53,8 @@ Status LocalCluster::waitUntilReady(Duration timeout) {
     if (workers.ok() && workers->size() == workers_.size()) return okStatus();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return timeoutError(fmt::format("the local cluster's {} workers did not all register in time",
-                                  workers_.size()));
+  return timeoutError(
+      fmt::format("the local cluster's {} workers did not all register in time", workers_.size()));
 }
 
 void LocalCluster::stop() {

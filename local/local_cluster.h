@@ -18,8 +18,8 @@ namespace kiln {
 
 struct LocalClusterOptions {
   unsigned workers = 1;
-  WorkerConfig worker;                // listen/coordinator are filled in
-  CoordinatorConfig coordinator;      // listen defaults to any free loopback port
+  WorkerConfig worker;            // listen/coordinator are filled in
+  CoordinatorConfig coordinator;  // listen defaults to any free loopback port
   std::function<void(SessionTypeRegistry&)> registerTypes;  // default: the built-in types
   LogOptions log{spdlog::level::warn, true};
 };
@@ -53,7 +53,7 @@ class LocalCluster {
 // started for it (the embedded default). The cluster lives as long as the
 // returned handle.
 struct EmbeddedClient {
-  std::unique_ptr<LocalCluster> cluster;        // null when a coordinator was given
+  std::unique_ptr<LocalCluster> cluster;  // null when a coordinator was given
   std::unique_ptr<client::Client> client;
 };
 Result<EmbeddedClient> connectOrStartLocal(client::ClientOptions options,

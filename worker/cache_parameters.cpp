@@ -33,8 +33,8 @@ Result<std::string> handleCacheParameter(BenchmarkCache& cache, const std::strin
   if (name == "get_size") return std::to_string(cache.size());
   if (name == "get_counters") {
     CacheCounters c = cache.counters();
-    return fmt::format("hits={} misses={} evictions={} inserts={}", c.hits, c.misses,
-                       c.evictions, c.inserts);
+    return fmt::format("hits={} misses={} evictions={} inserts={}", c.hits, c.misses, c.evictions,
+                       c.inserts);
   }
   if (name == "set_max_size_in_bytes") {
     KILN_ASSIGN_OR_RETURN(std::uint64_t bytes, parseBytes(key, value));
@@ -46,10 +46,10 @@ Result<std::string> handleCacheParameter(BenchmarkCache& cache, const std::strin
     cache.evictToCapacity(bytes);
     return std::to_string(cache.sizeInBytes());
   }
-  return notFound(fmt::format(
-      "unknown parameter '{}' (known: get_max_size_in_bytes, set_max_size_in_bytes, "
-      "get_size_in_bytes, get_size, get_counters, evict_to_capacity)",
-      key));
+  return notFound(
+      fmt::format("unknown parameter '{}' (known: get_max_size_in_bytes, set_max_size_in_bytes, "
+                  "get_size_in_bytes, get_size, get_counters, evict_to_capacity)",
+                  key));
 }
 
 }  // namespace kiln

@@ -76,13 +76,26 @@ Status NoopSession::applyAction(const Value& action, ActionOutcome& outcome) {
 
 Status NoopSession::computeObservation(std::size_t spaceIndex, Value& observation) {
   switch (spaceIndex) {
-    case kSum: observation = sum_; return okStatus();
-    case kSteps: observation = steps_; return okStatus();
-    case kBytes16: observation = payload(16, sum_); return okStatus();
-    case kBytes4K: observation = payload(4096, sum_); return okStatus();
-    case kTensor: observation = Int64Tensor{{4}, {sum_, steps_, sum_ * 2, steps_ * 2}}; return okStatus();
-    case kBenchmark: observation = benchmarkUri_; return okStatus();
-    default: return notFound(fmt::format("noop has no observation space {}", spaceIndex));
+    case kSum:
+      observation = sum_;
+      return okStatus();
+    case kSteps:
+      observation = steps_;
+      return okStatus();
+    case kBytes16:
+      observation = payload(16, sum_);
+      return okStatus();
+    case kBytes4K:
+      observation = payload(4096, sum_);
+      return okStatus();
+    case kTensor:
+      observation = Int64Tensor{{4}, {sum_, steps_, sum_ * 2, steps_ * 2}};
+      return okStatus();
+    case kBenchmark:
+      observation = benchmarkUri_;
+      return okStatus();
+    default:
+      return notFound(fmt::format("noop has no observation space {}", spaceIndex));
   }
 }
 

@@ -52,8 +52,8 @@ Result<Benchmark> ServiceContext::resolveBenchmark(const std::string& uri) {
 Result<std::filesystem::path> ServiceContext::makeSessionDirectory(const std::string& prefix) {
   std::string pattern = (workingDirectory() / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    return internalError(fmt::format("cannot create a session directory under '{}'",
-                                     workingDirectory().string()));
+    return internalError(
+        fmt::format("cannot create a session directory under '{}'", workingDirectory().string()));
   }
   return std::filesystem::path(pattern);
 }

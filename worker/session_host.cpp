@@ -17,9 +17,9 @@ struct SessionHost::Ticket {
   bool creates = false;             // a start or fork: counts against maxSessions meanwhile
 };
 
-SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache,
-                         HostLimits limits, const Clock& clock, Executor& executor,
-                         ReplySink& replies, Mailbox<Completion>& completions, Logger logger)
+SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
+                         const Clock& clock, Executor& executor, ReplySink& replies,
+                         Mailbox<Completion>& completions, Logger logger)
     : types_(types),
       cache_(cache),
       limits_(limits),
@@ -112,8 +112,8 @@ void SessionHost::replySpaces(const std::string& routingId, std::uint64_t reques
   const ReadySessionType* type = types_.find(typeName);
   if (type == nullptr) {
     return reply(routingId, requestId,
-                 notFound(fmt::format("session type '{}' is not hosted here (hosted: {})",
-                                      typeName, fmt::join(types_.names(), ", "))));
+                 notFound(fmt::format("session type '{}' is not hosted here (hosted: {})", typeName,
+                                      fmt::join(types_.names(), ", "))));
   }
   capnp::MallocMessageBuilder builder;
   auto spaces = initEnvelope(builder, requestId).initReply().initSpaces();
@@ -155,8 +155,8 @@ std::uint64_t SessionHost::openTicket(const std::string& routingId, std::uint64_
   auto ticket = std::make_unique<Ticket>();
   ticket->routingId = routingId;
   ticket->requestId = requestId;
-  ticket->deadline = clock_.now() + (timeoutMs != 0 ? Duration(milliseconds(timeoutMs))
-                                                    : limits_.defaultDeadline);
+  ticket->deadline =
+      clock_.now() + (timeoutMs != 0 ? Duration(milliseconds(timeoutMs)) : limits_.defaultDeadline);
   ticket->record = record;
   std::uint64_t id = nextTicket_++;
   inflight_.emplace(id, std::move(ticket));
@@ -170,8 +170,8 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   const ReadySessionType* type = types_.find(typeName);
   if (type == nullptr) {
     return reply(routingId, requestId,
-                 notFound(fmt::format("session type '{}' is not hosted here (hosted: {})",
-                                      typeName, fmt::join(types_.names(), ", "))));
+                 notFound(fmt::format("session type '{}' is not hosted here (hosted: {})", typeName,
+                                      fmt::join(types_.names(), ", "))));
   }
   if (sessions_.size() + starting_ >= limits_.maxSessions) {
     return reply(routingId, requestId,
@@ -198,10 +198,18 @@ void SessionHost::handleSessionRequest(const std::string& routingId, InboundMess
   auto request = envelope.getRequest();
   std::uint64_t sessionId = 0;
   switch (request.which()) {
-    case wire::Request::STEP: sessionId = request.getStep().getSessionId(); break;
-    case wire::Request::FORK: sessionId = request.getFork().getSessionId(); break;
-    case wire::Request::END_SESSION: sessionId = request.getEndSession().getSessionId(); break;
-    default: sessionId = request.getSendSessionParameter().getSessionId(); break;
+    case wire::Request::STEP:
+      sessionId = request.getStep().getSessionId();
+      break;
+    case wire::Request::FORK:
+      sessionId = request.getFork().getSessionId();
+      break;
+    case wire::Request::END_SESSION:
+      sessionId = request.getEndSession().getSessionId();
+      break;
+    default:
+      sessionId = request.getSendSessionParameter().getSessionId();
+      break;
   }
   auto found = sessions_.find(SessionId{sessionId});
   if (found == sessions_.end() || found->second->retired) {
@@ -212,8 +220,9 @@ void SessionHost::handleSessionRequest(const std::string& routingId, InboundMess
   }
   SessionRecord& record = *found->second;
   if (record.owner.valid() && record.owner.value != envelope.getClientId()) {
-    return reply(routingId, envelope.getRequestId(),
-                 permissionDenied(fmt::format("session {:x} belongs to another client", sessionId)));
+    return reply(
+        routingId, envelope.getRequestId(),
+        permissionDenied(fmt::format("session {:x} belongs to another client", sessionId)));
   }
   if (request.isFork() && sessions_.size() + starting_ >= limits_.maxSessions) {
     return reply(routingId, envelope.getRequestId(),
@@ -248,22 +257,22 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
       SessionId child{ids_.next()};
       ++starting_;
       inflight_[ticket]->creates = true;
-      executor_.post(record.experiment, [this, target, child, ticket,
-                                         message = std::move(message)] {
-        Completion completion = executeFork(*target, child, message);
-        completion.ticket = ticket;
-        completions_.push(std::move(completion));
-      });
+      executor_.post(record.experiment,
+                     [this, target, child, ticket, message = std::move(message)] {
+                       Completion completion = executeFork(*target, child, message);
+                       completion.ticket = ticket;
+                       completions_.push(std::move(completion));
+                     });
       return;
     }
     case wire::Request::END_SESSION: {
       auto remaining = static_cast<std::uint32_t>(sessions_.size() - 1);
-      executor_.post(record.experiment, [this, target, ticket, remaining,
-                                         message = std::move(message)] {
-        Completion completion = executeEnd(*target, message, remaining);
-        completion.ticket = ticket;
-        completions_.push(std::move(completion));
-      });
+      executor_.post(record.experiment,
+                     [this, target, ticket, remaining, message = std::move(message)] {
+                       Completion completion = executeEnd(*target, message, remaining);
+                       completion.ticket = ticket;
+                       completions_.push(std::move(completion));
+                     });
       return;
     }
     default:

@@ -24,10 +24,10 @@ Status checkObservationIndices(const ReadySessionType& type,
                                capnp::List<std::uint32_t>::Reader indices) {
   for (std::uint32_t index : indices) {
     if (index >= type.info.observationSpaces.size()) {
-      return invalidArgument(fmt::format(
-          "observation space {} does not exist: session type '{}' has {} (0 to {})", index,
-          type.info.name, type.info.observationSpaces.size(),
-          type.info.observationSpaces.size() - 1));
+      return invalidArgument(
+          fmt::format("observation space {} does not exist: session type '{}' has {} (0 to {})",
+                      index, type.info.name, type.info.observationSpaces.size(),
+                      type.info.observationSpaces.size() - 1));
     }
   }
   return okStatus();
@@ -57,8 +57,8 @@ Result<Benchmark> obtainBenchmark(const ReadySessionType& type, wire::Benchmark:
                                          uri, bytes.size(), maxBytes));
     }
     if (uri.empty()) return invalidArgument("an inline benchmark needs a URI to be cached under");
-    auto program = std::make_shared<const std::string>(
-        reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+    auto program = std::make_shared<const std::string>(reinterpret_cast<const char*>(bytes.begin()),
+                                                       bytes.size());
     cache.insert(uri, program);
     return Benchmark{uri, std::move(program)};
   }
@@ -78,13 +78,12 @@ Completion guarded(std::uint64_t requestId, Op&& op) {
   try {
     return op();
   } catch (const kj::Exception& e) {
-    return errorCompletion(requestId,
-                           invalidArgument(fmt::format("malformed request: {}",
-                                                       e.getDescription().cStr())),
-                           false);
+    return errorCompletion(
+        requestId, invalidArgument(fmt::format("malformed request: {}", e.getDescription().cStr())),
+        false);
   } catch (const std::exception& e) {
-    return errorCompletion(requestId,
-                           internalError(fmt::format("session failed: {}", e.what())), true);
+    return errorCompletion(requestId, internalError(fmt::format("session failed: {}", e.what())),
+                           true);
   }
 }
 
@@ -234,8 +233,8 @@ Completion executeParameter(SessionRecord& record, const InboundMessage& message
   std::uint64_t requestId = envelope.getRequestId();
   return guarded(requestId, [&]() -> Completion {
     auto request = envelope.getRequest().getSendSessionParameter();
-    auto answer = record.session->handleParameter(request.getKey().cStr(),
-                                                  request.getValue().cStr());
+    auto answer =
+        record.session->handleParameter(request.getKey().cStr(), request.getValue().cStr());
     if (!answer.ok()) return errorCompletion(requestId, answer.status(), false);
     capnp::MallocMessageBuilder builder(256);
     initEnvelope(builder, requestId).initReply().initParameterReply().setReply(*answer);

@@ -42,14 +42,13 @@ class SessionTypeRegistry {
   void add(std::string name) {
     static_assert(std::is_base_of_v<CompilationSession, Session>);
     static_assert(std::is_base_of_v<ServiceContext, Context>);
-    pending_.push_back(PendingType{
-        std::move(name), std::type_index(typeid(Context)),
-        [](ContextResources& r) -> std::unique_ptr<ServiceContext> {
-          return std::make_unique<Context>(r);
-        },
-        [](ServiceContext& c) -> std::unique_ptr<CompilationSession> {
-          return std::make_unique<Session>(static_cast<Context&>(c));
-        }});
+    pending_.push_back(PendingType{std::move(name), std::type_index(typeid(Context)),
+                                   [](ContextResources& r) -> std::unique_ptr<ServiceContext> {
+                                     return std::make_unique<Context>(r);
+                                   },
+                                   [](ServiceContext& c) -> std::unique_ptr<CompilationSession> {
+                                     return std::make_unique<Session>(static_cast<Context&>(c));
+                                   }});
   }
 
   // Creates and initializes every context, then probes each type for its

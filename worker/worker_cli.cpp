@@ -23,8 +23,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
       ->check(CLI::Range(1u, 10000000u));
   app.add_option("--cache-bytes", c.cacheBytes, "benchmark cache bound in bytes")
       ->capture_default_str();
-  app.add_option("--max-benchmark-bytes", c.limits.maxBenchmarkBytes,
-                 "largest benchmark accepted")
+  app.add_option("--max-benchmark-bytes", c.limits.maxBenchmarkBytes, "largest benchmark accepted")
       ->capture_default_str();
   app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
       ->capture_default_str();

@@ -13,7 +13,8 @@ class WorkerServer::RouterSink final : public ReplySink {
   explicit RouterSink(zmq::socket_t& router) : router_(router) {}
   void send(const std::string& routingId, zmq::message_t frame) override {
     // A client that went away makes these sends fail; its loss is not ours.
-    (void)router_.send(zmq::buffer(routingId), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    (void)router_.send(zmq::buffer(routingId),
+                       zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     (void)router_.send(frame, zmq::send_flags::dontwait);
   }
 
@@ -66,25 +67,30 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   std::string bound = server->router_.get(zmq::sockopt::last_endpoint);
   server->endpoint_ = c.advertise.empty() ? bound : c.advertise;
 
-  server->resources_ = std::make_unique<ContextResources>(ContextResources{
-      server->workingDirectory_->path(), server->cache_, server->logger_, clock,
-      c.limits.maxBenchmarkBytes});
+  server->resources_ = std::make_unique<ContextResources>(
+      ContextResources{server->workingDirectory_->path(), server->cache_, server->logger_, clock,
+                       c.limits.maxBenchmarkBytes});
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 
   server->pool_ = std::make_unique<TaskPool>(c.slots);
   server->sink_ = std::make_unique<RouterSink>(server->router_);
   server->executor_ = std::make_unique<PoolExecutor>(*server->pool_);
-  server->host_ = std::make_unique<SessionHost>(types, server->cache_, c.limits, clock,
-                                                *server->executor_, *server->sink_,
-                                                server->completions_, server->logger_);
+  server->host_ =
+      std::make_unique<SessionHost>(types, server->cache_, c.limits, clock, *server->executor_,
+                                    *server->sink_, server->completions_, server->logger_);
   if (!c.coordinator.empty()) {
     char hostname[256] = {};
     ::gethostname(hostname, sizeof(hostname) - 1);
-    WorkerAdvert advert{server->endpoint_,     c.slots, c.limits.maxSessions, types.names(),
-                        "kiln 0.1.0",          hostname, static_cast<std::uint32_t>(::getpid())};
-    server->link_ = std::make_unique<CoordinatorLink>(zmq, c.coordinator, std::move(advert),
-                                                      c.link, clock, server->logger_);
+    WorkerAdvert advert{server->endpoint_,
+                        c.slots,
+                        c.limits.maxSessions,
+                        types.names(),
+                        "kiln 0.1.0",
+                        hostname,
+                        static_cast<std::uint32_t>(::getpid())};
+    server->link_ = std::make_unique<CoordinatorLink>(zmq, c.coordinator, std::move(advert), c.link,
+                                                      clock, server->logger_);
   }
   server->logger_->info("worker serving {} on {} with {} slots (working directory {})",
                         fmt::join(types.names(), ", "), server->endpoint_, c.slots,

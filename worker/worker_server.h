@@ -26,8 +26,8 @@ namespace kiln {
 
 struct WorkerConfig {
   std::string listen = "tcp://127.0.0.1:0";  // port 0 = any free port
-  std::string advertise;                      // endpoint given to clients; empty = bound one
-  std::string coordinator;                    // empty = standalone (clients connect directly)
+  std::string advertise;                     // endpoint given to clients; empty = bound one
+  std::string coordinator;                   // empty = standalone (clients connect directly)
   unsigned slots = 2;
   HostLimits limits;
   LinkTiming link;

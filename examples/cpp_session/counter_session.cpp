@@ -49,13 +49,18 @@ class CounterSession final : public kiln::CompilationSession {
   }
   kiln::Status applyAction(const kiln::Value& action, kiln::ActionOutcome& outcome) override {
     switch (action.as<std::int64_t>()) {
-      case 0: text_ += 'a'; break;
-      case 1: text_ += 'b'; break;
+      case 0:
+        text_ += 'a';
+        break;
+      case 1:
+        text_ += 'b';
+        break;
       case 2:
         outcome.actionHadNoEffect = text_.empty();
         if (!text_.empty()) text_.pop_back();
         break;
-      default: outcome.endOfEpisode = true;
+      default:
+        outcome.endOfEpisode = true;
     }
     return kiln::okStatus();
   }
@@ -75,4 +80,6 @@ class CounterSession final : public kiln::CompilationSession {
 
 }  // namespace
 
-int main(int argc, char** argv) { return kiln::runWorker<CounterSession, CounterContext>(argc, argv); }
+int main(int argc, char** argv) {
+  return kiln::runWorker<CounterSession, CounterContext>(argc, argv);
+}

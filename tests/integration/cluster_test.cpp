@@ -80,8 +80,7 @@ TEST(ClusterTest, SessionsEndToEndThroughCoordinatorAndWorkers) {
   EXPECT_EQ(result->observations[0].as<std::int64_t>(), 7);
   EXPECT_EQ(result->observations[1].as<Int64Tensor>().shape, std::vector<std::int64_t>{4});
   auto fork = a->fork().value();
-  EXPECT_EQ(fork->step({}, std::vector<std::string>{"Sum"})->observations[0].as<std::int64_t>(),
-            7);
+  EXPECT_EQ(fork->step({}, std::vector<std::string>{"Sum"})->observations[0].as<std::int64_t>(), 7);
   EXPECT_EQ(a->history().steps.size(), 1u);
   EXPECT_EQ(*a->setParameter("noop.sum", ""), "7");
   EXPECT_EQ(a->setParameter("bogus", "").status().code(), ErrorCode::kNotFound);
@@ -164,10 +163,12 @@ TEST(ClusterTest, WorkerKilledWithSigkillIsLostAndOthersKeepServing) {
   std::thread coordinatorThread([&] { coordinator->run(); });
 
   auto children = bench::ChildCluster::create(KILN_BINARY).value();
-  auto* doomed = children.spawn({"worker", "--coordinator", coordinator->endpoint(),
-                                 "--log-level", "off"}).value();
-  auto* survivor = children.spawn({"worker", "--coordinator", coordinator->endpoint(),
-                                   "--log-level", "off"}).value();
+  auto* doomed =
+      children.spawn({"worker", "--coordinator", coordinator->endpoint(), "--log-level", "off"})
+          .value();
+  auto* survivor =
+      children.spawn({"worker", "--coordinator", coordinator->endpoint(), "--log-level", "off"})
+          .value();
   auto client = connect(coordinator->endpoint());
   auto deadline = std::chrono::steady_clock::now() + 10s;
   while (client->listCluster()->size() < 2 && std::chrono::steady_clock::now() < deadline) {

@@ -21,8 +21,8 @@ TEST(ExampleTest, CounterWorkerServesItsSessionType) {
   std::thread thread([&] { coordinator->run(); });
   {
     auto children = bench::ChildCluster::create(KILN_COUNTER_WORKER).value();
-    ASSERT_TRUE(children.spawn({"--coordinator", coordinator->endpoint(), "--log-level", "off"})
-                    .ok());
+    ASSERT_TRUE(
+        children.spawn({"--coordinator", coordinator->endpoint(), "--log-level", "off"}).ok());
     client::ClientOptions options;
     options.coordinator = coordinator->endpoint();
     options.requestTimeout = 5s;
@@ -43,8 +43,8 @@ TEST(ExampleTest, CounterWorkerServesItsSessionType) {
     EXPECT_EQ(step->observations[0].as<std::string>(), "xyab");
     EXPECT_EQ(step->observations[1].as<std::int64_t>(), 4);
     auto fork = (*session)->fork().value();
-    EXPECT_TRUE(fork->step({Value(std::int64_t{3})}, std::vector<std::string>{"Text"})
-                    ->endOfEpisode);
+    EXPECT_TRUE(
+        fork->step({Value(std::int64_t{3})}, std::vector<std::string>{"Text"})->endOfEpisode);
   }
   coordinator->stop();
   thread.join();

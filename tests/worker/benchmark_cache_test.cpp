@@ -70,8 +70,7 @@ TEST(CacheParametersTest, ReadAndSetAtRunTime) {
                 .status()
                 .code(),
             ErrorCode::kInvalidArgument);
-  EXPECT_EQ(handleCacheParameter(cache, "service.nope", "").status().code(),
-            ErrorCode::kNotFound);
+  EXPECT_EQ(handleCacheParameter(cache, "service.nope", "").status().code(), ErrorCode::kNotFound);
 }
 
 // Why LRU: RL training revisits a small hot set of benchmarks (the current

@@ -54,8 +54,7 @@ class SessionHostTest : public ::testing::Test {
   // Sends a request built by `fill` and returns the decoded reply after all
   // work ran (or the last reply sent so far if `run` is false).
   wire::Reply::Reader call(const std::function<void(wire::Request::Builder)>& fill,
-                           std::uint64_t client = 1, std::uint32_t timeoutMs = 0,
-                           bool run = true) {
+                           std::uint64_t client = 1, std::uint32_t timeoutMs = 0, bool run = true) {
     capnp::MallocMessageBuilder builder;
     auto envelope = initEnvelope(builder, ++requestId_);
     envelope.setClientId(client);
@@ -147,9 +146,8 @@ TEST_F(SessionHostTest, BadRequestsGetClearErrorsAndChangeNothing) {
             std::string::npos);
   EXPECT_EQ(errorOf(step(12345, 1, 0)).code(), ErrorCode::kNotFound);
   EXPECT_EQ(errorOf(step(id, 1, 0, /*client=*/2)).code(), ErrorCode::kPermissionDenied);
-  auto unknownType = call([](wire::Request::Builder r) {
-    r.initStartSession().setSessionType("gcc");
-  });
+  auto unknownType =
+      call([](wire::Request::Builder r) { r.initStartSession().setSessionType("gcc"); });
   EXPECT_EQ(errorOf(unknownType).code(), ErrorCode::kNotFound);
   // The session is untouched by all of the above.
   EXPECT_EQ(step(id, 0, 1).getStepped().getObservations()[0].getInt64(), 1);

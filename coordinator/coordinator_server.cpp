@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/router_io.h"
+
 namespace kiln {
 
 CoordinatorServer::CoordinatorServer(CoordinatorConfig config, zmq::context_t& zmq,
@@ -40,38 +42,13 @@ void CoordinatorServer::stop() {
 }
 
 void CoordinatorServer::flush() {
-  for (Outgoing& message : out_) {
-    (void)router_.send(zmq::buffer(message.routingId),
-                       zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-    (void)router_.send(message.frame, zmq::send_flags::dontwait);
-  }
+  for (Outgoing& message : out_) sendRouted(router_, message.routingId, std::move(message.frame));
   out_.clear();
 }
 
 void CoordinatorServer::readPeers() {
-  for (int i = 0; i < 4096; ++i) {
-    zmq::message_t routingId;
-    if (!router_.recv(routingId, zmq::recv_flags::dontwait)) return;
-    std::string peer(routingId.data<char>(), routingId.size());
-    zmq::message_t frame;
-    if (!routingId.more() || !router_.recv(frame, zmq::recv_flags::dontwait)) continue;
-    bool extraFrames = false;
-    while (router_.get(zmq::sockopt::rcvmore) != 0) {
-      extraFrames = true;
-      zmq::message_t extra;
-      if (!router_.recv(extra, zmq::recv_flags::dontwait)) break;
-    }
-    if (extraFrames) {
-      out_.push_back({peer, encodeErrorReply(0, invalidArgument("a request must be one frame"))});
-      continue;
-    }
-    auto message = InboundMessage::decode(frame, config_.frames);
-    if (!message.ok()) {
-      out_.push_back({peer, encodeErrorReply(0, message.status())});
-      continue;
-    }
-    core_.handle(peer, *message, out_);
-  }
+  readRouted(router_, config_.frames, 4096,
+             [this](const std::string& peer, InboundMessage m) { core_.handle(peer, m, out_); });
 }
 
 void CoordinatorServer::run() {

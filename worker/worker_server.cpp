@@ -6,16 +6,15 @@
 
 #include <vector>
 
+#include "common/router_io.h"
+
 namespace kiln {
 
 class WorkerServer::RouterSink final : public ReplySink {
  public:
   explicit RouterSink(zmq::socket_t& router) : router_(router) {}
   void send(const std::string& routingId, zmq::message_t frame) override {
-    // A client that went away makes these sends fail; its loss is not ours.
-    (void)router_.send(zmq::buffer(routingId),
-                       zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-    (void)router_.send(frame, zmq::send_flags::dontwait);
+    sendRouted(router_, routingId, std::move(frame));
   }
 
  private:
@@ -106,30 +105,9 @@ void WorkerServer::stop() {
 }
 
 void WorkerServer::readClients() {
-  // Bounded so that completions and heartbeats are not starved by a flood.
-  for (int i = 0; i < 4096; ++i) {
-    zmq::message_t routingId;
-    if (!router_.recv(routingId, zmq::recv_flags::dontwait)) return;
-    std::string peer(routingId.data<char>(), routingId.size());
-    zmq::message_t frame;
-    if (!routingId.more() || !router_.recv(frame, zmq::recv_flags::dontwait)) continue;
-    bool extraFrames = false;
-    while (router_.get(zmq::sockopt::rcvmore) != 0) {
-      extraFrames = true;
-      zmq::message_t extra;
-      if (!router_.recv(extra, zmq::recv_flags::dontwait)) break;
-    }
-    if (extraFrames) {
-      sink_->send(peer, encodeErrorReply(0, invalidArgument("a request must be one frame")));
-      continue;
-    }
-    auto message = InboundMessage::decode(frame, config_.frames);
-    if (!message.ok()) {
-      sink_->send(peer, encodeErrorReply(0, message.status()));
-      continue;
-    }
-    host_->handle(peer, std::move(message).value());
-  }
+  readRouted(router_, config_.frames, 4096, [this](const std::string& peer, InboundMessage m) {
+    host_->handle(peer, std::move(m));
+  });
 }
 
 void WorkerServer::run() {

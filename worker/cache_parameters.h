@@ -3,11 +3,14 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "worker/benchmark_cache.h"
 
 namespace kiln {
+
+inline constexpr std::string_view kCacheParameterPrefix = "service.benchmark_cache.";
 
 // Keys: service.benchmark_cache.{get,set}_max_size_in_bytes,
 // get_size_in_bytes, get_size, get_counters, evict_to_capacity.

@@ -41,6 +41,14 @@ class ServiceContext {
   // without a program, for session types that need no input.
   virtual Result<Benchmark> resolveBenchmark(const std::string& uri);
 
+  // A worker-level parameter (a SendSessionParameter with session id 0) that
+  // the benchmark cache does not own, e.g. listing the datasets a context
+  // serves. Called on the worker's network thread while sessions run on
+  // others: keep it quick and thread-safe. Unknown keys: not-found.
+  virtual Result<std::string> handleParameter(const std::string& key, const std::string& value) {
+    return notFound("unknown worker parameter '" + key + "'");
+  }
+
   const std::filesystem::path& workingDirectory() const { return resources_.workingDirectory; }
   BenchmarkCache& benchmarkCache() { return resources_.benchmarkCache; }
   spdlog::logger& logger() { return *resources_.logger; }

@@ -287,7 +287,8 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
 
 void SessionHost::handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
                                         const std::string& key, const std::string& value) {
-  auto answer = handleCacheParameter(cache_, key, value);
+  auto answer = key.starts_with(kCacheParameterPrefix) ? handleCacheParameter(cache_, key, value)
+                                                       : types_.handleContextParameter(key, value);
   if (!answer.ok()) return reply(routingId, requestId, answer.status());
   capnp::MallocMessageBuilder builder(256);
   initEnvelope(builder, requestId).initReply().initParameterReply().setReply(*answer);

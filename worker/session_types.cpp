@@ -49,6 +49,16 @@ Status SessionTypeRegistry::shutdown() {
   return first;
 }
 
+Result<std::string> SessionTypeRegistry::handleContextParameter(const std::string& key,
+                                                               const std::string& value) const {
+  for (const auto& [type, context] : contexts_) {
+    auto answer = context->handleParameter(key, value);
+    if (answer.ok() || answer.status().code() != ErrorCode::kNotFound) return answer;
+  }
+  return notFound("unknown worker parameter '" + key +
+                  "' (service.benchmark_cache.* and the session types' own keys are known)");
+}
+
 const ReadySessionType* SessionTypeRegistry::find(const std::string& name) const {
   auto found = ready_.find(name);
   return found == ready_.end() ? nullptr : &found->second;

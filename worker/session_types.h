@@ -58,6 +58,10 @@ class SessionTypeRegistry {
   Status shutdown();
 
   const ReadySessionType* find(const std::string& name) const;
+  // Offers a worker-level parameter to every context in creation order; the
+  // first answer that is not not-found wins.
+  Result<std::string> handleContextParameter(const std::string& key,
+                                             const std::string& value) const;
   std::vector<std::string> names() const;
   bool started() const { return !ready_.empty() || pending_.empty(); }
 

@@ -1,5 +1,7 @@
 #include "bench/stats.h"
 
+#include "common/json_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,19 +24,6 @@ LatencySummary summarize(std::vector<std::int64_t>& nanos) {
   s.samples = nanos.size();
   return s;
 }
-
-namespace {
-
-std::string jsonEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 void Report::print(bool json) const {
   if (json) {

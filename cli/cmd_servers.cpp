@@ -6,6 +6,7 @@
 #include "coordinator/coordinator_server.h"
 #include "local/builtin_types.h"
 #include "local/local_cluster.h"
+#include "nesting/nesting_frontend.h"
 #include "worker/worker_cli.h"
 
 namespace kiln::cli {
@@ -68,18 +69,35 @@ void addCoordinatorCommand(CLI::App& app) {
   });
 }
 
-void addWorkerCommand(CLI::App& app) {
-  auto* command = app.add_subcommand("worker", "run a worker hosting kiln's session types");
+namespace {
+
+void addHostCommand(CLI::App& app, const std::string& name, const std::string& description,
+                    ServingMode mode) {
+  auto* command = app.add_subcommand(name, description);
   auto options = std::make_shared<WorkerCommandLine>();
+  options->config.mode = std::move(mode);
   addWorkerOptions(*command, *options);
-  command->callback([options] {
-    Logger logger = makeLogger("worker");
+  command->callback([options, name] {
+    Logger logger = makeLogger(name);
     warnIfPublic(options->config.listen, logger);
     SessionTypeRegistry types;
     registerBuiltinSessionTypes(types);
     int code = serveWorker(*options, types);
     if (code != 0) throw CLI::RuntimeError(code);
   });
+}
+
+}  // namespace
+
+// `kiln worker` and `kiln nest` take the same options; a nesting host serves
+// no sessions itself until the coordinator (or a client of an experiment)
+// creates underlying workers on it.
+void addWorkerCommand(CLI::App& app) {
+  addHostCommand(app, "worker", "run a worker hosting kiln's session types", plainWorkerMode());
+  addHostCommand(app, "nest",
+                 "run a nesting host: underlying workers of several experiments sharing this "
+                 "process's slots, cache and contexts",
+                 nesting::nestingHostMode());
 }
 
 void addLocalCommand(CLI::App& app) {

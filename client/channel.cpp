@@ -20,12 +20,14 @@ Channel::Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId,
   socket_.connect(endpoint_);
 }
 
-wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration timeout) {
+wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration timeout,
+                                       std::uint64_t target) {
   lastBegun_ = nextRequestId_++;
   auto envelope = initEnvelope(builder, lastBegun_);
   envelope.setClientId(clientId_.value);
   envelope.setTimeoutMs(static_cast<std::uint32_t>(std::max<std::int64_t>(1, toMillis(timeout))));
   if (!experiment_.empty()) envelope.setExperiment(experiment_);
+  envelope.setTarget(target);
   return envelope;
 }
 

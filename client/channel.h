@@ -24,7 +24,9 @@ class Channel {
   const std::string& endpoint() const { return endpoint_; }
 
   // Starts an envelope for a new request; fill its request and call send().
-  wire::Envelope::Builder begin(capnp::MessageBuilder& builder, Duration timeout);
+  // `target` names an underlying worker on a nesting host (0: the server itself).
+  wire::Envelope::Builder begin(capnp::MessageBuilder& builder, Duration timeout,
+                                std::uint64_t target = 0);
   // Sends the request built in `builder`; returns its id for await().
   Result<std::uint64_t> send(capnp::MessageBuilder& builder);
   // Waits for the reply to `requestId` until `deadline`. An error reply comes

@@ -29,8 +29,10 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
     return invalidArgument(
         fmt::format("bad coordinator address '{}': {}", client->options_.coordinator, e.what()));
   }
+  const ClientOptions& o = client->options_;
   client->leases_ =
-      std::make_unique<LeaseKeeper>(client->zmq_, client->id_, client->options_.leasePeriod);
+      std::make_unique<LeaseKeeper>(client->zmq_, client->id_, o.leasePeriod, o.experiment,
+                                    o.experiment.empty() ? std::string() : o.coordinator);
   return client;
 }
 
@@ -43,11 +45,21 @@ Channel& Client::channelTo(const std::string& endpoint) {
 }
 
 Result<std::vector<WorkerStatus>> Client::listCluster() {
+  KILN_ASSIGN_OR_RETURN(ClusterStatus status, clusterStatus());
+  return std::move(status.workers);
+}
+
+Result<ClusterStatus> Client::clusterStatus() {
   capnp::MallocMessageBuilder builder(64);
   coordinator_->begin(builder, options_.requestTimeout).initRequest().initListCluster();
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, coordinator_->call(builder, options_.requestTimeout));
-  std::vector<WorkerStatus> workers;
-  for (auto info : reply.envelope().getReply().getClusterView().getWorkers()) {
+  ClusterStatus status;
+  auto view = reply.envelope().getReply().getClusterView();
+  for (auto experiment : view.getExperiments()) {
+    status.experiments.push_back(decodeExperiment(experiment));
+  }
+  std::vector<WorkerStatus>& workers = status.workers;
+  for (auto info : view.getWorkers()) {
     WorkerStatus w;
     w.workerId = info.getWorkerId();
     w.endpoint = info.getEndpoint().cStr();
@@ -63,9 +75,12 @@ Result<std::vector<WorkerStatus>> Client::listCluster() {
     w.stepsTotal = info.getLoad().getStepsTotal();
     w.msSinceHeard = info.getMsSinceHeard();
     w.placedSessions = info.getPlacedSessions();
+    w.nesting = info.getNesting();
+    for (auto underlying : info.getUnderlying()) w.underlying.push_back(fromWire(underlying));
+    for (float sample : info.getUtilization()) w.utilization.push_back(sample);
     workers.push_back(std::move(w));
   }
-  return workers;
+  return status;
 }
 
 Result<SessionTypeSpaces> Client::getSpaces(const std::string& sessionType) {
@@ -102,11 +117,11 @@ Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& opti
       .initPlace()
       .setSessionType(options.sessionType);
   KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->call(builder, timeout));
-  std::string endpoint = placed.envelope().getReply().getPlacement().getEndpoint().cStr();
-  return startOn(endpoint, options, spaces);
+  auto placement = placed.envelope().getReply().getPlacement();
+  return startOn(placement.getEndpoint().cStr(), placement.getTarget(), options, spaces);
 }
 
-Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint,
+Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint, std::uint64_t target,
                                                  const SessionOptions& options,
                                                  const SessionTypeSpaces& spaces) {
   std::uint32_t actionSpace = 0;
@@ -118,7 +133,7 @@ Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint,
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
   Channel& channel = channelTo(endpoint);
   capnp::MallocMessageBuilder builder;
-  auto start = channel.begin(builder, timeout).initRequest().initStartSession();
+  auto start = channel.begin(builder, timeout, target).initRequest().initStartSession();
   start.setSessionType(options.sessionType);
   start.setActionSpace(actionSpace);
   auto benchmark = start.initBenchmark();
@@ -134,8 +149,9 @@ Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint,
   KILN_ASSIGN_OR_RETURN(auto initial, decodeValues(started.getObservations()));
   SessionHistory history{options, {}};
   leases_->addSession(endpoint);
-  return std::unique_ptr<Session>(new Session(*this, endpoint, SessionId{started.getSessionId()},
-                                              spaces, std::move(history), std::move(initial)));
+  return std::unique_ptr<Session>(new Session(*this, endpoint, target,
+                                              SessionId{started.getSessionId()}, spaces,
+                                              std::move(history), std::move(initial)));
 }
 
 Result<std::string> Client::workerParameter(const std::string& endpoint, const std::string& key,

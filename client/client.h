@@ -16,6 +16,7 @@
 #include "client/channel.h"
 #include "client/lease_keeper.h"
 #include "common/space.h"
+#include "common/underlying.h"
 #include "common/value.h"
 
 namespace kiln::client {
@@ -43,6 +44,31 @@ struct WorkerStatus {
   std::uint64_t stepsTotal = 0;
   std::uint32_t msSinceHeard = 0;
   std::uint32_t placedSessions = 0;
+  bool nesting = false;
+  std::vector<UnderlyingStatus>
+      underlying;                  // a nesting host's workers (yours only, in an experiment)
+  std::vector<float> utilization;  // busy share of slots, one sample per second
+};
+
+struct ExperimentWorker {
+  std::uint64_t workerId = 0;  // address it as Envelope.target on its host
+  std::uint64_t hostId = 0;
+  std::string endpoint;
+  bool ready = false;
+  LoadFigures load;
+};
+
+struct ExperimentStatus {
+  ExperimentSpec spec;
+  std::vector<ExperimentWorker> workers;
+  std::uint32_t msSinceHeard = 0;
+  std::vector<float> utilization;  // busy share of its hosts' slots, one sample per second
+  std::size_t readyWorkers() const;
+};
+
+struct ClusterStatus {
+  std::vector<WorkerStatus> workers;
+  std::vector<ExperimentStatus> experiments;
 };
 
 struct SessionTypeSpaces {
@@ -83,6 +109,18 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   Result<std::vector<WorkerStatus>> listCluster();
+  Result<ClusterStatus> clusterStatus();
+
+  // Experiments (client/experiment.cpp). Open creates the experiment or
+  // updates its spec; the coordinator then places its workers on nesting
+  // hosts. A client whose options name an experiment places every session
+  // on that experiment's workers and keeps the experiment open while alive.
+  Result<ExperimentStatus> openExperiment(const ExperimentSpec& spec);
+  Result<ExperimentStatus> experimentStatus(const std::string& name);
+  // Polls until at least `workers` of its workers are ready.
+  Result<ExperimentStatus> waitForExperiment(const std::string& name, std::uint32_t workers,
+                                             Duration timeout);
+  Status closeExperiment(const std::string& name);
   Result<SessionTypeSpaces> getSpaces(const std::string& sessionType);
   Result<std::unique_ptr<Session>> startSession(const SessionOptions& options);
   // A worker-level parameter (e.g. service.benchmark_cache.get_size) on one worker.
@@ -96,7 +134,7 @@ class Client {
   friend class Session;
   explicit Client(ClientOptions options);
   Channel& channelTo(const std::string& endpoint);
-  Result<std::unique_ptr<Session>> startOn(const std::string& endpoint,
+  Result<std::unique_ptr<Session>> startOn(const std::string& endpoint, std::uint64_t target,
                                            const SessionOptions& options,
                                            const SessionTypeSpaces& spaces);
 
@@ -133,6 +171,7 @@ class Session {
 
   SessionId id() const { return id_; }
   const std::string& endpoint() const { return endpoint_; }
+  std::uint64_t target() const { return target_; }
   bool ended() const { return ended_; }
   const std::vector<Value>& initialObservations() const { return initial_; }
   const SessionHistory& history() const { return history_; }
@@ -141,12 +180,13 @@ class Session {
 
  private:
   friend class Client;
-  Session(Client& client, std::string endpoint, SessionId id, SessionTypeSpaces spaces,
-          SessionHistory history, std::vector<Value> initial);
+  Session(Client& client, std::string endpoint, std::uint64_t target, SessionId id,
+          SessionTypeSpaces spaces, SessionHistory history, std::vector<Value> initial);
   Duration timeout() const;
 
   Client& client_;
   std::string endpoint_;
+  std::uint64_t target_ = 0;  // underlying worker on a nesting host
   SessionId id_;
   SessionTypeSpaces spaces_;
   SessionHistory history_;

@@ -6,10 +6,11 @@
 
 namespace kiln::client {
 
-Session::Session(Client& client, std::string endpoint, SessionId id, SessionTypeSpaces spaces,
-                 SessionHistory history, std::vector<Value> initial)
+Session::Session(Client& client, std::string endpoint, std::uint64_t target, SessionId id,
+                 SessionTypeSpaces spaces, SessionHistory history, std::vector<Value> initial)
     : client_(client),
       endpoint_(std::move(endpoint)),
+      target_(target),
       id_(id),
       spaces_(std::move(spaces)),
       history_(std::move(history)),
@@ -20,7 +21,7 @@ Session::~Session() {
   // Best effort: tell the worker, do not wait. If this is lost, the lease ends it.
   Channel& channel = client_.channelTo(endpoint_);
   capnp::MallocMessageBuilder builder(64);
-  channel.begin(builder, timeout()).initRequest().initEndSession().setSessionId(id_.value);
+  channel.begin(builder, timeout(), target_).initRequest().initEndSession().setSessionId(id_.value);
   if (auto sent = channel.send(builder); sent.ok()) channel.abandon(*sent);
   client_.leases_->removeSession(endpoint_);
 }
@@ -39,7 +40,7 @@ Result<std::uint64_t> Session::sendStep(const std::vector<Value>& actions,
   if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
   Channel& channel = client_.channelTo(endpoint_);
   capnp::MallocMessageBuilder builder;
-  auto step = channel.begin(builder, timeout()).initRequest().initStep();
+  auto step = channel.begin(builder, timeout(), target_).initRequest().initStep();
   step.setSessionId(id_.value);
   auto wireActions = step.initActions(actions.size());
   for (unsigned i = 0; i < actions.size(); ++i) toWire(actions[i], wireActions[i]);
@@ -89,19 +90,19 @@ Result<std::unique_ptr<Session>> Session::fork() {
   if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
   Channel& channel = client_.channelTo(endpoint_);
   capnp::MallocMessageBuilder builder(64);
-  channel.begin(builder, timeout()).initRequest().initFork().setSessionId(id_.value);
+  channel.begin(builder, timeout(), target_).initRequest().initFork().setSessionId(id_.value);
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.call(builder, timeout()));
   SessionId child{reply.envelope().getReply().getForked().getSessionId()};
   client_.leases_->addSession(endpoint_);
   return std::unique_ptr<Session>(
-      new Session(client_, endpoint_, child, spaces_, history_, initial_));
+      new Session(client_, endpoint_, target_, child, spaces_, history_, initial_));
 }
 
 Status Session::end() {
   if (ended_) return okStatus();
   Channel& channel = client_.channelTo(endpoint_);
   capnp::MallocMessageBuilder builder(64);
-  channel.begin(builder, timeout()).initRequest().initEndSession().setSessionId(id_.value);
+  channel.begin(builder, timeout(), target_).initRequest().initEndSession().setSessionId(id_.value);
   auto reply = channel.call(builder, timeout());
   ended_ = true;
   client_.leases_->removeSession(endpoint_);
@@ -112,7 +113,8 @@ Result<std::string> Session::setParameter(const std::string& key, const std::str
   if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
   Channel& channel = client_.channelTo(endpoint_);
   capnp::MallocMessageBuilder builder(256);
-  auto parameter = channel.begin(builder, timeout()).initRequest().initSendSessionParameter();
+  auto parameter =
+      channel.begin(builder, timeout(), target_).initRequest().initSendSessionParameter();
   parameter.setSessionId(id_.value);
   parameter.setKey(key);
   parameter.setValue(value);

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include "local/builtin_types.h"
+#include "nesting/nesting_frontend.h"
 
 namespace kiln {
 
 Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions options) {
-  if (options.workers == 0) return invalidArgument("a local cluster needs at least one worker");
+  if (options.workers + options.nestingHosts == 0) {
+    return invalidArgument("a local cluster needs at least one worker or nesting host");
+  }
   std::unique_ptr<LocalCluster> cluster(new LocalCluster());
   if (options.coordinator.listen == CoordinatorConfig{}.listen) {
     options.coordinator.listen = "tcp://127.0.0.1:0";
@@ -17,7 +20,8 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
       CoordinatorServer::create(options.coordinator, cluster->zmq_, cluster->clock_,
                                 makeLogger("coordinator", options.log)));
   cluster->coordinatorThread_ = std::thread([c = cluster->coordinator_.get()] { c->run(); });
-  for (unsigned i = 0; i < options.workers; ++i) {
+  for (unsigned i = 0; i < options.workers + options.nestingHosts; ++i) {
+    bool nesting = i >= options.workers;
     WorkerSlot slot;
     slot.types = std::make_unique<SessionTypeRegistry>();
     if (options.registerTypes) {
@@ -28,9 +32,12 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
     WorkerConfig config = options.worker;
     config.listen = "tcp://127.0.0.1:0";
     config.coordinator = cluster->coordinator_->endpoint();
-    KILN_ASSIGN_OR_RETURN(
-        slot.server, WorkerServer::create(config, *slot.types, cluster->zmq_, cluster->clock_,
-                                          makeLogger(fmt::format("worker-{}", i), options.log)));
+    if (nesting) config.mode = nesting::nestingHostMode();
+    std::string name =
+        nesting ? fmt::format("nest-{}", i - options.workers) : fmt::format("worker-{}", i);
+    KILN_ASSIGN_OR_RETURN(slot.server,
+                          WorkerServer::create(config, *slot.types, cluster->zmq_, cluster->clock_,
+                                               makeLogger(name, options.log)));
     slot.thread = std::thread([s = slot.server.get()] { s->run(); });
     cluster->workers_.push_back(std::move(slot));
   }

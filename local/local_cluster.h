@@ -18,6 +18,7 @@ namespace kiln {
 
 struct LocalClusterOptions {
   unsigned workers = 1;
+  unsigned nestingHosts = 0;      // hosts for experiments' underlying workers (kiln nest)
   WorkerConfig worker;            // listen/coordinator are filled in
   CoordinatorConfig coordinator;  // listen defaults to any free loopback port
   std::function<void(SessionTypeRegistry&)> registerTypes;  // default: the built-in types
@@ -30,6 +31,7 @@ class LocalCluster {
   ~LocalCluster();  // stops everything
 
   const std::string& coordinatorEndpoint() const { return coordinator_->endpoint(); }
+  // Plain workers first, then nesting hosts.
   std::vector<std::string> workerEndpoints() const;
   // Waits until every worker has registered (or the timeout passes).
   Status waitUntilReady(Duration timeout);

@@ -8,13 +8,14 @@ namespace kiln {
 
 CoordinatorLink::CoordinatorLink(zmq::context_t& context, std::string coordinatorEndpoint,
                                  WorkerAdvert advert, LinkTiming timing, const Clock& clock,
-                                 Logger logger)
+                                 Logger logger, LinkRequestHandler onRequest)
     : context_(context),
       endpoint_(std::move(coordinatorEndpoint)),
       advert_(std::move(advert)),
       timing_(timing),
       clock_(clock),
       logger_(std::move(logger)),
+      onRequest_(std::move(onRequest)),
       backoff_(timing.minBackoff),
       retryAt_(clock.now()) {}
 
@@ -38,6 +39,7 @@ void CoordinatorLink::connect() {
   reg.setVersion(advert_.version);
   reg.setHostname(advert_.hostname);
   reg.setPid(advert_.pid);
+  reg.setNesting(advert_.nesting);
   send(builder);
   state_ = State::kRegistering;
   lastHeard_ = clock_.now();
@@ -73,6 +75,15 @@ void CoordinatorLink::onReadable(const FrameLimits& limits) {
         retryAt_ = clock_.now();
         return;
       }
+      if (envelope.isRequest()) {
+        if (state_ != State::kRegistered || !onRequest_) {
+          sendReply(encodeErrorReply(envelope.getRequestId(),
+                                     unimplemented("this worker takes no requests on its link")));
+        } else {
+          onRequest_(std::move(message).value());
+        }
+        continue;
+      }
       if (envelope.isReply() && envelope.getReply().isRegistered()) {
         workerId_ = WorkerId{envelope.getReply().getRegistered().getWorkerId()};
         state_ = State::kRegistered;
@@ -102,15 +113,17 @@ void CoordinatorLink::tick(const LoadReport& load) {
   }
   if (state_ != State::kRegistered || now < nextHeartbeat_) return;
   nextHeartbeat_ = now + timing_.heartbeatInterval;
-  capnp::MallocMessageBuilder builder(128);
+  capnp::MallocMessageBuilder builder(256);
   auto heartbeat = initEnvelope(builder, 0).initHeartbeat();
   heartbeat.setWorkerId(workerId_->value);
-  auto wireLoad = heartbeat.initLoad();
-  wireLoad.setLiveSessions(load.liveSessions);
-  wireLoad.setBusySlots(load.busySlots);
-  wireLoad.setQueuedRequests(load.queuedRequests);
-  wireLoad.setStepsTotal(load.stepsTotal);
+  toWire(load.total, heartbeat.initLoad());
+  auto underlying = heartbeat.initUnderlying(load.underlying.size());
+  for (unsigned i = 0; i < load.underlying.size(); ++i) toWire(load.underlying[i], underlying[i]);
   send(builder);
+}
+
+void CoordinatorLink::sendReply(zmq::message_t frame) {
+  if (socket_) (void)socket_->send(frame, zmq::send_flags::dontwait);
 }
 
 }  // namespace kiln

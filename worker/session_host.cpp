@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/wire_convert.h"
 #include "worker/cache_parameters.h"
 #include "worker/session_ops.h"
@@ -19,7 +21,7 @@ struct SessionHost::Ticket {
 
 SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
                          const Clock& clock, Executor& executor, ReplySink& replies,
-                         Mailbox<Completion>& completions, Logger logger)
+                         Mailbox<Completion>& completions, Logger logger, HostScope scope)
     : types_(types),
       cache_(cache),
       limits_(limits),
@@ -27,9 +29,42 @@ SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache
       executor_(executor),
       replies_(replies),
       completions_(completions),
-      logger_(std::move(logger)) {}
+      logger_(std::move(logger)),
+      scope_(std::move(scope)) {}
 
 SessionHost::~SessionHost() { clear(); }
+
+template <class Work>
+void SessionHost::post(const std::string& key, std::uint64_t ticket, Work work) {
+  executor_.post(key, [this, ticket, work = std::move(work)]() mutable {
+    Completion completion = work();
+    completion.target = scope_.target;
+    completion.ticket = ticket;
+    completions_.push(std::move(completion));
+  });
+}
+
+const ReadySessionType* SessionHost::findType(const std::string& name) const {
+  if (!scope_.sessionTypes.empty() &&
+      std::find(scope_.sessionTypes.begin(), scope_.sessionTypes.end(), name) ==
+          scope_.sessionTypes.end()) {
+    return nullptr;
+  }
+  return types_.find(name);
+}
+
+std::vector<std::string> SessionHost::typeNames() const {
+  if (scope_.sessionTypes.empty()) return types_.names();
+  std::vector<std::string> names;
+  for (const std::string& name : scope_.sessionTypes) {
+    if (types_.find(name) != nullptr) names.push_back(name);
+  }
+  return names;
+}
+
+std::string SessionHost::schedulingKey(const std::string& requested) const {
+  return scope_.experiment.empty() ? requested : scope_.experiment;
+}
 
 void SessionHost::reply(const std::string& routingId, std::uint64_t requestId,
                         const Status& status) {
@@ -94,7 +129,7 @@ void SessionHost::replyVersion(const std::string& routingId, std::uint64_t reque
   auto version = initEnvelope(builder, requestId).initReply().initVersion();
   version.setProtocolVersion(wire::PROTOCOL_VERSION);
   version.setServiceVersion("kiln 0.1.0");
-  auto names = types_.names();
+  auto names = typeNames();
   std::string compilers;
   auto list = version.initSessionTypes(names.size());
   for (unsigned i = 0; i < names.size(); ++i) {
@@ -109,11 +144,11 @@ void SessionHost::replyVersion(const std::string& routingId, std::uint64_t reque
 
 void SessionHost::replySpaces(const std::string& routingId, std::uint64_t requestId,
                               const std::string& typeName) {
-  const ReadySessionType* type = types_.find(typeName);
+  const ReadySessionType* type = findType(typeName);
   if (type == nullptr) {
     return reply(routingId, requestId,
                  notFound(fmt::format("session type '{}' is not hosted here (hosted: {})", typeName,
-                                      fmt::join(types_.names(), ", "))));
+                                      fmt::join(typeNames(), ", "))));
   }
   capnp::MallocMessageBuilder builder;
   auto spaces = initEnvelope(builder, requestId).initReply().initSpaces();
@@ -167,11 +202,11 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   auto envelope = message.envelope();
   std::uint64_t requestId = envelope.getRequestId();
   std::string typeName = envelope.getRequest().getStartSession().getSessionType().cStr();
-  const ReadySessionType* type = types_.find(typeName);
+  const ReadySessionType* type = findType(typeName);
   if (type == nullptr) {
     return reply(routingId, requestId,
                  notFound(fmt::format("session type '{}' is not hosted here (hosted: {})", typeName,
-                                      fmt::join(types_.names(), ", "))));
+                                      fmt::join(typeNames(), ", "))));
   }
   if (sessions_.size() + starting_ >= limits_.maxSessions) {
     return reply(routingId, requestId,
@@ -184,13 +219,11 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   std::uint64_t ticket = openTicket(routingId, requestId, envelope.getTimeoutMs(), nullptr);
   ++starting_;
   inflight_[ticket]->creates = true;
-  std::string key = envelope.getExperiment().cStr();
-  executor_.post(key, [this, type, id, owner, ticket, maxBytes = limits_.maxBenchmarkBytes,
-                       message = std::move(message)]() mutable {
-    Completion completion = executeStart(*type, id, owner, message, maxBytes);
-    completion.ticket = ticket;
-    completions_.push(std::move(completion));
-  });
+  std::string key = schedulingKey(envelope.getExperiment().cStr());
+  post(key, ticket,
+       [type, id, owner, maxBytes = limits_.maxBenchmarkBytes, message = std::move(message)] {
+         return executeStart(*type, id, owner, message, maxBytes);
+       });
 }
 
 void SessionHost::handleSessionRequest(const std::string& routingId, InboundMessage message) {
@@ -245,43 +278,29 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   std::uint64_t ticket =
       openTicket(routingId, envelope.getRequestId(), envelope.getTimeoutMs(), &record);
   SessionRecord* target = &record;
+  const std::string& key = record.experiment;
   switch (request.which()) {
     case wire::Request::STEP:
-      executor_.post(record.experiment, [this, target, ticket, message = std::move(message)] {
-        Completion completion = executeStep(*target, message);
-        completion.ticket = ticket;
-        completions_.push(std::move(completion));
-      });
-      return;
+      return post(key, ticket,
+                  [target, message = std::move(message)] { return executeStep(*target, message); });
     case wire::Request::FORK: {
       SessionId child{ids_.next()};
       ++starting_;
       inflight_[ticket]->creates = true;
-      executor_.post(record.experiment,
-                     [this, target, child, ticket, message = std::move(message)] {
-                       Completion completion = executeFork(*target, child, message);
-                       completion.ticket = ticket;
-                       completions_.push(std::move(completion));
-                     });
-      return;
+      return post(key, ticket, [target, child, message = std::move(message)] {
+        return executeFork(*target, child, message);
+      });
     }
     case wire::Request::END_SESSION: {
       auto remaining = static_cast<std::uint32_t>(sessions_.size() - 1);
-      executor_.post(record.experiment,
-                     [this, target, ticket, remaining, message = std::move(message)] {
-                       Completion completion = executeEnd(*target, message, remaining);
-                       completion.ticket = ticket;
-                       completions_.push(std::move(completion));
-                     });
-      return;
+      return post(key, ticket, [target, remaining, message = std::move(message)] {
+        return executeEnd(*target, message, remaining);
+      });
     }
     default:
-      executor_.post(record.experiment, [this, target, ticket, message = std::move(message)] {
-        Completion completion = executeParameter(*target, message);
-        completion.ticket = ticket;
-        completions_.push(std::move(completion));
+      return post(key, ticket, [target, message = std::move(message)] {
+        return executeParameter(*target, message);
       });
-      return;
   }
 }
 
@@ -333,21 +352,31 @@ void SessionHost::erase(SessionRecord& record) {
   sessions_.erase(record.id);
 }
 
-void SessionHost::endSessionsOf(ClientId client) {
-  std::vector<SessionRecord*> owned;
+template <class Predicate>
+std::size_t SessionHost::retireWhere(Predicate matches) {
+  std::vector<SessionRecord*> chosen;
   for (auto& [id, record] : sessions_) {
-    if (record->owner == client) owned.push_back(record.get());
+    if (matches(*record)) chosen.push_back(record.get());
   }
-  if (!owned.empty()) {
-    logger_->info("client {:x} went silent: ending its {} sessions", client.value, owned.size());
-  }
-  for (SessionRecord* record : owned) {
+  for (SessionRecord* record : chosen) {
     if (record->busy) {
       record->retired = true;
     } else {
       erase(*record);
     }
   }
+  return chosen.size();
+}
+
+void SessionHost::endSessionsOf(ClientId client) {
+  std::size_t ended = retireWhere([client](const SessionRecord& r) { return r.owner == client; });
+  if (ended != 0) {
+    logger_->info("client {:x} went silent: ending its {} sessions", client.value, ended);
+  }
+}
+
+void SessionHost::retireAll() {
+  retireWhere([](const SessionRecord&) { return true; });
 }
 
 void SessionHost::tick() {

@@ -54,6 +54,7 @@ class Executor {
 
 // The result of a task, applied by the loop thread.
 struct Completion {
+  std::uint64_t target = 0;  // the SessionHost it belongs to (HostScope::target)
   std::uint64_t ticket = 0;
   zmq::message_t reply;
   std::unique_ptr<SessionRecord> created;  // start or fork
@@ -61,11 +62,20 @@ struct Completion {
   std::uint64_t steps = 0;
 };
 
+// What one SessionHost serves: a plain worker has one with the defaults; a
+// nesting host has one per underlying worker, owned by one experiment.
+struct HostScope {
+  std::uint64_t target = 0;               // underlying worker id; 0 for a plain worker
+  std::string experiment;                 // set: the scheduling key of all its work
+  std::vector<std::string> sessionTypes;  // empty = every type of the registry
+  std::uint32_t weight = 1;
+};
+
 class SessionHost {
  public:
   SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
               const Clock& clock, Executor& executor, ReplySink& replies,
-              Mailbox<Completion>& completions, Logger logger);
+              Mailbox<Completion>& completions, Logger logger, HostScope scope = {});
   ~SessionHost();
 
   void handle(const std::string& routingId, InboundMessage message);
@@ -74,10 +84,17 @@ class SessionHost {
   void tick();
   // Ends every session (shutdown); waits for nothing: call when no task runs.
   void clear();
+  // Ends every session cleanly: idle ones now (their waiting requests are
+  // answered), busy ones when their running request completes.
+  void retireAll();
+  // Refreshes a client's lease without a request (keep-alive on a nesting host).
+  void touchLease(ClientId client) { leases_[client] = clock_.now(); }
 
   HostLoad load() const;
   std::size_t inflight() const { return inflight_.size(); }
   const SessionTypeRegistry& types() const { return types_; }
+  const HostScope& scope() const { return scope_; }
+  const HostLimits& limits() const { return limits_; }
 
  private:
   struct Ticket;
@@ -92,10 +109,18 @@ class SessionHost {
   void handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
                              const std::string& key, const std::string& value);
   void runOnStrand(SessionRecord& record, const std::string& routingId, InboundMessage message);
+  // Runs `work` on the executor and sends its Completion back to this host.
+  template <class Work>
+  void post(const std::string& key, std::uint64_t ticket, Work work);
+  const ReadySessionType* findType(const std::string& name) const;
+  std::vector<std::string> typeNames() const;
+  std::string schedulingKey(const std::string& requested) const;
   void dispatchNext(SessionRecord& record);
   std::uint64_t openTicket(const std::string& routingId, std::uint64_t requestId,
                            std::uint32_t timeoutMs, SessionRecord* record);
   void endSessionsOf(ClientId client);
+  template <class Predicate>
+  std::size_t retireWhere(Predicate matches);
   void erase(SessionRecord& record);
   void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
 
@@ -107,6 +132,7 @@ class SessionHost {
   ReplySink& replies_;
   Mailbox<Completion>& completions_;
   Logger logger_;
+  HostScope scope_;
   RandomIds ids_;
   std::uint64_t nextTicket_ = 1;
   std::uint32_t starting_ = 0;

@@ -50,7 +50,7 @@ Status SessionTypeRegistry::shutdown() {
 }
 
 Result<std::string> SessionTypeRegistry::handleContextParameter(const std::string& key,
-                                                               const std::string& value) const {
+                                                                const std::string& value) const {
   for (const auto& [type, context] : contexts_) {
     auto answer = context->handleParameter(key, value);
     if (answer.ok() || answer.status().code() != ErrorCode::kNotFound) return answer;

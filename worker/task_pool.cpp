@@ -35,18 +35,30 @@ std::size_t TaskPool::queued() const {
   return queue_->size();
 }
 
+std::map<std::string, unsigned> TaskPool::busyByKey() const {
+  std::lock_guard lock(mutex_);
+  return busyByKey_;
+}
+
 void TaskPool::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_->empty(); });
     if (queue_->empty()) return;  // stopping and drained
-    UniqueTask task = queue_->pop();
+    QueuedTask next = queue_->pop();
     ++busy_;
+    ++busyByKey_[next.key];
     lock.unlock();
-    task();
-    task = UniqueTask();  // release captured state outside the lock
+    // Accounting uses the real clock on purpose: it measures compile work,
+    // which a test's fake clock does not advance.
+    auto started = std::chrono::steady_clock::now();
+    next.task();
+    next.task = UniqueTask();  // release captured state outside the lock
+    Duration ran = std::chrono::steady_clock::now() - started;
     lock.lock();
     --busy_;
+    if (--busyByKey_[next.key] == 0) busyByKey_.erase(next.key);
+    queue_->finished(next.key, ran);
   }
 }
 

@@ -52,7 +52,8 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
 int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
   LogOptions log;
   parseLogLevel(options.logLevel, log.level);
-  Logger logger = makeLogger("worker", log);
+  const char* role = options.config.mode.nesting ? "nest" : "worker";
+  Logger logger = makeLogger(role, log);
   zmq::context_t zmq(1);
   SteadyClock clock;
   auto server = WorkerServer::create(options.config, types, zmq, clock, logger);
@@ -61,7 +62,7 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
     return 1;
   }
   StopOnSignal stopOnSignal([&server] { (*server)->stop(); });
-  fmt::print("worker {}\n", (*server)->endpoint());
+  fmt::print("{} {}\n", role, (*server)->endpoint());
   std::fflush(stdout);
   (*server)->run();
   return 0;

@@ -10,24 +10,23 @@
 
 namespace kiln {
 
+// Replies go to the client's ROUTER route, or down the coordinator link for
+// requests that came from there.
 class WorkerServer::RouterSink final : public ReplySink {
  public:
-  explicit RouterSink(zmq::socket_t& router) : router_(router) {}
+  RouterSink(zmq::socket_t& router, std::unique_ptr<CoordinatorLink>& link)
+      : router_(router), link_(link) {}
   void send(const std::string& routingId, zmq::message_t frame) override {
+    if (routingId == kCoordinatorRoute) {
+      if (link_) link_->sendReply(std::move(frame));
+      return;
+    }
     sendRouted(router_, routingId, std::move(frame));
   }
 
  private:
   zmq::socket_t& router_;
-};
-
-class WorkerServer::PoolExecutor final : public Executor {
- public:
-  explicit PoolExecutor(TaskPool& pool) : pool_(pool) {}
-  void post(const std::string& key, UniqueTask task) override { pool_.post(key, std::move(task)); }
-
- private:
-  TaskPool& pool_;
+  std::unique_ptr<CoordinatorLink>& link_;
 };
 
 WorkerServer::WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
@@ -72,12 +71,11 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 
-  server->pool_ = std::make_unique<TaskPool>(c.slots);
-  server->sink_ = std::make_unique<RouterSink>(server->router_);
-  server->executor_ = std::make_unique<PoolExecutor>(*server->pool_);
-  server->host_ =
-      std::make_unique<SessionHost>(types, server->cache_, c.limits, clock, *server->executor_,
-                                    *server->sink_, server->completions_, server->logger_);
+  server->pool_ = std::make_unique<TaskPool>(c.slots, c.mode.makeQueue());
+  server->sink_ = std::make_unique<RouterSink>(server->router_, server->link_);
+  server->frontend_ =
+      c.mode.makeFrontend(FrontendParts{types, server->cache_, c.limits, clock, *server->pool_,
+                                        *server->sink_, server->completions_, server->logger_});
   if (!c.coordinator.empty()) {
     char hostname[256] = {};
     ::gethostname(hostname, sizeof(hostname) - 1);
@@ -87,9 +85,14 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                         types.names(),
                         "kiln 0.1.0",
                         hostname,
-                        static_cast<std::uint32_t>(::getpid())};
-    server->link_ = std::make_unique<CoordinatorLink>(zmq, c.coordinator, std::move(advert), c.link,
-                                                      clock, server->logger_);
+                        static_cast<std::uint32_t>(::getpid()),
+                        c.mode.nesting};
+    WorkerFrontend* frontend = server->frontend_.get();
+    server->link_ =
+        std::make_unique<CoordinatorLink>(zmq, c.coordinator, std::move(advert), c.link, clock,
+                                          server->logger_, [frontend](InboundMessage message) {
+                                            frontend->handle(kCoordinatorRoute, std::move(message));
+                                          });
   }
   server->logger_->info("worker serving {} on {} with {} slots (working directory {})",
                         fmt::join(types.names(), ", "), server->endpoint_, c.slots,
@@ -106,7 +109,7 @@ void WorkerServer::stop() {
 
 void WorkerServer::readClients() {
   readRouted(router_, config_.frames, 4096, [this](const std::string& peer, InboundMessage m) {
-    host_->handle(peer, std::move(m));
+    frontend_->handle(peer, std::move(m));
   });
 }
 
@@ -124,16 +127,14 @@ void WorkerServer::run() {
     if (items[0].revents & ZMQ_POLLIN) readClients();
     if (items[1].revents & ZMQ_POLLIN) {
       completions_.drain(done);
-      for (Completion& completion : done) host_->onCompletion(std::move(completion));
+      for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
       done.clear();
     }
     if (linkSocket != nullptr && (items[2].revents & ZMQ_POLLIN)) link_->onReadable(config_.frames);
-    host_->tick();
-    returnFreedMemory(host_->load().liveSessions);
-    if (link_) {
-      HostLoad load = host_->load();
-      link_->tick({load.liveSessions, pool_->busy(), load.waitingRequests, load.stepsTotal});
-    }
+    frontend_->tick();
+    LoadReport load = frontend_->load();
+    returnFreedMemory(load.total.liveSessions);
+    if (link_) link_->tick(load);
   }
   shutdown();
 }
@@ -153,11 +154,11 @@ void WorkerServer::shutdown() {
   if (shutDown_) return;
   shutDown_ = true;
   pool_.reset();  // finishes running tasks
-  if (host_) {
+  if (frontend_) {
     std::vector<Completion> done;
     completions_.drain(done);
-    for (Completion& completion : done) host_->onCompletion(std::move(completion));
-    host_->clear();
+    for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
+    frontend_->clear();
   }
   link_.reset();
   Status stopped = types_.shutdown();

@@ -18,6 +18,7 @@
 #include "common/working_directory.h"
 #include "worker/benchmark_cache.h"
 #include "worker/coordinator_link.h"
+#include "worker/frontend.h"
 #include "worker/session_host.h"
 #include "worker/session_types.h"
 #include "worker/task_pool.h"
@@ -35,6 +36,7 @@ struct WorkerConfig {
   EvictionPolicy evictionPolicy = EvictionPolicy::kLeastRecentlyUsed;
   std::filesystem::path workingDirectoryBase;  // empty = system temp dir
   FrameLimits frames;
+  ServingMode mode = plainWorkerMode();  // nesting/ provides the nesting host's
 };
 
 class WorkerServer {
@@ -58,7 +60,6 @@ class WorkerServer {
 
  private:
   class RouterSink;
-  class PoolExecutor;
   WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
                const Clock& clock, Logger logger);
   void readClients();
@@ -78,8 +79,7 @@ class WorkerServer {
   Mailbox<Completion> completions_;
   std::unique_ptr<TaskPool> pool_;
   std::unique_ptr<RouterSink> sink_;
-  std::unique_ptr<PoolExecutor> executor_;
-  std::unique_ptr<SessionHost> host_;
+  std::unique_ptr<WorkerFrontend> frontend_;
   std::unique_ptr<CoordinatorLink> link_;
   std::atomic<bool> stopping_{false};
   bool shutDown_ = false;

@@ -53,14 +53,17 @@ void Report::print(bool json) const {
   // group of same-shaped rows under its own header.
   std::string lastHeader;
   for (const Row& row : rows) {
+    // Columns are as wide as their name (at least 12) plus two spaces.
     std::string header, line;
     for (const auto& [key, value] : row.text) {
-      header += fmt::format("{:<14}", key);
-      line += fmt::format("{:<14}", value);
+      std::size_t width = std::max<std::size_t>(key.size(), 12) + 2;
+      header += fmt::format("{:<{}}", key, width);
+      line += fmt::format("{:<{}}", value, width);
     }
     for (const auto& [key, value] : row.numbers) {
-      header += fmt::format("{:>14}", key);
-      line += fmt::format("{:>14.1f}", value);
+      std::size_t width = std::max<std::size_t>(key.size(), 12) + 2;
+      header += fmt::format("{:>{}}", key, width);
+      line += fmt::format("{:>{}.1f}", value, width);
     }
     if (header != lastHeader) fmt::print("\n{}\n", header);
     lastHeader = header;

@@ -121,6 +121,12 @@ Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& opti
   return startOn(placement.getEndpoint().cStr(), placement.getTarget(), options, spaces);
 }
 
+Result<std::unique_ptr<Session>> Client::startSessionOn(const std::string& endpoint,
+                                                        const SessionOptions& options) {
+  KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
+  return startOn(endpoint, 0, options, spaces);
+}
+
 Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint, std::uint64_t target,
                                                  const SessionOptions& options,
                                                  const SessionTypeSpaces& spaces) {

@@ -123,6 +123,10 @@ class Client {
   Status closeExperiment(const std::string& name);
   Result<SessionTypeSpaces> getSpaces(const std::string& sessionType);
   Result<std::unique_ptr<Session>> startSession(const SessionOptions& options);
+  // Starts a session on the plain worker at `endpoint`, bypassing placement
+  // (pinning an experiment to dedicated workers, tests, benchmarks).
+  Result<std::unique_ptr<Session>> startSessionOn(const std::string& endpoint,
+                                                  const SessionOptions& options);
   // A worker-level parameter (e.g. service.benchmark_cache.get_size) on one worker.
   Result<std::string> workerParameter(const std::string& endpoint, const std::string& key,
                                       const std::string& value);

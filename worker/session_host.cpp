@@ -37,7 +37,9 @@ SessionHost::~SessionHost() { clear(); }
 template <class Work>
 void SessionHost::post(const std::string& key, std::uint64_t ticket, Work work) {
   executor_.post(key, [this, ticket, work = std::move(work)]() mutable {
+    auto started = std::chrono::steady_clock::now();
     Completion completion = work();
+    completion.ran = std::chrono::steady_clock::now() - started;
     completion.target = scope_.target;
     completion.ticket = ticket;
     completions_.push(std::move(completion));
@@ -281,6 +283,14 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   const std::string& key = record.experiment;
   switch (request.which()) {
     case wire::Request::STEP:
+      if (runsInline(record)) {
+        auto started = std::chrono::steady_clock::now();
+        Completion completion = executeStep(record, message);
+        completion.ran = std::chrono::steady_clock::now() - started;
+        completion.target = scope_.target;
+        completion.ticket = ticket;
+        return completeInline(std::move(completion));
+      }
       return post(key, ticket,
                   [target, message = std::move(message)] { return executeStep(*target, message); });
     case wire::Request::FORK: {
@@ -302,6 +312,25 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
         return executeParameter(*target, message);
       });
   }
+}
+
+bool SessionHost::runsInline(const SessionRecord& record) const {
+  // Two timed steps first: the first step of a session often pays for
+  // warm-up and says little about the next ones.
+  return limits_.inlineStepBudget > Duration::zero() && record.stepsTimed >= 2 &&
+         record.stepCost < limits_.inlineStepBudget;
+}
+
+void SessionHost::completeInline(Completion completion) {
+  inlineDone_.push_back(std::move(completion));
+  if (drainingInline_) return;
+  drainingInline_ = true;
+  while (!inlineDone_.empty()) {
+    Completion next = std::move(inlineDone_.front());
+    inlineDone_.pop_front();
+    onCompletion(std::move(next));
+  }
+  drainingInline_ = false;
 }
 
 void SessionHost::handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
@@ -330,6 +359,11 @@ void SessionHost::onCompletion(Completion completion) {
   }
   if (record == nullptr) return;
   record->busy = false;
+  if (completion.steps > 0) {
+    record->stepCost =
+        record->stepsTimed == 0 ? completion.ran : (3 * record->stepCost + completion.ran) / 4;
+    ++record->stepsTimed;
+  }
   if (completion.sessionOver || timedOut || record->retired) return erase(*record);
   dispatchNext(*record);
 }

@@ -6,6 +6,7 @@
 // a client's sessions end when its lease runs out.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,10 @@ struct HostLimits {
   Duration defaultDeadline = std::chrono::seconds(300);
   Duration leaseTimeout = std::chrono::seconds(30);  // a silent client's sessions end after this
   std::uint64_t maxBenchmarkBytes = 64u << 20;
+  // Steps of a session that have taken less than this run on the loop
+  // thread itself: cheaper than the two thread hops to the pool and back
+  // (~30 us each on some VMs). Zero sends every step to the pool.
+  Duration inlineStepBudget = std::chrono::microseconds(20);
 };
 
 struct HostLoad {
@@ -60,6 +65,7 @@ struct Completion {
   std::unique_ptr<SessionRecord> created;  // start or fork
   bool sessionOver = false;                // end, or an error that ends the session
   std::uint64_t steps = 0;
+  Duration ran{};  // time the task took
 };
 
 // What one SessionHost serves: a plain worker has one with the defaults; a
@@ -109,6 +115,10 @@ class SessionHost {
   void handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
                              const std::string& key, const std::string& value);
   void runOnStrand(SessionRecord& record, const std::string& routingId, InboundMessage message);
+  bool runsInline(const SessionRecord& record) const;
+  // Completes inline work iteratively: a completion may dispatch the next
+  // waiting request of its strand, which may complete inline again.
+  void completeInline(Completion completion);
   // Runs `work` on the executor and sends its Completion back to this host.
   template <class Work>
   void post(const std::string& key, std::uint64_t ticket, Work work);
@@ -141,6 +151,8 @@ class SessionHost {
   std::unordered_map<std::uint64_t, std::unique_ptr<Ticket>> inflight_;
   std::unordered_map<ClientId, TimePoint> leases_;
   std::uint32_t waitingRequests_ = 0;
+  std::deque<Completion> inlineDone_;
+  bool drainingInline_ = false;
   TimePoint nextLeaseSweep_{};
 };
 

@@ -233,3 +233,37 @@ TEST_F(SessionHostTest, InlineBenchmarkIsCachedForTheNextSession) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST_F(SessionHostTest, CheapStepsRunOnTheLoopAndCostlyOnesOnThePool) {
+  std::uint64_t id = start();
+  step(id, 1, 0);
+  step(id, 1, 0);  // two timed steps on the pool
+  std::size_t replies = sink_.replies.size();
+  auto inlineStep = step(id, 1, 0, 1, /*run=*/false);
+  EXPECT_EQ(executor_.tasks.size(), 0u);  // answered without a thread hop
+  ASSERT_EQ(sink_.replies.size(), replies + 1);
+  EXPECT_EQ(inlineStep.getStepped().getObservations()[0].getInt64(), 3);
+
+  // The session becomes expensive: after one costly step (measured on the
+  // loop), its steps go to the pool again.
+  auto busy = call([&](wire::Request::Builder r) {
+    auto p = r.initSendSessionParameter();
+    p.setSessionId(id);
+    p.setKey("noop.busy_us");
+    p.setValue("5000");
+  });
+  ASSERT_TRUE(busy.isParameterReply()) << errorOf(busy).toString();
+  step(id, 1, 0, 1, /*run=*/false);
+  EXPECT_EQ(executor_.tasks.size(), 0u);
+  step(id, 1, 0, 1, /*run=*/false);
+  EXPECT_EQ(executor_.tasks.size(), 1u);
+  drain();
+  EXPECT_EQ(sink_.replies.back().envelope().getReply().getStepped().getObservations()[0].getInt64(),
+            5);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -111,14 +111,29 @@ Result<SessionTypeSpaces> Client::getSpaces(const std::string& sessionType) {
 Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& options) {
   KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
-  capnp::MallocMessageBuilder builder(128);
-  coordinator_->begin(builder, timeout)
-      .initRequest()
-      .initPlace()
-      .setSessionType(options.sessionType);
+  KILN_ASSIGN_OR_RETURN(Placed placed, place(options.sessionType, timeout));
+  return startOn(placed.endpoint, placed.target, options, spaces);
+}
+
+void Client::noteLost(const std::string& endpoint) {
+  lostEndpoints_[endpoint] = std::chrono::steady_clock::now();
+}
+
+Result<Client::Placed> Client::place(const std::string& sessionType, Duration timeout) {
+  // The coordinator learns of a dead worker only after its liveness
+  // timeout; until then, do not let it place us there again.
+  auto now = std::chrono::steady_clock::now();
+  std::erase_if(lostEndpoints_,
+                [&](const auto& entry) { return now - entry.second > std::chrono::seconds(30); });
+  capnp::MallocMessageBuilder builder(256);
+  auto place = coordinator_->begin(builder, timeout).initRequest().initPlace();
+  place.setSessionType(sessionType);
+  auto avoid = place.initAvoid(lostEndpoints_.size());
+  unsigned i = 0;
+  for (const auto& [endpoint, when] : lostEndpoints_) avoid.set(i++, endpoint);
   KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->call(builder, timeout));
   auto placement = placed.envelope().getReply().getPlacement();
-  return startOn(placement.getEndpoint().cStr(), placement.getTarget(), options, spaces);
+  return Placed{placement.getEndpoint().cStr(), placement.getTarget()};
 }
 
 Result<std::unique_ptr<Session>> Client::startSessionOn(const std::string& endpoint,

@@ -27,6 +27,11 @@ struct ClientOptions {
   Duration leasePeriod = std::chrono::seconds(5);      // keep-alive cadence while idle
   std::string experiment;                              // owning experiment, if any
   FrameLimits frames;
+  // Lost sessions of replayable types are rebuilt on another worker (see
+  // Session); every this many steps a step also fetches the type's
+  // fingerprint observation, which a replay must reproduce. 0 = never.
+  bool restoreLostSessions = true;
+  unsigned fingerprintEvery = 16;
 };
 
 struct WorkerStatus {
@@ -74,6 +79,8 @@ struct ClusterStatus {
 struct SessionTypeSpaces {
   std::vector<Space> actionSpaces;
   std::vector<Space> observationSpaces;
+  bool replayable = false;  // a lost session can be rebuilt by replaying its history
+  std::string fingerprint;  // the observation that proves a replay matched
 };
 
 struct SessionOptions {
@@ -95,8 +102,18 @@ struct StepResult {
 
 // What is needed to rebuild a session elsewhere: replaying it from scratch.
 struct SessionHistory {
+  struct Parameter {
+    std::size_t afterSteps = 0;  // set after this many steps
+    std::string key, value;
+  };
+  struct Fingerprint {
+    std::size_t afterSteps = 0;
+    Value value;
+  };
   SessionOptions options;
-  std::vector<std::vector<Value>> steps;  // actions of each successful step, in order
+  std::vector<std::vector<Value>> steps;   // actions of each successful step, in order
+  std::vector<Parameter> parameters;       // session parameters, in order
+  std::optional<Fingerprint> fingerprint;  // the latest known state fingerprint
 };
 
 class Session;
@@ -133,6 +150,8 @@ class Client {
 
   ClientId id() const { return id_; }
   const ClientOptions& options() const { return options_; }
+  // Sessions rebuilt on another worker after theirs was lost.
+  std::uint64_t restoredSessions() const { return restored_; }
 
  private:
   friend class Session;
@@ -141,6 +160,13 @@ class Client {
   Result<std::unique_ptr<Session>> startOn(const std::string& endpoint, std::uint64_t target,
                                            const SessionOptions& options,
                                            const SessionTypeSpaces& spaces);
+  struct Placed {
+    std::string endpoint;
+    std::uint64_t target = 0;
+  };
+  // A worker for a new session, avoiding endpoints recently seen dying.
+  Result<Placed> place(const std::string& sessionType, Duration timeout);
+  void noteLost(const std::string& endpoint);
 
   ClientOptions options_;
   ClientId id_;
@@ -149,8 +175,16 @@ class Client {
   std::map<std::string, std::unique_ptr<Channel>> workers_;
   std::map<std::string, SessionTypeSpaces> spaces_;
   std::unique_ptr<LeaseKeeper> leases_;
+  std::map<std::string, TimePoint> lostEndpoints_;  // recently seen dying
+  std::uint64_t restored_ = 0;
 };
 
+// A session's requests go to the worker that hosts it. When that worker is
+// lost (its connection drops, or it no longer knows the session), a session
+// of a replayable type is rebuilt transparently: placed on another worker,
+// started from the same benchmark, its parameters and actions replayed, its
+// fingerprint checked, and the failed request re-sent. Other types report
+// "disconnected" (session lost).
 class Session {
  public:
   ~Session();  // ends the session without waiting for the answer
@@ -172,6 +206,8 @@ class Session {
   Result<std::unique_ptr<Session>> fork();
   Status end();
   Result<std::string> setParameter(const std::string& key, const std::string& value);
+  // How many times this session was rebuilt after losing its worker.
+  std::uint32_t restores() const { return restores_; }
 
   SessionId id() const { return id_; }
   const std::string& endpoint() const { return endpoint_; }
@@ -187,6 +223,21 @@ class Session {
   Session(Client& client, std::string endpoint, std::uint64_t target, SessionId id,
           SessionTypeSpaces spaces, SessionHistory history, std::vector<Value> initial);
   Duration timeout() const;
+  struct InFlight {
+    std::vector<Value> actions;
+    std::vector<std::uint32_t> observations;
+    std::uint32_t epoch = 0;   // restores_ when sent
+    int fingerprintSlot = -1;  // index of the fingerprint among observations
+    bool userAskedFingerprint = false;
+  };
+  Result<std::uint64_t> sendStepRaw(const std::vector<Value>& actions,
+                                    const std::vector<std::uint32_t>& observations);
+  Result<StepResult> awaitStepRaw(std::uint64_t requestId);
+  Result<StepResult> finishStep(InFlight sent, StepResult result);
+  static bool isLoss(const Status& status);
+  // Rebuilds the session elsewhere (see the class comment).
+  Status restore(const Status& why);
+  Status replayOn(Session& fresh);
 
   Client& client_;
   std::string endpoint_;
@@ -196,7 +247,9 @@ class Session {
   SessionHistory history_;
   std::vector<Value> initial_;
   bool ended_ = false;
-  std::map<std::uint64_t, std::vector<Value>> inflight_;  // request id -> its actions
+  std::map<std::uint64_t, InFlight> inflight_;  // request id -> what it asked
+  std::string lostEndpoint_;                    // where requests sent before a restore went
+  std::uint32_t restores_ = 0;
 };
 
 }  // namespace kiln::client

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/wire_convert.h"
 
 namespace kiln {
@@ -91,9 +93,12 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
       return registerWorker(peer, requestId, request.getRegisterWorker(), out);
     case wire::Request::LIST_CLUSTER:
       return listCluster(peer, requestId, envelope.getExperiment().cStr(), out);
-    case wire::Request::PLACE:
+    case wire::Request::PLACE: {
+      std::vector<std::string> avoid;
+      for (auto endpoint : request.getPlace().getAvoid()) avoid.emplace_back(endpoint.cStr());
       return place(peer, requestId, request.getPlace().getSessionType().cStr(),
-                   envelope.getExperiment().cStr(), out);
+                   envelope.getExperiment().cStr(), avoid, out);
+    }
     case wire::Request::OPEN_EXPERIMENT:
     case wire::Request::CLOSE_EXPERIMENT:
     case wire::Request::GET_EXPERIMENT:
@@ -234,9 +239,9 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
 
 void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
                             const std::string& sessionType, const std::string& experiment,
-                            std::vector<Outgoing>& out) {
+                            const std::vector<std::string>& avoid, std::vector<Outgoing>& out) {
   if (!experiment.empty()) {
-    auto placed = experiments_.place(experiment, sessionType, workers_);
+    auto placed = experiments_.place(experiment, sessionType, workers_, avoid);
     if (!placed.ok()) return replyError(out, peer, requestId, placed.status());
     capnp::MallocMessageBuilder builder(128);
     auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
@@ -245,7 +250,11 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
     placement.setTarget(placed->target);
     return reply(out, peer, builder);
   }
-  auto chosen = placeSession(snapshot(), sessionType);
+  std::vector<WorkerSnapshot> candidates = snapshot();
+  std::erase_if(candidates, [&](const WorkerSnapshot& w) {
+    return std::find(avoid.begin(), avoid.end(), workers_.at(w.id).endpoint) != avoid.end();
+  });
+  auto chosen = placeSession(candidates, sessionType);
   if (!chosen.ok()) return replyError(out, peer, requestId, chosen.status());
   WorkerRecord& worker = workers_.at(*chosen);
   worker.placements.push_back(clock_.now());

@@ -51,7 +51,8 @@ class CoordinatorCore {
   void listCluster(const std::string& peer, std::uint64_t requestId, const std::string& experiment,
                    std::vector<Outgoing>& out);
   void place(const std::string& peer, std::uint64_t requestId, const std::string& sessionType,
-             const std::string& experiment, std::vector<Outgoing>& out);
+             const std::string& experiment, const std::vector<std::string>& avoid,
+             std::vector<Outgoing>& out);
   void handleExperimentRequest(const std::string& peer, wire::Envelope::Reader envelope,
                                std::vector<Outgoing>& out);
   void replyExperiment(const std::string& peer, std::uint64_t requestId,

@@ -67,8 +67,10 @@ class ExperimentBook {
   // Samples each experiment's utilization (busy share of its hosts' slots).
   void sampleUtilization(const HostTable& hosts);
   // The least loaded ready worker of `name` that serves `sessionType`.
+  // Hosts at the `avoid` endpoints (seen dying by the client) are skipped.
   Result<ExperimentPlacement> place(const std::string& name, const std::string& sessionType,
-                                    const HostTable& hosts);
+                                    const HostTable& hosts,
+                                    const std::vector<std::string>& avoid = {});
 
  private:
   void sendCreate(const WorkerRecord& host, const ExperimentRecord& experiment,

@@ -94,6 +94,14 @@ struct GetSpaces { sessionType @0 :Text; }
 struct Spaces {
   actionSpaces @0 :List(Space);
   observationSpaces @1 :List(Space);
+  replay @2 :ReplayInfo;
+}
+
+# Whether a lost session of this type can be rebuilt elsewhere by replaying
+# its benchmark and actions, and the observation that proves it worked.
+struct ReplayInfo {
+  deterministic @0 :Bool;
+  fingerprint @1 :Text;             # observation space name; empty = none
 }
 
 struct StartSession {
@@ -237,7 +245,10 @@ struct ClusterView { workers @0 :List(WorkerInfo); experiments @1 :List(Experime
 
 # With Envelope.experiment set, placement picks one of that experiment's
 # underlying workers and names it in `target`.
-struct Place { sessionType @0 :Text; }
+struct Place {
+  sessionType @0 :Text;
+  avoid @1 :List(Text);             # worker endpoints the client saw die
+}
 struct Placement { workerId @0 :UInt64; endpoint @1 :Text; target @2 :UInt64; }
 
 # ---------------------------------------------------------------- envelope

@@ -23,6 +23,8 @@ class NoopSession final : public CompilationSession {
 
   std::vector<Space> actionSpaces() const override;
   std::vector<Space> observationSpaces() const override;
+  // Its whole state is (sum, steps), which the Tensor observation holds.
+  ReplayPolicy replayPolicy() const override { return {true, "Tensor"}; }
   std::string compilerVersion() const override { return "noop 1"; }
 
   Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) override;

@@ -162,6 +162,9 @@ void SessionHost::replySpaces(const std::string& routingId, std::uint64_t reques
   for (unsigned i = 0; i < type->info.observationSpaces.size(); ++i) {
     toWire(type->info.observationSpaces[i], observations[i]);
   }
+  auto replay = spaces.initReplay();
+  replay.setDeterministic(type->info.replay.deterministic);
+  replay.setFingerprint(type->info.replay.fingerprint);
   replies_.send(routingId, encodeFrame(builder));
 }
 

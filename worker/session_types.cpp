@@ -30,7 +30,7 @@ Status SessionTypeRegistry::start(ContextResources& resources) {
     auto probe = type.makeSession(*ctx);
     ReadySessionType ready;
     ready.info = {type.name, probe->compilerVersion(), probe->actionSpaces(),
-                  probe->observationSpaces()};
+                  probe->observationSpaces(), probe->replayPolicy()};
     ready.context = ctx;
     ready.create = [make = type.makeSession, ctx] { return make(*ctx); };
     ready_.emplace(type.name, std::move(ready));

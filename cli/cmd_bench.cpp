@@ -3,6 +3,12 @@
 
 #include "bench/nesting_bench.h"
 #include "bench/rtt_bench.h"
+#ifdef KILN_WITH_LLVM_BENCH
+#include "bench/llvm_bench.h"
+#endif
+#ifdef KILN_WITH_MLGO_BENCH
+#include "bench/mlgo_bench.h"
+#endif
 #include "cli/commands.h"
 
 namespace kiln::cli {
@@ -58,6 +64,46 @@ void addBenchCommand(CLI::App& app) {
   nesting->callback(
       [nestingOptions, json] { printOrFail(bench::runNestingBench(*nestingOptions), *json); });
 
+#ifdef KILN_WITH_MLGO_BENCH
+  auto* mlgo =
+      bench->add_subcommand("mlgo", "MLGO inlining decisions/s via kiln vs direct; -Oz jobs/s");
+  auto mlgoOptions = std::make_shared<bench::MlgoBenchOptions>();
+  mlgo->add_option("--repetitions", mlgoOptions->repetitions, "episodes per program and path")
+      ->capture_default_str();
+  mlgo->add_option("--jobs", mlgoOptions->jobs, "-Oz compile jobs")->capture_default_str();
+  mlgo->add_option("--slots", mlgoOptions->slots, "worker slots (jobs in flight)")
+      ->capture_default_str();
+  mlgo->add_option("--program", mlgoOptions->programs, "benchmark URIs for the decision figures");
+  mlgo->add_flag("--json", *json, "print the figures as JSON");
+  mlgo->callback([mlgoOptions, json] { printOrFail(bench::runMlgoBench(*mlgoOptions), *json); });
+
+#endif
+#ifdef KILN_WITH_LLVM_BENCH
+  auto* llvm = bench->add_subcommand(
+      "llvm", "llvm session step/fork/start latency vs an opt-19 process per step; memory");
+  auto llvmOptions = std::make_shared<bench::LlvmBenchOptions>();
+  llvm->add_option("--iterations", llvmOptions->iterations, "samples per step/fork figure")
+      ->capture_default_str();
+  llvm->add_option("--start-iterations", llvmOptions->startIterations,
+                   "samples per StartSession figure")
+      ->capture_default_str();
+  llvm->add_option("--opt-runs", llvmOptions->optRuns, "opt-19 processes per pass and benchmark")
+      ->capture_default_str();
+  llvm->add_option("--small", llvmOptions->smallBenchmark, "the small benchmark's URI")
+      ->capture_default_str();
+  llvm->add_option("--csmith-seed", llvmOptions->csmithSeed, "first csmith seed to try")
+      ->capture_default_str();
+  llvm->add_option("--live-sessions", llvmOptions->liveSessions, "sessions for the memory figure")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100000u));
+  llvm->add_option("--slots", llvmOptions->slots, "worker slots")->capture_default_str();
+  llvm->add_option("--opt", llvmOptions->opt, "the opt binary of the reference")
+      ->capture_default_str();
+  llvm->add_flag("!--no-pinned", llvmOptions->pinned, "skip the run pinned to CPU 0");
+  llvm->add_flag("--json", *json, "print the figures as JSON");
+  llvm->callback([llvmOptions, json] { printOrFail(bench::runLlvmBench(*llvmOptions), *json); });
+
+#endif
   auto* echo = bench->add_subcommand("zmq-echo", "the raw ZeroMQ baseline server (internal)");
   echo->group("");  // hidden from --help
   auto listen = std::make_shared<std::string>("tcp://127.0.0.1:0");

@@ -109,6 +109,7 @@ Result<InteractiveCompiler> InteractiveCompiler::start(const CompilerOptions& op
   spawnOptions.cpuLimitSeconds = options.cpuLimitSeconds;
   KILN_ASSIGN_OR_RETURN(Subprocess child, Subprocess::spawn(argv, spawnOptions));
   s.child.emplace(std::move(child));
+  if (options.onSpawn) options.onSpawn(s.child->pid());
 
   Status connected = s.channel->connect(deadline, s.aliveCheck());
   if (!connected.ok()) return s.explain(connected);

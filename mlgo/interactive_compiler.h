@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,10 @@ struct CompilerOptions {
   ChannelOptions channel;
   std::optional<std::uint64_t> memoryLimitBytes;
   std::optional<std::uint64_t> cpuLimitSeconds;
+  // Called with the child's pid right after it is spawned, before the channel
+  // is opened, so that another thread can kill it while start() still waits
+  // (e.g. a session's cancel()). Must not block.
+  std::function<void(pid_t)> onSpawn;
 };
 
 struct CompileOutcome {

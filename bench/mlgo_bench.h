@@ -1,0 +1,26 @@
+// `kiln bench mlgo`: what kiln adds to an MLGO inlining episode. Decisions per
+// second of an mlgo-inline session driven through a local cluster (client ->
+// worker -> opt-19) against a host loop on the same opt-19 over the pipes
+// (mlgo::InteractiveCompiler), and modules per second of -Oz batch jobs run as
+// mlgo-compile sessions with every slot busy.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/stats.h"
+#include "common/status.h"
+
+namespace kiln::bench {
+
+struct MlgoBenchOptions {
+  std::vector<std::string> programs = {"benchmark://kiln-bench-v0/huffman",
+                                       "generator://csmith-v0/11"};
+  unsigned repetitions = 5;  // episodes per program and path (min and median reported)
+  unsigned jobs = 200;       // -Oz compile jobs
+  unsigned slots = 2;        // worker slots = jobs kept in flight
+};
+
+Result<Report> runMlgoBench(const MlgoBenchOptions& options);
+
+}  // namespace kiln::bench

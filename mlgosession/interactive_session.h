@@ -1,0 +1,95 @@
+// The session types "mlgo-inline" (opt-19's ML inliner) and "mlgo-regalloc"
+// (llc-19's eviction advisor). init() starts the compiler on the benchmark and
+// stops at its first decision; each step answers one decision and stops at the
+// next; the episode ends when the compiler exits, after which the native size,
+// the default policy's size and the size saved are observable.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mlgo/interactive_compiler.h"
+#include "mlgosession/kill_switch.h"
+#include "mlgosession/mlgo_context.h"
+#include "worker/compilation_session.h"
+
+namespace kiln::mlgosession {
+
+class MlgoInteractiveSession : public CompilationSession {
+ public:
+  MlgoInteractiveSession(MlgoContext& context, mlgo::AdvisorKind kind);
+  ~MlgoInteractiveSession() override;
+
+  std::vector<Space> actionSpaces() const override;
+  // One space per feature of LLVM 19's header, in wire order, then the
+  // spaces named in ExtraObservation.
+  std::vector<Space> observationSpaces() const override;
+  std::string compilerVersion() const override { return "LLVM 19 interactive " + kindName(); }
+
+  Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) override;
+  // Replays the parent's decisions in a new compiler process.
+  Status initAsFork(const CompilationSession& parent) override;
+  Status applyAction(const Value& action, ActionOutcome& outcome) override;
+  Status computeObservation(std::size_t spaceIndex, Value& observation) override;
+  void cancel() override { killSwitch_.fire(); }
+
+  // Observation spaces after the features, in this order.
+  static constexpr const char* kExtraObservations[] = {
+      "Features",          "DefaultAdvice",          "NativeSize",
+      "DefaultNativeSize", "Reward:NativeSizeSaved", "Decisions"};
+
+ private:
+  std::string kindName() const;
+  // Starts a compiler and answers `replay` (a fork's history) before stopping
+  // at the first decision that has no answer yet.
+  Status startCompiler(const std::vector<std::int64_t>& replay);
+  // Reads the next decision; at the end, collects the result and the sizes.
+  Status advance();
+  Status finishEpisode();
+  // Ends the episode for good: kills the compiler, and turns the failure
+  // into a compile-error (the worker then ends the session).
+  Status fail(const Status& status, const std::string& during);
+  Result<std::int64_t> defaultAdvice() const;
+  Result<std::int64_t> defaultNativeSize();
+  TimePoint decisionDeadline() const;
+
+  MlgoContext& context_;
+  mlgo::AdvisorKind kind_;
+  MlgoConfig config_;
+  Benchmark benchmark_;
+  std::filesystem::path directory_;  // private to this session, removed on destruction
+  std::filesystem::path input_;
+  std::optional<mlgo::InteractiveCompiler> compiler_;
+  std::optional<mlgo::Observation> pending_;  // the decision waiting for an answer
+  std::vector<std::int64_t> history_;         // answers given, for forks
+  bool ended_ = false;
+  std::optional<Status> failure_;
+  std::int64_t nativeSize_ = 0;
+  std::optional<std::int64_t> defaultNativeSize_;
+  KillSwitch killSwitch_;
+};
+
+class MlgoInlineSession final : public MlgoInteractiveSession {
+ public:
+  static constexpr const char* kSessionTypeName = "mlgo-inline";
+  explicit MlgoInlineSession(MlgoContext& context)
+      : MlgoInteractiveSession(context, mlgo::AdvisorKind::kInliner) {}
+};
+
+class MlgoRegallocSession final : public MlgoInteractiveSession {
+ public:
+  static constexpr const char* kSessionTypeName = "mlgo-regalloc";
+  explicit MlgoRegallocSession(MlgoContext& context)
+      : MlgoInteractiveSession(context, mlgo::AdvisorKind::kRegallocEviction) {}
+};
+
+// The eviction advisor's reference answer: the live range being allocated
+// (the last candidate, "evict nothing") when the mask allows it, else the first
+// allowed candidate. llc 19 does not send its own decision, so this is kiln's
+// fixed policy, not LLVM's default heuristic. nullopt when nothing is allowed.
+std::optional<std::int64_t> evictionReferenceAnswer(const Int64Tensor& mask);
+
+}  // namespace kiln::mlgosession

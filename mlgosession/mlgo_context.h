@@ -1,0 +1,66 @@
+// The per-process context of kiln's MLGO session types (mlgo-inline,
+// mlgo-regalloc, mlgo-compile): compiler paths and time limits (set with
+// worker parameters "mlgo.*"), benchmark resolution through the datasets
+// registry, and the default-policy native size cached per benchmark.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "datasets/registry.h"
+#include "worker/service_context.h"
+
+namespace kiln::mlgosession {
+
+struct MlgoConfig {
+  std::string opt = "opt-19";  // a bare name is looked up in PATH
+  std::string llc = "llc-19";
+  // The longest a compiler may take to open the channel, or between two
+  // decisions, before it counts as hung (killed; the session ends).
+  std::chrono::milliseconds decisionTimeout{30'000};
+  // A whole non-interactive compile (default policy, pipeline steps, default job timeout).
+  std::chrono::milliseconds compileTimeout{120'000};
+  std::optional<std::uint64_t> memoryLimitBytes = std::uint64_t{4} << 30;
+};
+
+// Applies one "mlgo.*" parameter to `config` and returns the reply: keys
+// mlgo.opt, mlgo.llc (program names or paths), mlgo.decision_timeout_ms,
+// mlgo.compile_timeout_ms (1 .. 3,600,000). not-found for other keys,
+// invalid-argument for bad values (config unchanged).
+Result<std::string> applyConfigParameter(MlgoConfig& config, const std::string& key,
+                                         const std::string& value);
+
+class MlgoContext : public ServiceContext {
+ public:
+  explicit MlgoContext(ContextResources& resources) : ServiceContext(resources) {}
+
+  Status init() override;
+  // benchmark:// and generator:// URIs through the datasets registry; others as ServiceContext.
+  Result<Benchmark> resolveBenchmark(const std::string& uri) override;
+  Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
+
+  // A copy: sessions keep the configuration they started with.
+  MlgoConfig config() const;
+  void setConfig(MlgoConfig config);
+
+  // The default policy's native size for (kind, benchmark) if computed before.
+  // The key includes a hash of the program, so inline programs sent under a
+  // reused URI do not collide.
+  std::optional<std::int64_t> cachedDefaultSize(const std::string& key) const;
+  void storeDefaultSize(const std::string& key, std::int64_t size);
+
+ private:
+  mutable std::mutex mutex_;  // the network thread sets parameters while sessions read
+  MlgoConfig config_;
+  std::map<std::string, std::int64_t> defaultSizes_;
+  std::optional<datasets::DatasetRegistry> datasets_;
+};
+
+// "<kind>|<uri>|<hash of bytes>": the key of cachedDefaultSize().
+std::string defaultSizeKey(const std::string& kind, const Benchmark& benchmark);
+
+}  // namespace kiln::mlgosession

@@ -1,0 +1,92 @@
+// Polls in short slices rather than blocking in waitpid so the deadline holds
+// even when the kill switch never fires.
+#include "mlgosession/run_tool.h"
+
+#include <fmt/format.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "common/subprocess.h"
+#include "mlgo/interactive_compiler.h"
+#include "mlgosession/native_size.h"
+
+namespace kiln::mlgosession {
+
+Status runTool(const ToolRun& run) {
+  if (run.argv.empty()) return invalidArgument("runTool needs a command");
+  // A unique name without shared counters: several jobs may share a directory.
+  std::string pattern = (run.workingDirectory / "tool-XXXXXX.stderr").string();
+  int fd = ::mkstemps(pattern.data(), 7);
+  if (fd < 0) {
+    return internalError("cannot create a log file in " + run.workingDirectory.string());
+  }
+  ::close(fd);
+  std::filesystem::path stderrPath = pattern;
+  SubprocessOptions options;
+  options.workingDirectory = run.workingDirectory;
+  options.stderrPath = stderrPath;
+  options.memoryLimitBytes = run.memoryLimitBytes;
+  auto removeLog = [&] {
+    std::error_code ignored;
+    std::filesystem::remove(stderrPath, ignored);
+  };
+  Result<Subprocess> spawned = Subprocess::spawn(run.argv, options);
+  if (!spawned.ok()) {
+    removeLog();
+    return spawned.status();
+  }
+  Subprocess child = std::move(spawned).value();
+  if (run.killSwitch != nullptr) run.killSwitch->arm(child.pid());
+  while (true) {
+    TimePoint now = run.clock != nullptr ? run.clock->now() : std::chrono::steady_clock::now();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(run.deadline - now);
+    if (left.count() <= 0) {
+      child.kill();
+      removeLog();
+      return timeoutError(
+          fmt::format("{} did not finish before its deadline; it was killed", run.argv.front()));
+    }
+    Result<ExitStatus> exit = child.waitFor(std::min(left, std::chrono::milliseconds(50)));
+    if (!exit.ok()) continue;
+    std::string tail = mlgo::readTail(stderrPath, 2048);
+    removeLog();
+    if (exit->success()) return okStatus();
+    if (run.killSwitch != nullptr && run.killSwitch->fired()) {
+      return compileError(run.argv.front() + " was cancelled (killed)");
+    }
+    std::string message = run.argv.front() + " " + exit->describe();
+    if (!tail.empty()) message += "; stderr tail:\n" + tail;
+    return compileError(message);
+  }
+}
+
+Result<std::int64_t> defaultPolicySize(bool inliner, const std::string& compiler,
+                                       const std::filesystem::path& input,
+                                       const std::filesystem::path& workingDirectory,
+                                       TimePoint deadline, KillSwitch* killSwitch) {
+  std::filesystem::path output = workingDirectory / (inliner ? "default.bc" : "default.o");
+  ToolRun run;
+  if (inliner) {
+    run.argv = {compiler,
+                "-passes=scc-oz-module-inliner",
+                "-enable-ml-inliner=default",
+                input.string(),
+                "-o",
+                output.string()};
+  } else {
+    run.argv = {
+        compiler,       "-regalloc-enable-advisor=default", "-filetype=obj", input.string(), "-o",
+        output.string()};
+  }
+  run.workingDirectory = workingDirectory;
+  run.deadline = deadline;
+  run.killSwitch = killSwitch;
+  Status ran = runTool(run);
+  Result<std::int64_t> size = ran.ok() ? nativeTextSize(output) : Result<std::int64_t>(ran);
+  std::error_code ignored;
+  std::filesystem::remove(output, ignored);
+  return size;
+}
+
+}  // namespace kiln::mlgosession

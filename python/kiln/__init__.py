@@ -1,0 +1,53 @@
+"""kiln: CompilerGym-style compiler environments served by a kiln cluster.
+
+    import kiln
+    with kiln.make("llvm-ic-v0") as env:
+        observation, info = env.reset()
+        observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+With cluster=None an embedded single-node cluster starts in this process and
+stops with the last env; pass cluster="tcp://host:port" for a real cluster.
+"""
+
+from .cluster import LocalCluster, embedded_cluster_endpoint
+from .datasets import Dataset, Datasets
+from .env import Env, datasets, make, session_types
+from .errors import (
+    CompileError,
+    InternalError,
+    InvalidArgument,
+    KilnError,
+    NotFound,
+    Overloaded,
+    PermissionDenied,
+    SessionLost,
+    Timeout,
+    Unimplemented,
+)
+from .registry import EnvSpec, env_ids, spec
+from .spaces import Space
+
+__all__ = [
+    "make",
+    "env_ids",
+    "spec",
+    "EnvSpec",
+    "Env",
+    "Space",
+    "LocalCluster",
+    "embedded_cluster_endpoint",
+    "datasets",
+    "Dataset",
+    "Datasets",
+    "session_types",
+    "KilnError",
+    "InvalidArgument",
+    "NotFound",
+    "Timeout",
+    "SessionLost",
+    "Overloaded",
+    "CompileError",
+    "PermissionDenied",
+    "Unimplemented",
+    "InternalError",
+]

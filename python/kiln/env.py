@@ -1,0 +1,413 @@
+"""Gym-style environments over kiln sessions.
+
+An Env owns one session at a time on its cluster: reset() starts one on a
+benchmark, step()/multistep() apply actions in one round trip each and bring
+back the observation and the reward, fork() copies the session on its worker.
+An Env is used from one thread at a time (as a gym env); separate envs may run
+in separate threads, and their blocking calls do not hold the GIL.
+"""
+
+import atexit
+import weakref
+
+from . import _kiln, registry
+from . import cluster as cluster_module
+from .datasets import Datasets
+from .errors import CompileError, InvalidArgument, KilnError, NotFound, SessionLost
+from .spaces import Space
+
+_DEFAULT = object()
+_REWARD_PREFIX = "Reward:"
+# Observation kinds whose change between steps can serve as a reward.
+_NUMERIC_SCALARS = ("int64", "double")
+
+# Envs still open at exit end their sessions before the embedded cluster stops
+# (atexit runs this before cluster.py's handler, registered earlier).
+_LIVE_ENVS = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_envs():
+    for env in list(_LIVE_ENVS):
+        env.close()
+
+
+def make(
+    env_id,
+    cluster=None,
+    benchmark=None,
+    observation_space=_DEFAULT,
+    reward_space=_DEFAULT,
+    action_space=None,
+    timeout=60.0,
+):
+    """A new env of type `env_id` (see kiln.env_ids()), or of a kiln.EnvSpec
+    for a session type of your own.
+
+    cluster: None (the embedded single-node cluster, started on demand and
+      stopped with the last env), "tcp://host:port" of a coordinator, or a
+      kiln.LocalCluster.
+    benchmark: URI used by reset() (default: the env id's own).
+    observation_space / reward_space: a name, or None for none; default: the
+      env id's. A reward space is either a worker reward space ("Reward:<name>",
+      given with or without the prefix) or a numeric scalar observation space,
+      whose change since the previous step is the reward.
+    timeout: seconds any request may take before kiln.Timeout.
+    """
+    spec = registry.spec(env_id)
+    if benchmark is not None:
+        _check_benchmark(benchmark)
+    lease = cluster_module.lease(cluster)
+    try:
+        client = _kiln.Client(lease.endpoint, timeout)
+        actions, observations = client.get_spaces(spec.session_type)
+        return Env(
+            spec=spec,
+            lease=lease,
+            client=client,
+            raw_action_spaces=actions,
+            raw_observation_spaces=observations,
+            benchmark=benchmark or spec.benchmark,
+            observation_space=spec.observation_space
+            if observation_space is _DEFAULT
+            else observation_space,
+            reward_space=spec.reward_space if reward_space is _DEFAULT else reward_space,
+            action_space=action_space if action_space is not None else spec.action_space,
+        )
+    except BaseException:
+        lease.release()
+        raise
+
+
+def session_types(cluster=None, timeout=60.0):
+    """The session types the cluster's workers host (e.g. ['llvm', 'noop'])."""
+    lease = cluster_module.lease(cluster)
+    try:
+        client = _kiln.Client(lease.endpoint, timeout)
+        return sorted({t for w in client.list_cluster() for t in w["session_types"]})
+    finally:
+        lease.release()
+
+
+def datasets(cluster=None, session_type="llvm", timeout=60.0):
+    """The datasets of `session_type` on the cluster (close it, or use `with`)."""
+    lease = cluster_module.lease(cluster)
+    try:
+        client = _kiln.Client(lease.endpoint, timeout)
+        return Datasets(client, session_type, on_close=lease.release)
+    except BaseException:
+        lease.release()
+        raise
+
+
+def _check_benchmark(benchmark):
+    if not isinstance(benchmark, str) or not benchmark:
+        raise InvalidArgument(f"benchmark must be a non-empty URI string, got {benchmark!r}")
+
+
+class _Observations:
+    """env.observation["Name"]: computes that observation now (one round trip)."""
+
+    def __init__(self, env):
+        self._env = env
+
+    def __getitem__(self, name):
+        return self._env._observe(name)
+
+
+class Env:
+    """One kiln session at a time, driven gym-style. Made by kiln.make()."""
+
+    def __init__(
+        self,
+        *,
+        spec,
+        lease,
+        client,
+        raw_action_spaces,
+        raw_observation_spaces,
+        benchmark,
+        observation_space,
+        reward_space,
+        action_space,
+    ):
+        self.spec = spec
+        self._lease = lease
+        self._client = client
+        self._session = None
+        self._closed = False
+        self._benchmark = benchmark
+        self._raw_action_spaces = list(raw_action_spaces)
+        self.observation_spaces = {s.name: Space(s) for s in raw_observation_spaces}
+        self._observation_names = [s.name for s in raw_observation_spaces]
+        self._action_space_name = action_space
+        self.action_spaces = [Space(s) for s in self._raw_action_spaces]
+        self.action_space = self._initial_action_space()
+        self._observation = None  # name of the observation space, or None
+        self._reward = None  # (name of the observation space, is_delta), or None
+        self.observation_space = observation_space
+        self.reward_space = reward_space
+        self._metric = None  # last value of a delta reward's observation
+        self.episode_reward = None
+        self.actions = []
+        self.observation = _Observations(self)
+        _LIVE_ENVS.add(self)
+
+    # --- spaces -----------------------------------------------------------
+    def _initial_action_space(self):
+        if not self._action_space_name:
+            return Space(self._raw_action_spaces[0])
+        for raw in self._raw_action_spaces:
+            if raw.name == self._action_space_name:
+                return Space(raw)
+        names = ", ".join(s.name for s in self._raw_action_spaces)
+        raise NotFound(
+            f"{self.spec.session_type} has no action space {self._action_space_name!r}; "
+            f"it has {names}"
+        )
+
+    @property
+    def observation_space(self):
+        """The Space of the observation step() returns, or None."""
+        return self.observation_spaces[self._observation] if self._observation else None
+
+    @observation_space.setter
+    def observation_space(self, name):
+        if name is not None:
+            self._check_observation_name(name)
+        self._observation = name
+
+    @property
+    def reward_space(self):
+        """The reward space's name, or None (step() then returns reward None)."""
+        return self._reward[0].removeprefix(_REWARD_PREFIX) if self._reward else None
+
+    @reward_space.setter
+    def reward_space(self, name):
+        if name is None:
+            self._reward = None
+            return
+        if not isinstance(name, str):
+            raise InvalidArgument(
+                f"reward space must be a name (str) or None, got {type(name).__name__}"
+            )
+        full = name if name.startswith(_REWARD_PREFIX) else _REWARD_PREFIX + name
+        if full in self.observation_spaces:
+            self._reward = (full, False)
+        elif self._is_numeric_scalar(name):
+            self._reward = (name, True)
+        else:
+            raise NotFound(
+                f"{self.spec.session_type} has no reward space {name!r}; it has "
+                f"{', '.join(self.reward_spaces) or 'none'}"
+            )
+        if self._session is not None:
+            self._start_reward()
+
+    @property
+    def reward_spaces(self):
+        """Names usable as reward_space: worker reward spaces, then numeric scalars."""
+        names = self._observation_names
+        served = [n.removeprefix(_REWARD_PREFIX) for n in names if n.startswith(_REWARD_PREFIX)]
+        numeric = [
+            n for n in names if not n.startswith(_REWARD_PREFIX) and self._is_numeric_scalar(n)
+        ]
+        return served + numeric
+
+    def _is_numeric_scalar(self, name):
+        space = self.observation_spaces.get(name)
+        return space is not None and space.kind in _NUMERIC_SCALARS
+
+    def _check_observation_name(self, name):
+        if not isinstance(name, str):
+            raise InvalidArgument(
+                f"observation space must be a name (str) or None, got {type(name).__name__}"
+            )
+        if name not in self.observation_spaces:
+            raise NotFound(
+                f"{self.spec.session_type} has no observation space {name!r}; it has "
+                f"{', '.join(self._observation_names)}"
+            )
+
+    def _wanted(self):
+        """Observation names to fetch with each step: [observation][, reward]."""
+        wanted = [self._observation] if self._observation else []
+        if self._reward:
+            wanted.append(self._reward[0])
+        return wanted
+
+    def _indices(self, names):
+        return [self._observation_names.index(n) for n in names]
+
+    # --- episode ----------------------------------------------------------
+    @property
+    def benchmark(self):
+        return self._benchmark
+
+    @property
+    def in_episode(self):
+        return self._session is not None
+
+    @property
+    def datasets(self):
+        """The datasets of this env's session type (empty if it has none)."""
+        self._check_open()
+        return Datasets(self._client, self.spec.session_type)
+
+    def reset(self, benchmark=None, seed=None):
+        """Starts a new episode; returns (observation, info)."""
+        self._check_open()
+        if benchmark is not None:
+            _check_benchmark(benchmark)
+        else:
+            benchmark = self._benchmark
+        if seed is not None:
+            self.action_space.seed(seed)
+        self._end_session()
+        wanted = self._wanted()
+        session = self._client.start_session(
+            self.spec.session_type, benchmark, self._action_space_name, wanted
+        )
+        # Kept only once it started: a bad benchmark leaves the env's own in place.
+        self._session, self._benchmark = session, benchmark
+        seed_rng = self.action_space._rng
+        self.action_space = self._initial_action_space()
+        self.action_space._rng = seed_rng
+        values = dict(zip(wanted, session.initial_observations))
+        if self._reward and self._reward[1]:
+            self._metric = values[self._reward[0]]
+        self.episode_reward = 0.0 if self._reward else None
+        self.actions = []
+        return values.get(self._observation), {"benchmark": self._benchmark}
+
+    def step(self, action):
+        """Applies one action: (observation, reward, terminated, truncated, info)."""
+        return self.multistep([action])
+
+    def multistep(self, actions):
+        """Applies `actions` in order in one round trip; the reward covers them all."""
+        self._check_session()
+        if isinstance(actions, (str, bytes)) or not hasattr(actions, "__iter__"):
+            raise InvalidArgument(
+                f"multistep wants a list of actions, got {type(actions).__name__}"
+            )
+        values = [self._action_value(a) for a in actions]
+        wanted = self._wanted()
+        try:
+            observed, ended, no_effect, new_space, applied = self._session.step(
+                values, self._indices(wanted), self.action_space.raw
+            )
+        except (SessionLost, CompileError):
+            self._session = None  # the worker has retired it or is gone: reset()
+            raise
+        self.actions.extend(values[:applied])
+        results = dict(zip(wanted, observed))
+        reward = self._take_reward(results)
+        info = {
+            "action_had_no_effect": no_effect,
+            "new_action_space": None,
+            "actions_applied": applied,
+        }
+        if new_space is not None:
+            rng = self.action_space._rng
+            self.action_space = Space(new_space)
+            self.action_space._rng = rng
+            info["new_action_space"] = self.action_space
+        return results.get(self._observation), reward, ended, False, info
+
+    def _action_value(self, action):
+        if isinstance(action, str) and self.action_space.kind == "named_discrete":
+            return self.action_space.index(action)
+        return action
+
+    def _take_reward(self, results):
+        if not self._reward:
+            return None
+        name, is_delta = self._reward
+        value = results[name]
+        if is_delta:
+            reward, self._metric = float(value - self._metric), value
+        else:
+            reward = float(value)
+        self.episode_reward += reward
+        return reward
+
+    def _start_reward(self):
+        """Takes the reward's starting point now (a new reward space mid-episode)."""
+        name, is_delta = self._reward
+        observed = self._session.step([], self._indices([name]))[0]
+        if is_delta:
+            self._metric = observed[0]
+        self.episode_reward = 0.0
+
+    def _observe(self, name):
+        self._check_session()
+        self._check_observation_name(name)
+        return self._session.step([], self._indices([name]))[0][0]
+
+    def fork(self):
+        """A new env whose session is a copy of this one's (same worker, same state)."""
+        self._check_session()
+        child_session = self._session.fork()
+        child = Env.__new__(Env)
+        child.__dict__.update(self.__dict__)
+        child._lease = self._lease.share()
+        child._session = child_session
+        child.action_space = Space(self.action_space.raw)
+        child.actions = list(self.actions)
+        child.observation = _Observations(child)
+        _LIVE_ENVS.add(child)
+        return child
+
+    def set_parameter(self, key, value):
+        """A session parameter (e.g. 'noop.busy_us'); returns the worker's answer."""
+        self._check_session()
+        return self._session.set_parameter(str(key), str(value))
+
+    def close(self):
+        """Ends the session and lets go of the cluster; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        _LIVE_ENVS.discard(self)
+        try:
+            self._end_session()
+        except KilnError:
+            pass  # the session is over either way; its lease ends it on the worker
+        finally:
+            self._client = None
+            self._lease.release()
+
+    def _end_session(self):
+        session, self._session = self._session, None
+        if session is None:
+            return
+        try:
+            session.end()
+        except SessionLost:
+            pass  # the worker is gone and the session with it
+
+    def _check_open(self):
+        if self._closed:
+            raise InvalidArgument("this env is closed")
+
+    def _check_session(self):
+        self._check_open()
+        if self._session is None:
+            raise InvalidArgument("no episode in progress: call env.reset() first")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - a collected env has no caller to tell
+            pass
+
+    def __repr__(self):
+        state = "closed" if self._closed else (self._benchmark if self._session else "not reset")
+        return f"<kiln.Env {self.spec.id} {state}>"

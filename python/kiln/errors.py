@@ -1,0 +1,84 @@
+"""kiln's exceptions: one class per kiln error kind (common/status.h).
+
+The extension raises these for every error a worker, the coordinator or the
+client reports; each class also derives from the builtin that a Python caller
+would expect (ValueError for bad input, KeyError for an unknown name, ...).
+"""
+
+
+class KilnError(Exception):
+    """Base of every kiln error; `code` names the kind as kiln logs it."""
+
+    code = "internal"
+
+
+class InvalidArgument(KilnError, ValueError):
+    """The request is wrong (bad action, bad parameter): fix it, do not retry."""
+
+    code = "invalid argument"
+
+
+class NotFound(KilnError, KeyError):
+    """The named env, space, session type, benchmark or dataset does not exist."""
+
+    code = "not found"
+
+    def __str__(self):
+        # KeyError would show the message quoted, as if it were the key.
+        return str(self.args[0]) if self.args else ""
+
+
+class Timeout(KilnError, TimeoutError):
+    """A deadline passed; the operation may be retried."""
+
+    code = "timeout"
+
+
+class SessionLost(KilnError, ConnectionError):
+    """The worker or coordinator is gone: reset the env (or restore) and retry."""
+
+    code = "disconnected"
+
+
+class Overloaded(KilnError):
+    """No capacity right now: back off and retry."""
+
+    code = "overloaded"
+
+
+class CompileError(KilnError):
+    """The compiler failed on this input; the session is over (reset the env)."""
+
+    code = "compile error"
+
+
+class PermissionDenied(KilnError, PermissionError):
+    """The peer may not do this (another experiment's session, unregistered)."""
+
+    code = "permission denied"
+
+
+class Unimplemented(KilnError, NotImplementedError):
+    """The session type does not support this operation."""
+
+    code = "unimplemented"
+
+
+class InternalError(KilnError):
+    """A bug in kiln: please report it."""
+
+    code = "internal"
+
+
+__all__ = [
+    "KilnError",
+    "InvalidArgument",
+    "NotFound",
+    "Timeout",
+    "SessionLost",
+    "Overloaded",
+    "CompileError",
+    "PermissionDenied",
+    "Unimplemented",
+    "InternalError",
+]

@@ -1,0 +1,71 @@
+"""The env ids kiln.make() knows: which session type each one starts and
+which observation and reward spaces it uses unless told otherwise."""
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .errors import InvalidArgument, NotFound
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    id: str
+    session_type: str
+    benchmark: str
+    observation_space: Optional[str] = None
+    reward_space: Optional[str] = None
+    action_space: str = ""  # empty = the type's first action space
+    # Worker-level parameters "<prefix>.datasets" / "<prefix>.benchmarks" list
+    # the datasets; None when the type has none.
+    datasets_prefix: Optional[str] = None
+
+
+_SPECS = {
+    spec.id: spec
+    for spec in (
+        EnvSpec("noop-v0", "noop", "benchmark://noop-v0/0", observation_space="Sum"),
+        EnvSpec("llvm-v0", "llvm", "benchmark://kiln-bench-v0/crc32", datasets_prefix="llvm"),
+        EnvSpec(
+            "llvm-ic-v0",
+            "llvm",
+            "benchmark://kiln-bench-v0/crc32",
+            observation_space="IrInstructionCount",
+            reward_space="IrInstructionCountOz",
+            datasets_prefix="llvm",
+        ),
+        EnvSpec(
+            "llvm-autophase-ic-v0",
+            "llvm",
+            "benchmark://kiln-bench-v0/crc32",
+            observation_space="Autophase",
+            reward_space="IrInstructionCountOz",
+            datasets_prefix="llvm",
+        ),
+        EnvSpec(
+            "mlgo-inline-v0",
+            "mlgo-inline",
+            "benchmark://kiln-bench-v0/crc32",
+            observation_space="Features",
+            reward_space="NativeSizeSaved",
+            datasets_prefix="llvm",
+        ),
+    )
+}
+
+
+def env_ids():
+    """Every env id kiln.make() accepts."""
+    return sorted(_SPECS)
+
+
+def spec(env_id):
+    """The EnvSpec of `env_id`; kiln.NotFound listing the known ids otherwise.
+    An EnvSpec passes through: that is how a user-defined session type is made."""
+    if isinstance(env_id, EnvSpec):
+        return env_id
+    if not isinstance(env_id, str):
+        raise InvalidArgument(f"env id must be a str, got {type(env_id).__name__}")
+    try:
+        return _SPECS[env_id]
+    except KeyError:
+        raise NotFound(f"unknown env id {env_id!r}; kiln knows {', '.join(env_ids())}") from None

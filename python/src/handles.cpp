@@ -1,0 +1,130 @@
+#include "python/src/handles.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "python/src/status_error.h"
+
+namespace kiln::python {
+
+Duration secondsToDuration(double seconds, const char* what) {
+  if (!std::isfinite(seconds) || seconds <= 0 || seconds > 86400) {
+    throw StatusError(invalidArgument(
+        fmt::format("{} must be a number of seconds in (0, 86400], got {}", what, seconds)));
+  }
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
+std::shared_ptr<ClientHandle> ClientHandle::connect(const std::string& endpoint,
+                                                    double timeoutSeconds) {
+  client::ClientOptions options;
+  options.coordinator = endpoint;
+  options.requestTimeout = secondsToDuration(timeoutSeconds, "timeout");
+  auto connected = [&] {
+    pybind11::gil_scoped_release noGil;
+    return client::Client::connect(std::move(options));
+  }();
+  return std::shared_ptr<ClientHandle>(new ClientHandle(unwrap(std::move(connected))));
+}
+
+std::vector<client::WorkerStatus> ClientHandle::listCluster() {
+  return unwrap(locked([](client::Client& c) { return c.listCluster(); }));
+}
+
+client::SessionTypeSpaces ClientHandle::getSpaces(const std::string& sessionType) {
+  return unwrap(locked([&](client::Client& c) { return c.getSpaces(sessionType); }));
+}
+
+std::unique_ptr<client::Session> ClientHandle::startSession(const client::SessionOptions& options) {
+  return unwrap(locked([&](client::Client& c) { return c.startSession(options); }));
+}
+
+std::string ClientHandle::workerParameter(const std::string& endpoint, const std::string& key,
+                                          const std::string& value) {
+  return unwrap(locked([&](client::Client& c) { return c.workerParameter(endpoint, key, value); }));
+}
+
+SessionHandle::~SessionHandle() {
+  if (!session_) return;
+  // Python may drop the last reference from any thread that holds the GIL;
+  // give it up while waiting for the client, as every other call does.
+  if (PyGILState_Check()) {
+    client_->locked([this](client::Client&) { session_.reset(); });
+  } else {
+    session_.reset();
+  }
+}
+
+client::StepResult SessionHandle::step(const std::vector<Value>& actions,
+                                       const std::vector<std::uint32_t>& observations,
+                                       const Space* actionSpace) {
+  if (actionSpace != nullptr) {
+    for (const Value& action : actions) throwIfError(actionSpace->check(action));
+  }
+  return unwrap(
+      client_->locked([&](client::Client&) { return session_->step(actions, observations); }));
+}
+
+std::shared_ptr<SessionHandle> SessionHandle::fork() {
+  auto child = unwrap(client_->locked([&](client::Client&) { return session_->fork(); }));
+  return std::make_shared<SessionHandle>(client_, std::move(child));
+}
+
+void SessionHandle::end() {
+  throwIfError(client_->locked([&](client::Client&) { return session_->end(); }));
+}
+
+std::string SessionHandle::setParameter(const std::string& key, const std::string& value) {
+  return unwrap(
+      client_->locked([&](client::Client&) { return session_->setParameter(key, value); }));
+}
+
+std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(unsigned workers, unsigned slots,
+                                                              double readySeconds) {
+  // Bounds keep a typo (workers=10000) from exhausting threads or ports.
+  if (workers < 1 || workers > 64) {
+    throw StatusError(invalidArgument(fmt::format("workers must be in [1, 64], got {}", workers)));
+  }
+  if (slots < 1 || slots > 256) {
+    throw StatusError(invalidArgument(fmt::format("slots must be in [1, 256], got {}", slots)));
+  }
+  Duration ready = secondsToDuration(readySeconds, "ready_timeout");
+  LocalClusterOptions options;
+  options.workers = workers;
+  options.worker.slots = slots;
+  pybind11::gil_scoped_release noGil;
+  auto cluster = LocalCluster::start(std::move(options));
+  if (!cluster.ok()) throw StatusError(cluster.status());
+  Status readyStatus = (*cluster)->waitUntilReady(ready);
+  if (!readyStatus.ok()) throw StatusError(readyStatus);
+  auto handle = std::unique_ptr<LocalClusterHandle>(new LocalClusterHandle(std::move(*cluster)));
+  handle->endpoint_ = handle->cluster_->coordinatorEndpoint();
+  return handle;
+}
+
+LocalClusterHandle::~LocalClusterHandle() {
+  if (PyGILState_Check()) {
+    pybind11::gil_scoped_release noGil;
+    cluster_.reset();
+  } else {
+    cluster_.reset();
+  }
+}
+
+std::string LocalClusterHandle::endpoint() const {
+  if (!cluster_) throw StatusError(notFound("the local cluster has been stopped"));
+  return endpoint_;
+}
+
+std::vector<std::string> LocalClusterHandle::workerEndpoints() const {
+  if (!cluster_) throw StatusError(notFound("the local cluster has been stopped"));
+  return cluster_->workerEndpoints();
+}
+
+void LocalClusterHandle::stop() {
+  pybind11::gil_scoped_release noGil;
+  cluster_.reset();
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,189 @@
+// kiln._kiln: the bindings. Arguments are converted to kiln values while the
+// GIL is held, the handles run the blocking calls without it, and the answers
+// are converted back to Python objects (numpy arrays for tensors).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+
+#include "python/src/convert.h"
+#include "python/src/handles.h"
+#include "python/src/status_error.h"
+
+namespace py = pybind11;
+
+namespace kiln::python {
+namespace {
+
+py::object optionalInt(const std::optional<std::int64_t>& v) {
+  return v ? py::object(py::int_(*v)) : py::object(py::none());
+}
+py::object optionalFloat(const std::optional<double>& v) {
+  return v ? py::object(py::float_(*v)) : py::object(py::none());
+}
+
+py::list valuesToPython(const std::vector<Value>& values) {
+  py::list list;
+  for (const Value& value : values) list.append(toPython(value));
+  return list;
+}
+
+std::vector<Value> actionsFromPython(const py::sequence& actions) {
+  std::vector<Value> values;
+  values.reserve(actions.size());
+  for (py::handle action : actions) values.push_back(toValue(action));
+  return values;
+}
+
+py::dict workerToPython(const client::WorkerStatus& w) {
+  py::dict d;
+  d["worker_id"] = w.workerId;
+  d["endpoint"] = w.endpoint;
+  d["hostname"] = w.hostname;
+  d["pid"] = w.pid;
+  d["slots"] = w.slots;
+  d["max_sessions"] = w.maxSessions;
+  d["session_types"] = w.sessionTypes;
+  d["version"] = w.version;
+  d["live_sessions"] = w.liveSessions;
+  d["busy_slots"] = w.busySlots;
+  d["queued_requests"] = w.queuedRequests;
+  d["steps_total"] = w.stepsTotal;
+  d["ms_since_heard"] = w.msSinceHeard;
+  d["placed_sessions"] = w.placedSessions;
+  return d;
+}
+
+py::tuple stepToPython(const client::StepResult& r) {
+  py::object newSpace = r.newActionSpace ? py::cast(*r.newActionSpace) : py::none();
+  return py::make_tuple(valuesToPython(r.observations), r.endOfEpisode, r.actionHadNoEffect,
+                        newSpace, r.actionsApplied);
+}
+
+void bindSpace(py::module_& m) {
+  py::class_<Space>(m, "Space", "A kiln space (read-only), as the worker describes it.")
+      .def_property_readonly("name", [](const Space& s) { return s.name; })
+      .def_property_readonly("kind", [](const Space& s) { return spaceKindName(s.kind); })
+      .def_property_readonly("deterministic", [](const Space& s) { return s.deterministic; })
+      .def_property_readonly("platform_dependent",
+                             [](const Space& s) { return s.platformDependent; })
+      .def_property_readonly("default", [](const Space& s) { return toPython(s.defaultValue); })
+      .def_property_readonly("n", [](const Space& s) { return s.choiceCount(); })
+      .def_property_readonly("names", [](const Space& s) { return s.names; })
+      .def_property_readonly("int_range",
+                             [](const Space& s) {
+                               return py::make_tuple(optionalInt(s.int64Range.min),
+                                                     optionalInt(s.int64Range.max));
+                             })
+      .def_property_readonly("double_range",
+                             [](const Space& s) {
+                               return py::make_tuple(optionalFloat(s.doubleRange.min),
+                                                     optionalFloat(s.doubleRange.max));
+                             })
+      .def_property_readonly("shape", [](const Space& s) { return s.shape; })
+      .def_property_readonly("members", [](const Space& s) { return s.members; })
+      .def(
+          "check", [](const Space& s, py::handle value) { throwIfError(s.check(toValue(value))); },
+          py::arg("value"), "Raises kiln.InvalidArgument naming what is wrong with `value`.")
+      .def("__eq__", [](const Space& a, const Space& b) { return a == b; })
+      .def("__repr__", [](const Space& s) {
+        return fmt::format("<kiln._kiln.Space '{}' {}>", s.name, spaceKindName(s.kind));
+      });
+}
+
+void bindClient(py::module_& m) {
+  py::class_<ClientHandle, std::shared_ptr<ClientHandle>>(m, "Client")
+      .def(py::init(&ClientHandle::connect), py::arg("endpoint"), py::arg("timeout") = 60.0)
+      .def_property_readonly("endpoint", &ClientHandle::endpoint)
+      .def("list_cluster",
+           [](ClientHandle& c) {
+             py::list workers;
+             for (const auto& w : c.listCluster()) workers.append(workerToPython(w));
+             return workers;
+           })
+      .def(
+          "get_spaces",
+          [](ClientHandle& c, const std::string& type) {
+            auto spaces = c.getSpaces(type);
+            return py::make_tuple(spaces.actionSpaces, spaces.observationSpaces);
+          },
+          py::arg("session_type"))
+      .def(
+          "start_session",
+          [](const std::shared_ptr<ClientHandle>& c, const std::string& type,
+             const std::string& benchmark, const std::string& actionSpace,
+             const std::vector<std::string>& observations, std::optional<py::bytes> program) {
+            client::SessionOptions options;
+            options.sessionType = type;
+            options.benchmark = benchmark;
+            options.actionSpace = actionSpace;
+            options.observations = observations;
+            if (program) options.program = program->cast<std::string>();
+            return std::make_shared<SessionHandle>(c, c->startSession(options));
+          },
+          py::arg("session_type"), py::arg("benchmark"), py::arg("action_space") = "",
+          py::arg("observations") = std::vector<std::string>{}, py::arg("program") = py::none())
+      .def("worker_parameter", &ClientHandle::workerParameter, py::arg("endpoint"), py::arg("key"),
+           py::arg("value"));
+}
+
+void bindSession(py::module_& m) {
+  py::class_<SessionHandle, std::shared_ptr<SessionHandle>>(m, "Session")
+      .def_property_readonly("id", [](const SessionHandle& s) { return s.session().id().value; })
+      .def_property_readonly("endpoint",
+                             [](const SessionHandle& s) { return s.session().endpoint(); })
+      .def_property_readonly("ended", [](const SessionHandle& s) { return s.session().ended(); })
+      .def_property_readonly(
+          "initial_observations",
+          [](const SessionHandle& s) { return valuesToPython(s.session().initialObservations()); })
+      .def_property_readonly(
+          "action_spaces", [](const SessionHandle& s) { return s.session().spaces().actionSpaces; })
+      .def_property_readonly(
+          "observation_spaces",
+          [](const SessionHandle& s) { return s.session().spaces().observationSpaces; })
+      .def(
+          "observation_index",
+          [](const SessionHandle& s, const std::string& name) {
+            return unwrap(s.session().observationIndex(name));
+          },
+          py::arg("name"))
+      .def(
+          "step",
+          [](SessionHandle& s, const py::sequence& actions,
+             const std::vector<std::uint32_t>& observations, const Space* actionSpace) {
+            auto values = actionsFromPython(actions);
+            return stepToPython(s.step(values, observations, actionSpace));
+          },
+          py::arg("actions"), py::arg("observations"), py::arg("action_space") = nullptr,
+          "Applies `actions` in one round trip and returns (observations, end_of_episode, "
+          "action_had_no_effect, new_action_space, actions_applied).")
+      .def("fork", &SessionHandle::fork)
+      .def("end", &SessionHandle::end)
+      .def("set_parameter", &SessionHandle::setParameter, py::arg("key"), py::arg("value"));
+}
+
+void bindLocalCluster(py::module_& m) {
+  py::class_<LocalClusterHandle>(m, "LocalCluster")
+      .def(py::init(&LocalClusterHandle::start), py::arg("workers") = 1, py::arg("slots") = 2,
+           py::arg("ready_timeout") = 10.0)
+      .def_property_readonly("endpoint", &LocalClusterHandle::endpoint)
+      .def_property_readonly("worker_endpoints", &LocalClusterHandle::workerEndpoints)
+      .def_property_readonly("running", &LocalClusterHandle::running)
+      .def("stop", &LocalClusterHandle::stop);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_kiln, m) {
+  m.doc() = "kiln's C++ client, bound for the kiln package (use kiln.make, not this).";
+  registerStatusTranslator();
+  bindSpace(m);
+  bindClient(m);
+  bindSession(m);
+  bindLocalCluster(m);
+  m.def(
+      "to_value_and_back", [](py::handle v) { return toPython(toValue(v)); }, py::arg("value"),
+      "Round-trips a Python object through a kiln value (what a worker would receive).");
+}
+
+}  // namespace kiln::python

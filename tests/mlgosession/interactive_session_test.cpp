@@ -1,0 +1,234 @@
+// mlgo-inline and mlgo-regalloc end to end through a local cluster with the
+// real opt-19 / llc-19, forks, misbehaving compilers (fake_opt.py) and the
+// 100-session leak check.
+#include <gtest/gtest.h>
+
+#include "tests/mlgosession/session_test_support.h"
+
+namespace kiln::mlgosession::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using mlgo::testing::noChildProcesses;
+
+client::SessionOptions sessionOn(const std::string& type, const std::string& benchmark) {
+  client::SessionOptions options;
+  options.sessionType = type;
+  options.benchmark = benchmark;
+  options.observations = {"DefaultAdvice"};
+  return options;
+}
+
+TEST(MlgoInteractiveSessionTest, InlinerDefaultAnswersReproduceTheDefaultSize) {
+  ClusterFixture fixture;
+  for (const char* uri : {"benchmark://kiln-bench-v0/huffman", "benchmark://kiln-bench-v0/bfs",
+                          "benchmark://kiln-bench-v0/json_tokenizer", "generator://csmith-v0/7"}) {
+    SCOPED_TRACE(uri);
+    auto session = fixture.client->startSession(sessionOn("mlgo-inline", uri));
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    auto episode = playDefaultEpisode(**session);
+    ASSERT_TRUE(episode.ok()) << episode.status().toString();
+    EXPECT_GT(episode->decisions, 0);
+    EXPECT_GT(episode->nativeSize, 0);
+    EXPECT_EQ(episode->nativeSize, episode->defaultNativeSize);
+    EXPECT_EQ(episode->reward, 0);
+    EXPECT_TRUE((*session)->end().ok());
+  }
+}
+
+TEST(MlgoInteractiveSessionTest, NeverInliningChangesTheSizeAndTheReward) {
+  ClusterFixture fixture;
+  auto session =
+      fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  bool ended = false;
+  for (int i = 0; i < 10000 && !ended; ++i) {
+    auto stepped = (*session)->step({Value(std::int64_t{0})}, std::vector<std::string>{});
+    ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+    ended = stepped->endOfEpisode;
+  }
+  ASSERT_TRUE(ended);
+  auto figures = (*session)->step(
+      {}, std::vector<std::string>{"NativeSize", "DefaultNativeSize", "Reward:NativeSizeSaved"});
+  ASSERT_TRUE(figures.ok()) << figures.status().toString();
+  std::int64_t size = figures->observations[0].as<std::int64_t>();
+  std::int64_t defaultSize = figures->observations[1].as<std::int64_t>();
+  EXPECT_GT(size, 0);
+  EXPECT_EQ(figures->observations[2].as<std::int64_t>(), defaultSize - size);
+}
+
+TEST(MlgoInteractiveSessionTest, FeaturesMatchTheDeclaredSpaces) {
+  ClusterFixture fixture;
+  client::SessionOptions options = sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman");
+  options.observations = {"Features", "callee_basic_block_count", "DefaultAdvice"};
+  auto session = fixture.client->startSession(options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  const auto& initial = (*session)->initialObservations();
+  const auto* dict = initial[0].getIf<ValueDict>();
+  ASSERT_NE(dict, nullptr);
+  EXPECT_EQ(dict->size(), 39U);
+  // LLVM 19 puts its default decision in the callee_basic_block_count slot.
+  EXPECT_EQ(initial[1].as<Int64Tensor>().values.at(0), initial[2].as<std::int64_t>());
+}
+
+TEST(MlgoInteractiveSessionTest, RegallocEpisodeCompletesWithConsistentReward) {
+  ClusterFixture fixture;
+  for (const char* uri : {"generator://csmith-v0/3", "benchmark://kiln-bench-v0/matmul"}) {
+    SCOPED_TRACE(uri);
+    auto session = fixture.client->startSession(sessionOn("mlgo-regalloc", uri));
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    auto episode = playDefaultEpisode(**session);
+    ASSERT_TRUE(episode.ok()) << episode.status().toString();
+    EXPECT_GT(episode->nativeSize, 0);
+    EXPECT_GT(episode->defaultNativeSize, 0);
+    EXPECT_EQ(episode->reward, episode->defaultNativeSize - episode->nativeSize);
+  }
+}
+
+TEST(MlgoInteractiveSessionTest, RegallocRefusesAMaskedCandidateWithoutEndingTheSession) {
+  ClusterFixture fixture;
+  client::SessionOptions options = sessionOn("mlgo-regalloc", "generator://csmith-v0/3");
+  options.observations = {"mask", "DefaultAdvice"};
+  auto session = fixture.client->startSession(options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  const auto& mask = (*session)->initialObservations()[0].as<Int64Tensor>().values;
+  auto masked = std::find(mask.begin(), mask.end(), 0);
+  if (masked == mask.end()) GTEST_SKIP() << "every candidate is allowed at the first decision";
+  auto refused =
+      (*session)->step({Value(std::int64_t(masked - mask.begin()))}, std::vector<std::string>{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("mask"), std::string::npos);
+  auto accepted =
+      (*session)->step({(*session)->initialObservations()[1]}, std::vector<std::string>{});
+  EXPECT_TRUE(accepted.ok()) << accepted.status().toString();
+}
+
+TEST(MlgoInteractiveSessionTest, ForkReplaysTheDecisionsInANewCompiler) {
+  ClusterFixture fixture;
+  auto parent =
+      fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
+  ASSERT_TRUE(parent.ok()) << parent.status().toString();
+  std::int64_t advice = (*parent)->initialObservations().front().as<std::int64_t>();
+  for (int i = 0; i < 3; ++i) {
+    auto stepped = (*parent)->step({Value(advice)}, std::vector<std::string>{"DefaultAdvice"});
+    ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+    ASSERT_FALSE(stepped->endOfEpisode) << "the benchmark needs more than 3 decisions";
+    advice = stepped->observations.front().as<std::int64_t>();
+  }
+  auto child = (*parent)->fork();
+  ASSERT_TRUE(child.ok()) << child.status().toString();
+  auto mine = (*parent)->step({}, std::vector<std::string>{"Decisions", "Features"});
+  auto theirs = (*child)->step({}, std::vector<std::string>{"Decisions", "Features"});
+  ASSERT_TRUE(mine.ok() && theirs.ok());
+  EXPECT_EQ(theirs->observations[0].as<std::int64_t>(), 3);
+  EXPECT_EQ(mine->observations[1], theirs->observations[1]);  // the same pending decision
+  // Both continue independently to the default size.
+  for (client::Session* session : {parent->get(), child->get()}) {
+    bool ended = false;
+    std::int64_t next = advice;
+    for (int i = 0; i < 10000 && !ended; ++i) {
+      auto stepped = session->step({Value(next)}, std::vector<std::string>{"DefaultAdvice"});
+      ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+      ended = stepped->endOfEpisode;
+      next = stepped->observations.front().as<std::int64_t>();
+    }
+    auto figures = session->step({}, std::vector<std::string>{"NativeSize", "DefaultNativeSize"});
+    ASSERT_TRUE(figures.ok());
+    EXPECT_EQ(figures->observations[0], figures->observations[1]);
+  }
+}
+
+struct BadCompiler {
+  const char* mode;
+  const char* expected;  // a piece of the error message
+};
+
+TEST(MlgoInteractiveSessionTest, MisbehavingCompilersEndTheSessionWithAClearError) {
+  ClusterFixture fixture;
+  ASSERT_TRUE(
+      fixture.client->workerParameter(fixture.worker(), "mlgo.decision_timeout_ms", "500").ok());
+  const BadCompiler cases[] = {
+      {"exit-early", "cannot read its input"},
+      {"hang-before-open", "hung"},
+      {"hang-after-header", "hung"},
+      {"garbage-header", "header"},
+      {"wrong-header", "surprise_feature"},
+      {"crash-mid-record", "crashed in the middle"},
+      {"garbage-record", "mlgo-inline failed"},
+  };
+  for (const BadCompiler& bad : cases) {
+    SCOPED_TRACE(bad.mode);
+    ASSERT_TRUE(
+        fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt(bad.mode))
+            .ok());
+    auto session =
+        fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
+    Status status = session.ok() ? okStatus() : session.status();
+    if (session.ok()) {
+      // Failures after the first decision show up at the step that reaches them.
+      for (int i = 0; i < 5 && status.ok(); ++i) {
+        auto stepped = (*session)->step({Value(std::int64_t{1})}, std::vector<std::string>{});
+        status = stepped.ok() ? okStatus() : stepped.status();
+      }
+    }
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), ErrorCode::kCompileError) << status.toString();
+    EXPECT_NE(status.message().find(bad.expected), std::string::npos) << status.toString();
+  }
+  // A good fake still works on the same worker afterwards.
+  ASSERT_TRUE(
+      fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt("good")).ok());
+  auto session =
+      fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+}
+
+TEST(MlgoInteractiveSessionTest, BadParametersAreRefused) {
+  ClusterFixture fixture;
+  for (auto [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"mlgo.decision_timeout_ms", "-5"},
+                                                        {"mlgo.decision_timeout_ms", "12abc"},
+                                                        {"mlgo.compile_timeout_ms", "99999999999"},
+                                                        {"mlgo.opt", ""}}) {
+    auto reply = fixture.client->workerParameter(fixture.worker(), key, value);
+    ASSERT_FALSE(reply.ok()) << key << "=" << value;
+    EXPECT_EQ(reply.status().code(), ErrorCode::kInvalidArgument);
+  }
+  auto unknown = fixture.client->workerParameter(fixture.worker(), "mlgo.nonsense", "1");
+  EXPECT_EQ(unknown.status().code(), ErrorCode::kNotFound);
+  auto missing = fixture.client->startSession(
+      sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/no_such_program"));
+  EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound) << missing.status().toString();
+}
+
+TEST(MlgoInteractiveSessionTest, HundredSessionsLeaveNoProcessAndNoFile) {
+  ClusterFixture fixture;
+  ASSERT_TRUE(
+      fixture.client->workerParameter(fixture.worker(), "mlgo.decision_timeout_ms", "300").ok());
+  const std::string real = "opt-19";
+  const std::string modes[] = {"exit-early", "crash-mid-record", "hang-after-header",
+                               "garbage-record"};
+  auto start = std::chrono::steady_clock::now();
+  int started = 0;
+  for (int i = 0; i < 100 && std::chrono::steady_clock::now() - start < 100s; ++i) {
+    bool good = i % 2 == 0;
+    std::string opt = good ? real : fixture.fakeOpt(modes[(i / 2) % 4]);
+    ASSERT_TRUE(fixture.client->workerParameter(fixture.worker(), "mlgo.opt", opt).ok());
+    auto session =
+        fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
+    ++started;
+    if (!session.ok()) continue;
+    // Leave real compilers mid-episode: ending the session must kill them.
+    (void)(*session)->step({Value(std::int64_t{1})}, std::vector<std::string>{});
+    if (i % 4 == 0) (void)(*session)->end();
+    // Otherwise the Session's destructor ends it without waiting.
+  }
+  EXPECT_EQ(started, 100);
+  EXPECT_TRUE(eventually([] { return noChildProcesses(); })) << "a compiler was left behind";
+  EXPECT_TRUE(eventually([&] { return fixture.leftoverFiles() == 0; }))
+      << fixture.leftoverFiles() << " files left in the worker's directory";
+}
+
+}  // namespace
+}  // namespace kiln::mlgosession::testing

@@ -11,5 +11,6 @@ void addLocalCommand(CLI::App& app);
 void addStatusCommand(CLI::App& app);
 void addDemoCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
+void addDatasetsCommand(CLI::App& app);
 
 }  // namespace kiln::cli

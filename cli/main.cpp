@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   kiln::cli::addStatusCommand(app);
   kiln::cli::addDemoCommand(app);
   kiln::cli::addBenchCommand(app);
+  kiln::cli::addDatasetsCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

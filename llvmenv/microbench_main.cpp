@@ -11,11 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvmenv/autophase.h"
 #include "llvmenv/codegen.h"
+#include "llvmenv/fingerprint.h"
 #include "llvmenv/inst_count.h"
 #include "llvmenv/ir_text.h"
 #include "llvmenv/module_state.h"
+#include "llvmenv/pass_runner.h"
 #include "llvmenv/pass_table.h"
 
 namespace {
@@ -51,8 +55,10 @@ void bench(const char* name, int n, const std::function<void()>& setup,
     const auto end = std::chrono::steady_clock::now();
     micros.push_back(std::chrono::duration<double, std::micro>(end - start).count());
   }
+  const double min = *std::min_element(micros.begin(), micros.end());
   const Stats s = percentiles(std::move(micros));
-  std::printf("%-24s p50 %10.1f us   p99 %10.1f us   (n=%d)\n", name, s.p50, s.p99, n);
+  std::printf("%-24s p50 %10.1f us   p99 %10.1f us   min %8.1f us  (n=%d)\n", name, s.p50, s.p99,
+              min, n);
 }
 
 std::string fail(const kiln::Status& status) { return status.toString(); }
@@ -98,8 +104,37 @@ int main(int argc, char** argv) {
   bench("parse+verify", n, nullptr, [&] { return ModuleState::fromBitcode(*table, bytes).ok(); });
   bench("clone", n, nullptr, [&] { return state.clone().ok(); });
   bench("materialize", n, nullptr, [&] { return ModuleState::materialize(*table, *cached).ok(); });
+  // clone() and materialize() defer the bitcode read to the first use.
+  bench("clone+first use", n, nullptr,
+        [&] { return state.clone().value()->instructionCount().ok(); });
   bench("applyPass(globaldce)", n, freshCopy, [&] { return scratch->applyPass(globaldce).ok(); });
   bench("applyPass(gvn)", n, freshCopy, [&] { return scratch->applyPass(gvn).ok(); });
+  // The steady state of an episode: the same pass again, now with no effect.
+  auto appliedOnce = [&](std::size_t pass) {
+    return [&, pass] {
+      freshCopy();
+      (void)scratch->applyPass(pass);
+    };
+  };
+  bench("applyPass(globaldce) x2", n, appliedOnce(globaldce),
+        [&] { return scratch->applyPass(globaldce).ok(); });
+  bench("applyPass(gvn) x2", n, appliedOnce(gvn), [&] { return scratch->applyPass(gvn).ok(); });
+  // The parts of a step, to see where its time goes.
+  bench("step: run globaldce", n, freshCopy, [&] {
+    return kiln::llvmenv::runPipeline(*const_cast<llvm::Module*>(scratch->module()), nullptr,
+                                      "globaldce")
+        .ok();
+  });
+  bench("step: run gvn", n, freshCopy, [&] {
+    return kiln::llvmenv::runPipeline(*const_cast<llvm::Module*>(scratch->module()), nullptr,
+                                      scratch->passes().at(gvn).pipeline)
+        .ok();
+  });
+  bench("step: fingerprint", n, nullptr,
+        [&] { return kiln::llvmenv::moduleFingerprint(*state.module()) != 0; });
+  bench("step: verify", n, nullptr, [&] { return !llvm::verifyModule(*state.module()); });
+  bench("step: writeBitcode", n, nullptr,
+        [&] { return !kiln::llvmenv::writeBitcode(*state.module()).empty(); });
   bench("printIr", n, nullptr,
         [&] { return !kiln::llvmenv::canonicalIrText(*state.module()).empty(); });
   bench("instCount", n, nullptr,

@@ -52,7 +52,8 @@ class ModuleState {
   static Result<std::unique_ptr<ModuleState>> fromIrText(std::shared_ptr<const PassTable> passes,
                                                          std::string_view text,
                                                          std::string name = "module");
-  // Rebuilds a state from serialize() output without re-verifying it.
+  // Rebuilds a state from serialize() output without re-verifying it; the
+  // bitcode is read on the state's first use.
   static Result<std::unique_ptr<ModuleState>> materialize(std::shared_ptr<const PassTable> passes,
                                                           const SerializedModule& cached);
 
@@ -60,16 +61,19 @@ class ModuleState {
   ModuleState& operator=(const ModuleState&) = delete;
   ~ModuleState();
 
-  // A deep copy in a new LLVMContext: parses the bitcode this state's module
-  // was read from (use-list order preserved), so both behave identically
-  // under every pass.
+  // A deep copy in a new LLVMContext: the bitcode this state's module was
+  // read from (use-list order preserved), so both behave identically under
+  // every pass. The copy reads the bytes on its first use, not here.
   Result<std::unique_ptr<ModuleState>> clone() const;
   Result<SerializedModule> serialize() const;
 
   // Runs pass `index` of the table (one fresh pass manager, like one
-  // `opt-19 -passes=<pipeline>` call), verifies the module, and when the IR
-  // changed, moves it through bitcode into a fresh context (see reload()) so
-  // that the state is exactly what opt would read back from its output file.
+  // `opt-19 -passes=<pipeline>` call), verifies the module, and moves it
+  // through bitcode into a fresh context (see reload()) so that the state is
+  // exactly what opt would read back from its output file. A pass that
+  // claims no change and leaves the module's fingerprint (fingerprint.h) as
+  // it was skips all of that (see applyPipeline in the .cpp): the common
+  // no-effect step costs a pass run and one walk over the module.
   Result<PassOutcome> applyPass(std::size_t index);
   // Same for any PassBuilder pipeline text (baselines, tests, tools).
   Result<PassOutcome> applyPipeline(std::string_view pipeline);
@@ -79,8 +83,11 @@ class ModuleState {
   const PassTable& passes() const { return *passes_; }
   const std::shared_ptr<const PassTable>& sharedPasses() const { return passes_; }
   // Read-only access for observations written elsewhere (nullptr if broken
-  // by a crash). Mutating it would bypass the caches: don't.
-  const llvm::Module* module() const { return module_.get(); }
+  // by a crash or unreadable). Mutating it would bypass the caches: don't.
+  const llvm::Module* module() const {
+    (void)load();
+    return module_.get();
+  }
 
   // Observations (all deterministic; only objectTextSizeBytes depends on the
   // host, see observations.h).
@@ -100,11 +107,16 @@ class ModuleState {
                                                            std::string_view bytes, std::string name,
                                                            bool verify);
   Status checkUsable() const;
+  // Reads bitcode_ into module_ if this state was made without reading it.
+  Status load() const;
   Status verifyParsed(std::string_view what);
   const std::string& cachedIr() const;
   const std::string& cachedBitcode() const;
-  // Replaces module and context by a bitcode round trip of the module.
-  Status reload();
+  // Replaces module and context by those read from `bytes` (a bitcode
+  // round trip of the module, or the bytes it was read from).
+  Status reload(std::string bytes);
+  // Marks the state unusable after a pass left an invalid module.
+  Status markBroken(std::string why);
   // Leaks the LLVM objects after a crash inside them (destroying them could
   // crash again) and marks the state unusable.
   void poison(const Status& why);
@@ -112,16 +124,19 @@ class ModuleState {
   std::shared_ptr<const PassTable> passes_;
   std::string name_;
   DiagnosticCollector diagnostics_;  // before context_: the context points to it
-  std::unique_ptr<llvm::LLVMContext> context_;
-  std::unique_ptr<llvm::Module> module_;  // after context_: destroyed first
+  // Mutable for load(): a state is observably the same before and after.
+  mutable std::unique_ptr<llvm::LLVMContext> context_;
+  mutable std::unique_ptr<llvm::Module> module_;  // after context_: destroyed first
   std::unique_ptr<llvm::TargetMachine> tm_;
   bool tmBuilt_ = false;
-  std::string broken_;  // why the state is unusable; empty while usable
+  mutable std::string broken_;  // why the state is unusable; empty while usable
   mutable std::optional<std::string> ir_;
   // The bytes module_ was read from (input or the last reload), so clone(),
   // serialize() and bitcode() need no writer; computed lazily for text input.
   mutable std::optional<std::string> bitcode_;
   mutable std::optional<std::int64_t> textSize_;
+  // moduleFingerprint() of module_ (see applyPipeline), kept until the IR changes.
+  std::optional<std::uint64_t> fingerprint_;
 };
 
 }  // namespace kiln::llvmenv

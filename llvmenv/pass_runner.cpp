@@ -12,7 +12,8 @@
 
 namespace kiln::llvmenv {
 
-Status runPipeline(llvm::Module& module, llvm::TargetMachine* tm, std::string_view pipeline) {
+Status runPipeline(llvm::Module& module, llvm::TargetMachine* tm, std::string_view pipeline,
+                   bool* allPreserved) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -39,7 +40,8 @@ Status runPipeline(llvm::Module& module, llvm::TargetMachine* tm, std::string_vi
     return invalidArgument("bad pass pipeline '" + std::string(pipeline) +
                            "': " + llvm::toString(std::move(error)));
   }
-  mpm.run(module, mam);
+  const llvm::PreservedAnalyses preserved = mpm.run(module, mam);
+  if (allPreserved != nullptr) *allPreserved = preserved.areAllPreserved();
   return okStatus();
 }
 

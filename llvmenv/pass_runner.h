@@ -19,7 +19,10 @@ namespace kiln::llvmenv {
 
 // Parses `pipeline` (PassBuilder syntax) and runs it. Returns invalidArgument
 // if the text does not parse. Not guarded: callers wrap it in runGuarded().
-Status runPipeline(llvm::Module& module, llvm::TargetMachine* tm, std::string_view pipeline);
+// `allPreserved` (optional) receives whether every pass reported that it
+// preserved all analyses, i.e. claimed not to have touched the IR.
+Status runPipeline(llvm::Module& module, llvm::TargetMachine* tm, std::string_view pipeline,
+                   bool* allPreserved = nullptr);
 
 // Parses `pipeline` without running it and returns the fully explicit form
 // that opt's -print-pipeline-passes would print (e.g. "licm" becomes

@@ -1,8 +1,20 @@
 #include "worker/benchmark_cache.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace kiln {
+
+std::uint64_t evictionTarget(std::uint64_t bound, std::uint64_t incoming) {
+  return std::min(bound / 2, bound - std::min(bound, incoming));
+}
+
+std::size_t victimPosition(EvictionPolicy policy, std::size_t entries, std::mt19937_64& random) {
+  if (policy == EvictionPolicy::kRandom) {
+    return static_cast<std::size_t>(random() % static_cast<std::uint64_t>(entries));
+  }
+  return entries - 1;
+}
 
 BenchmarkCache::BenchmarkCache(std::uint64_t maxSizeInBytes, EvictionPolicy policy,
                                std::uint64_t randomSeed)
@@ -30,11 +42,7 @@ void BenchmarkCache::insert(const std::string& uri, std::shared_ptr<const std::s
   if (auto found = index_.find(uri); found != index_.end()) eraseLocked(found->second);
   std::uint64_t bytes = program ? program->size() : 0;
   if (bytes > maxSizeInBytes_) return;
-  if (sizeInBytes_ + bytes > maxSizeInBytes_) {
-    // Evicting to half the bound (not just enough) keeps a burst of inserts
-    // from paying for an eviction each.
-    evictLocked(std::min(maxSizeInBytes_ / 2, maxSizeInBytes_ - bytes));
-  }
+  if (sizeInBytes_ + bytes > maxSizeInBytes_) evictLocked(evictionTarget(maxSizeInBytes_, bytes));
   order_.push_front({uri, std::move(program)});
   index_[uri] = order_.begin();
   sizeInBytes_ += bytes;
@@ -82,11 +90,11 @@ CacheCounters BenchmarkCache::counters() const {
 
 void BenchmarkCache::evictLocked(std::uint64_t targetBytes) {
   while (sizeInBytes_ > targetBytes && !order_.empty()) {
-    auto victim = std::prev(order_.end());
-    if (policy_ == EvictionPolicy::kRandom) {
-      victim = std::next(order_.begin(),
-                         static_cast<long>(random_() % static_cast<std::uint64_t>(order_.size())));
-    }
+    const std::size_t position = victimPosition(policy_, order_.size(), random_);
+    // Walking from the nearer end keeps the usual LRU victim O(1).
+    auto victim = position + 1 == order_.size()
+                      ? std::prev(order_.end())
+                      : std::next(order_.begin(), static_cast<long>(position));
     eraseLocked(victim);
     ++counters_.evictions;
   }

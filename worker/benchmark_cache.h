@@ -26,6 +26,16 @@ struct CacheCounters {
   std::uint64_t inserts = 0;
 };
 
+// The eviction policy shared by every bounded cache of a worker (this one
+// and session types' caches, e.g. parsed modules), as pure functions.
+// What to evict down to when `incoming` more would exceed `bound`: half the
+// bound (not just enough), so a burst of inserts does not pay for an
+// eviction each.
+std::uint64_t evictionTarget(std::uint64_t bound, std::uint64_t incoming);
+// Which entry to evict, as a position in recency order (0 = most recently
+// used) among `entries` > 0.
+std::size_t victimPosition(EvictionPolicy policy, std::size_t entries, std::mt19937_64& random);
+
 class BenchmarkCache {
  public:
   explicit BenchmarkCache(std::uint64_t maxSizeInBytes = 256u << 20,

@@ -124,6 +124,39 @@ TEST(ModuleStateTest, ChangedIsExact) {
   EXPECT_EQ(*state->irSha1(), after);
 }
 
+// instnamer renames values yet returns PreservedAnalyses::all(): the
+// no-change fast path must not take its word for it (see fingerprint.h).
+TEST(ModuleStateTest, PassesThatClaimNoChangeAreStillCheckedExactly) {
+  auto state = ModuleState::fromIrText(passTable(), R"(
+define i32 @f(i32 %0) {
+  %2 = add i32 %0, 1
+  ret i32 %2
+}
+)");
+  ASSERT_TRUE(state.ok()) << state.status().toString();
+  const std::string before = *(*state)->irSha1();
+  auto renamed = (*state)->applyPass(passIndex("instnamer"));
+  ASSERT_TRUE(renamed.ok()) << renamed.status().toString();
+  EXPECT_TRUE(renamed->changed);
+  EXPECT_NE(*(*state)->irSha1(), before);
+  EXPECT_NE((*(*state)->ir()).find("%i = add"), std::string::npos) << *(*state)->ir();
+  // Twice and three times: nothing left to rename, through the fast path.
+  for (int i = 0; i < 2; ++i) {
+    const std::string now = *(*state)->irSha1();
+    auto again = (*state)->applyPass(passIndex("instnamer"));
+    ASSERT_TRUE(again.ok());
+    EXPECT_FALSE(again->changed);
+    EXPECT_EQ(*(*state)->irSha1(), now);
+  }
+  // A clone (new context) starts with no fingerprint and still agrees.
+  auto copy = (*state)->clone();
+  ASSERT_TRUE(copy.ok());
+  auto onCopy = (*copy)->applyPass(passIndex("globaldce"));
+  ASSERT_TRUE(onCopy.ok());
+  EXPECT_FALSE(onCopy->changed);
+  EXPECT_EQ(*(*copy)->irSha1(), *(*state)->irSha1());
+}
+
 TEST(ModuleStateTest, OutOfRangeIndexIsInvalidArgument) {
   auto state = loadBenchmark("calls");
   auto outcome = state->applyPass(passTable()->size());

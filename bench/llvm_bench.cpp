@@ -1,0 +1,297 @@
+#include "bench/llvm_bench.h"
+
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <fstream>
+#include <thread>
+
+#include "bench/child_cluster.h"
+#include "client/client.h"
+#include "common/subprocess.h"
+#include "common/working_directory.h"
+
+namespace kiln::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t nanosSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+// Collects samples of `op` until `count` are taken or the time bound passes.
+template <class Op>
+Result<LatencySummary> sample(unsigned count, double seconds, Op&& op) {
+  std::vector<std::int64_t> samples;
+  const auto limit = Clock::now() + std::chrono::duration<double>(seconds);
+  while (samples.size() < count && (samples.empty() || Clock::now() < limit)) {
+    auto start = Clock::now();
+    KILN_RETURN_IF_ERROR(op());
+    samples.push_back(nanosSince(start));
+  }
+  return summarize(samples);
+}
+
+Result<std::int64_t> passIndex(const client::Session& session, const std::string& name) {
+  const auto& names = session.spaces().actionSpaces.at(0).names;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].find("(" + name + ")") != std::string::npos ||
+        names[i].find("(" + name + "<") != std::string::npos || names[i] == name) {
+      return static_cast<std::int64_t>(i);
+    }
+  }
+  return notFound(fmt::format("no pass '{}' in the llvm action space", name));
+}
+
+client::SessionOptions llvmSession(const std::string& uri) {
+  client::SessionOptions options;
+  options.sessionType = "llvm";
+  options.benchmark = uri;
+  return options;
+}
+
+struct Context {
+  client::Client& client;
+  std::string worker;
+  std::filesystem::path scratch;
+  const LlvmBenchOptions& o;
+  std::string mode;
+  Report& report;
+  std::int64_t smallInstructions = 0;
+  std::int64_t largeInstructions = 0;
+};
+
+void addRow(Context& c, const std::string& benchmark, const std::string& operation,
+            const LatencySummary& s, double optP50us = 0) {
+  Row row;
+  row.text = {{"mode", c.mode}, {"benchmark", benchmark}, {"operation", operation}};
+  row.numbers = {{"p50_us", s.p50us}, {"p99_us", s.p99us}, {"samples", double(s.samples)}};
+  if (optP50us > 0) {
+    row.numbers.push_back({"opt19_p50_us", optP50us});
+    row.numbers.push_back({"x_cheaper", optP50us / std::max(s.p50us, 1e-3)});
+  }
+  c.report.rows.push_back(std::move(row));
+}
+
+// One `opt-19 -passes=<pipeline> in.bc -o out.bc` per sample: what a step
+// costs when every action is a compiler process.
+Result<LatencySummary> measureOpt(Context& c, const std::filesystem::path& input,
+                                  const std::string& pipeline) {
+  const std::filesystem::path output = c.scratch / "opt-out.bc";
+  return sample(c.o.optRuns, c.o.secondsPerMeasurement, [&]() -> Status {
+    KILN_ASSIGN_OR_RETURN(
+        Subprocess child,
+        Subprocess::spawn({c.o.opt, "-passes=" + pipeline, input.string(), "-o", output.string()}));
+    KILN_ASSIGN_OR_RETURN(ExitStatus exit, child.waitFor(std::chrono::seconds(60)));
+    if (!exit.success()) return internalError(fmt::format("{} {}", c.o.opt, exit.describe()));
+    return okStatus();
+  });
+}
+
+Status setModuleCacheBytes(Context& c, const std::string& bytes) {
+  return c.client
+      .workerParameter(c.worker, "service.parsed_module_cache.set_max_size_in_bytes", bytes)
+      .status();
+}
+
+Status measureBenchmark(Context& c, const std::string& label, const std::string& uri) {
+  // StartSession without the parsed-module cache (its bound at 0: every
+  // start parses and verifies; the bytes stay in the benchmark cache, so a
+  // generator does not run again), then with it.
+  KILN_RETURN_IF_ERROR(setModuleCacheBytes(c, "0"));
+  KILN_ASSIGN_OR_RETURN(LatencySummary uncached,
+                        sample(c.o.startIterations, c.o.secondsPerMeasurement, [&]() -> Status {
+                          KILN_ASSIGN_OR_RETURN(auto s, c.client.startSession(llvmSession(uri)));
+                          return s->end();
+                        }));
+  KILN_RETURN_IF_ERROR(setModuleCacheBytes(c, std::to_string(std::uint64_t{128} << 20)));
+  auto warmOptions = llvmSession(uri);
+  warmOptions.observations = {"IrInstructionCount"};
+  KILN_ASSIGN_OR_RETURN(auto warm, c.client.startSession(warmOptions));
+  (label == "small" ? c.smallInstructions : c.largeInstructions) =
+      warm->initialObservations().at(0).as<std::int64_t>();
+  KILN_ASSIGN_OR_RETURN(LatencySummary cached,
+                        sample(c.o.startIterations, c.o.secondsPerMeasurement, [&]() -> Status {
+                          KILN_ASSIGN_OR_RETURN(auto s, c.client.startSession(llvmSession(uri)));
+                          return s->end();
+                        }));
+  addRow(c, label, "start uncached", uncached);
+  addRow(c, label, "start cached", cached);
+
+  // The input of every step below, for opt-19.
+  auto bitcode = warm->step({}, std::vector<std::string>{"Bitcode"});
+  if (!bitcode.ok()) return bitcode.status();
+  const std::filesystem::path input = c.scratch / "input.bc";
+  {
+    std::ofstream out(input, std::ios::binary);
+    const std::string& bytes = bitcode->observations.at(0).as<Bytes>().data;
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
+  KILN_ASSIGN_OR_RETURN(LatencySummary fork,
+                        sample(c.o.iterations, c.o.secondsPerMeasurement, [&]() -> Status {
+                          KILN_ASSIGN_OR_RETURN(auto f, warm->fork());
+                          return f->end();
+                        }));
+  addRow(c, label, "fork", fork);
+
+  for (const std::string pass : {"globaldce", "gvn"}) {
+    KILN_ASSIGN_OR_RETURN(auto session, c.client.startSession(llvmSession(uri)));
+    KILN_ASSIGN_OR_RETURN(std::int64_t action, passIndex(*session, pass));
+    const std::vector<Value> actions{Value(action)};
+    const std::vector<std::uint32_t> none;
+    // The first application does the work; the measured steps are the
+    // steady state of an agent repeating a pass (mostly no effect).
+    KILN_RETURN_IF_ERROR(session->step(actions, none).status());
+    KILN_ASSIGN_OR_RETURN(LatencySummary step,
+                          sample(c.o.iterations, c.o.secondsPerMeasurement,
+                                 [&] { return session->step(actions, none).status(); }));
+    const std::string& pipeline = session->spaces().actionSpaces[0].names[action];
+    KILN_ASSIGN_OR_RETURN(LatencySummary opt, measureOpt(c, input, pipeline));
+    addRow(c, label, "step " + pass, step, opt.p50us);
+    KILN_RETURN_IF_ERROR(session->end());
+  }
+  return warm->end();
+}
+
+// A csmith program of at least `largeMinInstructions` instructions (seeds
+// tried in order, at most 20).
+Result<std::string> pickLargeBenchmark(Context& c) {
+  for (unsigned seed = c.o.csmithSeed; seed < c.o.csmithSeed + 20; ++seed) {
+    const std::string uri = fmt::format("generator://csmith-v0/{}", seed);
+    auto options = llvmSession(uri);
+    options.observations = {"IrInstructionCount"};
+    auto session = c.client.startSession(options);
+    if (!session.ok()) continue;  // seeds that do not build are skipped
+    const std::int64_t count = (*session)->initialObservations().at(0).as<std::int64_t>();
+    KILN_RETURN_IF_ERROR((*session)->end());
+    if (count >= c.o.largeMinInstructions) return uri;
+  }
+  return notFound(fmt::format("no csmith seed from {} gave {} instructions", c.o.csmithSeed,
+                              c.o.largeMinInstructions));
+}
+
+Status waitForLiveSessions(client::Client& client, std::uint32_t expected) {
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < deadline) {
+    auto workers = client.listCluster();
+    if (workers.ok() && !workers->empty() && (*workers)[0].liveSessions == expected) {
+      return okStatus();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return timeoutError(fmt::format("worker never reported {} live sessions", expected));
+}
+
+Status measureMemory(Context& c, int workerPid) {
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, 0));
+  const std::uint64_t idle = residentBytes(workerPid);
+  std::vector<std::unique_ptr<client::Session>> sessions;
+  std::vector<Value> actions;
+  {
+    KILN_ASSIGN_OR_RETURN(auto probe, c.client.startSession(llvmSession(c.o.smallBenchmark)));
+    KILN_ASSIGN_OR_RETURN(std::int64_t sroa, passIndex(*probe, "sroa"));
+    actions = {Value(sroa)};
+    sessions.push_back(std::move(probe));
+  }
+  // Each session takes one changing step so that it holds its own module
+  // (and target machine), not just the cached one.
+  while (sessions.size() < c.o.liveSessions) {
+    KILN_ASSIGN_OR_RETURN(auto s, c.client.startSession(llvmSession(c.o.smallBenchmark)));
+    KILN_RETURN_IF_ERROR(s->step(actions, std::vector<std::uint32_t>{}).status());
+    sessions.push_back(std::move(s));
+  }
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, c.o.liveSessions));
+  const std::uint64_t full = residentBytes(workerPid);
+  for (auto& s : sessions) KILN_RETURN_IF_ERROR(s->end());
+  sessions.clear();
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, 0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::uint64_t after = residentBytes(workerPid);
+  Row row;
+  row.text = {{"mode", c.mode}, {"process", "worker"}, {"benchmark", "small"}};
+  row.numbers = {{"idle_mib", idle / 1048576.0},
+                 {"sessions", double(c.o.liveSessions)},
+                 {"with_mib", full / 1048576.0},
+                 {"per_sess_kib", (double(full) - double(idle)) / c.o.liveSessions / 1024.0},
+                 {"after_mib", after / 1048576.0},
+                 {"after_vs_idle", double(after) / double(std::max<std::uint64_t>(idle, 1))}};
+  c.report.rows.push_back(std::move(row));
+  return okStatus();
+}
+
+Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemory,
+               Report& report) {
+  KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(
+      ChildProcess * coordinator,
+      cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
+  KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
+                        cluster.spawn({"worker", "--coordinator", coordinator->endpoint, "--slots",
+                                       std::to_string(o.slots), "--log-level", "warn"}));
+  client::ClientOptions options;
+  options.coordinator = coordinator->endpoint;
+  KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(options));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(*client, 0));
+  KILN_ASSIGN_OR_RETURN(auto workers, client->listCluster());
+  KILN_ASSIGN_OR_RETURN(WorkingDirectory scratch, WorkingDirectory::create({}, "kiln-bench-llvm"));
+  Context c{*client, workers.at(0).endpoint, scratch.path(), o, mode, report};
+  // The floor: a noop step's round trip on the same cluster.
+  {
+    KILN_ASSIGN_OR_RETURN(
+        auto noop, c.client.startSession(client::SessionOptions{"noop", "benchmark://floor"}));
+    const std::vector<Value> noEffect{Value(std::int64_t{8})};
+    KILN_ASSIGN_OR_RETURN(LatencySummary floor, sample(o.iterations, o.secondsPerMeasurement, [&] {
+                            return noop->step(noEffect, std::vector<std::uint32_t>{}).status();
+                          }));
+    addRow(c, "noop", "step (floor)", floor);
+    KILN_RETURN_IF_ERROR(noop->end());
+  }
+  KILN_RETURN_IF_ERROR(measureBenchmark(c, "small", o.smallBenchmark));
+  KILN_ASSIGN_OR_RETURN(std::string large, pickLargeBenchmark(c));
+  KILN_RETURN_IF_ERROR(measureBenchmark(c, "large", large));
+  if (withMemory) {
+    report.notes.push_back(fmt::format("small = {} ({} instructions), large = {} ({} instructions)",
+                                       o.smallBenchmark, c.smallInstructions, large,
+                                       c.largeInstructions));
+  }
+  if (withMemory) KILN_RETURN_IF_ERROR(measureMemory(c, worker->process.pid()));
+  return okStatus();
+}
+
+}  // namespace
+
+Result<Report> runLlvmBench(const LlvmBenchOptions& o) {
+  Report report;
+  report.title =
+      "kiln bench llvm: llvm sessions through real coordinator and worker processes on loopback";
+  KILN_RETURN_IF_ERROR(runMode("as-is", o, true, report));
+  if (o.pinned) {
+    cpu_set_t original, one;
+    sched_getaffinity(0, sizeof(original), &original);
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    sched_setaffinity(0, sizeof(one), &one);  // children inherit it
+    Status pinned = runMode("pinned-cpu0", o, false, report);
+    sched_setaffinity(0, sizeof(original), &original);
+    KILN_RETURN_IF_ERROR(pinned);
+  }
+  report.notes.push_back(
+      "latency: one client request's round trip (client -> worker -> client). step rows repeat "
+      "one pass on one session after a first application (steady state, mostly no effect); "
+      "opt19_p50_us is one `opt-19 -passes=<same pipeline>` process on the same input, "
+      "x_cheaper = opt19_p50_us / p50_us.");
+  report.notes.push_back(
+      "start uncached: parsed-module cache bound at 0 (parse + verify + print every time; the "
+      "bytes come from the benchmark cache); start cached and fork copy the module's bytes and "
+      "read them on the session's first use (the first step pays that read once).");
+  report.notes.push_back(
+      "targets: small step globaldce p50 <= 100 us; fork (small) <= 500 us; start cached <= 1 "
+      "ms; every step >= 20x cheaper than opt-19; worker <= 1 GiB with the live sessions and "
+      "after_vs_idle <= 1.10.");
+  return report;
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,69 @@
+// `kiln datasets`: the benchmark datasets of the cluster's LLVM workers (name,
+// size, description), or with --benchmarks NAME the URIs of one dataset. With
+// no --coordinator it starts the embedded single-node cluster, like `kiln demo`.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "client/datasets.h"
+#include "local/local_cluster.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct DatasetsOptions {
+  std::string coordinator;
+  std::string benchmarks;  // dataset whose URIs to list; empty = list datasets
+  std::size_t limit = 50;
+};
+
+[[noreturn]] void fail(const Status& status) {
+  fmt::print(stderr, "kiln datasets: {}\n", status.toString());
+  throw CLI::RuntimeError(1);
+}
+
+void runDatasets(const DatasetsOptions& o) {
+  client::ClientOptions clientOptions;
+  clientOptions.coordinator = o.coordinator;
+  LocalClusterOptions local;
+  local.workers = 1;
+  auto embedded = connectOrStartLocal(clientOptions, local);
+  if (!embedded.ok()) fail(embedded.status());
+  if (embedded->cluster) {
+    if (Status ready = embedded->cluster->waitUntilReady(std::chrono::seconds(10)); !ready.ok()) {
+      fail(ready);
+    }
+  }
+  client::Client& client = *embedded->client;
+  if (!o.benchmarks.empty()) {
+    auto uris = client::listBenchmarks(client, o.benchmarks, o.limit);
+    if (!uris.ok()) fail(uris.status());
+    for (const std::string& uri : *uris) fmt::print("{}\n", uri);
+    return;
+  }
+  auto datasets = client::listDatasets(client);
+  if (!datasets.ok()) fail(datasets.status());
+  fmt::print("{:<34} {:>8}  {}\n", "DATASET", "SIZE", "DESCRIPTION");
+  for (const client::DatasetListing& d : *datasets) {
+    fmt::print("{:<34} {:>8}  {}\n", d.name, d.size ? std::to_string(*d.size) : "inf",
+               d.description);
+  }
+}
+
+}  // namespace
+
+void addDatasetsCommand(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "datasets", "list the benchmark datasets of the LLVM workers (embedded cluster by default)");
+  auto options = std::make_shared<DatasetsOptions>();
+  command->add_option("--coordinator", options->coordinator,
+                      "use this cluster instead of starting one");
+  command->add_option("--benchmarks", options->benchmarks,
+                      "list the benchmark URIs of this dataset (e.g. benchmark://kiln-bench-v0)");
+  command->add_option("--limit", options->limit, "at most this many URIs with --benchmarks")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+  command->callback([options] { runDatasets(*options); });
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,155 @@
+#include "llvmsession/llvm_context.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "llvm/Support/xxhash.h"
+
+namespace kiln::llvmsession {
+
+bool looksLikeBitcode(std::string_view bytes) {
+  auto startsWith = [&](std::initializer_list<unsigned char> magic) {
+    if (bytes.size() < magic.size()) return false;
+    std::size_t i = 0;
+    for (unsigned char byte : magic) {
+      if (static_cast<unsigned char>(bytes[i++]) != byte) return false;
+    }
+    return true;
+  };
+  return startsWith({'B', 'C', 0xC0, 0xDE}) || startsWith({0xDE, 0xC0, 0x17, 0x0B});
+}
+
+std::string moduleCacheKey(const std::string& uri, std::string_view bytes) {
+  const std::uint64_t hash = llvm::xxh3_64bits(llvm::ArrayRef<std::uint8_t>(
+      reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  return fmt::format("{}#{:016x}:{}", uri, hash, bytes.size());
+}
+
+Status LlvmContext::init() {
+  KILN_ASSIGN_OR_RETURN(passes_, llvmenv::PassTable::fromRegistry());
+  datasets::DatasetConfig config;
+  config.maxBenchmarkBytes = maxBenchmarkBytes();
+  config.scratchDirectory = workingDirectory();
+  KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
+                        datasets::DatasetRegistry::create(std::move(config)));
+  registry_.emplace(std::move(registry));
+  logger().info("llvm context: {} passes (table {}), {} datasets", passes_->size(),
+                passes_->fingerprint().substr(0, 12), registry_->list().size());
+  return okStatus();
+}
+
+Result<Benchmark> LlvmContext::resolveBenchmark(const std::string& uri) {
+  if (!registry_) return internalError("the llvm context was not initialized");
+  if (uri.empty()) return invalidArgument("the llvm session type needs a benchmark URI");
+  KILN_ASSIGN_OR_RETURN(datasets::BenchmarkBytes resolved, registry_->resolve(uri));
+  return Benchmark{uri, std::make_shared<const std::string>(std::move(resolved.bytes))};
+}
+
+namespace {
+
+std::string listDatasets(const datasets::DatasetRegistry& registry) {
+  std::string out;
+  for (const datasets::DatasetInfo& info : registry.list()) {
+    // Descriptions are single-line by construction; tabs would break the
+    // three-column format, so they become spaces.
+    std::string description = info.description;
+    for (char& c : description) {
+      if (c == '\t' || c == '\n') c = ' ';
+    }
+    out += fmt::format("{}\t{}\t{}\n", info.name, info.size ? std::to_string(*info.size) : "inf",
+                       description);
+  }
+  return out;
+}
+
+Result<std::string> listBenchmarks(const datasets::DatasetRegistry& registry,
+                                   const std::string& value) {
+  std::string dataset = value;
+  std::size_t limit = std::numeric_limits<std::size_t>::max();
+  // "name:limit"; the name itself holds "://", so only a trailing ":digits"
+  // is a limit.
+  if (auto colon = value.rfind(':');
+      colon != std::string::npos && colon + 1 < value.size() &&
+      value.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+    auto [end, error] =
+        std::from_chars(value.data() + colon + 1, value.data() + value.size(), limit);
+    if (error != std::errc()) {
+      return invalidArgument(fmt::format("llvm.benchmarks: bad limit in '{}'", value));
+    }
+    dataset = value.substr(0, colon);
+  }
+  if (dataset.empty()) {
+    return invalidArgument(
+        "llvm.benchmarks wants a dataset name (see llvm.datasets), e.g. "
+        "'benchmark://kiln-bench-v0:10'");
+  }
+  auto uris = registry.benchmarkUris(dataset, limit);
+  if (!uris.ok()) {
+    // not-found would read as "unknown parameter" to the worker, which offers
+    // a key to the next context on not-found: the key is known, the value is bad.
+    return invalidArgument(fmt::format("llvm.benchmarks '{}': {}", value, uris.status().message()));
+  }
+  std::string out;
+  for (const std::string& uri : *uris) out += uri + "\n";
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> LlvmContext::handleParameter(const std::string& key, const std::string& value) {
+  if (key.rfind(kModuleCachePrefix, 0) == 0) {
+    return handleModuleCacheParameter(moduleCache_, key, value);
+  }
+  if (key != "llvm.datasets" && key != "llvm.benchmarks") {
+    return notFound(fmt::format("unknown worker parameter '{}'", key));
+  }
+  if (!registry_) return internalError("the llvm context was not initialized");
+  if (key == "llvm.datasets") return listDatasets(*registry_);
+  return listBenchmarks(*registry_, value);
+}
+
+Result<std::shared_ptr<const CachedModule>> LlvmContext::module(const Benchmark& benchmark) {
+  if (passes_ == nullptr) return internalError("the llvm context was not initialized");
+  if (benchmark.program == nullptr || benchmark.program->empty()) {
+    return invalidArgument(fmt::format(
+        "benchmark '{}' has no program bytes (empty file or unknown URI scheme)", benchmark.uri));
+  }
+  const std::string& bytes = *benchmark.program;
+  if (bytes.size() > maxBenchmarkBytes()) {
+    return invalidArgument(fmt::format("benchmark '{}' is {} bytes, over the limit of {} bytes",
+                                       benchmark.uri, bytes.size(), maxBenchmarkBytes()));
+  }
+  const std::string key = moduleCacheKey(benchmark.uri, bytes);
+  if (auto cached = moduleCache_.get(key)) return cached;
+
+  const bool bitcode = looksLikeBitcode(bytes);
+  auto state = bitcode ? llvmenv::ModuleState::fromBitcode(passes_, bytes, benchmark.uri)
+                       : llvmenv::ModuleState::fromIrText(passes_, bytes, benchmark.uri);
+  if (!state.ok()) {
+    return Status(state.status().code(),
+                  fmt::format("benchmark '{}' ({}) cannot be used: {}", benchmark.uri,
+                              bitcode ? "bitcode" : "not bitcode, read as IR text",
+                              state.status().message()));
+  }
+  KILN_ASSIGN_OR_RETURN(llvmenv::SerializedModule serialized, (*state)->serialize());
+  KILN_ASSIGN_OR_RETURN(std::int64_t count, (*state)->instructionCount());
+  auto entry = std::make_shared<const CachedModule>(key, std::move(serialized), count);
+  moduleCache_.insert(entry);
+  return std::shared_ptr<const CachedModule>(std::move(entry));
+}
+
+Result<std::unique_ptr<llvmenv::ModuleState>> LlvmContext::materialize(
+    const CachedModule& module) const {
+  return llvmenv::ModuleState::materialize(passes_, module.module());
+}
+
+Result<llvmenv::Baselines> LlvmContext::baselines(const CachedModule& module) const {
+  return module.baselines(
+      [this](const llvmenv::SerializedModule& serialized) -> Result<llvmenv::Baselines> {
+        KILN_ASSIGN_OR_RETURN(auto state, llvmenv::ModuleState::materialize(passes_, serialized));
+        return llvmenv::computeBaselines(*state);
+      });
+}
+
+}  // namespace kiln::llvmsession

@@ -1,0 +1,63 @@
+// The per-process context of the `llvm` session type: the pass table, the
+// dataset registry that resolves benchmark URIs, and the parsed-module cache
+// with each benchmark's baselines (computed once), so that StartSession on a
+// benchmark seen before costs one bitcode read, not a parse, verification and
+// printing. Worker-level parameters (ServiceContext::handleParameter):
+//   llvm.datasets                 -> "name\tsize\tdescription" per line (size "inf" = generator)
+//   llvm.benchmarks  NAME[:LIMIT] -> one URI per line
+//   service.parsed_module_cache.* -> see llvmsession/module_cache.h
+// Every member is safe to use from the worker's threads at once.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "datasets/registry.h"
+#include "llvmenv/baselines.h"
+#include "llvmenv/module_state.h"
+#include "llvmenv/pass_table.h"
+#include "llvmsession/module_cache.h"
+#include "worker/service_context.h"
+
+namespace kiln::llvmsession {
+
+class LlvmContext : public ServiceContext {
+ public:
+  explicit LlvmContext(ContextResources& resources) : ServiceContext(resources) {}
+
+  // Builds the pass table and the dataset registry (default datasets; file://
+  // allowed; limits from the worker).
+  Status init() override;
+  // Benchmark URIs through the dataset registry (file://, benchmark://,
+  // generator://, corpora).
+  Result<Benchmark> resolveBenchmark(const std::string& uri) override;
+  Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
+
+  const std::shared_ptr<const llvmenv::PassTable>& passes() const { return passes_; }
+  ParsedModuleCache& moduleCache() { return moduleCache_; }
+
+  // The verified module of `benchmark` (bitcode or IR text), from the cache
+  // or parsed now and cached. invalidArgument names what is wrong with it.
+  Result<std::shared_ptr<const CachedModule>> module(const Benchmark& benchmark);
+  // A fresh state of a cached module: a bitcode read, no verification.
+  Result<std::unique_ptr<llvmenv::ModuleState>> materialize(const CachedModule& module) const;
+  // The module's baselines, computed on first use only.
+  Result<llvmenv::Baselines> baselines(const CachedModule& module) const;
+
+ private:
+  std::shared_ptr<const llvmenv::PassTable> passes_;
+  std::optional<datasets::DatasetRegistry> registry_;
+  ParsedModuleCache moduleCache_;
+};
+
+// True if `bytes` start like LLVM bitcode (raw or wrapped); otherwise the
+// benchmark is read as IR text.
+bool looksLikeBitcode(std::string_view bytes);
+
+// The cache key of a benchmark: its URI and a hash of its bytes, so that a
+// URI whose contents changed (a rewritten file, new inline bytes) is parsed
+// again instead of served stale.
+std::string moduleCacheKey(const std::string& uri, std::string_view bytes);
+
+}  // namespace kiln::llvmsession

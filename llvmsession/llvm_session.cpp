@@ -1,0 +1,235 @@
+#include "llvmsession/llvm_session.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "llvm/Config/llvm-config.h"
+#include "llvmenv/autophase.h"
+#include "llvmenv/inst_count.h"
+#include "llvmenv/observations.h"
+#include "llvmenv/rewards.h"
+
+namespace kiln::llvmsession {
+namespace {
+
+// Observation spaces by index; the order is the contract with clients.
+enum Observation : std::size_t {
+  kIr,
+  kIrSha1,
+  kBitcode,
+  kIrInstructionCount,
+  kIrInstructionCountO0,
+  kIrInstructionCountO3,
+  kIrInstructionCountOz,
+  kInstCount,
+  kInstCountDict,
+  kAutophase,
+  kAutophaseDict,
+  kObjectTextSizeBytes,
+  kObjectTextSizeO0,
+  kObjectTextSizeO3,
+  kObjectTextSizeOz,
+  kRewardIrInstructionCount,
+  kRewardIrInstructionCountOz,
+  kRewardObjectTextSizeBytes,
+  kRewardObjectTextSizeOz,
+  kObservationCount,
+};
+
+Space withFlags(Space space, bool platformDependent) {
+  space.deterministic = true;
+  space.platformDependent = platformDependent;
+  return space;
+}
+
+Space namedInt64Dict(std::string name, std::span<const std::string_view> names) {
+  std::vector<Space> members;
+  members.reserve(names.size());
+  for (std::string_view feature : names) {
+    members.push_back(Space::int64Scalar(std::string(feature), {0, std::nullopt}));
+  }
+  return Space::dict(std::move(name), std::move(members));
+}
+
+template <class T>
+Result<Value> wrap(Result<T> result) {
+  if (!result.ok()) return result.status();
+  return Value(std::move(result).value());
+}
+
+}  // namespace
+
+std::vector<Space> LlvmSession::actionSpaces() const {
+  std::vector<std::string> names;
+  if (const auto& passes = context_.passes()) {
+    names.reserve(passes->size());
+    for (const llvmenv::PassInfo& pass : passes->passes()) names.push_back(pass.pipeline);
+  }
+  return {Space::namedDiscrete(kActionSpaceName, std::move(names))};
+}
+
+std::vector<Space> LlvmSession::observationSpaces() const {
+  const Int64Range count{0, std::nullopt};
+  const auto instCountDims = static_cast<std::int64_t>(llvmenv::instCountFeatureNames().size());
+  const auto autophaseDims = static_cast<std::int64_t>(llvmenv::kAutophaseDims);
+  std::vector<Space> spaces(kObservationCount);
+  spaces[kIr] = withFlags(Space::string("Ir"), false);
+  spaces[kIrSha1] = withFlags(Space::string("IrSha1", {40, 40}), false);
+  spaces[kBitcode] = withFlags(Space::bytes("Bitcode"), false);
+  spaces[kIrInstructionCount] = withFlags(Space::int64Scalar("IrInstructionCount", count), false);
+  spaces[kIrInstructionCountO0] =
+      withFlags(Space::int64Scalar("IrInstructionCountO0", count), false);
+  spaces[kIrInstructionCountO3] =
+      withFlags(Space::int64Scalar("IrInstructionCountO3", count), false);
+  spaces[kIrInstructionCountOz] =
+      withFlags(Space::int64Scalar("IrInstructionCountOz", count), false);
+  spaces[kInstCount] = withFlags(Space::int64Box("InstCount", {instCountDims}, count), false);
+  spaces[kInstCountDict] =
+      withFlags(namedInt64Dict("InstCountDict", llvmenv::instCountFeatureNames()), false);
+  spaces[kAutophase] = withFlags(Space::int64Box("Autophase", {autophaseDims}, count), false);
+  spaces[kAutophaseDict] =
+      withFlags(namedInt64Dict("AutophaseDict", llvmenv::autophaseFeatureNames()), false);
+  // Object code size depends on the host target and the LLVM build.
+  spaces[kObjectTextSizeBytes] = withFlags(Space::int64Scalar("ObjectTextSizeBytes", count), true);
+  spaces[kObjectTextSizeO0] = withFlags(Space::int64Scalar("ObjectTextSizeO0", count), true);
+  spaces[kObjectTextSizeO3] = withFlags(Space::int64Scalar("ObjectTextSizeO3", count), true);
+  spaces[kObjectTextSizeOz] = withFlags(Space::int64Scalar("ObjectTextSizeOz", count), true);
+  // Rewards depend on the history of the episode, not on the state alone,
+  // but the same history always gives the same value.
+  spaces[kRewardIrInstructionCount] =
+      withFlags(Space::doubleScalar("Reward:IrInstructionCount", {}), false);
+  spaces[kRewardIrInstructionCountOz] =
+      withFlags(Space::doubleScalar("Reward:IrInstructionCountOz", {}), false);
+  spaces[kRewardObjectTextSizeBytes] =
+      withFlags(Space::doubleScalar("Reward:ObjectTextSizeBytes", {}), true);
+  spaces[kRewardObjectTextSizeOz] =
+      withFlags(Space::doubleScalar("Reward:ObjectTextSizeOz", {}), true);
+  return spaces;
+}
+
+std::string LlvmSession::compilerVersion() const {
+  const auto& passes = context_.passes();
+  return fmt::format("LLVM {} (pass table {})", LLVM_VERSION_STRING,
+                     passes ? passes->fingerprint().substr(0, 12) : "unknown");
+}
+
+Status LlvmSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmark) {
+  if (actionSpaceIndex != 0) {
+    return invalidArgument(
+        fmt::format("the llvm session type has one action space (0), not {}", actionSpaceIndex));
+  }
+  KILN_ASSIGN_OR_RETURN(benchmark_, context_.module(benchmark));
+  KILN_ASSIGN_OR_RETURN(state_, context_.materialize(*benchmark_));
+  lastCost_.fill(std::nullopt);
+  return okStatus();
+}
+
+Status LlvmSession::initAsFork(const CompilationSession& parent) {
+  const auto& other = static_cast<const LlvmSession&>(parent);
+  if (other.state_ == nullptr) return invalidArgument("cannot fork a session that never started");
+  KILN_ASSIGN_OR_RETURN(state_, other.state_->clone());
+  benchmark_ = other.benchmark_;
+  lastCost_ = other.lastCost_;
+  return okStatus();
+}
+
+Status LlvmSession::applyAction(const Value& action, ActionOutcome& outcome) {
+  if (state_ == nullptr) return internalError("the llvm session was not initialized");
+  if (!action.is<std::int64_t>()) {
+    return invalidArgument("an llvm action is the index of a pass in 'PassesAll'");
+  }
+  const std::int64_t index = action.as<std::int64_t>();
+  auto result = state_->applyPass(static_cast<std::size_t>(index));
+  if (!result.ok()) {
+    // The module is broken or LLVM crashed: the episode is over (the
+    // worker ends the session on a compile error).
+    outcome.endOfEpisode = true;
+    return result.status();
+  }
+  outcome.actionHadNoEffect = !result->changed;
+  return okStatus();
+}
+
+Status LlvmSession::computeObservation(std::size_t spaceIndex, Value& observation) {
+  if (state_ == nullptr) return internalError("the llvm session was not initialized");
+  KILN_ASSIGN_OR_RETURN(observation, observe(spaceIndex));
+  return okStatus();
+}
+
+Result<Value> LlvmSession::observe(std::size_t spaceIndex) {
+  switch (spaceIndex) {
+    case kIr:
+      return wrap(state_->ir());
+    case kIrSha1:
+      return wrap(state_->irSha1());
+    case kBitcode:
+      return wrap(state_->bitcode());
+    case kIrInstructionCount:
+      return wrap(state_->instructionCount());
+    case kInstCount:
+      return wrap(state_->instCount());
+    case kInstCountDict:
+      return wrap(state_->instCountDict());
+    case kAutophase:
+      return wrap(state_->autophase());
+    case kAutophaseDict:
+      return wrap(state_->autophaseDict());
+    case kObjectTextSizeBytes:
+      return wrap(state_->objectTextSizeBytes());
+    case kIrInstructionCountO0:
+    case kIrInstructionCountO3:
+    case kIrInstructionCountOz: {
+      KILN_ASSIGN_OR_RETURN(llvmenv::Baselines b, baselines());
+      const std::int64_t values[] = {b.instCountO0, b.instCountO3, b.instCountOz};
+      return Value(values[spaceIndex - kIrInstructionCountO0]);
+    }
+    case kObjectTextSizeO0:
+    case kObjectTextSizeO3:
+    case kObjectTextSizeOz: {
+      KILN_ASSIGN_OR_RETURN(llvmenv::Baselines b, baselines());
+      const std::int64_t values[] = {b.textSizeO0, b.textSizeO3, b.textSizeOz};
+      return Value(values[spaceIndex - kObjectTextSizeO0]);
+    }
+    case kRewardIrInstructionCount:
+    case kRewardIrInstructionCountOz:
+    case kRewardObjectTextSizeBytes:
+    case kRewardObjectTextSizeOz:
+      return wrap(reward(static_cast<Reward>(spaceIndex - kRewardIrInstructionCount)));
+    default:
+      return invalidArgument(
+          fmt::format("observation space {} does not exist for llvm sessions", spaceIndex));
+  }
+}
+
+Result<double> LlvmSession::reward(Reward which) {
+  const bool textSize = which == kTextSize || which == kTextSizeOz;
+  const bool needsBaselines = which != kIrCount;
+  std::optional<llvmenv::Baselines> b;
+  if (needsBaselines || (textSize && !lastCost_[which])) {
+    KILN_ASSIGN_OR_RETURN(b, baselines());
+  }
+  std::int64_t current = 0;
+  if (textSize) {
+    KILN_ASSIGN_OR_RETURN(current, state_->objectTextSizeBytes());
+  } else {
+    KILN_ASSIGN_OR_RETURN(current, state_->instructionCount());
+  }
+  // The start of the episode is the unoptimized benchmark: its count is
+  // known from the cache, its size from the O0 baseline.
+  const std::int64_t previous =
+      lastCost_[which].value_or(textSize ? b->textSizeO0 : benchmark_->instructionCount());
+  lastCost_[which] = current;
+  switch (which) {
+    case kIrCount:
+      return llvmenv::irInstructionCountReward(previous, current);
+    case kIrCountOz:
+      return llvmenv::irInstructionCountOzReward(previous, current, *b);
+    case kTextSize:
+      return llvmenv::objectTextSizeReward(previous, current);
+    default:
+      return llvmenv::objectTextSizeOzReward(previous, current, *b);
+  }
+}
+
+}  // namespace kiln::llvmsession

@@ -1,0 +1,81 @@
+// The `llvm` session type: LLVM 19 pass ordering as CompilerGym's llvm-v0.
+// One action applies one pass of the "PassesAll" space (every pass of
+// llvmenv's PassTable, by pipeline name) to the session's module with the
+// new pass manager; "actionHadNoEffect" is exact (IR text unchanged). After
+// every action the module is verified: a pass that breaks it or crashes LLVM
+// ends the episode with a compile error naming the pass (the worker keeps
+// serving). Fork clones the module into a new LLVMContext and copies the
+// reward state, so the fork steps independently.
+//
+// Observation spaces, and where each value comes from (cheapest first):
+//   Ir, IrSha1, Bitcode            cached by ModuleState until the IR changes
+//   IrInstructionCount, InstCount(Dict), Autophase(Dict)
+//                                  one walk over the module (microseconds)
+//   ObjectTextSizeBytes            in-process codegen (milliseconds), cached
+//                                  until the IR changes
+//   IrInstructionCountO0/O3/Oz, ObjectTextSizeO0/O3/Oz
+//                                  the benchmark's baselines, computed once per
+//                                  benchmark by the context, shared by sessions
+//   Reward:<cost>                  double: the drop of <cost> since the last
+//                                  observation of the same reward space (the
+//                                  start is the benchmark's unoptimized cost),
+//                                  as CompilerGym's rewards (llvmenv/rewards.h).
+// Rewards are computed on the worker at observation time, not after every
+// action: a step that observes no reward pays nothing for it, a multi-action
+// step pays once, and the cost at the start comes from the benchmark's cached
+// O0 baseline (the state at init IS the unoptimized benchmark), so a new
+// session pays no codegen until it asks for a size reward.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "llvmenv/module_state.h"
+#include "llvmsession/llvm_context.h"
+#include "worker/compilation_session.h"
+
+namespace kiln::llvmsession {
+
+class LlvmSession final : public CompilationSession {
+ public:
+  static constexpr const char* kSessionTypeName = "llvm";
+  static constexpr const char* kActionSpaceName = "PassesAll";
+
+  explicit LlvmSession(LlvmContext& context) : context_(context) {}
+
+  std::vector<Space> actionSpaces() const override;
+  std::vector<Space> observationSpaces() const override;
+  std::string compilerVersion() const override;
+  // Passes are deterministic: a lost session is rebuilt by replaying its
+  // passes, and the canonical IR's hash proves the rebuilt module is the same.
+  ReplayPolicy replayPolicy() const override { return {true, "IrSha1"}; }
+
+  Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) override;
+  Status initAsFork(const CompilationSession& parent) override;
+  Status applyAction(const Value& action, ActionOutcome& outcome) override;
+  Status computeObservation(std::size_t spaceIndex, Value& observation) override;
+
+ private:
+  // The four reward spaces, in the order of observationSpaces().
+  enum Reward : std::size_t {
+    kIrCount,
+    kIrCountOz,
+    kTextSize,
+    kTextSizeOz,
+    kRewardCount,
+  };
+  Result<Value> observe(std::size_t spaceIndex);
+  Result<double> reward(Reward which);
+  Result<llvmenv::Baselines> baselines() const { return context_.baselines(*benchmark_); }
+
+  LlvmContext& context_;
+  std::shared_ptr<const CachedModule> benchmark_;
+  std::unique_ptr<llvmenv::ModuleState> state_;
+  // The cost when each reward space was last observed; nullopt = the
+  // benchmark's unoptimized cost (not observed yet).
+  std::array<std::optional<std::int64_t>, kRewardCount> lastCost_;
+};
+
+}  // namespace kiln::llvmsession

@@ -1,6 +1,7 @@
 // `kiln bench <name>`: benchmarks that print figures (a table, or JSON with --json).
 #include <fmt/format.h>
 
+#include "bench/chaos_bench.h"
 #include "bench/nesting_bench.h"
 #include "bench/rtt_bench.h"
 #ifdef KILN_WITH_LLVM_BENCH
@@ -104,6 +105,32 @@ void addBenchCommand(CLI::App& app) {
   llvm->callback([llvmOptions, json] { printOrFail(bench::runLlvmBench(*llvmOptions), *json); });
 
 #endif
+  auto* chaos = bench->add_subcommand(
+      "chaos", "sessions stepping while workers are SIGKILLed at random and replaced");
+  auto chaosOptions = std::make_shared<bench::ChaosOptions>();
+  chaos->add_option("--sessions", chaosOptions->sessions, "noop sessions stepping")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  chaos->add_option("--workers", chaosOptions->workers, "worker processes")
+      ->capture_default_str()
+      ->check(CLI::Range(2u, 64u));
+  chaos->add_option("--seconds", chaosOptions->seconds, "stepping time")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  chaos->add_option("--min-kill-seconds", chaosOptions->minKillSeconds, "shortest pause")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 600.0));
+  chaos->add_option("--max-kill-seconds", chaosOptions->maxKillSeconds, "longest pause")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 600.0));
+  chaos->add_option("--seed", chaosOptions->seed, "random seed (0 = random)");
+  chaos->add_flag("--json", *json, "print the figures as JSON");
+  chaos->callback([chaosOptions, json] {
+    bench::ChaosFigures figures;
+    printOrFail(bench::runChaosBench(*chaosOptions, &figures), *json);
+    if (figures.lost != 0 || figures.mismatched != 0) throw CLI::RuntimeError(2);
+  });
+
   auto* echo = bench->add_subcommand("zmq-echo", "the raw ZeroMQ baseline server (internal)");
   echo->group("");  // hidden from --help
   auto listen = std::make_shared<std::string>("tcp://127.0.0.1:0");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <thread>
+
 #include "client/session_codec.h"
 #include "common/wire_convert.h"
 
@@ -120,6 +122,27 @@ void Client::noteLost(const std::string& endpoint) {
 }
 
 Result<Client::Placed> Client::place(const std::string& sessionType, Duration timeout) {
+  auto placed = placeOnce(sessionType, timeout);
+  auto reopen = opened_.find(options_.experiment);
+  if (placed.ok() || placed.status().code() != ErrorCode::kNotFound || reopen == opened_.end()) {
+    return placed;
+  }
+  // A restarted coordinator has forgotten our experiment: open it again; it
+  // adopts the workers its hosts still run once they report them, so retry
+  // while it says it has no ready worker yet.
+  KILN_RETURN_IF_ERROR(openExperiment(reopen->second).status());
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    placed = placeOnce(sessionType, timeout);
+    if (placed.ok() || placed.status().code() != ErrorCode::kOverloaded ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return placed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+Result<Client::Placed> Client::placeOnce(const std::string& sessionType, Duration timeout) {
   // The coordinator learns of a dead worker only after its liveness
   // timeout; until then, do not let it place us there again.
   auto now = std::chrono::steady_clock::now();

@@ -166,6 +166,7 @@ class Client {
   };
   // A worker for a new session, avoiding endpoints recently seen dying.
   Result<Placed> place(const std::string& sessionType, Duration timeout);
+  Result<Placed> placeOnce(const std::string& sessionType, Duration timeout);
   void noteLost(const std::string& endpoint);
 
   ClientOptions options_;
@@ -176,6 +177,9 @@ class Client {
   std::map<std::string, SessionTypeSpaces> spaces_;
   std::unique_ptr<LeaseKeeper> leases_;
   std::map<std::string, TimePoint> lostEndpoints_;  // recently seen dying
+  // Experiments this client opened, to open again when a restarted
+  // coordinator no longer knows them (its hosts' workers are then adopted).
+  std::map<std::string, ExperimentSpec> opened_;
   std::uint64_t restored_ = 0;
 };
 

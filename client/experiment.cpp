@@ -33,6 +33,7 @@ Result<ExperimentStatus> Client::openExperiment(const ExperimentSpec& spec) {
                    .initOpenExperiment()
                    .initSpec());
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, coordinator_->call(builder, options_.requestTimeout));
+  opened_[spec.name] = spec;
   return decodeExperiment(reply.envelope().getReply().getExperimentView());
 }
 
@@ -68,6 +69,7 @@ Status Client::closeExperiment(const std::string& name) {
       .initRequest()
       .initCloseExperiment()
       .setName(name);
+  opened_.erase(name);
   return coordinator_->call(builder, options_.requestTimeout).status();
 }
 

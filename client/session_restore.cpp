@@ -76,7 +76,10 @@ Status Session::restore(const Status& why) {
                                         ? "is not restored: restoreLostSessions is off"
                                         : "cannot be replayed elsewhere"));
   }
-  client_.noteLost(endpoint_);
+  // Avoid the endpoint only if its process is gone. A live host that says
+  // it lost the session (an isolating nesting host whose experiment's child
+  // process crashed and was restarted) can host the restored session.
+  if (client_.channelTo(endpoint_).peerLost()) client_.noteLost(endpoint_);
   Status last = why;
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto placed = client_.place(type, timeout());

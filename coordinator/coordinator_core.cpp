@@ -151,7 +151,8 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   logger_->info("worker {} registered: {} on {} ({} slots, types {})", id.value, endpoint,
                 worker.hostname, worker.snapshot.slots,
                 fmt::join(worker.snapshot.sessionTypes, ", "));
-  workers_.emplace(id, std::move(worker));
+  for (auto status : request.getUnderlying()) worker.underlying.push_back(fromWire(status));
+  WorkerRecord& record = workers_.emplace(id, std::move(worker)).first->second;
   byPeer_[peer] = id;
 
   capnp::MallocMessageBuilder builder(128);
@@ -160,6 +161,8 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   registered.setHeartbeatIntervalMs(
       static_cast<std::uint32_t>(toMillis(config_.heartbeatInterval)));
   reply(out, peer, builder);
+  // After the answer: what the host already runs may be claimed (or released).
+  if (record.nesting) experiments_.onHostReport(record, out);
 }
 
 void CoordinatorCore::prunePlacements(WorkerRecord& worker, TimePoint now) {
@@ -243,6 +246,7 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
   if (!experiment.empty()) {
     auto placed = experiments_.place(experiment, sessionType, workers_, avoid);
     if (!placed.ok()) return replyError(out, peer, requestId, placed.status());
+    ++placements_;
     capnp::MallocMessageBuilder builder(128);
     auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
     placement.setWorkerId(placed->host.value);
@@ -256,6 +260,7 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
   });
   auto chosen = placeSession(candidates, sessionType);
   if (!chosen.ok()) return replyError(out, peer, requestId, chosen.status());
+  ++placements_;
   WorkerRecord& worker = workers_.at(*chosen);
   worker.placements.push_back(clock_.now());
   ++worker.snapshot.placedSessions;

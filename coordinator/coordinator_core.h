@@ -28,6 +28,7 @@ struct CoordinatorConfig {
   int liveness = 3;                                     // lost after this many silent intervals
   Duration experimentLease = std::chrono::seconds(30);  // a silent experiment closes after this
   FrameLimits frames;
+  std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off
 };
 
 class CoordinatorCore {
@@ -42,6 +43,7 @@ class CoordinatorCore {
   const std::map<WorkerId, WorkerRecord>& workers() const { return workers_; }
   const ExperimentBook& experiments() const { return experiments_; }
   std::uint64_t workersLost() const { return workersLost_; }
+  std::uint64_t placements() const { return placements_; }  // sessions placed so far
 
  private:
   void handleRequest(const std::string& peer, wire::Envelope::Reader envelope,
@@ -67,6 +69,7 @@ class CoordinatorCore {
   Logger logger_;
   std::uint64_t nextWorkerId_ = 1;
   std::uint64_t workersLost_ = 0;
+  std::uint64_t placements_ = 0;
   std::map<WorkerId, WorkerRecord> workers_;
   ExperimentBook experiments_;
   TimePoint nextReconcile_{};

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/frame.h"
+#include "metrics/log_fields.h"
 
 namespace kiln {
 
@@ -31,8 +32,8 @@ Status ExperimentBook::open(ExperimentSpec spec) {
         fmt::format("experiment '{}' is open with other session types; close it first", spec.name));
   }
   if (created)
-    logger_->info("experiment '{}' opened: {} workers, weight {}", spec.name, spec.workers,
-                  spec.weight);
+    logger_->info("experiment opened: {} workers={} weight={}", logfields::experiment(spec.name),
+                  spec.workers, spec.weight);
   record.spec = std::move(spec);
   record.lastHeard = clock_.now();
   return okStatus();
@@ -58,7 +59,7 @@ Status ExperimentBook::close(const std::string& name, const HostTable& hosts,
     auto host = hosts.find(worker.host);
     if (host != hosts.end()) sendRelease(host->second, id, out);
   }
-  logger_->info("experiment '{}' closed; releasing its {} workers", name,
+  logger_->info("experiment closed: {} releasing={} workers", logfields::experiment(name),
                 found->second.workers.size());
   experiments_.erase(found);
   return okStatus();
@@ -73,6 +74,8 @@ void ExperimentBook::sendCreate(const WorkerRecord& host, const ExperimentRecord
                       experiment.spec.maxSessions, experiment.spec.sessionTypes};
   toWire(spec, envelope.initRequest().initCreateWorker().initSpec());
   out.push_back({host.routingId, encodeFrame(builder)});
+  logger_->info("experiment worker create: {} worker={:x} host={}",
+                logfields::experiment(experiment.spec.name), workerId, host.snapshot.id.value);
 }
 
 void ExperimentBook::sendRelease(const WorkerRecord& host, std::uint64_t workerId,
@@ -80,6 +83,13 @@ void ExperimentBook::sendRelease(const WorkerRecord& host, std::uint64_t workerI
   capnp::MallocMessageBuilder builder(64);
   initEnvelope(builder, nextRequestId_++).initRequest().initReleaseWorker().setWorkerId(workerId);
   out.push_back({host.routingId, encodeFrame(builder)});
+  // The host's last report names the owner; a worker not yet reported has none.
+  std::string owner;
+  for (const UnderlyingStatus& status : host.underlying) {
+    if (status.spec.workerId == workerId) owner = status.spec.experiment;
+  }
+  logger_->info("experiment worker release: {} worker={:x} host={}", logfields::experiment(owner),
+                workerId, host.snapshot.id.value);
 }
 
 void ExperimentBook::onHostReport(const WorkerRecord& host, std::vector<Outgoing>& out) {
@@ -95,8 +105,8 @@ void ExperimentBook::onHostReport(const WorkerRecord& host, std::vector<Outgoing
       if (worker == record.workers.end() && record.workers.size() < record.spec.workers) {
         // A worker the experiment lost track of (e.g. this coordinator restarted).
         worker = record.workers.emplace(id, ExperimentWorkerState{host.snapshot.id}).first;
-        logger_->info("experiment '{}' adopted worker {:x} on host {}", record.spec.name, id,
-                      host.snapshot.id.value);
+        logger_->info("experiment adopted a worker: {} worker={:x} host={}",
+                      logfields::experiment(record.spec.name), id, host.snapshot.id.value);
       }
       if (worker != record.workers.end() && worker->second.host == host.snapshot.id) {
         worker->second.ready = true;
@@ -108,8 +118,8 @@ void ExperimentBook::onHostReport(const WorkerRecord& host, std::vector<Outgoing
     // Nobody wants it: give a re-opening experiment a lease's time to claim it.
     auto [stray, fresh] = strays_.try_emplace(id, now);
     if (now - stray->second > lease_) {
-      logger_->info("releasing unclaimed worker {:x} of experiment '{}' on host {}", id,
-                    status.spec.experiment, host.snapshot.id.value);
+      logger_->info("releasing an unclaimed worker: {} worker={:x} host={}",
+                    logfields::experiment(status.spec.experiment), id, host.snapshot.id.value);
       sendRelease(host, id, out);
       strays_.erase(stray);
     }
@@ -121,6 +131,28 @@ void ExperimentBook::onHostReport(const WorkerRecord& host, std::vector<Outgoing
         worker.ready = false;
         worker.createSent = {};
       }
+    }
+  }
+}
+
+void ExperimentBook::adoptReported(ExperimentRecord& record, const HostTable& hosts) {
+  // Workers that hosts still run for this experiment (the coordinator
+  // restarted, or the experiment re-opened) come before new ones: their
+  // sessions live on. Without this, a re-opened experiment would plan fresh
+  // workers first and leave the old ones to be released as strays.
+  for (const auto& [hostId, host] : hosts) {
+    for (const UnderlyingStatus& status : host.underlying) {
+      if (record.workers.size() >= record.spec.workers) return;
+      if (status.spec.experiment != record.spec.name) continue;
+      std::uint64_t id = status.spec.workerId;
+      if (record.workers.contains(id)) continue;
+      ExperimentWorkerState adopted{hostId};
+      adopted.ready = true;
+      adopted.load = status.load;
+      record.workers.emplace(id, std::move(adopted));
+      strays_.erase(id);
+      logger_->info("experiment adopted worker: {} worker={:x} host={}",
+                    logfields::experiment(record.spec.name), id, hostId.value);
     }
   }
 }
@@ -158,8 +190,8 @@ void ExperimentBook::reconcile(const HostTable& hosts, std::vector<Outgoing>& ou
   TimePoint now = clock_.now();
   for (auto it = experiments_.begin(); it != experiments_.end();) {
     if (now - it->second.lastHeard > lease_) {
-      logger_->warn("experiment '{}' silent for {} ms: closing it", it->first,
-                    toMillis(now - it->second.lastHeard));
+      logger_->warn("experiment silent: {} silent_ms={}; closing it",
+                    logfields::experiment(it->first), toMillis(now - it->second.lastHeard));
       std::string name = it->first;
       ++it;
       (void)close(name, hosts, out);
@@ -182,12 +214,13 @@ void ExperimentBook::reconcile(const HostTable& hosts, std::vector<Outgoing>& ou
     if (auto move = pickRebalanceMove(hostViews(hosts), record.spec, assigned(record))) {
       auto worker = record.workers.find(*move);
       if (auto host = hosts.find(worker->second.host); host != hosts.end()) {
-        logger_->info("experiment '{}': moving idle worker {:x} off host {} to even the spread",
-                      name, *move, host->first.value);
+        logger_->info("experiment worker moves: {} worker={:x} host={} idle, evening the spread",
+                      logfields::experiment(name), *move, host->first.value);
         sendRelease(host->second, *move, out);
       }
       record.workers.erase(worker);
     }
+    adoptReported(record, hosts);
     auto missing = static_cast<std::uint32_t>(record.spec.workers - record.workers.size());
     auto plan = planNewWorkers(hostViews(hosts), record.spec, assigned(record), missing);
     record.problem = plan.ok() ? "" : plan.status().message();

@@ -78,6 +78,7 @@ class ExperimentBook {
   void sendRelease(const WorkerRecord& host, std::uint64_t workerId, std::vector<Outgoing>& out);
   std::vector<NestingHostView> hostViews(const HostTable& hosts) const;
   std::vector<AssignedWorker> assigned(const ExperimentRecord& experiment) const;
+  void adoptReported(ExperimentRecord& record, const HostTable& hosts);
 
   const Clock& clock_;
   Logger logger_;

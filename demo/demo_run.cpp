@@ -211,6 +211,11 @@ Status runDemo(const DemoOptions& o, std::FILE* out) {
   operatorOptions.coordinator = coordinator;
   operatorOptions.requestTimeout = 60s;
   KILN_ASSIGN_OR_RETURN(auto operatorClient, client::Client::connect(operatorOptions));
+  if (auto spaces = operatorClient->getSpaces("llvm"); !spaces.ok()) {
+    return notFound(fmt::format("this cluster serves no 'llvm' session type ({}); build with "
+                                "-DKILN_WITH_LLVM=ON, or try `kiln demo --noop`",
+                                spaces.status().message()));
+  }
   for (auto& run : runs) {
     ExperimentSpec spec;
     spec.name = run->name;

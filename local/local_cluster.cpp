@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "local/builtin_types.h"
+#include "metrics/listen_address.h"
 #include "nesting/nesting_frontend.h"
 
 namespace kiln {
@@ -33,6 +34,12 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
     config.listen = "tcp://127.0.0.1:0";
     config.coordinator = cluster->coordinator_->endpoint();
     if (nesting) config.mode = nesting::nestingHostMode();
+    auto metricsAddress = metrics::parseListenAddress(config.metricsListen);
+    if (metricsAddress.ok() && options.workers + options.nestingHosts > 1) {
+      // One address for all: each takes a free port of it (workerMetricsPorts()).
+      // A bad address is left as it is for the worker to refuse clearly.
+      config.metricsListen = metricsAddress->host + ":0";
+    }
     std::string name =
         nesting ? fmt::format("nest-{}", i - options.workers) : fmt::format("worker-{}", i);
     KILN_ASSIGN_OR_RETURN(slot.server,
@@ -48,6 +55,12 @@ std::vector<std::string> LocalCluster::workerEndpoints() const {
   std::vector<std::string> endpoints;
   for (const WorkerSlot& slot : workers_) endpoints.push_back(slot.server->endpoint());
   return endpoints;
+}
+
+std::vector<int> LocalCluster::workerMetricsPorts() const {
+  std::vector<int> ports;
+  for (const WorkerSlot& slot : workers_) ports.push_back(slot.server->metricsPort());
+  return ports;
 }
 
 Status LocalCluster::waitUntilReady(Duration timeout) {

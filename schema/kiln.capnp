@@ -164,6 +164,7 @@ struct RegisterWorker {
   hostname @5 :Text;
   pid @6 :UInt32;
   nesting @7 :Bool;                 # hosts underlying workers by id (kiln nest)
+  underlying @8 :List(UnderlyingStatus);   # what it already runs (re-registration)
 }
 struct Registered { workerId @0 :UInt64; heartbeatIntervalMs @1 :UInt32; }
 

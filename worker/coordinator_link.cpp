@@ -25,7 +25,7 @@ void CoordinatorLink::send(capnp::MessageBuilder& builder) {
   (void)socket_->send(encodeFrame(builder), zmq::send_flags::dontwait);
 }
 
-void CoordinatorLink::connect() {
+void CoordinatorLink::connect(const LoadReport& load) {
   socket_.emplace(context_, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::linger, 0);
   socket_->connect(endpoint_);
@@ -40,6 +40,10 @@ void CoordinatorLink::connect() {
   reg.setHostname(advert_.hostname);
   reg.setPid(advert_.pid);
   reg.setNesting(advert_.nesting);
+  // A host that re-registers (the coordinator restarted) says at once which
+  // underlying workers it runs, so that their experiments can adopt them.
+  auto underlying = reg.initUnderlying(load.underlying.size());
+  for (unsigned i = 0; i < load.underlying.size(); ++i) toWire(load.underlying[i], underlying[i]);
   send(builder);
   state_ = State::kRegistering;
   lastHeard_ = clock_.now();
@@ -104,7 +108,7 @@ void CoordinatorLink::onReadable(const FrameLimits& limits) {
 void CoordinatorLink::tick(const LoadReport& load) {
   TimePoint now = clock_.now();
   if (state_ == State::kBackingOff) {
-    if (now >= retryAt_) connect();
+    if (now >= retryAt_) connect(load);
     return;
   }
   if (now - lastHeard_ > timing_.heartbeatInterval * timing_.liveness) {

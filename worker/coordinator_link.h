@@ -64,7 +64,7 @@ class CoordinatorLink {
 
  private:
   enum class State { kBackingOff, kRegistering, kRegistered };
-  void connect();
+  void connect(const LoadReport& load);
   void dropAndBackOff(const std::string& reason);
   void send(capnp::MessageBuilder& builder);
 

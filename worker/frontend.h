@@ -41,6 +41,10 @@ class WorkerFrontend {
   virtual LoadReport load() const = 0;
   // Ends every session (shutdown); call when no task runs.
   virtual void clear() = 0;
+  // A frontend with a socket of its own (an isolating host's link to its
+  // child processes) has the poll loop watch it.
+  virtual zmq::socket_t* socket() { return nullptr; }
+  virtual void onSocketReadable() {}
 };
 
 // Runs tasks on the process's pool under one scheduling key policy.
@@ -48,6 +52,7 @@ class PoolExecutor final : public Executor {
  public:
   explicit PoolExecutor(TaskPool& pool) : pool_(pool) {}
   void post(const std::string& key, UniqueTask task) override { pool_.post(key, std::move(task)); }
+  bool idle() const override { return pool_.idle(); }
 
  private:
   TaskPool& pool_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/wire_convert.h"
+#include "metrics/log_fields.h"
 #include "worker/cache_parameters.h"
 #include "worker/session_ops.h"
 
@@ -70,6 +71,7 @@ std::string SessionHost::schedulingKey(const std::string& requested) const {
 
 void SessionHost::reply(const std::string& routingId, std::uint64_t requestId,
                         const Status& status) {
+  if (limits_.observer != nullptr) limits_.observer->onError(status.code());
   replies_.send(routingId, encodeErrorReply(requestId, status));
 }
 
@@ -321,7 +323,7 @@ bool SessionHost::runsInline(const SessionRecord& record) const {
   // Two timed steps first: the first step of a session often pays for
   // warm-up and says little about the next ones.
   return limits_.inlineStepBudget > Duration::zero() && record.stepsTimed >= 2 &&
-         record.stepCost < limits_.inlineStepBudget;
+         record.stepCost < limits_.inlineStepBudget && executor_.idle();
 }
 
 void SessionHost::completeInline(Completion completion) {
@@ -355,10 +357,20 @@ void SessionHost::onCompletion(Completion completion) {
   if (!timedOut) replies_.send(ticket->routingId, std::move(completion.reply));
   stepsTotal_ += completion.steps;
   SessionRecord* record = ticket->record;
+  if (limits_.observer != nullptr) {
+    if (completion.error != ErrorCode::kOk && !timedOut)
+      limits_.observer->onError(completion.error);
+    if (completion.steps > 0 && record != nullptr && record->type != nullptr) {
+      limits_.observer->onSteps(record->type->info.name, completion.ran, completion.steps);
+    }
+  }
   if (ticket->creates) --starting_;
   if (completion.created && !timedOut) {
-    SessionId id = completion.created->id;
-    sessions_.emplace(id, std::move(completion.created));
+    SessionRecord& created = *completion.created;
+    logger_->debug("session started: {} type={} target={:x}",
+                   logfields::sessionAndExperiment(created.id.value, created.experiment),
+                   created.type != nullptr ? created.type->info.name : "?", scope_.target);
+    sessions_.emplace(created.id, std::move(completion.created));
   }
   if (record == nullptr) return;
   record->busy = false;
@@ -381,6 +393,9 @@ void SessionHost::dispatchNext(SessionRecord& record) {
 }
 
 void SessionHost::erase(SessionRecord& record) {
+  logger_->debug("session ended: {} steps_timed={}",
+                 logfields::sessionAndExperiment(record.id.value, record.experiment),
+                 record.stepsTimed);
   for (auto& waiting : record.waiting) {
     --waitingRequests_;
     reply(waiting.routingId, waiting.message.envelope().getRequestId(),
@@ -406,7 +421,12 @@ std::size_t SessionHost::retireWhere(Predicate matches) {
 }
 
 void SessionHost::endSessionsOf(ClientId client) {
-  std::size_t ended = retireWhere([client](const SessionRecord& r) { return r.owner == client; });
+  std::size_t ended = retireWhere([this, client](const SessionRecord& r) {
+    if (r.owner != client) return false;
+    logger_->info("session lost: {} client={:x} went silent for the lease",
+                  logfields::sessionAndExperiment(r.id.value, r.experiment), client.value);
+    return true;
+  });
   if (ended != 0) {
     logger_->info("client {:x} went silent: ending its {} sessions", client.value, ended);
   }
@@ -421,6 +441,12 @@ void SessionHost::tick() {
   for (auto& [id, ticket] : inflight_) {
     if (ticket->answered || now < ticket->deadline) continue;
     ticket->answered = true;
+    if (ticket->record != nullptr) {
+      logger_->warn(
+          "session timed out: {} request={} overran its deadline; ending the session",
+          logfields::sessionAndExperiment(ticket->record->id.value, ticket->record->experiment),
+          ticket->requestId);
+    }
     reply(ticket->routingId, ticket->requestId,
           timeoutError("the request overran its deadline; its session is ended"));
     if (ticket->record != nullptr && ticket->record->session) ticket->record->session->cancel();

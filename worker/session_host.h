@@ -25,15 +25,30 @@
 
 namespace kiln {
 
+// Metrics hooks (worker/worker_metrics.h), called on the loop thread. An
+// interface so that session_host stays free of the metrics library.
+class SessionObserver {
+ public:
+  virtual ~SessionObserver() = default;
+  // A request of a session of `sessionType` ran `steps` steps in `ran`.
+  virtual void onSteps(const std::string& sessionType, Duration ran, std::uint64_t steps) = 0;
+  // An error reply of this kind was sent (by the host or by a session).
+  virtual void onError(ErrorCode code) = 0;
+};
+
 struct HostLimits {
   std::uint32_t maxSessions = 100000;
   Duration defaultDeadline = std::chrono::seconds(300);
   Duration leaseTimeout = std::chrono::seconds(30);  // a silent client's sessions end after this
   std::uint64_t maxBenchmarkBytes = 64u << 20;
-  // Steps of a session that have taken less than this run on the loop
-  // thread itself: cheaper than the two thread hops to the pool and back
-  // (~30 us each on some VMs). Zero sends every step to the pool.
-  Duration inlineStepBudget = std::chrono::microseconds(20);
+  // While the pool is idle, steps of a session that have taken less than
+  // this run on the loop thread itself: cheaper than the two thread hops to
+  // the pool and back (~30 us each on some VMs). A busy pool means other
+  // work is waiting, and then the slots' parallelism wins. Zero disables.
+  Duration inlineStepBudget = std::chrono::microseconds(60);
+  // Not owned; outlives the hosts. Rides with the limits because every
+  // frontend already hands these to each SessionHost it creates.
+  SessionObserver* observer = nullptr;
 };
 
 struct HostLoad {
@@ -55,6 +70,8 @@ class Executor {
  public:
   virtual ~Executor() = default;
   virtual void post(const std::string& key, UniqueTask task) = 0;
+  // No task runs or waits: a cheap step may run on the caller instead.
+  virtual bool idle() const { return false; }
 };
 
 // The result of a task, applied by the loop thread.
@@ -65,7 +82,8 @@ struct Completion {
   std::unique_ptr<SessionRecord> created;  // start or fork
   bool sessionOver = false;                // end, or an error that ends the session
   std::uint64_t steps = 0;
-  Duration ran{};  // time the task took
+  Duration ran{};                    // time the task took
+  ErrorCode error = ErrorCode::kOk;  // of the reply, for the error metrics
 };
 
 // What one SessionHost serves: a plain worker has one with the defaults; a

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -64,17 +65,37 @@ class TaskPool {
   // Runs `change` on the queue under the pool's lock (e.g. to set weights).
   template <class F>
   void withQueue(F&& change) {
-    std::lock_guard lock(mutex_);
-    change(*queue_);
+    {
+      std::lock_guard lock(mutex_);
+      change(*queue_);
+    }
+    wake_.notify_all();  // the change may have made tasks runnable (e.g. a slot token)
   }
-  unsigned threads() const { return static_cast<unsigned>(threads_.size()); }
+  // A thread whose task has run longer than `stuckAfter` is presumed stuck
+  // (a compiler that ignores cancel()): it is written off and a new thread
+  // takes its slot, so the pool keeps its size. A written-off thread that
+  // does finish exits instead of taking more work. Returns threads replaced.
+  unsigned replaceStuck(Duration stuckAfter);
+  // Threads written off by replaceStuck() whose task still runs.
+  unsigned stuck() const;
+  unsigned threads() const;
   unsigned busy() const;
   std::size_t queued() const;
+  bool idle() const;  // nothing runs and nothing waits
   // Threads running a task of each key right now.
   std::map<std::string, unsigned> busyByKey() const;
 
  private:
-  void run();
+  struct Worker {
+    std::thread thread;
+    std::chrono::steady_clock::time_point started{};
+    std::string key;
+    bool busy = false;
+    bool writtenOff = false;
+    bool exited = false;
+  };
+  void run(Worker* self);
+  void startThread();  // under the lock
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -82,7 +103,7 @@ class TaskPool {
   unsigned busy_ = 0;
   std::map<std::string, unsigned> busyByKey_;
   bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  std::vector<std::unique_ptr<Worker>> threads_;
 };
 
 }  // namespace kiln

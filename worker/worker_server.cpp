@@ -71,6 +71,11 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 
+  if (!c.metricsListen.empty()) {
+    KILN_ASSIGN_OR_RETURN(server->observe_,
+                          WorkerObservability::start(c.metricsListen, clock, server->logger_));
+    c.limits.observer = server->observe_->observer();
+  }
   server->pool_ = std::make_unique<TaskPool>(c.slots, c.mode.makeQueue());
   server->sink_ = std::make_unique<RouterSink>(server->router_, server->link_);
   server->frontend_ =
@@ -115,6 +120,9 @@ void WorkerServer::readClients() {
 
 void WorkerServer::run() {
   std::vector<Completion> done;
+  const Duration stuckAfter = config_.stuckTaskAfter > Duration::zero()
+                                  ? config_.stuckTaskAfter
+                                  : config_.limits.defaultDeadline + std::chrono::seconds(5);
   while (!stopping_.load()) {
     std::vector<zmq::pollitem_t> items = {
         {router_.handle(), 0, ZMQ_POLLIN, 0},
@@ -122,7 +130,12 @@ void WorkerServer::run() {
     };
     zmq::socket_t* linkSocket = link_ ? link_->socket() : nullptr;
     if (linkSocket != nullptr) items.push_back({linkSocket->handle(), 0, ZMQ_POLLIN, 0});
+    zmq::socket_t* frontendSocket = frontend_->socket();
+    if (frontendSocket != nullptr) items.push_back({frontendSocket->handle(), 0, ZMQ_POLLIN, 0});
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+    if (frontendSocket != nullptr && (items.back().revents & ZMQ_POLLIN)) {
+      frontend_->onSocketReadable();
+    }
 
     if (items[0].revents & ZMQ_POLLIN) readClients();
     if (items[1].revents & ZMQ_POLLIN) {
@@ -132,9 +145,14 @@ void WorkerServer::run() {
     }
     if (linkSocket != nullptr && (items[2].revents & ZMQ_POLLIN)) link_->onReadable(config_.frames);
     frontend_->tick();
+    pool_->replaceStuck(stuckAfter);
     LoadReport load = frontend_->load();
     returnFreedMemory(load.total.liveSessions);
     if (link_) link_->tick(load);
+    if (observe_ && observe_->due()) {
+      observe_->metrics().update(WorkerLoadSample{std::move(load), config_.slots, cache_.counters(),
+                                                  link_ ? link_->registrations() : 0});
+    }
   }
   shutdown();
 }
@@ -165,6 +183,7 @@ void WorkerServer::shutdown() {
   if (!stopped.ok()) logger_->error("context shutdown failed: {}", stopped.toString());
   router_.close();
   workingDirectory_.reset();
+  observe_.reset();  // after the hosts that call its hooks are gone
 }
 
 }  // namespace kiln

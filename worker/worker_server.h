@@ -22,6 +22,7 @@
 #include "worker/session_host.h"
 #include "worker/session_types.h"
 #include "worker/task_pool.h"
+#include "worker/worker_metrics.h"
 
 namespace kiln {
 
@@ -37,6 +38,10 @@ struct WorkerConfig {
   std::filesystem::path workingDirectoryBase;  // empty = system temp dir
   FrameLimits frames;
   ServingMode mode = plainWorkerMode();  // nesting/ provides the nesting host's
+  // A pool thread busy this long is presumed stuck and replaced (its task
+  // ignored cancel()); zero = the default deadline plus 5 s.
+  Duration stuckTaskAfter{};
+  std::string metricsListen;  // "ADDR:PORT" serves /metrics; empty = off
 };
 
 class WorkerServer {
@@ -52,6 +57,8 @@ class WorkerServer {
   const std::string& endpoint() const { return endpoint_; }
   const std::filesystem::path& workingDirectory() const { return workingDirectory_->path(); }
   BenchmarkCache& benchmarkCache() { return cache_; }
+  // The port /metrics is served on; 0 when metrics are off.
+  int metricsPort() const { return observe_ ? observe_->port() : 0; }
 
   // Serves until stop(); then ends every session and shuts the contexts down.
   void run();
@@ -81,6 +88,7 @@ class WorkerServer {
   std::unique_ptr<RouterSink> sink_;
   std::unique_ptr<WorkerFrontend> frontend_;
   std::unique_ptr<CoordinatorLink> link_;
+  std::unique_ptr<WorkerObservability> observe_;  // null unless metricsListen is set
   std::atomic<bool> stopping_{false};
   bool shutDown_ = false;
   std::uint32_t peakSessions_ = 0;

@@ -15,6 +15,7 @@ namespace {
 class HeldExecutor final : public Executor {
  public:
   void post(const std::string& key, UniqueTask task) override { tasks.push_back(std::move(task)); }
+  bool idle() const override { return tasks.empty(); }
   void runAll() {
     while (!tasks.empty()) {
       UniqueTask task = std::move(tasks.front());

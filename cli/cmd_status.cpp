@@ -77,8 +77,7 @@ void printTables(const client::ClusterStatus& status) {
     slots += w.slots;
     sessions += w.liveSessions;
   }
-  fmt::print("{} workers, {} slots, {} live sessions\n", status.workers.size(), slots,
-             sessions);
+  fmt::print("{} workers, {} slots, {} live sessions\n", status.workers.size(), slots, sessions);
   if (status.experiments.empty()) return;
   fmt::print("\n{:<20} {:>8} {:>7} {:>9} {:>8}  {}\n", "EXPERIMENT", "WORKERS", "WEIGHT",
              "SESSIONS", "UTIL(1m)", "HOSTS");

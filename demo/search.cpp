@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace kiln::demo {
 namespace {
 
@@ -30,14 +32,21 @@ Result<Root> startRoot(client::Client& client, const std::string& benchmark) {
   return root;
 }
 
-// Applies `passes` to a fork of `from` and returns the instruction count.
+constexpr std::int64_t kBroken = std::numeric_limits<std::int64_t>::max();
+
+// Applies `passes` to a fork of `from` and returns the instruction count, or
+// kBroken when a pass broke the module (LLVM has such bugs: the worker ends
+// that fork with a compile error, and the search just moves on).
 Result<std::int64_t> tryOnFork(client::Session& from, const std::vector<std::int64_t>& passes) {
   KILN_ASSIGN_OR_RETURN(auto fork, from.fork());
   std::vector<Value> actions(passes.begin(), passes.end());
-  KILN_ASSIGN_OR_RETURN(auto stepped,
-                        fork->step(actions, std::vector<std::string>{"IrInstructionCount"}));
-  KILN_RETURN_IF_ERROR(fork->end());
-  return stepped.observations.at(0).as<std::int64_t>();
+  auto stepped = fork->step(actions, std::vector<std::string>{"IrInstructionCount"});
+  (void)fork->end();
+  if (!stepped.ok()) {
+    if (stepped.status().code() == ErrorCode::kCompileError) return kBroken;
+    return stepped.status();
+  }
+  return stepped->observations.at(0).as<std::int64_t>();
 }
 
 }  // namespace

@@ -95,7 +95,8 @@ Status writeHtmlReport(const DemoRecord& record, const std::string& path) {
   out << "<!doctype html>\n<html><head><meta charset='utf-8'><title>kiln demo report</title>\n"
          "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
          "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
-         "td.l,th.l{text-align:left}</style></head><body>\n";
+         "td.l,th.l{text-align:left}td.seq{font-size:10px;max-width:420px;word-break:break-all;"
+         "text-align:left}</style></head><body>\n";
   out << "<h1>kiln demo: two experiments on one nesting host</h1>\n";
   out << fmt::format(
       "<p>{} experiments, {} slots, {:.1f} s. Each experiment alternates collection rounds "
@@ -110,7 +111,7 @@ Status writeHtmlReport(const DemoRecord& record, const std::string& path) {
   for (const FinalRow& row : record.rows) {
     out << fmt::format(
         "<tr><td class='l'>{}</td><td class='l'>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{:+.1f}%</td><td>{}</td><td>{}</td><td>{:+.1f}%</td><td class='l'>{}</td></tr>\n",
+        "<td>{:+.1f}%</td><td>{}</td><td>{}</td><td>{:+.1f}%</td><td class='seq'>{}</td></tr>\n",
         htmlEscape(row.best.benchmark), htmlEscape(row.foundBy), row.best.passes.size(),
         row.best.instCount, row.best.instCountOz,
         percentBetter(row.best.instCount, row.best.instCountOz), row.textSize, row.textSizeOz,

@@ -1,5 +1,7 @@
 #include "bench/stats.h"
 
+#include "common/json_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,19 +24,6 @@ LatencySummary summarize(std::vector<std::int64_t>& nanos) {
   s.samples = nanos.size();
   return s;
 }
-
-namespace {
-
-std::string jsonEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 void Report::print(bool json) const {
   if (json) {
@@ -64,14 +53,17 @@ void Report::print(bool json) const {
   // group of same-shaped rows under its own header.
   std::string lastHeader;
   for (const Row& row : rows) {
+    // Columns are as wide as their name (at least 12) plus two spaces.
     std::string header, line;
     for (const auto& [key, value] : row.text) {
-      header += fmt::format("{:<14}", key);
-      line += fmt::format("{:<14}", value);
+      std::size_t width = std::max<std::size_t>(key.size(), 12) + 2;
+      header += fmt::format("{:<{}}", key, width);
+      line += fmt::format("{:<{}}", value, width);
     }
     for (const auto& [key, value] : row.numbers) {
-      header += fmt::format("{:>14}", key);
-      line += fmt::format("{:>14.1f}", value);
+      std::size_t width = std::max<std::size_t>(key.size(), 12) + 2;
+      header += fmt::format("{:>{}}", key, width);
+      line += fmt::format("{:>{}.1f}", value, width);
     }
     if (header != lastHeader) fmt::print("\n{}\n", header);
     lastHeader = header;

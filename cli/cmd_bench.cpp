@@ -1,6 +1,8 @@
 // `kiln bench <name>`: benchmarks that print figures (a table, or JSON with --json).
 #include <fmt/format.h>
 
+#include "bench/chaos_bench.h"
+#include "bench/nesting_bench.h"
 #include "bench/rtt_bench.h"
 #ifdef KILN_WITH_LLVM_BENCH
 #include "bench/llvm_bench.h"
@@ -40,6 +42,28 @@ void addBenchCommand(CLI::App& app) {
   rtt->add_flag("!--no-pinned", rttOptions->pinned, "skip the run pinned to CPU 0");
   rtt->add_flag("--json", *json, "print the figures as JSON");
   rtt->callback([rttOptions, json] { printOrFail(bench::runRttBench(*rttOptions), *json); });
+
+  auto* nesting = bench->add_subcommand(
+      "nesting", "experiments with training lulls: dedicated slots vs one nesting host");
+  auto nestingOptions = std::make_shared<bench::NestingOptions>();
+  nesting
+      ->add_option("--experiments", nestingOptions->experimentCounts,
+                   "experiment counts to run (each a pair of layouts)")
+      ->capture_default_str();
+  nesting->add_option("--slots", nestingOptions->slots, "total slots (0 = cores, at least K)")
+      ->capture_default_str();
+  nesting->add_option("--steps", nestingOptions->stepsPerPhase, "steps per collection phase")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  nesting->add_option("--phases", nestingOptions->phases, "collection phases per experiment")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100u));
+  nesting->add_option("--busy-us", nestingOptions->busyMicros, "compile time of one step")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000000u));
+  nesting->add_flag("--json", *json, "print the figures as JSON");
+  nesting->callback(
+      [nestingOptions, json] { printOrFail(bench::runNestingBench(*nestingOptions), *json); });
 
 #ifdef KILN_WITH_MLGO_BENCH
   auto* mlgo =
@@ -81,6 +105,32 @@ void addBenchCommand(CLI::App& app) {
   llvm->callback([llvmOptions, json] { printOrFail(bench::runLlvmBench(*llvmOptions), *json); });
 
 #endif
+  auto* chaos = bench->add_subcommand(
+      "chaos", "sessions stepping while workers are SIGKILLed at random and replaced");
+  auto chaosOptions = std::make_shared<bench::ChaosOptions>();
+  chaos->add_option("--sessions", chaosOptions->sessions, "noop sessions stepping")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  chaos->add_option("--workers", chaosOptions->workers, "worker processes")
+      ->capture_default_str()
+      ->check(CLI::Range(2u, 64u));
+  chaos->add_option("--seconds", chaosOptions->seconds, "stepping time")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  chaos->add_option("--min-kill-seconds", chaosOptions->minKillSeconds, "shortest pause")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 600.0));
+  chaos->add_option("--max-kill-seconds", chaosOptions->maxKillSeconds, "longest pause")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 600.0));
+  chaos->add_option("--seed", chaosOptions->seed, "random seed (0 = random)");
+  chaos->add_flag("--json", *json, "print the figures as JSON");
+  chaos->callback([chaosOptions, json] {
+    bench::ChaosFigures figures;
+    printOrFail(bench::runChaosBench(*chaosOptions, &figures), *json);
+    if (figures.lost != 0 || figures.mismatched != 0) throw CLI::RuntimeError(2);
+  });
+
   auto* echo = bench->add_subcommand("zmq-echo", "the raw ZeroMQ baseline server (internal)");
   echo->group("");  // hidden from --help
   auto listen = std::make_shared<std::string>("tcp://127.0.0.1:0");

@@ -1,24 +1,44 @@
-// `kiln demo`: kiln's main job on the embedded single-node default. Starts a
-// local cluster, runs a short end-to-end job and prints what it did.
+// `kiln demo`: kiln's main job (demo/demo_run.h: two pass-ordering
+// experiments sharing a nesting host) on the embedded single-node default or
+// on --coordinator; `kiln demo --noop` is a quick orchestration check with
+// the noop session type that works on any cluster.
 #include <fmt/format.h>
 
 #include <random>
 
 #include "cli/commands.h"
+#include "demo/demo_run.h"
 #include "local/local_cluster.h"
 
 namespace kiln::cli {
 
 namespace {
 
-struct DemoOptions {
+struct NoopDemoOptions {
   std::string coordinator;
   unsigned sessions = 8;
   unsigned steps = 200;
   unsigned workers = 2;
 };
 
-void runNoopDemo(const DemoOptions& o) {
+// On a cluster of nesting hosts only, sessions need an experiment.
+Status useExperimentIfOnlyNestingHosts(client::Client& probe, client::ClientOptions& options) {
+  KILN_ASSIGN_OR_RETURN(auto workers, probe.listCluster());
+  unsigned plain = 0, nesting = 0;
+  for (const auto& w : workers) (w.nesting ? nesting : plain) += 1;
+  if (plain > 0 || nesting == 0) return okStatus();
+  ExperimentSpec spec;
+  spec.name = "demo-noop";
+  spec.workers = nesting;
+  spec.sessionTypes = {"noop"};
+  KILN_RETURN_IF_ERROR(probe.openExperiment(spec).status());
+  KILN_RETURN_IF_ERROR(
+      probe.waitForExperiment(spec.name, nesting, std::chrono::seconds(30)).status());
+  options.experiment = spec.name;
+  return okStatus();
+}
+
+void runNoopDemo(const NoopDemoOptions& o) {
   client::ClientOptions clientOptions;
   clientOptions.coordinator = o.coordinator;
   LocalClusterOptions local;
@@ -27,6 +47,21 @@ void runNoopDemo(const DemoOptions& o) {
   if (!embedded.ok()) {
     fmt::print(stderr, "kiln demo: {}\n", embedded.status().toString());
     throw CLI::RuntimeError(1);
+  }
+  if (!o.coordinator.empty()) {
+    client::ClientOptions experimentOptions = clientOptions;
+    if (Status s = useExperimentIfOnlyNestingHosts(*embedded->client, experimentOptions); !s.ok()) {
+      fmt::print(stderr, "kiln demo: {}\n", s.toString());
+      throw CLI::RuntimeError(1);
+    }
+    if (!experimentOptions.experiment.empty()) {
+      auto client = client::Client::connect(experimentOptions);
+      if (!client.ok()) {
+        fmt::print(stderr, "kiln demo: {}\n", client.status().toString());
+        throw CLI::RuntimeError(1);
+      }
+      embedded->client = std::move(client).value();
+    }
   }
   auto& client = *embedded->client;
   fmt::print("cluster: {}\n", embedded->cluster ? "embedded single-node (started for this job)"
@@ -87,20 +122,53 @@ void runNoopDemo(const DemoOptions& o) {
 
 void addDemoCommand(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "demo", "run kiln's main job (on an embedded single-node cluster unless --coordinator)");
-  auto options = std::make_shared<DemoOptions>();
+      "demo",
+      "run kiln's main job: two pass-ordering experiments sharing a nesting host (on an "
+      "embedded single-node cluster unless --coordinator)");
+  auto options = std::make_shared<demo::DemoOptions>();
+  auto noop = std::make_shared<NoopDemoOptions>();
+  auto useNoop = std::make_shared<bool>(false);
+  auto quick = std::make_shared<bool>(false);
   command->add_option("--coordinator", options->coordinator,
                       "use this cluster instead of starting one");
-  command->add_option("--sessions", options->sessions, "concurrent sessions")
+  command->add_option("--rounds", options->rounds, "collection rounds per experiment")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100u));
+  command->add_option("--slots", options->slots, "slots of the embedded nesting host (0 = cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 256u));
+  command->add_option("--benchmark", options->benchmarks,
+                      "benchmark URIs to search (repeatable; default: a kiln-bench-v0 and "
+                      "csmith mix)");
+  command->add_option("--report", options->report, "where to write the HTML report")
+      ->capture_default_str();
+  command->add_flag("--quick", *quick, "smaller search budgets (a few seconds)");
+  command->add_flag("--noop", *useNoop,
+                    "instead: a quick orchestration check with the noop session type");
+  command->add_option("--sessions", noop->sessions, "--noop: concurrent sessions")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000u));
-  command->add_option("--steps", options->steps, "steps per session")
+  command->add_option("--steps", noop->steps, "--noop: steps per session")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
-  command->add_option("--workers", options->workers, "workers of the embedded cluster")
+  command->add_option("--workers", noop->workers, "--noop: workers of the embedded cluster")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
-  command->callback([options] { runNoopDemo(*options); });
+  command->callback([options, noop, useNoop, quick] {
+    if (*useNoop) {
+      noop->coordinator = options->coordinator;
+      return runNoopDemo(*noop);
+    }
+    if (*quick) {
+      options->budget = demo::SearchBudget{6, 12, 4, 4};
+      options->rounds = std::min(options->rounds, 2u);
+    }
+    Status done = demo::runDemo(*options, stdout);
+    if (!done.ok()) {
+      fmt::print(stderr, "kiln demo: {}\n", done.toString());
+      throw CLI::RuntimeError(1);
+    }
+  });
 }
 
 }  // namespace kiln::cli

@@ -6,6 +6,8 @@
 #include "coordinator/coordinator_server.h"
 #include "local/builtin_types.h"
 #include "local/local_cluster.h"
+#include "nesting/isolating_frontend.h"
+#include "nesting/nesting_frontend.h"
 #include "worker/worker_cli.h"
 
 namespace kiln::cli {
@@ -47,6 +49,11 @@ void addCoordinatorCommand(CLI::App& app) {
                    "silent intervals before a worker is declared lost")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  command
+      ->add_option("--metrics-listen", config->metricsListen,
+                   "serve Prometheus metrics and the live dashboard over HTTP on ADDR:PORT "
+                   "(port 0 = any free port, printed); default: off")
+      ->check(metricsListenValidator());
   command->add_option("--log-level", *logLevel, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   command->callback([config, logLevel] {
@@ -63,23 +70,63 @@ void addCoordinatorCommand(CLI::App& app) {
     }
     StopOnSignal stop([&server] { (*server)->stop(); });
     fmt::print("coordinator {}\n", (*server)->endpoint());
+    if ((*server)->metricsPort() != 0) {
+      fmt::print("dashboard http://{}:{}/\n",
+                 config->metricsListen.substr(0, config->metricsListen.rfind(':')),
+                 (*server)->metricsPort());
+    }
     std::fflush(stdout);
     (*server)->run();
   });
 }
 
-void addWorkerCommand(CLI::App& app) {
-  auto* command = app.add_subcommand("worker", "run a worker hosting kiln's session types");
-  auto options = std::make_shared<WorkerCommandLine>();
+namespace {
+
+CLI::App* addHostCommand(
+    CLI::App& app, const std::string& name, const std::string& description, ServingMode mode,
+    std::shared_ptr<WorkerCommandLine> options = std::make_shared<WorkerCommandLine>()) {
+  auto* command = app.add_subcommand(name, description);
+  options->config.mode = std::move(mode);
   addWorkerOptions(*command, *options);
-  command->callback([options] {
-    Logger logger = makeLogger("worker");
+  WorkerConfig& config = options->config;
+  command
+      ->add_option_function<double>(
+          "--stuck-seconds",
+          [&config](double s) {
+            config.stuckTaskAfter = std::chrono::milliseconds(long(s * 1000));
+          },
+          "replace a compile thread busy this long (a step that ignores cancellation); "
+          "default: the deadline plus 5 s")
+      ->check(CLI::Range(0.05, 86400.0));
+  command->callback([options, name] {
+    Logger logger = makeLogger(name);
     warnIfPublic(options->config.listen, logger);
     SessionTypeRegistry types;
     registerBuiltinSessionTypes(types);
     int code = serveWorker(*options, types);
     if (code != 0) throw CLI::RuntimeError(code);
   });
+  return command;
+}
+
+}  // namespace
+
+// `kiln worker` and `kiln nest` take the same options; a nesting host serves
+// no sessions itself until the coordinator (or a client of an experiment)
+// creates underlying workers on it.
+void addWorkerCommand(CLI::App& app) {
+  addHostCommand(app, "worker", "run a worker hosting kiln's session types", plainWorkerMode());
+  auto nestOptions = std::make_shared<WorkerCommandLine>();
+  auto* nest = addHostCommand(app, "nest",
+                              "run a nesting host: underlying workers of several experiments "
+                              "sharing this process's slots, cache and contexts",
+                              nesting::nestingHostMode(), nestOptions);
+  // Parsed before the callback runs, which then serves in the chosen mode.
+  nest->add_flag_callback(
+      "--isolate", [nestOptions] { nestOptions->config.mode = nesting::isolatingHostMode(); },
+      "run each experiment's underlying workers in a child process (forked after the contexts "
+      "are initialised), so that a crashing or hanging compile step takes down only its own "
+      "experiment; the slots stay one budget shared by experiment weight (docs/faults.md)");
 }
 
 void addLocalCommand(CLI::App& app) {
@@ -93,6 +140,10 @@ void addLocalCommand(CLI::App& app) {
   command->add_option("--workers", options->workers, "number of workers")
       ->capture_default_str()
       ->check(CLI::Range(1u, 256u));
+  command
+      ->add_option("--metrics-listen", options->coordinator.metricsListen,
+                   "serve the coordinator's metrics and dashboard on ADDR:PORT; default: off")
+      ->check(metricsListenValidator());
   command->add_option("--slots", options->worker.slots, "slots per worker")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "common/wire_convert.h"
 
 namespace kiln::client {
@@ -17,15 +19,52 @@ Channel::Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId,
   socket_.set(zmq::sockopt::sndhwm, 100000);
   socket_.set(zmq::sockopt::rcvhwm, 100000);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(limits_.maxMessageBytes));
+  // A peer that vanishes without closing (node gone, SIGSTOP) is detected by
+  // ZMTP heartbeats: no answer for 3 s drops the connection.
+  socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
+  socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
+  std::string monitorAddress = fmt::format("inproc://kiln-channel-{}", static_cast<void*>(this));
+  if (zmq_socket_monitor(socket_.handle(), monitorAddress.c_str(),
+                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) == 0) {
+    monitor_ = zmq::socket_t(zmq, zmq::socket_type::pair);
+    monitor_.set(zmq::sockopt::linger, 0);
+    monitor_.connect(monitorAddress);
+  }
   socket_.connect(endpoint_);
 }
 
-wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration timeout) {
+Channel::~Channel() {
+  // Stop the monitor before its PAIR socket goes away.
+  if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
+}
+
+void Channel::readEvents() {
+  if (!monitor_) return;
+  zmq::message_t event;
+  while (monitor_.recv(event, zmq::recv_flags::dontwait)) {
+    // Each event is two frames: (uint16 event, uint32 value) and the address.
+    zmq::message_t address;
+    (void)monitor_.recv(address, zmq::recv_flags::dontwait);
+    if (event.size() < sizeof(std::uint16_t)) continue;
+    std::uint16_t kind;
+    std::memcpy(&kind, event.data(), sizeof(kind));
+    if (kind == ZMQ_EVENT_CONNECTED) {
+      connected_ = true;
+      lost_ = false;
+    } else if (kind == ZMQ_EVENT_DISCONNECTED && connected_) {
+      lost_ = true;
+    }
+  }
+}
+
+wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration timeout,
+                                       std::uint64_t target) {
   lastBegun_ = nextRequestId_++;
   auto envelope = initEnvelope(builder, lastBegun_);
   envelope.setClientId(clientId_.value);
   envelope.setTimeoutMs(static_cast<std::uint32_t>(std::max<std::int64_t>(1, toMillis(timeout))));
   if (!experiment_.empty()) envelope.setExperiment(experiment_);
+  envelope.setTarget(target);
   return envelope;
 }
 
@@ -63,18 +102,6 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
     return invalidArgument(fmt::format("request {} is not outstanding", requestId));
   }
   for (;;) {
-    auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      pending_.erase(requestId);
-      return timeoutError(
-          fmt::format("{} did not answer in time (worker busy, gone or "
-                      "unreachable)",
-                      endpoint_));
-    }
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1,
-              std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
-                  std::chrono::milliseconds(1));
     zmq::message_t frame;
     while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
       auto message = InboundMessage::decode(frame, limits_);
@@ -87,6 +114,24 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
       }
       arrived_.emplace(id, std::move(message).value());
     }
+    // Replies that arrived before a drop were read above; none will follow.
+    if (peerLost()) {
+      pending_.erase(requestId);
+      return disconnected(
+          fmt::format("the connection to {} dropped (the worker died, restarted or is unreachable)",
+                      endpoint_));
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      pending_.erase(requestId);
+      return timeoutError(
+          fmt::format("{} did not answer in time (worker busy, gone or unreachable)", endpoint_));
+    }
+    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                               {monitor_ ? monitor_.handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, monitor_ ? 2 : 1,
+              std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+                  std::chrono::milliseconds(1));
   }
 }
 

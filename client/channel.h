@@ -1,6 +1,10 @@
 // A request/reply channel to one server over a DEALER socket. Many requests
 // may be outstanding at once (pipelining); replies are matched by request id
 // and those that arrive for another request are kept until asked for.
+// The channel watches its connection (ZeroMQ socket events, plus ZMTP
+// heartbeats for peers that vanish without closing it): once the server
+// was connected and the connection drops, waiting requests fail at once
+// with "disconnected" instead of at their deadline.
 #pragma once
 
 #include <capnp/message.h>
@@ -18,13 +22,18 @@ namespace kiln::client {
 
 class Channel {
  public:
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
   Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId, std::string experiment,
           FrameLimits limits);
 
   const std::string& endpoint() const { return endpoint_; }
 
   // Starts an envelope for a new request; fill its request and call send().
-  wire::Envelope::Builder begin(capnp::MessageBuilder& builder, Duration timeout);
+  // `target` names an underlying worker on a nesting host (0: the server itself).
+  wire::Envelope::Builder begin(capnp::MessageBuilder& builder, Duration timeout,
+                                std::uint64_t target = 0);
   // Sends the request built in `builder`; returns its id for await().
   Result<std::uint64_t> send(capnp::MessageBuilder& builder);
   // Waits for the reply to `requestId` until `deadline`. An error reply comes
@@ -35,15 +44,24 @@ class Channel {
   // Forgets a request whose reply is no longer wanted.
   void abandon(std::uint64_t requestId);
   std::size_t outstanding() const { return pending_.size(); }
+  // The connection dropped after it was up, and has not come back.
+  bool peerLost() {
+    readEvents();
+    return lost_;
+  }
 
  private:
   Status unwrapError(const InboundMessage& message) const;
+  void readEvents();
 
   std::string endpoint_;
   ClientId clientId_;
   std::string experiment_;
   FrameLimits limits_;
   zmq::socket_t socket_;
+  zmq::socket_t monitor_;  // PAIR receiving socket_'s connection events
+  bool connected_ = false;
+  bool lost_ = false;
   std::uint64_t nextRequestId_ = 1;
   std::uint64_t lastBegun_ = 0;
   std::unordered_map<std::uint64_t, bool> pending_;            // sent, not yet received

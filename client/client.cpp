@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <thread>
+
 #include "client/session_codec.h"
 #include "common/wire_convert.h"
 
@@ -29,8 +31,10 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
     return invalidArgument(
         fmt::format("bad coordinator address '{}': {}", client->options_.coordinator, e.what()));
   }
+  const ClientOptions& o = client->options_;
   client->leases_ =
-      std::make_unique<LeaseKeeper>(client->zmq_, client->id_, client->options_.leasePeriod);
+      std::make_unique<LeaseKeeper>(client->zmq_, client->id_, o.leasePeriod, o.experiment,
+                                    o.experiment.empty() ? std::string() : o.coordinator);
   return client;
 }
 
@@ -43,11 +47,21 @@ Channel& Client::channelTo(const std::string& endpoint) {
 }
 
 Result<std::vector<WorkerStatus>> Client::listCluster() {
+  KILN_ASSIGN_OR_RETURN(ClusterStatus status, clusterStatus());
+  return std::move(status.workers);
+}
+
+Result<ClusterStatus> Client::clusterStatus() {
   capnp::MallocMessageBuilder builder(64);
   coordinator_->begin(builder, options_.requestTimeout).initRequest().initListCluster();
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, coordinator_->call(builder, options_.requestTimeout));
-  std::vector<WorkerStatus> workers;
-  for (auto info : reply.envelope().getReply().getClusterView().getWorkers()) {
+  ClusterStatus status;
+  auto view = reply.envelope().getReply().getClusterView();
+  for (auto experiment : view.getExperiments()) {
+    status.experiments.push_back(decodeExperiment(experiment));
+  }
+  std::vector<WorkerStatus>& workers = status.workers;
+  for (auto info : view.getWorkers()) {
     WorkerStatus w;
     w.workerId = info.getWorkerId();
     w.endpoint = info.getEndpoint().cStr();
@@ -63,9 +77,12 @@ Result<std::vector<WorkerStatus>> Client::listCluster() {
     w.stepsTotal = info.getLoad().getStepsTotal();
     w.msSinceHeard = info.getMsSinceHeard();
     w.placedSessions = info.getPlacedSessions();
+    w.nesting = info.getNesting();
+    for (auto underlying : info.getUnderlying()) w.underlying.push_back(fromWire(underlying));
+    for (float sample : info.getUtilization()) w.utilization.push_back(sample);
     workers.push_back(std::move(w));
   }
-  return workers;
+  return status;
 }
 
 Result<SessionTypeSpaces> Client::getSpaces(const std::string& sessionType) {
@@ -96,17 +113,59 @@ Result<SessionTypeSpaces> Client::getSpaces(const std::string& sessionType) {
 Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& options) {
   KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
-  capnp::MallocMessageBuilder builder(128);
-  coordinator_->begin(builder, timeout)
-      .initRequest()
-      .initPlace()
-      .setSessionType(options.sessionType);
-  KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->call(builder, timeout));
-  std::string endpoint = placed.envelope().getReply().getPlacement().getEndpoint().cStr();
-  return startOn(endpoint, options, spaces);
+  KILN_ASSIGN_OR_RETURN(Placed placed, place(options.sessionType, timeout));
+  return startOn(placed.endpoint, placed.target, options, spaces);
 }
 
-Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint,
+void Client::noteLost(const std::string& endpoint) {
+  lostEndpoints_[endpoint] = std::chrono::steady_clock::now();
+}
+
+Result<Client::Placed> Client::place(const std::string& sessionType, Duration timeout) {
+  auto placed = placeOnce(sessionType, timeout);
+  auto reopen = opened_.find(options_.experiment);
+  if (placed.ok() || placed.status().code() != ErrorCode::kNotFound || reopen == opened_.end()) {
+    return placed;
+  }
+  // A restarted coordinator has forgotten our experiment: open it again; it
+  // adopts the workers its hosts still run once they report them, so retry
+  // while it says it has no ready worker yet.
+  KILN_RETURN_IF_ERROR(openExperiment(reopen->second).status());
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    placed = placeOnce(sessionType, timeout);
+    if (placed.ok() || placed.status().code() != ErrorCode::kOverloaded ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return placed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+Result<Client::Placed> Client::placeOnce(const std::string& sessionType, Duration timeout) {
+  // The coordinator learns of a dead worker only after its liveness
+  // timeout; until then, do not let it place us there again.
+  auto now = std::chrono::steady_clock::now();
+  std::erase_if(lostEndpoints_,
+                [&](const auto& entry) { return now - entry.second > std::chrono::seconds(30); });
+  capnp::MallocMessageBuilder builder(256);
+  auto place = coordinator_->begin(builder, timeout).initRequest().initPlace();
+  place.setSessionType(sessionType);
+  auto avoid = place.initAvoid(lostEndpoints_.size());
+  unsigned i = 0;
+  for (const auto& [endpoint, when] : lostEndpoints_) avoid.set(i++, endpoint);
+  KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->call(builder, timeout));
+  auto placement = placed.envelope().getReply().getPlacement();
+  return Placed{placement.getEndpoint().cStr(), placement.getTarget()};
+}
+
+Result<std::unique_ptr<Session>> Client::startSessionOn(const std::string& endpoint,
+                                                        const SessionOptions& options) {
+  KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
+  return startOn(endpoint, 0, options, spaces);
+}
+
+Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint, std::uint64_t target,
                                                  const SessionOptions& options,
                                                  const SessionTypeSpaces& spaces) {
   std::uint32_t actionSpace = 0;
@@ -118,7 +177,7 @@ Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint,
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
   Channel& channel = channelTo(endpoint);
   capnp::MallocMessageBuilder builder;
-  auto start = channel.begin(builder, timeout).initRequest().initStartSession();
+  auto start = channel.begin(builder, timeout, target).initRequest().initStartSession();
   start.setSessionType(options.sessionType);
   start.setActionSpace(actionSpace);
   auto benchmark = start.initBenchmark();
@@ -134,8 +193,9 @@ Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint,
   KILN_ASSIGN_OR_RETURN(auto initial, decodeValues(started.getObservations()));
   SessionHistory history{options, {}};
   leases_->addSession(endpoint);
-  return std::unique_ptr<Session>(new Session(*this, endpoint, SessionId{started.getSessionId()},
-                                              spaces, std::move(history), std::move(initial)));
+  return std::unique_ptr<Session>(new Session(*this, endpoint, target,
+                                              SessionId{started.getSessionId()}, spaces,
+                                              std::move(history), std::move(initial)));
 }
 
 Result<std::string> Client::workerParameter(const std::string& endpoint, const std::string& key,

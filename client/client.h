@@ -16,6 +16,7 @@
 #include "client/channel.h"
 #include "client/lease_keeper.h"
 #include "common/space.h"
+#include "common/underlying.h"
 #include "common/value.h"
 
 namespace kiln::client {
@@ -26,6 +27,11 @@ struct ClientOptions {
   Duration leasePeriod = std::chrono::seconds(5);      // keep-alive cadence while idle
   std::string experiment;                              // owning experiment, if any
   FrameLimits frames;
+  // Lost sessions of replayable types are rebuilt on another worker (see
+  // Session); every this many steps a step also fetches the type's
+  // fingerprint observation, which a replay must reproduce. 0 = never.
+  bool restoreLostSessions = true;
+  unsigned fingerprintEvery = 16;
 };
 
 struct WorkerStatus {
@@ -43,11 +49,38 @@ struct WorkerStatus {
   std::uint64_t stepsTotal = 0;
   std::uint32_t msSinceHeard = 0;
   std::uint32_t placedSessions = 0;
+  bool nesting = false;
+  std::vector<UnderlyingStatus>
+      underlying;                  // a nesting host's workers (yours only, in an experiment)
+  std::vector<float> utilization;  // busy share of slots, one sample per second
+};
+
+struct ExperimentWorker {
+  std::uint64_t workerId = 0;  // address it as Envelope.target on its host
+  std::uint64_t hostId = 0;
+  std::string endpoint;
+  bool ready = false;
+  LoadFigures load;
+};
+
+struct ExperimentStatus {
+  ExperimentSpec spec;
+  std::vector<ExperimentWorker> workers;
+  std::uint32_t msSinceHeard = 0;
+  std::vector<float> utilization;  // busy share of its hosts' slots, one sample per second
+  std::size_t readyWorkers() const;
+};
+
+struct ClusterStatus {
+  std::vector<WorkerStatus> workers;
+  std::vector<ExperimentStatus> experiments;
 };
 
 struct SessionTypeSpaces {
   std::vector<Space> actionSpaces;
   std::vector<Space> observationSpaces;
+  bool replayable = false;  // a lost session can be rebuilt by replaying its history
+  std::string fingerprint;  // the observation that proves a replay matched
 };
 
 struct SessionOptions {
@@ -69,8 +102,18 @@ struct StepResult {
 
 // What is needed to rebuild a session elsewhere: replaying it from scratch.
 struct SessionHistory {
+  struct Parameter {
+    std::size_t afterSteps = 0;  // set after this many steps
+    std::string key, value;
+  };
+  struct Fingerprint {
+    std::size_t afterSteps = 0;
+    Value value;
+  };
   SessionOptions options;
-  std::vector<std::vector<Value>> steps;  // actions of each successful step, in order
+  std::vector<std::vector<Value>> steps;   // actions of each successful step, in order
+  std::vector<Parameter> parameters;       // session parameters, in order
+  std::optional<Fingerprint> fingerprint;  // the latest known state fingerprint
 };
 
 class Session;
@@ -83,22 +126,48 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   Result<std::vector<WorkerStatus>> listCluster();
+  Result<ClusterStatus> clusterStatus();
+
+  // Experiments (client/experiment.cpp). Open creates the experiment or
+  // updates its spec; the coordinator then places its workers on nesting
+  // hosts. A client whose options name an experiment places every session
+  // on that experiment's workers and keeps the experiment open while alive.
+  Result<ExperimentStatus> openExperiment(const ExperimentSpec& spec);
+  Result<ExperimentStatus> experimentStatus(const std::string& name);
+  // Polls until at least `workers` of its workers are ready.
+  Result<ExperimentStatus> waitForExperiment(const std::string& name, std::uint32_t workers,
+                                             Duration timeout);
+  Status closeExperiment(const std::string& name);
   Result<SessionTypeSpaces> getSpaces(const std::string& sessionType);
   Result<std::unique_ptr<Session>> startSession(const SessionOptions& options);
+  // Starts a session on the plain worker at `endpoint`, bypassing placement
+  // (pinning an experiment to dedicated workers, tests, benchmarks).
+  Result<std::unique_ptr<Session>> startSessionOn(const std::string& endpoint,
+                                                  const SessionOptions& options);
   // A worker-level parameter (e.g. service.benchmark_cache.get_size) on one worker.
   Result<std::string> workerParameter(const std::string& endpoint, const std::string& key,
                                       const std::string& value);
 
   ClientId id() const { return id_; }
   const ClientOptions& options() const { return options_; }
+  // Sessions rebuilt on another worker after theirs was lost.
+  std::uint64_t restoredSessions() const { return restored_; }
 
  private:
   friend class Session;
   explicit Client(ClientOptions options);
   Channel& channelTo(const std::string& endpoint);
-  Result<std::unique_ptr<Session>> startOn(const std::string& endpoint,
+  Result<std::unique_ptr<Session>> startOn(const std::string& endpoint, std::uint64_t target,
                                            const SessionOptions& options,
                                            const SessionTypeSpaces& spaces);
+  struct Placed {
+    std::string endpoint;
+    std::uint64_t target = 0;
+  };
+  // A worker for a new session, avoiding endpoints recently seen dying.
+  Result<Placed> place(const std::string& sessionType, Duration timeout);
+  Result<Placed> placeOnce(const std::string& sessionType, Duration timeout);
+  void noteLost(const std::string& endpoint);
 
   ClientOptions options_;
   ClientId id_;
@@ -107,8 +176,19 @@ class Client {
   std::map<std::string, std::unique_ptr<Channel>> workers_;
   std::map<std::string, SessionTypeSpaces> spaces_;
   std::unique_ptr<LeaseKeeper> leases_;
+  std::map<std::string, TimePoint> lostEndpoints_;  // recently seen dying
+  // Experiments this client opened, to open again when a restarted
+  // coordinator no longer knows them (its hosts' workers are then adopted).
+  std::map<std::string, ExperimentSpec> opened_;
+  std::uint64_t restored_ = 0;
 };
 
+// A session's requests go to the worker that hosts it. When that worker is
+// lost (its connection drops, or it no longer knows the session), a session
+// of a replayable type is rebuilt transparently: placed on another worker,
+// started from the same benchmark, its parameters and actions replayed, its
+// fingerprint checked, and the failed request re-sent. Other types report
+// "disconnected" (session lost).
 class Session {
  public:
   ~Session();  // ends the session without waiting for the answer
@@ -130,9 +210,12 @@ class Session {
   Result<std::unique_ptr<Session>> fork();
   Status end();
   Result<std::string> setParameter(const std::string& key, const std::string& value);
+  // How many times this session was rebuilt after losing its worker.
+  std::uint32_t restores() const { return restores_; }
 
   SessionId id() const { return id_; }
   const std::string& endpoint() const { return endpoint_; }
+  std::uint64_t target() const { return target_; }
   bool ended() const { return ended_; }
   const std::vector<Value>& initialObservations() const { return initial_; }
   const SessionHistory& history() const { return history_; }
@@ -141,18 +224,36 @@ class Session {
 
  private:
   friend class Client;
-  Session(Client& client, std::string endpoint, SessionId id, SessionTypeSpaces spaces,
-          SessionHistory history, std::vector<Value> initial);
+  Session(Client& client, std::string endpoint, std::uint64_t target, SessionId id,
+          SessionTypeSpaces spaces, SessionHistory history, std::vector<Value> initial);
   Duration timeout() const;
+  struct InFlight {
+    std::vector<Value> actions;
+    std::vector<std::uint32_t> observations;
+    std::uint32_t epoch = 0;   // restores_ when sent
+    int fingerprintSlot = -1;  // index of the fingerprint among observations
+    bool userAskedFingerprint = false;
+  };
+  Result<std::uint64_t> sendStepRaw(const std::vector<Value>& actions,
+                                    const std::vector<std::uint32_t>& observations);
+  Result<StepResult> awaitStepRaw(std::uint64_t requestId);
+  Result<StepResult> finishStep(InFlight sent, StepResult result);
+  static bool isLoss(const Status& status);
+  // Rebuilds the session elsewhere (see the class comment).
+  Status restore(const Status& why);
+  Status replayOn(Session& fresh);
 
   Client& client_;
   std::string endpoint_;
+  std::uint64_t target_ = 0;  // underlying worker on a nesting host
   SessionId id_;
   SessionTypeSpaces spaces_;
   SessionHistory history_;
   std::vector<Value> initial_;
   bool ended_ = false;
-  std::map<std::uint64_t, std::vector<Value>> inflight_;  // request id -> its actions
+  std::map<std::uint64_t, InFlight> inflight_;  // request id -> what it asked
+  std::string lostEndpoint_;                    // where requests sent before a restore went
+  std::uint32_t restores_ = 0;
 };
 
 }  // namespace kiln::client

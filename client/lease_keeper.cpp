@@ -6,8 +6,14 @@
 
 namespace kiln::client {
 
-LeaseKeeper::LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period)
-    : zmq_(zmq), clientId_(clientId), period_(period), thread_([this] { run(); }) {}
+LeaseKeeper::LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period,
+                         std::string experiment, std::string alwaysPing)
+    : zmq_(zmq),
+      clientId_(clientId),
+      period_(period),
+      experiment_(std::move(experiment)),
+      alwaysPing_(std::move(alwaysPing)),
+      thread_([this] { run(); }) {}
 
 LeaseKeeper::~LeaseKeeper() {
   {
@@ -37,6 +43,7 @@ void LeaseKeeper::run() {
     if (stopping_) break;
     std::vector<std::string> endpoints;
     for (const auto& [endpoint, count] : sessionsByEndpoint_) endpoints.push_back(endpoint);
+    if (!alwaysPing_.empty()) endpoints.push_back(alwaysPing_);
     lock.unlock();
     for (const std::string& endpoint : endpoints) {
       auto [it, inserted] = sockets.try_emplace(endpoint, zmq_, zmq::socket_type::dealer);
@@ -51,6 +58,7 @@ void LeaseKeeper::run() {
       capnp::MallocMessageBuilder builder(64);
       auto envelope = initEnvelope(builder, 0);
       envelope.setClientId(clientId_.value);
+      if (!experiment_.empty()) envelope.setExperiment(experiment_);
       envelope.initRequest().initKeepAlive();
       (void)it->second.send(encodeFrame(builder), zmq::send_flags::dontwait);
     }

@@ -19,7 +19,11 @@ namespace kiln::client {
 
 class LeaseKeeper {
  public:
-  LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period);
+  // With an experiment, keep-alives carry its name (nesting hosts refresh the
+  // client's leases on that experiment's workers) and `alwaysPing` (the
+  // coordinator, which keeps the experiment open) is pinged even when idle.
+  LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period, std::string experiment = {},
+              std::string alwaysPing = {});
   ~LeaseKeeper();
 
   // Counts sessions per worker endpoint; a worker with none gets no keep-alive.
@@ -32,6 +36,8 @@ class LeaseKeeper {
   zmq::context_t& zmq_;
   ClientId clientId_;
   Duration period_;
+  std::string experiment_;
+  std::string alwaysPing_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

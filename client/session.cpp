@@ -1,15 +1,18 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "client/client.h"
 #include "client/session_codec.h"
 #include "common/wire_convert.h"
 
 namespace kiln::client {
 
-Session::Session(Client& client, std::string endpoint, SessionId id, SessionTypeSpaces spaces,
-                 SessionHistory history, std::vector<Value> initial)
+Session::Session(Client& client, std::string endpoint, std::uint64_t target, SessionId id,
+                 SessionTypeSpaces spaces, SessionHistory history, std::vector<Value> initial)
     : client_(client),
       endpoint_(std::move(endpoint)),
+      target_(target),
       id_(id),
       spaces_(std::move(spaces)),
       history_(std::move(history)),
@@ -20,7 +23,7 @@ Session::~Session() {
   // Best effort: tell the worker, do not wait. If this is lost, the lease ends it.
   Channel& channel = client_.channelTo(endpoint_);
   capnp::MallocMessageBuilder builder(64);
-  channel.begin(builder, timeout()).initRequest().initEndSession().setSessionId(id_.value);
+  channel.begin(builder, timeout(), target_).initRequest().initEndSession().setSessionId(id_.value);
   if (auto sent = channel.send(builder); sent.ok()) channel.abandon(*sent);
   client_.leases_->removeSession(endpoint_);
 }
@@ -34,27 +37,27 @@ Result<std::uint32_t> Session::observationIndex(const std::string& name) const {
   return static_cast<std::uint32_t>(index);
 }
 
-Result<std::uint64_t> Session::sendStep(const std::vector<Value>& actions,
-                                        const std::vector<std::uint32_t>& observations) {
-  if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
+bool Session::isLoss(const Status& status) {
+  // The connection to the worker dropped, or the worker (or nesting host)
+  // no longer knows the session: it restarted, or the session was ended
+  // behind our back. Timeouts are not losses: the step may just be slow.
+  return status.code() == ErrorCode::kDisconnected || status.code() == ErrorCode::kNotFound;
+}
+
+Result<std::uint64_t> Session::sendStepRaw(const std::vector<Value>& actions,
+                                           const std::vector<std::uint32_t>& observations) {
   Channel& channel = client_.channelTo(endpoint_);
   capnp::MallocMessageBuilder builder;
-  auto step = channel.begin(builder, timeout()).initRequest().initStep();
+  auto step = channel.begin(builder, timeout(), target_).initRequest().initStep();
   step.setSessionId(id_.value);
   auto wireActions = step.initActions(actions.size());
   for (unsigned i = 0; i < actions.size(); ++i) toWire(actions[i], wireActions[i]);
   auto wanted = step.initObservationSpaces(observations.size());
   for (unsigned i = 0; i < observations.size(); ++i) wanted.set(i, observations[i]);
-  KILN_ASSIGN_OR_RETURN(std::uint64_t requestId, channel.send(builder));
-  inflight_.emplace(requestId, actions);
-  return requestId;
+  return channel.send(builder);
 }
 
-Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
-  auto sent = inflight_.find(requestId);
-  if (sent == inflight_.end()) return invalidArgument("no such step in flight");
-  std::vector<Value> actions = std::move(sent->second);
-  inflight_.erase(sent);
+Result<StepResult> Session::awaitStepRaw(std::uint64_t requestId) {
   Channel& channel = client_.channelTo(endpoint_);
   KILN_ASSIGN_OR_RETURN(InboundMessage reply,
                         channel.await(requestId, std::chrono::steady_clock::now() + timeout()));
@@ -68,9 +71,64 @@ Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
     KILN_ASSIGN_OR_RETURN(Space space, fromWire(stepped.getNewActionSpace()));
     result.newActionSpace = std::move(space);
   }
-  actions.resize(std::min<std::size_t>(actions.size(), result.actionsApplied));
-  history_.steps.push_back(std::move(actions));
   return result;
+}
+
+Result<std::uint64_t> Session::sendStep(const std::vector<Value>& actions,
+                                        const std::vector<std::uint32_t>& observations) {
+  if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
+  InFlight sent{actions, observations, restores_};
+  // Every few steps, also fetch the fingerprint a replay must reproduce.
+  if (auto fingerprint = findSpace(spaces_.observationSpaces, spaces_.fingerprint);
+      spaces_.replayable && fingerprint.ok()) {
+    auto index = static_cast<std::uint32_t>(*fingerprint);
+    auto asked = std::find(observations.begin(), observations.end(), index);
+    std::size_t stepNumber = history_.steps.size() + inflight_.size() + 1;
+    unsigned every = client_.options_.fingerprintEvery;
+    if (asked != observations.end()) {
+      sent.fingerprintSlot = static_cast<int>(asked - observations.begin());
+      sent.userAskedFingerprint = true;
+    } else if (every != 0 && stepNumber % every == 0) {
+      sent.fingerprintSlot = static_cast<int>(sent.observations.size());
+      sent.observations.push_back(index);
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(std::uint64_t requestId, sendStepRaw(sent.actions, sent.observations));
+  inflight_.emplace(requestId, std::move(sent));
+  return requestId;
+}
+
+Result<StepResult> Session::finishStep(InFlight sent, StepResult result) {
+  if (sent.fingerprintSlot >= 0 &&
+      static_cast<std::size_t>(sent.fingerprintSlot) < result.observations.size()) {
+    std::size_t slot = static_cast<std::size_t>(sent.fingerprintSlot);
+    history_.fingerprint =
+        SessionHistory::Fingerprint{history_.steps.size() + 1, result.observations[slot]};
+    if (!sent.userAskedFingerprint) result.observations.erase(result.observations.begin() + slot);
+  }
+  sent.actions.resize(std::min<std::size_t>(sent.actions.size(), result.actionsApplied));
+  history_.steps.push_back(std::move(sent.actions));
+  return result;
+}
+
+Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
+  auto found = inflight_.find(requestId);
+  if (found == inflight_.end()) return invalidArgument("no such step in flight");
+  InFlight sent = std::move(found->second);
+  inflight_.erase(found);
+  if (sent.epoch == restores_) {
+    auto result = awaitStepRaw(requestId);
+    if (result.ok()) return finishStep(std::move(sent), std::move(result).value());
+    if (!isLoss(result.status())) return result.status();
+    KILN_RETURN_IF_ERROR(restore(result.status()));
+  } else {
+    // Sent to the worker that was lost before the restore: abandon it there.
+    client_.channelTo(lostEndpoint_).abandon(requestId);
+  }
+  // The rebuilt session has not seen this step yet: send it again.
+  KILN_ASSIGN_OR_RETURN(std::uint64_t again, sendStepRaw(sent.actions, sent.observations));
+  KILN_ASSIGN_OR_RETURN(StepResult result, awaitStepRaw(again));
+  return finishStep(std::move(sent), std::move(result));
 }
 
 Result<StepResult> Session::step(const std::vector<Value>& actions,
@@ -87,37 +145,53 @@ Result<StepResult> Session::step(const std::vector<Value>& actions,
 
 Result<std::unique_ptr<Session>> Session::fork() {
   if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
-  Channel& channel = client_.channelTo(endpoint_);
-  capnp::MallocMessageBuilder builder(64);
-  channel.begin(builder, timeout()).initRequest().initFork().setSessionId(id_.value);
-  KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.call(builder, timeout()));
-  SessionId child{reply.envelope().getReply().getForked().getSessionId()};
-  client_.leases_->addSession(endpoint_);
-  return std::unique_ptr<Session>(
-      new Session(client_, endpoint_, child, spaces_, history_, initial_));
+  for (int attempt = 0;; ++attempt) {
+    Channel& channel = client_.channelTo(endpoint_);
+    capnp::MallocMessageBuilder builder(64);
+    channel.begin(builder, timeout(), target_).initRequest().initFork().setSessionId(id_.value);
+    auto reply = channel.call(builder, timeout());
+    if (reply.ok()) {
+      SessionId child{reply->envelope().getReply().getForked().getSessionId()};
+      client_.leases_->addSession(endpoint_);
+      return std::unique_ptr<Session>(
+          new Session(client_, endpoint_, target_, child, spaces_, history_, initial_));
+    }
+    if (attempt > 0 || !isLoss(reply.status())) return reply.status();
+    KILN_RETURN_IF_ERROR(restore(reply.status()));
+  }
 }
 
 Status Session::end() {
   if (ended_) return okStatus();
   Channel& channel = client_.channelTo(endpoint_);
   capnp::MallocMessageBuilder builder(64);
-  channel.begin(builder, timeout()).initRequest().initEndSession().setSessionId(id_.value);
+  channel.begin(builder, timeout(), target_).initRequest().initEndSession().setSessionId(id_.value);
   auto reply = channel.call(builder, timeout());
   ended_ = true;
   client_.leases_->removeSession(endpoint_);
+  // A session whose worker is gone is over all the same.
+  if (!reply.ok() && isLoss(reply.status())) return okStatus();
   return reply.ok() ? okStatus() : reply.status();
 }
 
 Result<std::string> Session::setParameter(const std::string& key, const std::string& value) {
   if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
-  Channel& channel = client_.channelTo(endpoint_);
-  capnp::MallocMessageBuilder builder(256);
-  auto parameter = channel.begin(builder, timeout()).initRequest().initSendSessionParameter();
-  parameter.setSessionId(id_.value);
-  parameter.setKey(key);
-  parameter.setValue(value);
-  KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.call(builder, timeout()));
-  return std::string(reply.envelope().getReply().getParameterReply().getReply().cStr());
+  for (int attempt = 0;; ++attempt) {
+    Channel& channel = client_.channelTo(endpoint_);
+    capnp::MallocMessageBuilder builder(256);
+    auto parameter =
+        channel.begin(builder, timeout(), target_).initRequest().initSendSessionParameter();
+    parameter.setSessionId(id_.value);
+    parameter.setKey(key);
+    parameter.setValue(value);
+    auto reply = channel.call(builder, timeout());
+    if (reply.ok()) {
+      history_.parameters.push_back({history_.steps.size(), key, value});
+      return std::string(reply->envelope().getReply().getParameterReply().getReply().cStr());
+    }
+    if (attempt > 0 || !isLoss(reply.status())) return reply.status();
+    KILN_RETURN_IF_ERROR(restore(reply.status()));
+  }
 }
 
 }  // namespace kiln::client

@@ -24,6 +24,13 @@ Result<SessionTypeSpaces> decodeSpaces(wire::Spaces::Reader spaces) {
     KILN_ASSIGN_OR_RETURN(Space s, fromWire(space));
     out.observationSpaces.push_back(std::move(s));
   }
+  out.replayable = spaces.getReplay().getDeterministic();
+  out.fingerprint = spaces.getReplay().getFingerprint().cStr();
+  if (!out.fingerprint.empty() && !findSpace(out.observationSpaces, out.fingerprint).ok()) {
+    return internalError(
+        "the worker names a replay fingerprint that is not an observation space: " +
+        out.fingerprint);
+  }
   return out;
 }
 

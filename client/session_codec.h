@@ -13,5 +13,6 @@ Result<std::vector<Value>> decodeValues(capnp::List<wire::Value>::Reader values)
 Result<SessionTypeSpaces> decodeSpaces(wire::Spaces::Reader spaces);
 Result<std::vector<std::uint32_t>> observationIndices(const SessionTypeSpaces& spaces,
                                                       const std::vector<std::string>& names);
+ExperimentStatus decodeExperiment(wire::ExperimentView::Reader view);
 
 }  // namespace kiln::client

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/wire_convert.h"
 
 namespace kiln {
@@ -23,7 +25,10 @@ void replyError(std::vector<Outgoing>& out, const std::string& peer, std::uint64
 }  // namespace
 
 CoordinatorCore::CoordinatorCore(CoordinatorConfig config, const Clock& clock, Logger logger)
-    : config_(std::move(config)), clock_(clock), logger_(std::move(logger)) {}
+    : config_(std::move(config)),
+      clock_(clock),
+      logger_(std::move(logger)),
+      experiments_(clock_, logger_, config_.heartbeatInterval, config_.experimentLease) {}
 
 void CoordinatorCore::handle(const std::string& peer, const InboundMessage& message,
                              std::vector<Outgoing>& out) {
@@ -40,12 +45,13 @@ void CoordinatorCore::handle(const std::string& peer, const InboundMessage& mess
     if (known != byPeer_.end()) {
       WorkerRecord& worker = workers_.at(known->second);
       worker.lastHeard = clock_.now();  // any message counts as a heartbeat
-      if (envelope.isHeartbeat()) {
-        auto load = envelope.getHeartbeat().getLoad();
-        worker.snapshot.liveSessions = load.getLiveSessions();
-        worker.snapshot.busySlots = load.getBusySlots();
-        worker.queuedRequests = load.getQueuedRequests();
-        worker.stepsTotal = load.getStepsTotal();
+      if (envelope.isHeartbeat()) return recordHeartbeat(worker, envelope.getHeartbeat(), out);
+      if (envelope.isReply()) {
+        // Answers to createWorker/releaseWorker: heartbeats confirm success.
+        if (envelope.getReply().isError()) {
+          logger_->warn("host {} refused a request: {}", worker.endpoint,
+                        fromWire(envelope.getReply().getError()).toString());
+        }
         return;
       }
     } else if (envelope.isHeartbeat()) {
@@ -63,6 +69,21 @@ void CoordinatorCore::handle(const std::string& peer, const InboundMessage& mess
   }
 }
 
+void CoordinatorCore::recordHeartbeat(WorkerRecord& worker, wire::Heartbeat::Reader heartbeat,
+                                      std::vector<Outgoing>& out) {
+  LoadFigures load = fromWire(heartbeat.getLoad());
+  worker.snapshot.liveSessions = load.liveSessions;
+  worker.snapshot.busySlots = load.busySlots;
+  worker.queuedRequests = load.queuedRequests;
+  worker.stepsTotal = load.stepsTotal;
+  worker.utilization.push(static_cast<float>(load.busySlots) /
+                          std::max<std::uint32_t>(worker.snapshot.slots, 1));
+  if (!worker.nesting) return;
+  worker.underlying.clear();
+  for (auto status : heartbeat.getUnderlying()) worker.underlying.push_back(fromWire(status));
+  experiments_.onHostReport(worker, out);
+}
+
 void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Reader envelope,
                                     std::vector<Outgoing>& out) {
   std::uint64_t requestId = envelope.getRequestId();
@@ -71,9 +92,18 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
     case wire::Request::REGISTER_WORKER:
       return registerWorker(peer, requestId, request.getRegisterWorker(), out);
     case wire::Request::LIST_CLUSTER:
-      return listCluster(peer, requestId, out);
-    case wire::Request::PLACE:
-      return place(peer, requestId, request.getPlace().getSessionType().cStr(), out);
+      return listCluster(peer, requestId, envelope.getExperiment().cStr(), out);
+    case wire::Request::PLACE: {
+      std::vector<std::string> avoid;
+      for (auto endpoint : request.getPlace().getAvoid()) avoid.emplace_back(endpoint.cStr());
+      return place(peer, requestId, request.getPlace().getSessionType().cStr(),
+                   envelope.getExperiment().cStr(), avoid, out);
+    }
+    case wire::Request::OPEN_EXPERIMENT:
+    case wire::Request::CLOSE_EXPERIMENT:
+    case wire::Request::GET_EXPERIMENT:
+    case wire::Request::KEEP_ALIVE:
+      return handleExperimentRequest(peer, envelope, out);
     case wire::Request::GET_VERSION: {
       capnp::MallocMessageBuilder builder(128);
       auto version = initEnvelope(builder, requestId).initReply().initVersion();
@@ -107,6 +137,7 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   WorkerId id{nextWorkerId_++};
   WorkerRecord worker;
   worker.snapshot.id = id;
+  worker.nesting = request.getNesting();
   for (auto type : types) worker.snapshot.sessionTypes.emplace_back(type.cStr());
   worker.snapshot.slots = request.getSlots();
   worker.snapshot.maxSessions = request.getMaxSessions();
@@ -120,7 +151,8 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   logger_->info("worker {} registered: {} on {} ({} slots, types {})", id.value, endpoint,
                 worker.hostname, worker.snapshot.slots,
                 fmt::join(worker.snapshot.sessionTypes, ", "));
-  workers_.emplace(id, std::move(worker));
+  for (auto status : request.getUnderlying()) worker.underlying.push_back(fromWire(status));
+  WorkerRecord& record = workers_.emplace(id, std::move(worker)).first->second;
   byPeer_[peer] = id;
 
   capnp::MallocMessageBuilder builder(128);
@@ -129,6 +161,8 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   registered.setHeartbeatIntervalMs(
       static_cast<std::uint32_t>(toMillis(config_.heartbeatInterval)));
   reply(out, peer, builder);
+  // After the answer: what the host already runs may be claimed (or released).
+  if (record.nesting) experiments_.onHostReport(record, out);
 }
 
 void CoordinatorCore::prunePlacements(WorkerRecord& worker, TimePoint now) {
@@ -145,6 +179,8 @@ std::vector<WorkerSnapshot> CoordinatorCore::snapshot() {
   std::vector<WorkerSnapshot> view;
   view.reserve(workers_.size());
   for (auto& [id, worker] : workers_) {
+    // Nesting hosts serve sessions only through experiments' workers.
+    if (worker.nesting) continue;
     prunePlacements(worker, now);
     view.push_back(worker.snapshot);
   }
@@ -152,11 +188,16 @@ std::vector<WorkerSnapshot> CoordinatorCore::snapshot() {
 }
 
 void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t requestId,
-                                  std::vector<Outgoing>& out) {
+                                  const std::string& experiment, std::vector<Outgoing>& out) {
+  // A client of an experiment sees only its own experiment's workers; an
+  // operator (no experiment) sees everything.
+  auto visible = [&](const std::string& owner) {
+    return experiment.empty() || owner == experiment;
+  };
   TimePoint now = clock_.now();
   capnp::MallocMessageBuilder builder;
-  auto list =
-      initEnvelope(builder, requestId).initReply().initClusterView().initWorkers(workers_.size());
+  auto view = initEnvelope(builder, requestId).initReply().initClusterView();
+  auto list = view.initWorkers(workers_.size());
   unsigned i = 0;
   for (auto& [id, worker] : workers_) {
     prunePlacements(worker, now);
@@ -177,14 +218,49 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
     load.setStepsTotal(worker.stepsTotal);
     info.setMsSinceHeard(static_cast<std::uint32_t>(toMillis(now - worker.lastHeard)));
     info.setPlacedSessions(worker.snapshot.placedSessions);
+    info.setNesting(worker.nesting);
+    std::vector<const UnderlyingStatus*> shown;
+    for (const UnderlyingStatus& status : worker.underlying) {
+      if (visible(status.spec.experiment)) shown.push_back(&status);
+    }
+    auto underlying = info.initUnderlying(shown.size());
+    for (unsigned u = 0; u < shown.size(); ++u) toWire(*shown[u], underlying[u]);
+    const auto& samples = worker.utilization.samples();
+    auto utilization = info.initUtilization(samples.size());
+    for (unsigned u = 0; u < samples.size(); ++u) utilization.set(u, samples[u]);
+  }
+  std::vector<const ExperimentRecord*> experiments;
+  for (const auto& [name, record] : experiments_.experiments()) {
+    if (visible(name)) experiments.push_back(&record);
+  }
+  auto experimentList = view.initExperiments(experiments.size());
+  for (unsigned e = 0; e < experiments.size(); ++e) {
+    writeExperimentView(*experiments[e], experimentList[e]);
   }
   reply(out, peer, builder);
 }
 
 void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
-                            const std::string& sessionType, std::vector<Outgoing>& out) {
-  auto chosen = placeSession(snapshot(), sessionType);
+                            const std::string& sessionType, const std::string& experiment,
+                            const std::vector<std::string>& avoid, std::vector<Outgoing>& out) {
+  if (!experiment.empty()) {
+    auto placed = experiments_.place(experiment, sessionType, workers_, avoid);
+    if (!placed.ok()) return replyError(out, peer, requestId, placed.status());
+    ++placements_;
+    capnp::MallocMessageBuilder builder(128);
+    auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
+    placement.setWorkerId(placed->host.value);
+    placement.setEndpoint(placed->endpoint);
+    placement.setTarget(placed->target);
+    return reply(out, peer, builder);
+  }
+  std::vector<WorkerSnapshot> candidates = snapshot();
+  std::erase_if(candidates, [&](const WorkerSnapshot& w) {
+    return std::find(avoid.begin(), avoid.end(), workers_.at(w.id).endpoint) != avoid.end();
+  });
+  auto chosen = placeSession(candidates, sessionType);
   if (!chosen.ok()) return replyError(out, peer, requestId, chosen.status());
+  ++placements_;
   WorkerRecord& worker = workers_.at(*chosen);
   worker.placements.push_back(clock_.now());
   ++worker.snapshot.placedSessions;
@@ -203,6 +279,7 @@ void CoordinatorCore::tick(std::vector<Outgoing>& out) {
       logger_->warn("worker {} ({}) lost: silent for {} ms; its capacity is removed",
                     it->first.value, worker.endpoint, toMillis(now - worker.lastHeard));
       byPeer_.erase(worker.routingId);
+      experiments_.onHostLost(it->first);
       it = workers_.erase(it);
       ++workersLost_;
       continue;
@@ -215,6 +292,102 @@ void CoordinatorCore::tick(std::vector<Outgoing>& out) {
     }
     ++it;
   }
+  if (now >= nextReconcile_) {
+    nextReconcile_ = now + config_.heartbeatInterval;
+    experiments_.reconcile(workers_, out);
+    experiments_.sampleUtilization(workers_);
+  }
+}
+
+void CoordinatorCore::handleExperimentRequest(const std::string& peer,
+                                              wire::Envelope::Reader envelope,
+                                              std::vector<Outgoing>& out) {
+  std::uint64_t requestId = envelope.getRequestId();
+  auto request = envelope.getRequest();
+  std::string name = envelope.getExperiment().cStr();
+  switch (request.which()) {
+    case wire::Request::OPEN_EXPERIMENT: {
+      ExperimentSpec spec = fromWire(request.getOpenExperiment().getSpec());
+      if (!name.empty() && name != spec.name) {
+        return replyError(out, peer, requestId,
+                          permissionDenied(fmt::format("a client of experiment '{}' cannot open "
+                                                       "experiment '{}'",
+                                                       name, spec.name)));
+      }
+      name = spec.name;
+      if (Status opened = experiments_.open(std::move(spec)); !opened.ok()) {
+        return replyError(out, peer, requestId, opened);
+      }
+      experiments_.reconcile(workers_, out);  // create its workers now, not at the next tick
+      break;
+    }
+    case wire::Request::CLOSE_EXPERIMENT: {
+      std::string target = request.getCloseExperiment().getName().cStr();
+      if (!name.empty() && name != target) {
+        return replyError(out, peer, requestId,
+                          permissionDenied("a client may close only its own experiment"));
+      }
+      if (Status closed = experiments_.close(target, workers_, out); !closed.ok()) {
+        return replyError(out, peer, requestId, closed);
+      }
+      capnp::MallocMessageBuilder builder(64);
+      initEnvelope(builder, requestId).initReply().setKeptAlive();
+      return reply(out, peer, builder);
+    }
+    case wire::Request::KEEP_ALIVE: {
+      experiments_.touch(name);
+      capnp::MallocMessageBuilder builder(64);
+      initEnvelope(builder, requestId).initReply().setKeptAlive();
+      return reply(out, peer, builder);
+    }
+    default: {
+      std::string target = request.getGetExperiment().getName().cStr();
+      if (!name.empty() && name != target) {
+        // Other experiments are invisible to an experiment's clients.
+        return replyError(out, peer, requestId,
+                          notFound(fmt::format("no experiment named '{}' is open", target)));
+      }
+      name = target;
+      experiments_.touch(name);
+      break;
+    }
+  }
+  const ExperimentRecord* record = experiments_.find(name);
+  if (record == nullptr) {
+    return replyError(out, peer, requestId,
+                      notFound(fmt::format("no experiment named '{}' is open", name)));
+  }
+  replyExperiment(peer, requestId, *record, out);
+}
+
+void CoordinatorCore::replyExperiment(const std::string& peer, std::uint64_t requestId,
+                                      const ExperimentRecord& experiment,
+                                      std::vector<Outgoing>& out) {
+  capnp::MallocMessageBuilder builder;
+  writeExperimentView(experiment,
+                      initEnvelope(builder, requestId).initReply().initExperimentView());
+  reply(out, peer, builder);
+}
+
+void CoordinatorCore::writeExperimentView(const ExperimentRecord& experiment,
+                                          wire::ExperimentView::Builder view) {
+  toWire(experiment.spec, view.initSpec());
+  auto workers = view.initWorkers(experiment.workers.size());
+  unsigned i = 0;
+  for (const auto& [id, worker] : experiment.workers) {
+    auto out = workers[i++];
+    out.setWorkerId(id);
+    out.setHostId(worker.host.value);
+    if (auto host = workers_.find(worker.host); host != workers_.end()) {
+      out.setEndpoint(host->second.endpoint);
+    }
+    out.setReady(worker.ready);
+    toWire(worker.load, out.initLoad());
+  }
+  view.setMsSinceHeard(static_cast<std::uint32_t>(toMillis(clock_.now() - experiment.lastHeard)));
+  const auto& samples = experiment.utilization.samples();
+  auto utilization = view.initUtilization(samples.size());
+  for (unsigned u = 0; u < samples.size(); ++u) utilization.set(u, samples[u]);
 }
 
 }  // namespace kiln

@@ -16,34 +16,19 @@
 #include "common/frame.h"
 #include "common/ids.h"
 #include "common/logging.h"
+#include "coordinator/experiments.h"
 #include "coordinator/placement.h"
+#include "coordinator/worker_record.h"
 
 namespace kiln {
 
 struct CoordinatorConfig {
   std::string listen = "tcp://127.0.0.1:7700";
   Duration heartbeatInterval = std::chrono::seconds(1);
-  int liveness = 3;  // lost after this many silent intervals
+  int liveness = 3;                                     // lost after this many silent intervals
+  Duration experimentLease = std::chrono::seconds(30);  // a silent experiment closes after this
   FrameLimits frames;
-};
-
-struct Outgoing {
-  std::string routingId;
-  zmq::message_t frame;
-};
-
-struct WorkerRecord {
-  WorkerSnapshot snapshot;
-  std::string routingId;
-  std::string endpoint;
-  std::string version;
-  std::string hostname;
-  std::uint32_t pid = 0;
-  std::uint32_t queuedRequests = 0;
-  std::uint64_t stepsTotal = 0;
-  TimePoint lastHeard;
-  TimePoint nextPing;
-  std::deque<TimePoint> placements;  // recent, not yet in a load report
+  std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off
 };
 
 class CoordinatorCore {
@@ -56,16 +41,27 @@ class CoordinatorCore {
 
   std::vector<WorkerSnapshot> snapshot();
   const std::map<WorkerId, WorkerRecord>& workers() const { return workers_; }
+  const ExperimentBook& experiments() const { return experiments_; }
   std::uint64_t workersLost() const { return workersLost_; }
+  std::uint64_t placements() const { return placements_; }  // sessions placed so far
 
  private:
   void handleRequest(const std::string& peer, wire::Envelope::Reader envelope,
                      std::vector<Outgoing>& out);
   void registerWorker(const std::string& peer, std::uint64_t requestId,
                       wire::RegisterWorker::Reader request, std::vector<Outgoing>& out);
-  void listCluster(const std::string& peer, std::uint64_t requestId, std::vector<Outgoing>& out);
+  void listCluster(const std::string& peer, std::uint64_t requestId, const std::string& experiment,
+                   std::vector<Outgoing>& out);
   void place(const std::string& peer, std::uint64_t requestId, const std::string& sessionType,
+             const std::string& experiment, const std::vector<std::string>& avoid,
              std::vector<Outgoing>& out);
+  void handleExperimentRequest(const std::string& peer, wire::Envelope::Reader envelope,
+                               std::vector<Outgoing>& out);
+  void replyExperiment(const std::string& peer, std::uint64_t requestId,
+                       const ExperimentRecord& experiment, std::vector<Outgoing>& out);
+  void writeExperimentView(const ExperimentRecord& experiment, wire::ExperimentView::Builder view);
+  void recordHeartbeat(WorkerRecord& worker, wire::Heartbeat::Reader heartbeat,
+                       std::vector<Outgoing>& out);
   void prunePlacements(WorkerRecord& worker, TimePoint now);
 
   CoordinatorConfig config_;
@@ -73,7 +69,10 @@ class CoordinatorCore {
   Logger logger_;
   std::uint64_t nextWorkerId_ = 1;
   std::uint64_t workersLost_ = 0;
+  std::uint64_t placements_ = 0;
   std::map<WorkerId, WorkerRecord> workers_;
+  ExperimentBook experiments_;
+  TimePoint nextReconcile_{};
   std::unordered_map<std::string, WorkerId> byPeer_;
 };
 

@@ -8,7 +8,8 @@ namespace kiln {
 
 CoordinatorServer::CoordinatorServer(CoordinatorConfig config, zmq::context_t& zmq,
                                      const Clock& clock, Logger logger)
-    : config_(config),
+    : clock_(clock),
+      config_(config),
       logger_(logger),
       core_(std::move(config), clock, std::move(logger)),
       router_(zmq, zmq::socket_type::router) {}
@@ -33,6 +34,11 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::create(Coordinator
   }
   server->endpoint_ = server->router_.get(zmq::sockopt::last_endpoint);
   server->logger_->info("coordinator listening on {}", server->endpoint_);
+  if (!server->config_.metricsListen.empty()) {
+    KILN_ASSIGN_OR_RETURN(server->observe_,
+                          CoordinatorObservability::start(server->config_.metricsListen,
+                                                          server->clock_, server->logger_));
+  }
   return server;
 }
 
@@ -63,6 +69,7 @@ void CoordinatorServer::run() {
     }
     core_.tick(out_);
     flush();
+    if (observe_) observe_->onTick(core_);
   }
   router_.close();
 }

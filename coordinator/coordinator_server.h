@@ -9,6 +9,7 @@
 
 #include "common/mailbox.h"
 #include "coordinator/coordinator_core.h"
+#include "coordinator/coordinator_metrics.h"
 
 namespace kiln {
 
@@ -18,12 +19,15 @@ class CoordinatorServer {
                                                            zmq::context_t& zmq, const Clock& clock,
                                                            Logger logger);
   const std::string& endpoint() const { return endpoint_; }
+  // The port of /metrics and the dashboard; 0 when they are off.
+  int metricsPort() const { return observe_ ? observe_->port() : 0; }
   void run();
   void stop();  // thread-safe
 
  private:
   CoordinatorServer(CoordinatorConfig config, zmq::context_t& zmq, const Clock& clock,
                     Logger logger);
+  const Clock& clock_;
   void readPeers();
   void flush();
 
@@ -35,6 +39,7 @@ class CoordinatorServer {
   Mailbox<int> wake_;
   std::atomic<bool> stopping_{false};
   std::vector<Outgoing> out_;
+  std::unique_ptr<CoordinatorObservability> observe_;  // null unless metricsListen is set
 };
 
 }  // namespace kiln

@@ -48,6 +48,9 @@ class LlvmSession final : public CompilationSession {
   std::vector<Space> actionSpaces() const override;
   std::vector<Space> observationSpaces() const override;
   std::string compilerVersion() const override;
+  // Passes are deterministic: a lost session is rebuilt by replaying its
+  // passes, and the canonical IR's hash proves the rebuilt module is the same.
+  ReplayPolicy replayPolicy() const override { return {true, "IrSha1"}; }
 
   Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) override;
   Status initAsFork(const CompilationSession& parent) override;

@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 
 #include "local/builtin_types.h"
+#include "metrics/listen_address.h"
+#include "nesting/nesting_frontend.h"
 
 namespace kiln {
 
 Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions options) {
-  if (options.workers == 0) return invalidArgument("a local cluster needs at least one worker");
+  if (options.workers + options.nestingHosts == 0) {
+    return invalidArgument("a local cluster needs at least one worker or nesting host");
+  }
   std::unique_ptr<LocalCluster> cluster(new LocalCluster());
   if (options.coordinator.listen == CoordinatorConfig{}.listen) {
     options.coordinator.listen = "tcp://127.0.0.1:0";
@@ -17,7 +21,8 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
       CoordinatorServer::create(options.coordinator, cluster->zmq_, cluster->clock_,
                                 makeLogger("coordinator", options.log)));
   cluster->coordinatorThread_ = std::thread([c = cluster->coordinator_.get()] { c->run(); });
-  for (unsigned i = 0; i < options.workers; ++i) {
+  for (unsigned i = 0; i < options.workers + options.nestingHosts; ++i) {
+    bool nesting = i >= options.workers;
     WorkerSlot slot;
     slot.types = std::make_unique<SessionTypeRegistry>();
     if (options.registerTypes) {
@@ -28,9 +33,18 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
     WorkerConfig config = options.worker;
     config.listen = "tcp://127.0.0.1:0";
     config.coordinator = cluster->coordinator_->endpoint();
-    KILN_ASSIGN_OR_RETURN(
-        slot.server, WorkerServer::create(config, *slot.types, cluster->zmq_, cluster->clock_,
-                                          makeLogger(fmt::format("worker-{}", i), options.log)));
+    if (nesting) config.mode = nesting::nestingHostMode();
+    auto metricsAddress = metrics::parseListenAddress(config.metricsListen);
+    if (metricsAddress.ok() && options.workers + options.nestingHosts > 1) {
+      // One address for all: each takes a free port of it (workerMetricsPorts()).
+      // A bad address is left as it is for the worker to refuse clearly.
+      config.metricsListen = metricsAddress->host + ":0";
+    }
+    std::string name =
+        nesting ? fmt::format("nest-{}", i - options.workers) : fmt::format("worker-{}", i);
+    KILN_ASSIGN_OR_RETURN(slot.server,
+                          WorkerServer::create(config, *slot.types, cluster->zmq_, cluster->clock_,
+                                               makeLogger(name, options.log)));
     slot.thread = std::thread([s = slot.server.get()] { s->run(); });
     cluster->workers_.push_back(std::move(slot));
   }
@@ -41,6 +55,12 @@ std::vector<std::string> LocalCluster::workerEndpoints() const {
   std::vector<std::string> endpoints;
   for (const WorkerSlot& slot : workers_) endpoints.push_back(slot.server->endpoint());
   return endpoints;
+}
+
+std::vector<int> LocalCluster::workerMetricsPorts() const {
+  std::vector<int> ports;
+  for (const WorkerSlot& slot : workers_) ports.push_back(slot.server->metricsPort());
+  return ports;
 }
 
 Status LocalCluster::waitUntilReady(Duration timeout) {

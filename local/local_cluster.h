@@ -18,8 +18,12 @@ namespace kiln {
 
 struct LocalClusterOptions {
   unsigned workers = 1;
+  unsigned nestingHosts = 0;      // hosts for experiments' underlying workers (kiln nest)
   WorkerConfig worker;            // listen/coordinator are filled in
   CoordinatorConfig coordinator;  // listen defaults to any free loopback port
+  // Metrics: coordinator.metricsListen serves /metrics and the dashboard;
+  // worker.metricsListen gives every worker and host its own /metrics, on
+  // any free port of that address when there is more than one of them.
   std::function<void(SessionTypeRegistry&)> registerTypes;  // default: the built-in types
   LogOptions log{spdlog::level::warn, true};
 };
@@ -30,7 +34,11 @@ class LocalCluster {
   ~LocalCluster();  // stops everything
 
   const std::string& coordinatorEndpoint() const { return coordinator_->endpoint(); }
+  // Plain workers first, then nesting hosts.
   std::vector<std::string> workerEndpoints() const;
+  // 0 where metrics are off; workers in the order of workerEndpoints().
+  int coordinatorMetricsPort() const { return coordinator_->metricsPort(); }
+  std::vector<int> workerMetricsPorts() const;
   // Waits until every worker has registered (or the timeout passes).
   Status waitUntilReady(Duration timeout);
   void stop();

@@ -28,6 +28,9 @@ class MlgoInteractiveSession : public CompilationSession {
   // spaces named in ExtraObservation.
   std::vector<Space> observationSpaces() const override;
   std::string compilerVersion() const override { return "LLVM 19 interactive " + kindName(); }
+  // The compiler is deterministic for the same module and answers (fork
+  // relies on it too): a lost session is rebuilt by replaying its answers.
+  ReplayPolicy replayPolicy() const override { return {true, ""}; }
 
   Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) override;
   // Replays the parent's decisions in a new compiler process.

@@ -7,6 +7,13 @@
 #     on the same socket (any message counts as one).
 #   client -> coordinator: place(sessionType) -> placement(worker endpoint)
 #   client -> worker:      startSession -> sessionStarted; step* ; fork ; endSession
+#   experiments (nesting): client -> coordinator openExperiment(spec); the
+#     coordinator plans the experiment's underlying workers on nesting hosts
+#     and sends createWorker/releaseWorker to the hosts on their link socket;
+#     hosts report their underlying workers in every heartbeat; the client
+#     polls getExperiment until they are ready, then place(experiment) gives
+#     (host endpoint, underlying worker id) and every session request to that
+#     host carries the id in Envelope.target.
 @0xfc906c4afdb399a0;
 
 using Cxx = import "/capnp/c++.capnp";
@@ -87,6 +94,14 @@ struct GetSpaces { sessionType @0 :Text; }
 struct Spaces {
   actionSpaces @0 :List(Space);
   observationSpaces @1 :List(Space);
+  replay @2 :ReplayInfo;
+}
+
+# Whether a lost session of this type can be rebuilt elsewhere by replaying
+# its benchmark and actions, and the observation that proves it worked.
+struct ReplayInfo {
+  deterministic @0 :Bool;
+  fingerprint @1 :Text;             # observation space name; empty = none
 }
 
 struct StartSession {
@@ -148,6 +163,8 @@ struct RegisterWorker {
   version @4 :Text;
   hostname @5 :Text;
   pid @6 :UInt32;
+  nesting @7 :Bool;                 # hosts underlying workers by id (kiln nest)
+  underlying @8 :List(UnderlyingStatus);   # what it already runs (re-registration)
 }
 struct Registered { workerId @0 :UInt64; heartbeatIntervalMs @1 :UInt32; }
 
@@ -158,7 +175,54 @@ struct Load {
   stepsTotal @3 :UInt64;
 }
 
-struct Heartbeat { workerId @0 :UInt64; load @1 :Load; }
+# One underlying worker of a nesting host: who owns it and what it may do.
+struct UnderlyingSpec {
+  workerId @0 :UInt64;              # chosen by the coordinator; 0 in createWorker = host chooses
+  experiment @1 :Text;              # the only experiment that may see or address it
+  weight @2 :UInt32;                # share of the host's slots under contention (0 = 1)
+  maxSessions @3 :UInt32;           # 0 = the host's limit
+  sessionTypes @4 :List(Text);      # empty = every type the host serves
+}
+struct UnderlyingStatus { spec @0 :UnderlyingSpec; load @1 :Load; }
+
+struct Heartbeat {
+  workerId @0 :UInt64;
+  load @1 :Load;
+  underlying @2 :List(UnderlyingStatus);   # nesting hosts only
+}
+
+struct CreateWorker { spec @0 :UnderlyingSpec; }
+struct WorkerCreated { workerId @0 :UInt64; }
+struct ReleaseWorker { workerId @0 :UInt64; }
+struct WorkerReleased { sessionsEnded @0 :UInt32; }
+struct ListUnderlying {}            # on a nesting host: the caller's experiment's workers
+struct UnderlyingView { workers @0 :List(UnderlyingStatus); }
+
+# Experiments: named tenants sharing nesting hosts.
+struct ExperimentSpec {
+  name @0 :Text;
+  workers @1 :UInt32;               # underlying workers requested
+  weight @2 :UInt32;                # fair-share weight on every host (0 = 1)
+  maxSessions @3 :UInt32;           # per underlying worker; 0 = host limit
+  sessionTypes @4 :List(Text);
+  pack @5 :Bool;                    # fill hosts one by one instead of spreading
+}
+struct OpenExperiment { spec @0 :ExperimentSpec; }
+struct CloseExperiment { name @0 :Text; }
+struct GetExperiment { name @0 :Text; }
+struct ExperimentWorker {
+  workerId @0 :UInt64;
+  hostId @1 :UInt64;
+  endpoint @2 :Text;
+  ready @3 :Bool;                   # the host reported it
+  load @4 :Load;
+}
+struct ExperimentView {
+  spec @0 :ExperimentSpec;
+  workers @1 :List(ExperimentWorker);
+  msSinceHeard @2 :UInt32;
+  utilization @3 :List(Float32);    # busy share of its workers' hosts, one sample per second, oldest first
+}
 
 struct WorkerInfo {
   workerId @0 :UInt64;
@@ -172,13 +236,21 @@ struct WorkerInfo {
   load @8 :Load;
   msSinceHeard @9 :UInt32;
   placedSessions @10 :UInt32;       # placements not yet visible in load
+  nesting @11 :Bool;
+  underlying @12 :List(UnderlyingStatus);
+  utilization @13 :List(Float32);   # busy slots / slots, one sample per second, oldest first
 }
 
 struct ListCluster {}
-struct ClusterView { workers @0 :List(WorkerInfo); }
+struct ClusterView { workers @0 :List(WorkerInfo); experiments @1 :List(ExperimentView); }
 
-struct Place { sessionType @0 :Text; }
-struct Placement { workerId @0 :UInt64; endpoint @1 :Text; }
+# With Envelope.experiment set, placement picks one of that experiment's
+# underlying workers and names it in `target`.
+struct Place {
+  sessionType @0 :Text;
+  avoid @1 :List(Text);             # worker endpoints the client saw die
+}
+struct Placement { workerId @0 :UInt64; endpoint @1 :Text; target @2 :UInt64; }
 
 # ---------------------------------------------------------------- envelope
 
@@ -196,6 +268,12 @@ struct Request {
     registerWorker @9 :RegisterWorker;
     listCluster @10 :ListCluster;
     place @11 :Place;
+    createWorker @12 :CreateWorker;
+    releaseWorker @13 :ReleaseWorker;
+    listUnderlying @14 :ListUnderlying;
+    openExperiment @15 :OpenExperiment;
+    closeExperiment @16 :CloseExperiment;
+    getExperiment @17 :GetExperiment;
   }
 }
 
@@ -214,6 +292,10 @@ struct Reply {
     registered @10 :Registered;
     clusterView @11 :ClusterView;
     placement @12 :Placement;
+    workerCreated @13 :WorkerCreated;
+    workerReleased @14 :WorkerReleased;
+    underlyingView @15 :UnderlyingView;
+    experimentView @16 :ExperimentView;
   }
 }
 

@@ -23,6 +23,14 @@ struct Benchmark {
   std::size_t sizeBytes() const { return program ? program->size() : 0; }
 };
 
+// Whether a lost session can be rebuilt by replaying its benchmark and
+// actions in a new session (same observations after the same actions), and
+// the observation space whose value proves the rebuilt state is the same.
+struct ReplayPolicy {
+  bool deterministic = false;
+  std::string fingerprint;
+};
+
 // What one action did to the session.
 struct ActionOutcome {
   bool endOfEpisode = false;
@@ -39,6 +47,8 @@ class CompilationSession {
   virtual std::vector<Space> actionSpaces() const = 0;
   virtual std::vector<Space> observationSpaces() const = 0;
   virtual std::string compilerVersion() const { return "none"; }
+  // Declared once per type, like the spaces. The default: not replayable.
+  virtual ReplayPolicy replayPolicy() const { return {}; }
 
   // Starts an episode on `benchmark` with the action space at that index.
   virtual Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) = 0;

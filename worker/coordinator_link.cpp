@@ -8,13 +8,14 @@ namespace kiln {
 
 CoordinatorLink::CoordinatorLink(zmq::context_t& context, std::string coordinatorEndpoint,
                                  WorkerAdvert advert, LinkTiming timing, const Clock& clock,
-                                 Logger logger)
+                                 Logger logger, LinkRequestHandler onRequest)
     : context_(context),
       endpoint_(std::move(coordinatorEndpoint)),
       advert_(std::move(advert)),
       timing_(timing),
       clock_(clock),
       logger_(std::move(logger)),
+      onRequest_(std::move(onRequest)),
       backoff_(timing.minBackoff),
       retryAt_(clock.now()) {}
 
@@ -24,7 +25,7 @@ void CoordinatorLink::send(capnp::MessageBuilder& builder) {
   (void)socket_->send(encodeFrame(builder), zmq::send_flags::dontwait);
 }
 
-void CoordinatorLink::connect() {
+void CoordinatorLink::connect(const LoadReport& load) {
   socket_.emplace(context_, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::linger, 0);
   socket_->connect(endpoint_);
@@ -38,6 +39,11 @@ void CoordinatorLink::connect() {
   reg.setVersion(advert_.version);
   reg.setHostname(advert_.hostname);
   reg.setPid(advert_.pid);
+  reg.setNesting(advert_.nesting);
+  // A host that re-registers (the coordinator restarted) says at once which
+  // underlying workers it runs, so that their experiments can adopt them.
+  auto underlying = reg.initUnderlying(load.underlying.size());
+  for (unsigned i = 0; i < load.underlying.size(); ++i) toWire(load.underlying[i], underlying[i]);
   send(builder);
   state_ = State::kRegistering;
   lastHeard_ = clock_.now();
@@ -73,6 +79,15 @@ void CoordinatorLink::onReadable(const FrameLimits& limits) {
         retryAt_ = clock_.now();
         return;
       }
+      if (envelope.isRequest()) {
+        if (state_ != State::kRegistered || !onRequest_) {
+          sendReply(encodeErrorReply(envelope.getRequestId(),
+                                     unimplemented("this worker takes no requests on its link")));
+        } else {
+          onRequest_(std::move(message).value());
+        }
+        continue;
+      }
       if (envelope.isReply() && envelope.getReply().isRegistered()) {
         workerId_ = WorkerId{envelope.getReply().getRegistered().getWorkerId()};
         state_ = State::kRegistered;
@@ -93,7 +108,7 @@ void CoordinatorLink::onReadable(const FrameLimits& limits) {
 void CoordinatorLink::tick(const LoadReport& load) {
   TimePoint now = clock_.now();
   if (state_ == State::kBackingOff) {
-    if (now >= retryAt_) connect();
+    if (now >= retryAt_) connect(load);
     return;
   }
   if (now - lastHeard_ > timing_.heartbeatInterval * timing_.liveness) {
@@ -102,15 +117,17 @@ void CoordinatorLink::tick(const LoadReport& load) {
   }
   if (state_ != State::kRegistered || now < nextHeartbeat_) return;
   nextHeartbeat_ = now + timing_.heartbeatInterval;
-  capnp::MallocMessageBuilder builder(128);
+  capnp::MallocMessageBuilder builder(256);
   auto heartbeat = initEnvelope(builder, 0).initHeartbeat();
   heartbeat.setWorkerId(workerId_->value);
-  auto wireLoad = heartbeat.initLoad();
-  wireLoad.setLiveSessions(load.liveSessions);
-  wireLoad.setBusySlots(load.busySlots);
-  wireLoad.setQueuedRequests(load.queuedRequests);
-  wireLoad.setStepsTotal(load.stepsTotal);
+  toWire(load.total, heartbeat.initLoad());
+  auto underlying = heartbeat.initUnderlying(load.underlying.size());
+  for (unsigned i = 0; i < load.underlying.size(); ++i) toWire(load.underlying[i], underlying[i]);
   send(builder);
+}
+
+void CoordinatorLink::sendReply(zmq::message_t frame) {
+  if (socket_) (void)socket_->send(frame, zmq::send_flags::dontwait);
 }
 
 }  // namespace kiln

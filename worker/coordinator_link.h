@@ -5,6 +5,7 @@
 // re-register on a new socket after a back-off of 1 s doubling to 32 s.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "common/frame.h"
 #include "common/ids.h"
 #include "common/logging.h"
+#include "common/underlying.h"
 
 namespace kiln {
 
@@ -26,6 +28,7 @@ struct WorkerAdvert {
   std::string version;
   std::string hostname;
   std::uint32_t pid = 0;
+  bool nesting = false;
 };
 
 struct LinkTiming {
@@ -36,27 +39,32 @@ struct LinkTiming {
 };
 
 struct LoadReport {
-  std::uint32_t liveSessions = 0;
-  std::uint32_t busySlots = 0;
-  std::uint32_t queuedRequests = 0;
-  std::uint64_t stepsTotal = 0;
+  LoadFigures total;
+  std::vector<UnderlyingStatus> underlying;  // a nesting host's underlying workers
 };
+
+// Requests the coordinator sends down the link (create/release underlying
+// workers); the handler answers through CoordinatorLink::sendReply.
+using LinkRequestHandler = std::function<void(InboundMessage)>;
 
 class CoordinatorLink {
  public:
   CoordinatorLink(zmq::context_t& context, std::string coordinatorEndpoint, WorkerAdvert advert,
-                  LinkTiming timing, const Clock& clock, Logger logger);
+                  LinkTiming timing, const Clock& clock, Logger logger,
+                  LinkRequestHandler onRequest = {});
 
   // The socket to poll; null while backing off.
   zmq::socket_t* socket() { return socket_ ? &*socket_ : nullptr; }
   void onReadable(const FrameLimits& limits);
   void tick(const LoadReport& load);
+  // Answers a request that came down the link (dropped while re-registering).
+  void sendReply(zmq::message_t frame);
   std::optional<WorkerId> workerId() const { return workerId_; }
   int registrations() const { return registrations_; }
 
  private:
   enum class State { kBackingOff, kRegistering, kRegistered };
-  void connect();
+  void connect(const LoadReport& load);
   void dropAndBackOff(const std::string& reason);
   void send(capnp::MessageBuilder& builder);
 
@@ -66,6 +74,7 @@ class CoordinatorLink {
   LinkTiming timing_;
   const Clock& clock_;
   Logger logger_;
+  LinkRequestHandler onRequest_;
   std::optional<zmq::socket_t> socket_;
   State state_ = State::kBackingOff;
   Duration backoff_;

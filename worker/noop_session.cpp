@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <thread>
 
 namespace kiln {
 
@@ -51,11 +53,29 @@ Status NoopSession::initAsFork(const CompilationSession& parent) {
   sum_ = other.sum_;
   steps_ = other.steps_;
   busyMicros_ = other.busyMicros_;
+  fault_ = other.fault_;
   return okStatus();
 }
 
 Status NoopSession::applyAction(const Value& action, ActionOutcome& outcome) {
   std::int64_t index = action.as<std::int64_t>();
+  switch (fault_) {
+    case Fault::kNone:
+      break;
+    case Fault::kSegv:
+      // raise() rather than a bad pointer: the same signal, without undefined
+      // behaviour an optimiser could remove.
+      std::raise(SIGSEGV);
+      break;
+    case Fault::kAbort:
+      std::abort();
+    case Fault::kHangUntilCancelled:
+      while (!cancelled_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return timeoutError("noop.hang_on_step: the step was cancelled");
+    case Fault::kHangForever:
+      // A compiler stuck in a loop that ignores cancellation.
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   if (busyMicros_ > 0) {
     // Spin rather than sleep: the step must occupy a CPU like real compile work.
     auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(busyMicros_);
@@ -109,6 +129,32 @@ Result<std::string> NoopSession::handleParameter(const std::string& key, const s
     }
     busyMicros_ = micros;
     return std::to_string(busyMicros_);
+  }
+  if (key == "noop.crash_on_step") {
+    if (value == "segv") {
+      fault_ = Fault::kSegv;
+    } else if (value == "abort") {
+      fault_ = Fault::kAbort;
+    } else if (value.empty() || value == "off") {
+      fault_ = Fault::kNone;
+    } else {
+      return invalidArgument(
+          fmt::format("noop.crash_on_step wants 'segv', 'abort' or 'off', got '{}'", value));
+    }
+    return value.empty() ? std::string("off") : value;
+  }
+  if (key == "noop.hang_on_step") {
+    if (value == "until_cancelled") {
+      fault_ = Fault::kHangUntilCancelled;
+    } else if (value == "forever") {
+      fault_ = Fault::kHangForever;
+    } else if (value.empty() || value == "off") {
+      fault_ = Fault::kNone;
+    } else {
+      return invalidArgument(fmt::format(
+          "noop.hang_on_step wants 'until_cancelled', 'forever' or 'off', got '{}'", value));
+    }
+    return value.empty() ? std::string("off") : value;
   }
   if (key == "noop.sum") return std::to_string(sum_);
   return notFound(fmt::format("noop has no session parameter '{}'", key));

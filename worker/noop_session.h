@@ -23,6 +23,8 @@ class NoopSession final : public CompilationSession {
 
   std::vector<Space> actionSpaces() const override;
   std::vector<Space> observationSpaces() const override;
+  // Its whole state is (sum, steps), which the Tensor observation holds.
+  ReplayPolicy replayPolicy() const override { return {true, "Tensor"}; }
   std::string compilerVersion() const override { return "noop 1"; }
 
   Status init(std::size_t actionSpaceIndex, const Benchmark& benchmark) override;
@@ -32,12 +34,18 @@ class NoopSession final : public CompilationSession {
   Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
   void cancel() override { cancelled_.store(true); }
 
+  // What the next step does besides its action (fault tests; session
+  // parameters, so that a replay reproduces them): raise a signal that kills
+  // the process, or never return (until cancel(), or at all).
+  enum class Fault { kNone, kSegv, kAbort, kHangUntilCancelled, kHangForever };
+
  private:
   ServiceContext& context_;
   std::string benchmarkUri_;
   std::int64_t sum_ = 0;
   std::int64_t steps_ = 0;
   std::int64_t busyMicros_ = 0;  // a calibrated busy wait per action (load tests)
+  Fault fault_ = Fault::kNone;
   std::atomic<bool> cancelled_{false};
 };
 

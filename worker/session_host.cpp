@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/wire_convert.h"
+#include "metrics/log_fields.h"
 #include "worker/cache_parameters.h"
 #include "worker/session_ops.h"
 
@@ -19,7 +22,7 @@ struct SessionHost::Ticket {
 
 SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
                          const Clock& clock, Executor& executor, ReplySink& replies,
-                         Mailbox<Completion>& completions, Logger logger)
+                         Mailbox<Completion>& completions, Logger logger, HostScope scope)
     : types_(types),
       cache_(cache),
       limits_(limits),
@@ -27,12 +30,48 @@ SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache
       executor_(executor),
       replies_(replies),
       completions_(completions),
-      logger_(std::move(logger)) {}
+      logger_(std::move(logger)),
+      scope_(std::move(scope)) {}
 
 SessionHost::~SessionHost() { clear(); }
 
+template <class Work>
+void SessionHost::post(const std::string& key, std::uint64_t ticket, Work work) {
+  executor_.post(key, [this, ticket, work = std::move(work)]() mutable {
+    auto started = std::chrono::steady_clock::now();
+    Completion completion = work();
+    completion.ran = std::chrono::steady_clock::now() - started;
+    completion.target = scope_.target;
+    completion.ticket = ticket;
+    completions_.push(std::move(completion));
+  });
+}
+
+const ReadySessionType* SessionHost::findType(const std::string& name) const {
+  if (!scope_.sessionTypes.empty() &&
+      std::find(scope_.sessionTypes.begin(), scope_.sessionTypes.end(), name) ==
+          scope_.sessionTypes.end()) {
+    return nullptr;
+  }
+  return types_.find(name);
+}
+
+std::vector<std::string> SessionHost::typeNames() const {
+  if (scope_.sessionTypes.empty()) return types_.names();
+  std::vector<std::string> names;
+  for (const std::string& name : scope_.sessionTypes) {
+    if (types_.find(name) != nullptr) names.push_back(name);
+  }
+  return names;
+}
+
+std::string SessionHost::schedulingKey(const std::string& requested) const {
+  return scope_.experiment.empty() ? requested : scope_.experiment;
+}
+
 void SessionHost::reply(const std::string& routingId, std::uint64_t requestId,
                         const Status& status) {
+  if (limits_.observer != nullptr) limits_.observer->onError(status.code());
   replies_.send(routingId, encodeErrorReply(requestId, status));
 }
 
@@ -94,7 +133,7 @@ void SessionHost::replyVersion(const std::string& routingId, std::uint64_t reque
   auto version = initEnvelope(builder, requestId).initReply().initVersion();
   version.setProtocolVersion(wire::PROTOCOL_VERSION);
   version.setServiceVersion("kiln 0.1.0");
-  auto names = types_.names();
+  auto names = typeNames();
   std::string compilers;
   auto list = version.initSessionTypes(names.size());
   for (unsigned i = 0; i < names.size(); ++i) {
@@ -109,11 +148,11 @@ void SessionHost::replyVersion(const std::string& routingId, std::uint64_t reque
 
 void SessionHost::replySpaces(const std::string& routingId, std::uint64_t requestId,
                               const std::string& typeName) {
-  const ReadySessionType* type = types_.find(typeName);
+  const ReadySessionType* type = findType(typeName);
   if (type == nullptr) {
     return reply(routingId, requestId,
                  notFound(fmt::format("session type '{}' is not hosted here (hosted: {})", typeName,
-                                      fmt::join(types_.names(), ", "))));
+                                      fmt::join(typeNames(), ", "))));
   }
   capnp::MallocMessageBuilder builder;
   auto spaces = initEnvelope(builder, requestId).initReply().initSpaces();
@@ -125,6 +164,9 @@ void SessionHost::replySpaces(const std::string& routingId, std::uint64_t reques
   for (unsigned i = 0; i < type->info.observationSpaces.size(); ++i) {
     toWire(type->info.observationSpaces[i], observations[i]);
   }
+  auto replay = spaces.initReplay();
+  replay.setDeterministic(type->info.replay.deterministic);
+  replay.setFingerprint(type->info.replay.fingerprint);
   replies_.send(routingId, encodeFrame(builder));
 }
 
@@ -167,11 +209,11 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   auto envelope = message.envelope();
   std::uint64_t requestId = envelope.getRequestId();
   std::string typeName = envelope.getRequest().getStartSession().getSessionType().cStr();
-  const ReadySessionType* type = types_.find(typeName);
+  const ReadySessionType* type = findType(typeName);
   if (type == nullptr) {
     return reply(routingId, requestId,
                  notFound(fmt::format("session type '{}' is not hosted here (hosted: {})", typeName,
-                                      fmt::join(types_.names(), ", "))));
+                                      fmt::join(typeNames(), ", "))));
   }
   if (sessions_.size() + starting_ >= limits_.maxSessions) {
     return reply(routingId, requestId,
@@ -184,13 +226,11 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   std::uint64_t ticket = openTicket(routingId, requestId, envelope.getTimeoutMs(), nullptr);
   ++starting_;
   inflight_[ticket]->creates = true;
-  std::string key = envelope.getExperiment().cStr();
-  executor_.post(key, [this, type, id, owner, ticket, maxBytes = limits_.maxBenchmarkBytes,
-                       message = std::move(message)]() mutable {
-    Completion completion = executeStart(*type, id, owner, message, maxBytes);
-    completion.ticket = ticket;
-    completions_.push(std::move(completion));
-  });
+  std::string key = schedulingKey(envelope.getExperiment().cStr());
+  post(key, ticket,
+       [type, id, owner, maxBytes = limits_.maxBenchmarkBytes, message = std::move(message)] {
+         return executeStart(*type, id, owner, message, maxBytes);
+       });
 }
 
 void SessionHost::handleSessionRequest(const std::string& routingId, InboundMessage message) {
@@ -245,44 +285,57 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   std::uint64_t ticket =
       openTicket(routingId, envelope.getRequestId(), envelope.getTimeoutMs(), &record);
   SessionRecord* target = &record;
+  const std::string& key = record.experiment;
   switch (request.which()) {
     case wire::Request::STEP:
-      executor_.post(record.experiment, [this, target, ticket, message = std::move(message)] {
-        Completion completion = executeStep(*target, message);
+      if (runsInline(record)) {
+        auto started = std::chrono::steady_clock::now();
+        Completion completion = executeStep(record, message);
+        completion.ran = std::chrono::steady_clock::now() - started;
+        completion.target = scope_.target;
         completion.ticket = ticket;
-        completions_.push(std::move(completion));
-      });
-      return;
+        return completeInline(std::move(completion));
+      }
+      return post(key, ticket,
+                  [target, message = std::move(message)] { return executeStep(*target, message); });
     case wire::Request::FORK: {
       SessionId child{ids_.next()};
       ++starting_;
       inflight_[ticket]->creates = true;
-      executor_.post(record.experiment,
-                     [this, target, child, ticket, message = std::move(message)] {
-                       Completion completion = executeFork(*target, child, message);
-                       completion.ticket = ticket;
-                       completions_.push(std::move(completion));
-                     });
-      return;
+      return post(key, ticket, [target, child, message = std::move(message)] {
+        return executeFork(*target, child, message);
+      });
     }
     case wire::Request::END_SESSION: {
       auto remaining = static_cast<std::uint32_t>(sessions_.size() - 1);
-      executor_.post(record.experiment,
-                     [this, target, ticket, remaining, message = std::move(message)] {
-                       Completion completion = executeEnd(*target, message, remaining);
-                       completion.ticket = ticket;
-                       completions_.push(std::move(completion));
-                     });
-      return;
+      return post(key, ticket, [target, remaining, message = std::move(message)] {
+        return executeEnd(*target, message, remaining);
+      });
     }
     default:
-      executor_.post(record.experiment, [this, target, ticket, message = std::move(message)] {
-        Completion completion = executeParameter(*target, message);
-        completion.ticket = ticket;
-        completions_.push(std::move(completion));
+      return post(key, ticket, [target, message = std::move(message)] {
+        return executeParameter(*target, message);
       });
-      return;
   }
+}
+
+bool SessionHost::runsInline(const SessionRecord& record) const {
+  // Two timed steps first: the first step of a session often pays for
+  // warm-up and says little about the next ones.
+  return limits_.inlineStepBudget > Duration::zero() && record.stepsTimed >= 2 &&
+         record.stepCost < limits_.inlineStepBudget && executor_.idle();
+}
+
+void SessionHost::completeInline(Completion completion) {
+  inlineDone_.push_back(std::move(completion));
+  if (drainingInline_) return;
+  drainingInline_ = true;
+  while (!inlineDone_.empty()) {
+    Completion next = std::move(inlineDone_.front());
+    inlineDone_.pop_front();
+    onCompletion(std::move(next));
+  }
+  drainingInline_ = false;
 }
 
 void SessionHost::handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
@@ -304,13 +357,28 @@ void SessionHost::onCompletion(Completion completion) {
   if (!timedOut) replies_.send(ticket->routingId, std::move(completion.reply));
   stepsTotal_ += completion.steps;
   SessionRecord* record = ticket->record;
+  if (limits_.observer != nullptr) {
+    if (completion.error != ErrorCode::kOk && !timedOut)
+      limits_.observer->onError(completion.error);
+    if (completion.steps > 0 && record != nullptr && record->type != nullptr) {
+      limits_.observer->onSteps(record->type->info.name, completion.ran, completion.steps);
+    }
+  }
   if (ticket->creates) --starting_;
   if (completion.created && !timedOut) {
-    SessionId id = completion.created->id;
-    sessions_.emplace(id, std::move(completion.created));
+    SessionRecord& created = *completion.created;
+    logger_->debug("session started: {} type={} target={:x}",
+                   logfields::sessionAndExperiment(created.id.value, created.experiment),
+                   created.type != nullptr ? created.type->info.name : "?", scope_.target);
+    sessions_.emplace(created.id, std::move(completion.created));
   }
   if (record == nullptr) return;
   record->busy = false;
+  if (completion.steps > 0) {
+    record->stepCost =
+        record->stepsTimed == 0 ? completion.ran : (3 * record->stepCost + completion.ran) / 4;
+    ++record->stepsTimed;
+  }
   if (completion.sessionOver || timedOut || record->retired) return erase(*record);
   dispatchNext(*record);
 }
@@ -325,6 +393,9 @@ void SessionHost::dispatchNext(SessionRecord& record) {
 }
 
 void SessionHost::erase(SessionRecord& record) {
+  logger_->debug("session ended: {} steps_timed={}",
+                 logfields::sessionAndExperiment(record.id.value, record.experiment),
+                 record.stepsTimed);
   for (auto& waiting : record.waiting) {
     --waitingRequests_;
     reply(waiting.routingId, waiting.message.envelope().getRequestId(),
@@ -333,21 +404,36 @@ void SessionHost::erase(SessionRecord& record) {
   sessions_.erase(record.id);
 }
 
-void SessionHost::endSessionsOf(ClientId client) {
-  std::vector<SessionRecord*> owned;
+template <class Predicate>
+std::size_t SessionHost::retireWhere(Predicate matches) {
+  std::vector<SessionRecord*> chosen;
   for (auto& [id, record] : sessions_) {
-    if (record->owner == client) owned.push_back(record.get());
+    if (matches(*record)) chosen.push_back(record.get());
   }
-  if (!owned.empty()) {
-    logger_->info("client {:x} went silent: ending its {} sessions", client.value, owned.size());
-  }
-  for (SessionRecord* record : owned) {
+  for (SessionRecord* record : chosen) {
     if (record->busy) {
       record->retired = true;
     } else {
       erase(*record);
     }
   }
+  return chosen.size();
+}
+
+void SessionHost::endSessionsOf(ClientId client) {
+  std::size_t ended = retireWhere([this, client](const SessionRecord& r) {
+    if (r.owner != client) return false;
+    logger_->info("session lost: {} client={:x} went silent for the lease",
+                  logfields::sessionAndExperiment(r.id.value, r.experiment), client.value);
+    return true;
+  });
+  if (ended != 0) {
+    logger_->info("client {:x} went silent: ending its {} sessions", client.value, ended);
+  }
+}
+
+void SessionHost::retireAll() {
+  retireWhere([](const SessionRecord&) { return true; });
 }
 
 void SessionHost::tick() {
@@ -355,6 +441,12 @@ void SessionHost::tick() {
   for (auto& [id, ticket] : inflight_) {
     if (ticket->answered || now < ticket->deadline) continue;
     ticket->answered = true;
+    if (ticket->record != nullptr) {
+      logger_->warn(
+          "session timed out: {} request={} overran its deadline; ending the session",
+          logfields::sessionAndExperiment(ticket->record->id.value, ticket->record->experiment),
+          ticket->requestId);
+    }
     reply(ticket->routingId, ticket->requestId,
           timeoutError("the request overran its deadline; its session is ended"));
     if (ticket->record != nullptr && ticket->record->session) ticket->record->session->cancel();

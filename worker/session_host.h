@@ -6,6 +6,7 @@
 // a client's sessions end when its lease runs out.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -24,11 +25,30 @@
 
 namespace kiln {
 
+// Metrics hooks (worker/worker_metrics.h), called on the loop thread. An
+// interface so that session_host stays free of the metrics library.
+class SessionObserver {
+ public:
+  virtual ~SessionObserver() = default;
+  // A request of a session of `sessionType` ran `steps` steps in `ran`.
+  virtual void onSteps(const std::string& sessionType, Duration ran, std::uint64_t steps) = 0;
+  // An error reply of this kind was sent (by the host or by a session).
+  virtual void onError(ErrorCode code) = 0;
+};
+
 struct HostLimits {
   std::uint32_t maxSessions = 100000;
   Duration defaultDeadline = std::chrono::seconds(300);
   Duration leaseTimeout = std::chrono::seconds(30);  // a silent client's sessions end after this
   std::uint64_t maxBenchmarkBytes = 64u << 20;
+  // While the pool is idle, steps of a session that have taken less than
+  // this run on the loop thread itself: cheaper than the two thread hops to
+  // the pool and back (~30 us each on some VMs). A busy pool means other
+  // work is waiting, and then the slots' parallelism wins. Zero disables.
+  Duration inlineStepBudget = std::chrono::microseconds(60);
+  // Not owned; outlives the hosts. Rides with the limits because every
+  // frontend already hands these to each SessionHost it creates.
+  SessionObserver* observer = nullptr;
 };
 
 struct HostLoad {
@@ -50,22 +70,36 @@ class Executor {
  public:
   virtual ~Executor() = default;
   virtual void post(const std::string& key, UniqueTask task) = 0;
+  // No task runs or waits: a cheap step may run on the caller instead.
+  virtual bool idle() const { return false; }
 };
 
 // The result of a task, applied by the loop thread.
 struct Completion {
+  std::uint64_t target = 0;  // the SessionHost it belongs to (HostScope::target)
   std::uint64_t ticket = 0;
   zmq::message_t reply;
   std::unique_ptr<SessionRecord> created;  // start or fork
   bool sessionOver = false;                // end, or an error that ends the session
   std::uint64_t steps = 0;
+  Duration ran{};                    // time the task took
+  ErrorCode error = ErrorCode::kOk;  // of the reply, for the error metrics
+};
+
+// What one SessionHost serves: a plain worker has one with the defaults; a
+// nesting host has one per underlying worker, owned by one experiment.
+struct HostScope {
+  std::uint64_t target = 0;               // underlying worker id; 0 for a plain worker
+  std::string experiment;                 // set: the scheduling key of all its work
+  std::vector<std::string> sessionTypes;  // empty = every type of the registry
+  std::uint32_t weight = 1;
 };
 
 class SessionHost {
  public:
   SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
               const Clock& clock, Executor& executor, ReplySink& replies,
-              Mailbox<Completion>& completions, Logger logger);
+              Mailbox<Completion>& completions, Logger logger, HostScope scope = {});
   ~SessionHost();
 
   void handle(const std::string& routingId, InboundMessage message);
@@ -74,10 +108,17 @@ class SessionHost {
   void tick();
   // Ends every session (shutdown); waits for nothing: call when no task runs.
   void clear();
+  // Ends every session cleanly: idle ones now (their waiting requests are
+  // answered), busy ones when their running request completes.
+  void retireAll();
+  // Refreshes a client's lease without a request (keep-alive on a nesting host).
+  void touchLease(ClientId client) { leases_[client] = clock_.now(); }
 
   HostLoad load() const;
   std::size_t inflight() const { return inflight_.size(); }
   const SessionTypeRegistry& types() const { return types_; }
+  const HostScope& scope() const { return scope_; }
+  const HostLimits& limits() const { return limits_; }
 
  private:
   struct Ticket;
@@ -92,10 +133,22 @@ class SessionHost {
   void handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
                              const std::string& key, const std::string& value);
   void runOnStrand(SessionRecord& record, const std::string& routingId, InboundMessage message);
+  bool runsInline(const SessionRecord& record) const;
+  // Completes inline work iteratively: a completion may dispatch the next
+  // waiting request of its strand, which may complete inline again.
+  void completeInline(Completion completion);
+  // Runs `work` on the executor and sends its Completion back to this host.
+  template <class Work>
+  void post(const std::string& key, std::uint64_t ticket, Work work);
+  const ReadySessionType* findType(const std::string& name) const;
+  std::vector<std::string> typeNames() const;
+  std::string schedulingKey(const std::string& requested) const;
   void dispatchNext(SessionRecord& record);
   std::uint64_t openTicket(const std::string& routingId, std::uint64_t requestId,
                            std::uint32_t timeoutMs, SessionRecord* record);
   void endSessionsOf(ClientId client);
+  template <class Predicate>
+  std::size_t retireWhere(Predicate matches);
   void erase(SessionRecord& record);
   void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
 
@@ -107,6 +160,7 @@ class SessionHost {
   ReplySink& replies_;
   Mailbox<Completion>& completions_;
   Logger logger_;
+  HostScope scope_;
   RandomIds ids_;
   std::uint64_t nextTicket_ = 1;
   std::uint32_t starting_ = 0;
@@ -115,6 +169,8 @@ class SessionHost {
   std::unordered_map<std::uint64_t, std::unique_ptr<Ticket>> inflight_;
   std::unordered_map<ClientId, TimePoint> leases_;
   std::uint32_t waitingRequests_ = 0;
+  std::deque<Completion> inlineDone_;
+  bool drainingInline_ = false;
   TimePoint nextLeaseSweep_{};
 };
 

@@ -11,6 +11,7 @@ namespace {
 Completion errorCompletion(std::uint64_t requestId, const Status& status, bool sessionOver) {
   Completion completion;
   completion.reply = encodeErrorReply(requestId, status);
+  completion.error = status.code();
   completion.sessionOver = sessionOver;
   return completion;
 }

@@ -27,6 +27,8 @@ struct SessionRecord {
     InboundMessage message;
   };
   bool busy = false;
+  Duration stepCost{};  // moving average of its steps' compile time
+  std::uint32_t stepsTimed = 0;
   bool retired = false;  // ends as soon as it is idle
   std::list<Waiting> waiting;
 };

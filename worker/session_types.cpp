@@ -30,7 +30,7 @@ Status SessionTypeRegistry::start(ContextResources& resources) {
     auto probe = type.makeSession(*ctx);
     ReadySessionType ready;
     ready.info = {type.name, probe->compilerVersion(), probe->actionSpaces(),
-                  probe->observationSpaces()};
+                  probe->observationSpaces(), probe->replayPolicy()};
     ready.context = ctx;
     ready.create = [make = type.makeSession, ctx] { return make(*ctx); };
     ready_.emplace(type.name, std::move(ready));
@@ -50,7 +50,7 @@ Status SessionTypeRegistry::shutdown() {
 }
 
 Result<std::string> SessionTypeRegistry::handleContextParameter(const std::string& key,
-                                                               const std::string& value) const {
+                                                                const std::string& value) const {
   for (const auto& [type, context] : contexts_) {
     auto answer = context->handleParameter(key, value);
     if (answer.ok() || answer.status().code() != ErrorCode::kNotFound) return answer;

@@ -21,6 +21,7 @@ struct SessionTypeInfo {
   std::string compilerVersion;
   std::vector<Space> actionSpaces;
   std::vector<Space> observationSpaces;
+  ReplayPolicy replay;
 };
 
 // A type ready to create sessions: its context is initialized.

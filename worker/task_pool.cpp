@@ -4,8 +4,9 @@ namespace kiln {
 
 TaskPool::TaskPool(unsigned threads, std::unique_ptr<TaskQueue> queue) : queue_(std::move(queue)) {
   if (threads == 0) threads = 1;
+  std::lock_guard lock(mutex_);
   threads_.reserve(threads);
-  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+  for (unsigned i = 0; i < threads; ++i) startThread();
 }
 
 TaskPool::~TaskPool() {
@@ -14,7 +15,25 @@ TaskPool::~TaskPool() {
     stopping_ = true;
   }
   wake_.notify_all();
-  for (auto& thread : threads_) thread.join();
+  std::unique_lock lock(mutex_);  // `exited` is written under it; joins must not hold it
+  for (auto& worker : threads_) {
+    if (!worker->writtenOff || worker->exited) {
+      lock.unlock();
+      worker->thread.join();
+      lock.lock();
+    } else if (worker->thread.joinable()) {
+      // Still stuck in a task that never returns: waiting would hang the
+      // shutdown forever; the process is ending, so let the thread go.
+      worker->thread.detach();
+    }
+  }
+}
+
+void TaskPool::startThread() {
+  auto worker = std::make_unique<Worker>();
+  Worker* self = worker.get();
+  threads_.push_back(std::move(worker));
+  self->thread = std::thread([this, self] { run(self); });
 }
 
 void TaskPool::post(const std::string& key, UniqueTask task) {
@@ -30,24 +49,89 @@ unsigned TaskPool::busy() const {
   return busy_;
 }
 
+bool TaskPool::idle() const {
+  std::lock_guard lock(mutex_);
+  return busy_ == 0 && queue_->empty();
+}
+
 std::size_t TaskPool::queued() const {
   std::lock_guard lock(mutex_);
   return queue_->size();
 }
 
-void TaskPool::run() {
+std::map<std::string, unsigned> TaskPool::busyByKey() const {
+  std::lock_guard lock(mutex_);
+  return busyByKey_;
+}
+
+unsigned TaskPool::threads() const {
+  std::lock_guard lock(mutex_);
+  unsigned live = 0;
+  for (const auto& worker : threads_) live += worker->writtenOff ? 0 : 1;
+  return live;
+}
+
+unsigned TaskPool::stuck() const {
+  std::lock_guard lock(mutex_);
+  unsigned stuck = 0;
+  for (const auto& worker : threads_) stuck += worker->writtenOff && !worker->exited ? 1 : 0;
+  return stuck;
+}
+
+unsigned TaskPool::replaceStuck(Duration stuckAfter) {
+  std::unique_lock lock(mutex_);
+  if (stopping_) return 0;
+  auto now = std::chrono::steady_clock::now();
+  unsigned replaced = 0;
+  std::size_t count = threads_.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    Worker& worker = *threads_[i];
+    if (!worker.busy || worker.writtenOff || now - worker.started < stuckAfter) continue;
+    // Its slot is no longer counted as busy: the replacement serves it.
+    worker.writtenOff = true;
+    --busy_;
+    if (--busyByKey_[worker.key] == 0) busyByKey_.erase(worker.key);
+    startThread();
+    ++replaced;
+  }
+  // Reap written-off threads that did finish, so the table stays bounded.
+  std::vector<std::thread> finished;
+  std::erase_if(threads_, [&](const std::unique_ptr<Worker>& worker) {
+    if (!worker->writtenOff || !worker->exited) return false;
+    finished.push_back(std::move(worker->thread));
+    return true;
+  });
+  lock.unlock();
+  for (auto& thread : finished) thread.join();
+  return replaced;
+}
+
+void TaskPool::run(Worker* self) {
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_->empty(); });
-    if (queue_->empty()) return;  // stopping and drained
-    UniqueTask task = queue_->pop();
+    if (queue_->empty()) break;  // stopping and drained
+    QueuedTask next = queue_->pop();
     ++busy_;
+    ++busyByKey_[next.key];
+    self->busy = true;
+    self->key = next.key;
+    self->started = std::chrono::steady_clock::now();
     lock.unlock();
-    task();
-    task = UniqueTask();  // release captured state outside the lock
+    // Accounting uses the real clock on purpose: it measures compile work,
+    // which a test's fake clock does not advance.
+    auto started = std::chrono::steady_clock::now();
+    next.task();
+    next.task = UniqueTask();  // release captured state outside the lock
+    Duration ran = std::chrono::steady_clock::now() - started;
     lock.lock();
+    self->busy = false;
+    queue_->finished(next.key, ran);
+    if (self->writtenOff) break;  // replaced while stuck: the pool has its size again
     --busy_;
+    if (--busyByKey_[next.key] == 0) busyByKey_.erase(next.key);
   }
+  self->exited = true;
 }
 
 }  // namespace kiln

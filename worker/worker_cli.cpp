@@ -3,8 +3,18 @@
 #include <fmt/format.h>
 
 #include "common/signals.h"
+#include "metrics/listen_address.h"
 
 namespace kiln {
+
+CLI::Validator metricsListenValidator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto parsed = metrics::parseListenAddress(text);
+        return parsed.ok() ? std::string() : parsed.status().message();
+      },
+      "ADDR:PORT");
+}
 
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   WorkerConfig& c = o.config;
@@ -44,6 +54,10 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
       ->check(CLI::Range(0.01, 60.0));
   app.add_option("--work-dir", c.workingDirectoryBase,
                  "where the worker creates its private working directory (default: temp dir)");
+  app.add_option("--metrics-listen", c.metricsListen,
+                 "serve Prometheus metrics over HTTP on ADDR:PORT (port 0 = any free port, "
+                 "printed in the log); default: off")
+      ->check(metricsListenValidator());
   app.add_option("--log-level", o.logLevel, "trace, debug, info, warn, error or off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -52,7 +66,8 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
 int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
   LogOptions log;
   parseLogLevel(options.logLevel, log.level);
-  Logger logger = makeLogger("worker", log);
+  const char* role = options.config.mode.nesting ? "nest" : "worker";
+  Logger logger = makeLogger(role, log);
   zmq::context_t zmq(1);
   SteadyClock clock;
   auto server = WorkerServer::create(options.config, types, zmq, clock, logger);
@@ -61,7 +76,8 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
     return 1;
   }
   StopOnSignal stopOnSignal([&server] { (*server)->stop(); });
-  fmt::print("worker {}\n", (*server)->endpoint());
+  fmt::print("{} {}\n", role, (*server)->endpoint());
+  if ((*server)->metricsPort() != 0) fmt::print("metrics port {}\n", (*server)->metricsPort());
   std::fflush(stdout);
   (*server)->run();
   return 0;

@@ -14,6 +14,8 @@ struct WorkerCommandLine {
 };
 
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& options);
+// Checks --metrics-listen values (ADDR:PORT) before anything starts.
+CLI::Validator metricsListenValidator();
 // Starts a worker with `types`, serves until SIGINT/SIGTERM; returns the exit code.
 int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types);
 

@@ -10,24 +10,23 @@
 
 namespace kiln {
 
+// Replies go to the client's ROUTER route, or down the coordinator link for
+// requests that came from there.
 class WorkerServer::RouterSink final : public ReplySink {
  public:
-  explicit RouterSink(zmq::socket_t& router) : router_(router) {}
+  RouterSink(zmq::socket_t& router, std::unique_ptr<CoordinatorLink>& link)
+      : router_(router), link_(link) {}
   void send(const std::string& routingId, zmq::message_t frame) override {
+    if (routingId == kCoordinatorRoute) {
+      if (link_) link_->sendReply(std::move(frame));
+      return;
+    }
     sendRouted(router_, routingId, std::move(frame));
   }
 
  private:
   zmq::socket_t& router_;
-};
-
-class WorkerServer::PoolExecutor final : public Executor {
- public:
-  explicit PoolExecutor(TaskPool& pool) : pool_(pool) {}
-  void post(const std::string& key, UniqueTask task) override { pool_.post(key, std::move(task)); }
-
- private:
-  TaskPool& pool_;
+  std::unique_ptr<CoordinatorLink>& link_;
 };
 
 WorkerServer::WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
@@ -72,12 +71,16 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 
-  server->pool_ = std::make_unique<TaskPool>(c.slots);
-  server->sink_ = std::make_unique<RouterSink>(server->router_);
-  server->executor_ = std::make_unique<PoolExecutor>(*server->pool_);
-  server->host_ =
-      std::make_unique<SessionHost>(types, server->cache_, c.limits, clock, *server->executor_,
-                                    *server->sink_, server->completions_, server->logger_);
+  if (!c.metricsListen.empty()) {
+    KILN_ASSIGN_OR_RETURN(server->observe_,
+                          WorkerObservability::start(c.metricsListen, clock, server->logger_));
+    c.limits.observer = server->observe_->observer();
+  }
+  server->pool_ = std::make_unique<TaskPool>(c.slots, c.mode.makeQueue());
+  server->sink_ = std::make_unique<RouterSink>(server->router_, server->link_);
+  server->frontend_ =
+      c.mode.makeFrontend(FrontendParts{types, server->cache_, c.limits, clock, *server->pool_,
+                                        *server->sink_, server->completions_, server->logger_});
   if (!c.coordinator.empty()) {
     char hostname[256] = {};
     ::gethostname(hostname, sizeof(hostname) - 1);
@@ -87,9 +90,14 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                         types.names(),
                         "kiln 0.1.0",
                         hostname,
-                        static_cast<std::uint32_t>(::getpid())};
-    server->link_ = std::make_unique<CoordinatorLink>(zmq, c.coordinator, std::move(advert), c.link,
-                                                      clock, server->logger_);
+                        static_cast<std::uint32_t>(::getpid()),
+                        c.mode.nesting};
+    WorkerFrontend* frontend = server->frontend_.get();
+    server->link_ =
+        std::make_unique<CoordinatorLink>(zmq, c.coordinator, std::move(advert), c.link, clock,
+                                          server->logger_, [frontend](InboundMessage message) {
+                                            frontend->handle(kCoordinatorRoute, std::move(message));
+                                          });
   }
   server->logger_->info("worker serving {} on {} with {} slots (working directory {})",
                         fmt::join(types.names(), ", "), server->endpoint_, c.slots,
@@ -106,12 +114,15 @@ void WorkerServer::stop() {
 
 void WorkerServer::readClients() {
   readRouted(router_, config_.frames, 4096, [this](const std::string& peer, InboundMessage m) {
-    host_->handle(peer, std::move(m));
+    frontend_->handle(peer, std::move(m));
   });
 }
 
 void WorkerServer::run() {
   std::vector<Completion> done;
+  const Duration stuckAfter = config_.stuckTaskAfter > Duration::zero()
+                                  ? config_.stuckTaskAfter
+                                  : config_.limits.defaultDeadline + std::chrono::seconds(5);
   while (!stopping_.load()) {
     std::vector<zmq::pollitem_t> items = {
         {router_.handle(), 0, ZMQ_POLLIN, 0},
@@ -119,20 +130,28 @@ void WorkerServer::run() {
     };
     zmq::socket_t* linkSocket = link_ ? link_->socket() : nullptr;
     if (linkSocket != nullptr) items.push_back({linkSocket->handle(), 0, ZMQ_POLLIN, 0});
+    zmq::socket_t* frontendSocket = frontend_->socket();
+    if (frontendSocket != nullptr) items.push_back({frontendSocket->handle(), 0, ZMQ_POLLIN, 0});
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+    if (frontendSocket != nullptr && (items.back().revents & ZMQ_POLLIN)) {
+      frontend_->onSocketReadable();
+    }
 
     if (items[0].revents & ZMQ_POLLIN) readClients();
     if (items[1].revents & ZMQ_POLLIN) {
       completions_.drain(done);
-      for (Completion& completion : done) host_->onCompletion(std::move(completion));
+      for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
       done.clear();
     }
     if (linkSocket != nullptr && (items[2].revents & ZMQ_POLLIN)) link_->onReadable(config_.frames);
-    host_->tick();
-    returnFreedMemory(host_->load().liveSessions);
-    if (link_) {
-      HostLoad load = host_->load();
-      link_->tick({load.liveSessions, pool_->busy(), load.waitingRequests, load.stepsTotal});
+    frontend_->tick();
+    pool_->replaceStuck(stuckAfter);
+    LoadReport load = frontend_->load();
+    returnFreedMemory(load.total.liveSessions);
+    if (link_) link_->tick(load);
+    if (observe_ && observe_->due()) {
+      observe_->metrics().update(WorkerLoadSample{std::move(load), config_.slots, cache_.counters(),
+                                                  link_ ? link_->registrations() : 0});
     }
   }
   shutdown();
@@ -153,17 +172,18 @@ void WorkerServer::shutdown() {
   if (shutDown_) return;
   shutDown_ = true;
   pool_.reset();  // finishes running tasks
-  if (host_) {
+  if (frontend_) {
     std::vector<Completion> done;
     completions_.drain(done);
-    for (Completion& completion : done) host_->onCompletion(std::move(completion));
-    host_->clear();
+    for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
+    frontend_->clear();
   }
   link_.reset();
   Status stopped = types_.shutdown();
   if (!stopped.ok()) logger_->error("context shutdown failed: {}", stopped.toString());
   router_.close();
   workingDirectory_.reset();
+  observe_.reset();  // after the hosts that call its hooks are gone
 }
 
 }  // namespace kiln

@@ -18,9 +18,11 @@
 #include "common/working_directory.h"
 #include "worker/benchmark_cache.h"
 #include "worker/coordinator_link.h"
+#include "worker/frontend.h"
 #include "worker/session_host.h"
 #include "worker/session_types.h"
 #include "worker/task_pool.h"
+#include "worker/worker_metrics.h"
 
 namespace kiln {
 
@@ -35,6 +37,11 @@ struct WorkerConfig {
   EvictionPolicy evictionPolicy = EvictionPolicy::kLeastRecentlyUsed;
   std::filesystem::path workingDirectoryBase;  // empty = system temp dir
   FrameLimits frames;
+  ServingMode mode = plainWorkerMode();  // nesting/ provides the nesting host's
+  // A pool thread busy this long is presumed stuck and replaced (its task
+  // ignored cancel()); zero = the default deadline plus 5 s.
+  Duration stuckTaskAfter{};
+  std::string metricsListen;  // "ADDR:PORT" serves /metrics; empty = off
 };
 
 class WorkerServer {
@@ -50,6 +57,8 @@ class WorkerServer {
   const std::string& endpoint() const { return endpoint_; }
   const std::filesystem::path& workingDirectory() const { return workingDirectory_->path(); }
   BenchmarkCache& benchmarkCache() { return cache_; }
+  // The port /metrics is served on; 0 when metrics are off.
+  int metricsPort() const { return observe_ ? observe_->port() : 0; }
 
   // Serves until stop(); then ends every session and shuts the contexts down.
   void run();
@@ -58,7 +67,6 @@ class WorkerServer {
 
  private:
   class RouterSink;
-  class PoolExecutor;
   WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
                const Clock& clock, Logger logger);
   void readClients();
@@ -78,9 +86,9 @@ class WorkerServer {
   Mailbox<Completion> completions_;
   std::unique_ptr<TaskPool> pool_;
   std::unique_ptr<RouterSink> sink_;
-  std::unique_ptr<PoolExecutor> executor_;
-  std::unique_ptr<SessionHost> host_;
+  std::unique_ptr<WorkerFrontend> frontend_;
   std::unique_ptr<CoordinatorLink> link_;
+  std::unique_ptr<WorkerObservability> observe_;  // null unless metricsListen is set
   std::atomic<bool> stopping_{false};
   bool shutDown_ = false;
   std::uint32_t peakSessions_ = 0;

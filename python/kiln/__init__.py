@@ -12,6 +12,7 @@ stops with the last env; pass cluster="tcp://host:port" for a real cluster.
 from .cluster import LocalCluster, embedded_cluster_endpoint
 from .datasets import Dataset, Datasets
 from .env import Env, datasets, make, session_types
+from .experiment import Experiment
 from .errors import (
     CompileError,
     InternalError,
@@ -29,6 +30,7 @@ from .spaces import Space
 
 __all__ = [
     "make",
+    "Experiment",
     "env_ids",
     "spec",
     "EnvSpec",

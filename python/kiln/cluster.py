@@ -14,18 +14,22 @@ _SCHEMES = ("tcp://", "ipc://")
 
 
 class LocalCluster:
-    """A coordinator and `workers` workers in this process, on loopback.
+    """A coordinator, `workers` workers and `nesting_hosts` nesting hosts (for
+    kiln.Experiment) in this process, on loopback.
 
     Usable as a context manager; pass it as `cluster=` to kiln.make().
     """
 
-    def __init__(self, workers=1, slots=2, ready_timeout=10.0):
-        for name, value in (("workers", workers), ("slots", slots)):
+    def __init__(self, workers=1, slots=2, ready_timeout=10.0, nesting_hosts=0):
+        for name, value in (("workers", workers), ("slots", slots), ("nesting_hosts", nesting_hosts)):
             if not isinstance(value, int) or isinstance(value, bool):
                 raise InvalidArgument(f"{name} must be an int, got {type(value).__name__}")
-        self._raw = _kiln.LocalCluster(workers=workers, slots=slots, ready_timeout=ready_timeout)
+        self._raw = _kiln.LocalCluster(
+            workers=workers, slots=slots, ready_timeout=ready_timeout, nesting_hosts=nesting_hosts
+        )
         self.workers = workers
         self.slots = slots
+        self.nesting_hosts = nesting_hosts
 
     @property
     def endpoint(self):
@@ -70,7 +74,8 @@ class _EmbeddedCluster:
     def acquire(self):
         with self._lock:
             if self._cluster is None:
-                self._cluster = LocalCluster(workers=1, slots=2)
+                # A plain worker for envs, a nesting host for experiments.
+                self._cluster = LocalCluster(workers=1, slots=2, nesting_hosts=1)
             self._leases += 1
             return self._cluster.endpoint
 

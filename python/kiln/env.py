@@ -40,6 +40,7 @@ def make(
     reward_space=_DEFAULT,
     action_space=None,
     timeout=60.0,
+    experiment=None,
 ):
     """A new env of type `env_id` (see kiln.env_ids()), or of a kiln.EnvSpec
     for a session type of your own.
@@ -53,13 +54,15 @@ def make(
       given with or without the prefix) or a numeric scalar observation space,
       whose change since the previous step is the reward.
     timeout: seconds any request may take before kiln.Timeout.
+    experiment: run the env's sessions on this experiment's workers (see
+      kiln.Experiment, which passes it for you).
     """
     spec = registry.spec(env_id)
     if benchmark is not None:
         _check_benchmark(benchmark)
     lease = cluster_module.lease(cluster)
     try:
-        client = _kiln.Client(lease.endpoint, timeout)
+        client = _kiln.Client(lease.endpoint, timeout, experiment or "")
         actions, observations = client.get_spaces(spec.session_type)
         return Env(
             spec=spec,

@@ -17,15 +17,37 @@ Duration secondsToDuration(double seconds, const char* what) {
 }
 
 std::shared_ptr<ClientHandle> ClientHandle::connect(const std::string& endpoint,
-                                                    double timeoutSeconds) {
+                                                    double timeoutSeconds,
+                                                    const std::string& experiment) {
   client::ClientOptions options;
   options.coordinator = endpoint;
+  options.experiment = experiment;
   options.requestTimeout = secondsToDuration(timeoutSeconds, "timeout");
   auto connected = [&] {
     pybind11::gil_scoped_release noGil;
     return client::Client::connect(std::move(options));
   }();
   return std::shared_ptr<ClientHandle>(new ClientHandle(unwrap(std::move(connected))));
+}
+
+client::ExperimentStatus ClientHandle::openExperiment(const ExperimentSpec& spec) {
+  return unwrap(locked([&](client::Client& c) { return c.openExperiment(spec); }));
+}
+
+client::ExperimentStatus ClientHandle::waitForExperiment(const std::string& name, unsigned workers,
+                                                         double timeoutSeconds) {
+  Duration timeout = secondsToDuration(timeoutSeconds, "timeout");
+  return unwrap(
+      locked([&](client::Client& c) { return c.waitForExperiment(name, workers, timeout); }));
+}
+
+void ClientHandle::closeExperiment(const std::string& name) {
+  Status closed = locked([&](client::Client& c) { return c.closeExperiment(name); });
+  if (!closed.ok()) throw StatusError(closed);
+}
+
+std::vector<client::ExperimentStatus> ClientHandle::experiments() {
+  return unwrap(locked([](client::Client& c) { return c.clusterStatus(); })).experiments;
 }
 
 std::vector<client::WorkerStatus> ClientHandle::listCluster() {
@@ -81,10 +103,18 @@ std::string SessionHandle::setParameter(const std::string& key, const std::strin
 }
 
 std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(unsigned workers, unsigned slots,
-                                                              double readySeconds) {
+                                                              double readySeconds,
+                                                              unsigned nestingHosts) {
   // Bounds keep a typo (workers=10000) from exhausting threads or ports.
-  if (workers < 1 || workers > 64) {
-    throw StatusError(invalidArgument(fmt::format("workers must be in [1, 64], got {}", workers)));
+  if (nestingHosts > 64) {
+    throw StatusError(
+        invalidArgument(fmt::format("nesting_hosts must be in [0, 64], got {}", nestingHosts)));
+  }
+  unsigned minWorkers = nestingHosts == 0 ? 1 : 0;
+  if (workers < minWorkers || workers > 64) {
+    throw StatusError(invalidArgument(fmt::format(
+        "workers must be in [{}, 64]{}, got {}", minWorkers,
+        nestingHosts == 0 ? " (a cluster without nesting hosts needs a worker)" : "", workers)));
   }
   if (slots < 1 || slots > 256) {
     throw StatusError(invalidArgument(fmt::format("slots must be in [1, 256], got {}", slots)));
@@ -92,6 +122,7 @@ std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(unsigned workers, 
   Duration ready = secondsToDuration(readySeconds, "ready_timeout");
   LocalClusterOptions options;
   options.workers = workers;
+  options.nestingHosts = nestingHosts;
   options.worker.slots = slots;
   pybind11::gil_scoped_release noGil;
   auto cluster = LocalCluster::start(std::move(options));

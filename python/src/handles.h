@@ -21,13 +21,20 @@ class ClientHandle {
  public:
   // A client of the coordinator at `endpoint` (nothing is sent yet); every
   // request waits at most `timeoutSeconds` for its answer.
-  static std::shared_ptr<ClientHandle> connect(const std::string& endpoint, double timeoutSeconds);
+  // With an experiment, sessions are placed on that experiment's workers.
+  static std::shared_ptr<ClientHandle> connect(const std::string& endpoint, double timeoutSeconds,
+                                               const std::string& experiment);
 
   std::vector<client::WorkerStatus> listCluster();
   client::SessionTypeSpaces getSpaces(const std::string& sessionType);
   std::unique_ptr<client::Session> startSession(const client::SessionOptions& options);
   std::string workerParameter(const std::string& endpoint, const std::string& key,
                               const std::string& value);
+  client::ExperimentStatus openExperiment(const ExperimentSpec& spec);
+  client::ExperimentStatus waitForExperiment(const std::string& name, unsigned workers,
+                                             double timeoutSeconds);
+  void closeExperiment(const std::string& name);
+  std::vector<client::ExperimentStatus> experiments();
   const std::string& endpoint() const { return client_->options().coordinator; }
 
   // Runs `op` on the client without the GIL and with the client to itself.
@@ -73,7 +80,7 @@ class SessionHandle {
 class LocalClusterHandle {
  public:
   static std::unique_ptr<LocalClusterHandle> start(unsigned workers, unsigned slots,
-                                                   double readySeconds);
+                                                   double readySeconds, unsigned nestingHosts);
   ~LocalClusterHandle();
 
   std::string endpoint() const;

@@ -51,6 +51,30 @@ py::dict workerToPython(const client::WorkerStatus& w) {
   d["steps_total"] = w.stepsTotal;
   d["ms_since_heard"] = w.msSinceHeard;
   d["placed_sessions"] = w.placedSessions;
+  d["nesting"] = w.nesting;
+  return d;
+}
+
+py::dict experimentToPython(const client::ExperimentStatus& e) {
+  py::dict d;
+  d["name"] = e.spec.name;
+  d["workers"] = e.spec.workers;
+  d["weight"] = e.spec.weight;
+  d["ready"] = e.readyWorkers();
+  d["utilization"] = e.utilization;
+  py::list workers;
+  for (const auto& w : e.workers) {
+    py::dict worker;
+    worker["worker_id"] = w.workerId;
+    worker["host_id"] = w.hostId;
+    worker["endpoint"] = w.endpoint;
+    worker["ready"] = w.ready;
+    worker["live_sessions"] = w.load.liveSessions;
+    worker["busy_slots"] = w.load.busySlots;
+    worker["steps_total"] = w.load.stepsTotal;
+    workers.append(worker);
+  }
+  d["worker_list"] = workers;
   return d;
 }
 
@@ -93,7 +117,31 @@ void bindSpace(py::module_& m) {
 
 void bindClient(py::module_& m) {
   py::class_<ClientHandle, std::shared_ptr<ClientHandle>>(m, "Client")
-      .def(py::init(&ClientHandle::connect), py::arg("endpoint"), py::arg("timeout") = 60.0)
+      .def(py::init(&ClientHandle::connect), py::arg("endpoint"), py::arg("timeout") = 60.0,
+           py::arg("experiment") = "")
+      .def(
+          "open_experiment",
+          [](ClientHandle& c, const std::string& name, unsigned workers, unsigned weight,
+             const std::vector<std::string>& sessionTypes, unsigned maxSessions, bool pack) {
+            ExperimentSpec spec{name, workers, weight, maxSessions, sessionTypes, pack};
+            return experimentToPython(c.openExperiment(spec));
+          },
+          py::arg("name"), py::arg("workers") = 1, py::arg("weight") = 1,
+          py::arg("session_types") = std::vector<std::string>{}, py::arg("max_sessions") = 0,
+          py::arg("pack") = false)
+      .def(
+          "wait_for_experiment",
+          [](ClientHandle& c, const std::string& name, unsigned workers, double timeout) {
+            return experimentToPython(c.waitForExperiment(name, workers, timeout));
+          },
+          py::arg("name"), py::arg("workers"), py::arg("timeout") = 30.0)
+      .def("close_experiment", &ClientHandle::closeExperiment, py::arg("name"))
+      .def("experiments",
+           [](ClientHandle& c) {
+             py::list list;
+             for (const auto& e : c.experiments()) list.append(experimentToPython(e));
+             return list;
+           })
       .def_property_readonly("endpoint", &ClientHandle::endpoint)
       .def("list_cluster",
            [](ClientHandle& c) {
@@ -165,7 +213,7 @@ void bindSession(py::module_& m) {
 void bindLocalCluster(py::module_& m) {
   py::class_<LocalClusterHandle>(m, "LocalCluster")
       .def(py::init(&LocalClusterHandle::start), py::arg("workers") = 1, py::arg("slots") = 2,
-           py::arg("ready_timeout") = 10.0)
+           py::arg("ready_timeout") = 10.0, py::arg("nesting_hosts") = 0)
       .def_property_readonly("endpoint", &LocalClusterHandle::endpoint)
       .def_property_readonly("worker_endpoints", &LocalClusterHandle::workerEndpoints)
       .def_property_readonly("running", &LocalClusterHandle::running)

@@ -157,7 +157,9 @@ TEST(NetnsDeployTest, DemoStepsAcrossHostsInSeparateNamespaces) {
                             << deploytest::readFile(logs / "host1.err");
 
     auto demo = network.exec(
-        0, {kiln, "demo", "--coordinator", coordinator, "--sessions", "6", "--steps", "40"}, 60s);
+        0,
+        {kiln, "demo", "--noop", "--coordinator", coordinator, "--sessions", "6", "--steps", "40"},
+        60s);
     ASSERT_TRUE(demo.status.success()) << demo.status.describe() << "\n"
                                        << demo.stdoutText << demo.stderrText;
     EXPECT_NE(demo.stdoutText.find("cluster: " + coordinator), std::string::npos)

@@ -181,7 +181,7 @@ TEST(SlurmDeployTest, SbatchStartsClusterRunsExperimentAndCleansUp) {
   std::string tag = fmt::format("KILN_TEST_TAG=slurm-{}-{}", ::getpid(), std::random_device{}());
   std::string experiment =
       R"("$KILN_BIN" status --coordinator "$KILN_COORDINATOR" && )"
-      R"("$KILN_BIN" demo --coordinator "$KILN_COORDINATOR" --sessions 4 --steps 50)";
+      R"("$KILN_BIN" demo --noop --coordinator "$KILN_COORDINATOR" --sessions 4 --steps 50)";
   fs::path out = dir->path() / "job.out";
   std::vector<std::string> submit = {
       "sbatch",

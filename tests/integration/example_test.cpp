@@ -21,8 +21,8 @@ TEST(ExampleTest, CounterWorkerServesItsSessionType) {
   std::thread thread([&] { coordinator->run(); });
   {
     auto children = bench::ChildCluster::create(KILN_COUNTER_WORKER).value();
-    ASSERT_TRUE(
-        children.spawn({"--coordinator", coordinator->endpoint(), "--log-level", "off"}).ok());
+    auto child = children.spawn({"--coordinator", coordinator->endpoint(), "--log-level", "off"});
+    ASSERT_TRUE(child.ok()) << child.status().toString();
     client::ClientOptions options;
     options.coordinator = coordinator->endpoint();
     options.requestTimeout = 5s;
@@ -45,6 +45,14 @@ TEST(ExampleTest, CounterWorkerServesItsSessionType) {
     auto fork = (*session)->fork().value();
     EXPECT_TRUE(
         fork->step({Value(std::int64_t{3})}, std::vector<std::string>{"Text"})->endOfEpisode);
+
+    // The counter type declares no replay policy: when its worker dies, its
+    // sessions report a typed "session lost" instead of being rebuilt.
+    (*child)->process.kill();
+    auto lost = (*session)->step({Value(std::int64_t{0})}, std::vector<std::string>{});
+    EXPECT_EQ(lost.status().code(), ErrorCode::kDisconnected) << lost.status().toString();
+    EXPECT_NE(lost.status().message().find("cannot be replayed"), std::string::npos)
+        << lost.status().toString();
   }
   coordinator->stop();
   thread.join();

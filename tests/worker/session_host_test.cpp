@@ -15,6 +15,7 @@ namespace {
 class HeldExecutor final : public Executor {
  public:
   void post(const std::string& key, UniqueTask task) override { tasks.push_back(std::move(task)); }
+  bool idle() const override { return tasks.empty(); }
   void runAll() {
     while (!tasks.empty()) {
       UniqueTask task = std::move(tasks.front());
@@ -229,6 +230,40 @@ TEST_F(SessionHostTest, InlineBenchmarkIsCachedForTheNextSession) {
   };
   EXPECT_FALSE(startWith(true).getSessionStarted().getBenchmarkCached());
   EXPECT_TRUE(startWith(false).getSessionStarted().getBenchmarkCached());
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST_F(SessionHostTest, CheapStepsRunOnTheLoopAndCostlyOnesOnThePool) {
+  std::uint64_t id = start();
+  step(id, 1, 0);
+  step(id, 1, 0);  // two timed steps on the pool
+  std::size_t replies = sink_.replies.size();
+  auto inlineStep = step(id, 1, 0, 1, /*run=*/false);
+  EXPECT_EQ(executor_.tasks.size(), 0u);  // answered without a thread hop
+  ASSERT_EQ(sink_.replies.size(), replies + 1);
+  EXPECT_EQ(inlineStep.getStepped().getObservations()[0].getInt64(), 3);
+
+  // The session becomes expensive: after one costly step (measured on the
+  // loop), its steps go to the pool again.
+  auto busy = call([&](wire::Request::Builder r) {
+    auto p = r.initSendSessionParameter();
+    p.setSessionId(id);
+    p.setKey("noop.busy_us");
+    p.setValue("5000");
+  });
+  ASSERT_TRUE(busy.isParameterReply()) << errorOf(busy).toString();
+  step(id, 1, 0, 1, /*run=*/false);
+  EXPECT_EQ(executor_.tasks.size(), 0u);
+  step(id, 1, 0, 1, /*run=*/false);
+  EXPECT_EQ(executor_.tasks.size(), 1u);
+  drain();
+  EXPECT_EQ(sink_.replies.back().envelope().getReply().getStepped().getObservations()[0].getInt64(),
+            5);
 }
 
 }  // namespace

@@ -1,0 +1,203 @@
+#include "bench/chaos_bench.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "bench/child_cluster.h"
+#include "client/client.h"
+
+namespace kiln::bench {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<std::string> workerArgs(const std::string& coordinator, unsigned slots) {
+  return {"worker",  "--coordinator",       coordinator,
+          "--slots", std::to_string(slots), "--heartbeat-seconds",
+          "0.2",     "--log-level",         "off"};
+}
+
+// Kills a random worker at random intervals and starts a replacement; owns
+// the cluster's children from the moment it starts until it is stopped.
+class Chaos {
+ public:
+  Chaos(ChildCluster& cluster, std::vector<ChildProcess*> workers, std::string coordinator,
+        const ChaosOptions& options, std::uint64_t seed)
+      : cluster_(cluster),
+        workers_(std::move(workers)),
+        coordinator_(std::move(coordinator)),
+        options_(options),
+        random_(seed) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Chaos() { stop(); }
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::uint64_t kills() const { return kills_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  void run() {
+    std::uniform_real_distribution<double> pause(options_.minKillSeconds, options_.maxKillSeconds);
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      auto wait = std::chrono::milliseconds(static_cast<long>(pause(random_) * 1000));
+      if (wake_.wait_for(lock, wait, [this] { return stopping_; })) break;
+      std::size_t victim =
+          std::uniform_int_distribution<std::size_t>(0, workers_.size() - 1)(random_);
+      workers_[victim]->process.kill();  // SIGKILL and reap
+      ++kills_;
+      auto replacement = cluster_.spawn(workerArgs(coordinator_, options_.slots));
+      if (!replacement.ok()) {
+        problem_ = replacement.status().toString();
+        workers_.erase(workers_.begin() + static_cast<long>(victim));
+        if (workers_.empty()) break;
+        continue;
+      }
+      workers_[victim] = *replacement;
+    }
+  }
+
+  ChildCluster& cluster_;
+  std::vector<ChildProcess*> workers_;
+  std::string coordinator_;
+  ChaosOptions options_;
+  std::mt19937_64 random_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::uint64_t kills_ = 0;
+  std::string problem_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
+  if (options.sessions == 0 || options.workers < 2) {
+    return invalidArgument("chaos needs at least 1 session and 2 workers (one may be down)");
+  }
+  if (options.minKillSeconds <= 0 || options.maxKillSeconds < options.minKillSeconds) {
+    return invalidArgument(fmt::format("kill interval [{}, {}] s is not a positive range",
+                                       options.minKillSeconds, options.maxKillSeconds));
+  }
+  std::uint64_t seed = options.seed != 0 ? options.seed : std::random_device{}();
+  KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(ChildProcess * coordinator,
+                        cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
+                                       "--heartbeat-seconds", "0.2", "--log-level", "off"}));
+  std::vector<ChildProcess*> workers;
+  for (unsigned i = 0; i < options.workers; ++i) {
+    KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
+                          cluster.spawn(workerArgs(coordinator->endpoint, options.slots)));
+    workers.push_back(worker);
+  }
+  client::ClientOptions clientOptions;
+  clientOptions.coordinator = coordinator->endpoint;
+  clientOptions.requestTimeout = 5s;
+  clientOptions.leasePeriod = 500ms;
+  KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(clientOptions));
+  auto ready = std::chrono::steady_clock::now() + 10s;
+  for (;;) {
+    auto listed = client->listCluster();
+    if (listed.ok() && listed->size() == options.workers) break;
+    if (std::chrono::steady_clock::now() > ready) {
+      return timeoutError("the chaos cluster's workers did not all register within 10 s");
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  std::vector<std::unique_ptr<client::Session>> sessions;
+  for (unsigned i = 0; i < options.sessions; ++i) {
+    KILN_ASSIGN_OR_RETURN(auto session,
+                          client->startSession({"noop", fmt::format("benchmark://chaos/{}", i)}));
+    sessions.push_back(std::move(session));
+  }
+
+  ChaosFigures figures;
+  std::vector<std::int64_t> expected(sessions.size(), 0);
+  std::vector<bool> broken(sessions.size(), false);
+  std::string firstLoss;
+  auto started = std::chrono::steady_clock::now();
+  auto until = started + std::chrono::milliseconds(static_cast<long>(options.seconds * 1000));
+  {
+    Chaos chaos(cluster, workers, coordinator->endpoint, options, seed);
+    for (std::uint64_t round = 0; std::chrono::steady_clock::now() < until; ++round) {
+      std::vector<std::optional<std::uint64_t>> sent(sessions.size());
+      for (std::size_t i = 0; i < sessions.size(); ++i) {
+        if (broken[i]) continue;
+        auto action = static_cast<std::int64_t>((round + i) % 8);
+        ++figures.attempted;
+        auto id = sessions[i]->sendStep({Value(action)}, {});
+        if (!id.ok()) {
+          ++figures.lost;
+          broken[i] = true;
+          if (firstLoss.empty()) firstLoss = id.status().toString();
+          continue;
+        }
+        sent[i] = *id;
+        expected[i] += action;
+      }
+      for (std::size_t i = 0; i < sessions.size(); ++i) {
+        if (!sent[i]) continue;
+        auto stepped = sessions[i]->awaitStep(*sent[i]);
+        if (stepped.ok()) {
+          ++figures.completed;
+          continue;
+        }
+        ++figures.lost;
+        broken[i] = true;  // its history no longer matches what we sent
+        if (firstLoss.empty()) firstLoss = stepped.status().toString();
+      }
+    }
+    chaos.stop();
+    figures.kills = chaos.kills();
+    if (!chaos.problem().empty() && firstLoss.empty()) firstLoss = chaos.problem();
+  }
+  figures.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // The state must be exactly what was sent: every completed step applied once.
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    if (broken[i]) continue;
+    auto sum = sessions[i]->step({}, std::vector<std::string>{"Sum"});
+    if (!sum.ok() || sum->observations[0].as<std::int64_t>() != expected[i]) ++figures.mismatched;
+  }
+  figures.restored = client->restoredSessions();
+  if (out != nullptr) *out = figures;
+
+  Report report;
+  report.title = "kiln bench chaos: noop sessions stepping while workers are SIGKILLed";
+  Row row;
+  row.numbers = {{"sessions", double(options.sessions)},
+                 {"workers", double(options.workers)},
+                 {"seconds", figures.seconds},
+                 {"workers_killed", double(figures.kills)},
+                 {"steps_attempted", double(figures.attempted)},
+                 {"steps_completed", double(figures.completed)},
+                 {"sessions_restored", double(figures.restored)},
+                 {"steps_lost", double(figures.lost)},
+                 {"state_mismatches", double(figures.mismatched)},
+                 {"steps_per_s", figures.completed / std::max(figures.seconds, 1e-9)}};
+  report.rows.push_back(std::move(row));
+  report.notes.push_back(fmt::format(
+      "seed {}; a kill every {}-{} s, each worker replaced at once; steps are pipelined "
+      "(one in flight per session), so kills land on steps in flight",
+      seed, options.minKillSeconds, options.maxKillSeconds));
+  if (figures.lost != 0 || figures.mismatched != 0) {
+    report.notes.push_back(fmt::format("LOST STEPS: first: {}", firstLoss));
+  }
+  return report;
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,118 @@
+// Rebuilding a lost session on another worker (see the Session comment in
+// client.h): place, start from the same benchmark, replay parameters and
+// actions in their original order (pipelined: a worker runs one session's
+// requests in order), check the fingerprint, then adopt the new session.
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "client/client.h"
+#include "client/session_codec.h"
+#include "common/wire_convert.h"
+
+namespace kiln::client {
+
+Status Session::replayOn(Session& fresh) {
+  Channel& channel = client_.channelTo(fresh.endpoint_);
+  const auto& parameters = history_.parameters;
+  const auto& fingerprint = history_.fingerprint;
+  std::vector<std::uint64_t> requests;
+  std::optional<std::uint64_t> fingerprintRequest;
+  std::size_t nextParameter = 0;
+  auto sendParameters = [&](std::size_t afterSteps) -> Status {
+    for (; nextParameter < parameters.size() && parameters[nextParameter].afterSteps == afterSteps;
+         ++nextParameter) {
+      capnp::MallocMessageBuilder builder(256);
+      auto request =
+          channel.begin(builder, timeout(), fresh.target_).initRequest().initSendSessionParameter();
+      request.setSessionId(fresh.id_.value);
+      request.setKey(parameters[nextParameter].key);
+      request.setValue(parameters[nextParameter].value);
+      KILN_ASSIGN_OR_RETURN(std::uint64_t id, channel.send(builder));
+      requests.push_back(id);
+    }
+    return okStatus();
+  };
+  std::vector<std::uint32_t> fingerprintOnly;
+  if (fingerprint) {
+    KILN_ASSIGN_OR_RETURN(std::size_t index,
+                          findSpace(spaces_.observationSpaces, spaces_.fingerprint));
+    fingerprintOnly.push_back(static_cast<std::uint32_t>(index));
+  }
+  KILN_RETURN_IF_ERROR(sendParameters(0));
+  for (std::size_t i = 0; i < history_.steps.size(); ++i) {
+    bool check = fingerprint && fingerprint->afterSteps == i + 1;
+    KILN_ASSIGN_OR_RETURN(
+        std::uint64_t id,
+        fresh.sendStepRaw(history_.steps[i],
+                          check ? fingerprintOnly : std::vector<std::uint32_t>{}));
+    if (check) fingerprintRequest = id;
+    requests.push_back(id);
+    KILN_RETURN_IF_ERROR(sendParameters(i + 1));
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout();
+  for (std::uint64_t id : requests) {
+    KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.await(id, deadline));
+    if (id != fingerprintRequest) continue;
+    KILN_ASSIGN_OR_RETURN(auto values,
+                          decodeValues(reply.envelope().getReply().getStepped().getObservations()));
+    if (values.size() != 1 || !(values[0] == fingerprint->value)) {
+      return internalError(fmt::format(
+          "the replayed session diverged: {} after {} steps is {}, was {} (is the session type "
+          "really deterministic?)",
+          spaces_.fingerprint, fingerprint->afterSteps,
+          values.empty() ? std::string("missing") : values[0].describe(),
+          fingerprint->value.describe()));
+    }
+  }
+  return okStatus();
+}
+
+Status Session::restore(const Status& why) {
+  const std::string& type = history_.options.sessionType;
+  if (!spaces_.replayable || !client_.options_.restoreLostSessions) {
+    return disconnected(fmt::format("session lost: {} (session type '{}' {})", why.message(), type,
+                                    spaces_.replayable
+                                        ? "is not restored: restoreLostSessions is off"
+                                        : "cannot be replayed elsewhere"));
+  }
+  // Avoid the endpoint only if its process is gone. A live host that says
+  // it lost the session (an isolating nesting host whose experiment's child
+  // process crashed and was restarted) can host the restored session.
+  if (client_.channelTo(endpoint_).peerLost()) client_.noteLost(endpoint_);
+  Status last = why;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto placed = client_.place(type, timeout());
+    if (!placed.ok()) {
+      last = placed.status();
+      if (last.code() != ErrorCode::kOverloaded) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));  // no worker yet
+      continue;
+    }
+    auto fresh = client_.startOn(placed->endpoint, placed->target, history_.options, spaces_);
+    Status replayed = fresh.ok() ? replayOn(**fresh) : fresh.status();
+    if (!replayed.ok()) {
+      last = replayed;
+      // A fresh session on a dead worker needs no EndSession; a diverged one does.
+      if (fresh.ok()) (*fresh)->ended_ = isLoss(replayed);
+      if (!isLoss(replayed)) break;  // e.g. divergence: replaying again would not help
+      client_.noteLost(placed->endpoint);
+      continue;
+    }
+    // Adopt the new session; its lease replaces ours on the lost worker.
+    Session& adopted = **fresh;
+    client_.leases_->removeSession(endpoint_);
+    lostEndpoint_ = endpoint_;
+    endpoint_ = adopted.endpoint_;
+    target_ = adopted.target_;
+    id_ = adopted.id_;
+    adopted.ended_ = true;  // nothing for its destructor to end: it is us now
+    ++restores_;
+    ++client_.restored_;
+    return okStatus();
+  }
+  return disconnected(fmt::format("session lost and not restored: {} (last attempt: {})",
+                                  why.message(), last.toString()));
+}
+
+}  // namespace kiln::client

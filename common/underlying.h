@@ -1,0 +1,52 @@
+// Underlying workers and experiments as plain values, shared by the nesting
+// host (which runs underlying workers), the coordinator (which plans them)
+// and the client (which addresses them), with their wire conversions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schema/kiln.capnp.h"
+
+namespace kiln {
+
+struct UnderlyingSpec {
+  std::uint64_t workerId = 0;
+  std::string experiment;
+  std::uint32_t weight = 1;
+  std::uint32_t maxSessions = 0;  // 0 = the host's limit
+  std::vector<std::string> sessionTypes;
+};
+
+struct LoadFigures {
+  std::uint32_t liveSessions = 0;
+  std::uint32_t busySlots = 0;
+  std::uint32_t queuedRequests = 0;
+  std::uint64_t stepsTotal = 0;
+};
+
+struct UnderlyingStatus {
+  UnderlyingSpec spec;
+  LoadFigures load;
+};
+
+struct ExperimentSpec {
+  std::string name;
+  std::uint32_t workers = 1;
+  std::uint32_t weight = 1;
+  std::uint32_t maxSessions = 0;
+  std::vector<std::string> sessionTypes;
+  bool pack = false;  // fill hosts one by one; default spreads over hosts
+};
+
+void toWire(const UnderlyingSpec& spec, wire::UnderlyingSpec::Builder out);
+UnderlyingSpec fromWire(wire::UnderlyingSpec::Reader in);
+void toWire(const LoadFigures& load, wire::Load::Builder out);
+LoadFigures fromWire(wire::Load::Reader in);
+void toWire(const UnderlyingStatus& status, wire::UnderlyingStatus::Builder out);
+UnderlyingStatus fromWire(wire::UnderlyingStatus::Reader in);
+void toWire(const ExperimentSpec& spec, wire::ExperimentSpec::Builder out);
+ExperimentSpec fromWire(wire::ExperimentSpec::Reader in);
+
+}  // namespace kiln

@@ -1,0 +1,93 @@
+// The coordinator's experiments: named tenants whose underlying workers run
+// on nesting hosts. Desired state (the specs) is reconciled against what the
+// hosts report in their heartbeats, level-triggered: missing workers are
+// planned (experiment_plan.h) and created with createWorker down the host's
+// link, creates that no heartbeat confirmed are repeated (hosts treat them
+// idempotently), workers on lost hosts are planned again elsewhere, workers
+// that no experiment wants are released after a grace period (so that a
+// restarted coordinator can adopt them when their experiment re-opens), and
+// experiments whose client went silent for the lease are closed.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/status.h"
+#include "common/underlying.h"
+#include "coordinator/experiment_plan.h"
+#include "coordinator/worker_record.h"
+
+namespace kiln {
+
+struct ExperimentWorkerState {
+  WorkerId host;
+  bool ready = false;  // a heartbeat of its host listed it
+  LoadFigures load;
+  TimePoint createSent{};
+  std::deque<TimePoint> placements;  // recent, not yet in a load report
+};
+
+struct ExperimentRecord {
+  ExperimentSpec spec;
+  TimePoint lastHeard;
+  std::map<std::uint64_t, ExperimentWorkerState> workers;  // by underlying worker id
+  std::string problem;                                     // why workers are missing, if they are
+  SampleRing utilization;
+};
+
+struct ExperimentPlacement {
+  WorkerId host;
+  std::string endpoint;
+  std::uint64_t target = 0;
+};
+
+using HostTable = std::map<WorkerId, WorkerRecord>;
+
+class ExperimentBook {
+ public:
+  ExperimentBook(const Clock& clock, Logger logger, Duration heartbeatInterval, Duration lease);
+
+  // Creates the experiment or updates its spec (e.g. more workers).
+  Status open(ExperimentSpec spec);
+  Status close(const std::string& name, const HostTable& hosts, std::vector<Outgoing>& out);
+  void touch(const std::string& name);
+  const ExperimentRecord* find(const std::string& name) const;
+  const std::map<std::string, ExperimentRecord>& experiments() const { return experiments_; }
+
+  // A nesting host's heartbeat: mark its workers ready, adopt or release others.
+  void onHostReport(const WorkerRecord& host, std::vector<Outgoing>& out);
+  void onHostLost(WorkerId host);
+  // Plans, repeats creates, rebalances, expires; call every interval.
+  void reconcile(const HostTable& hosts, std::vector<Outgoing>& out);
+  // Samples each experiment's utilization (busy share of its hosts' slots).
+  void sampleUtilization(const HostTable& hosts);
+  // The least loaded ready worker of `name` that serves `sessionType`.
+  // Hosts at the `avoid` endpoints (seen dying by the client) are skipped.
+  Result<ExperimentPlacement> place(const std::string& name, const std::string& sessionType,
+                                    const HostTable& hosts,
+                                    const std::vector<std::string>& avoid = {});
+
+ private:
+  void sendCreate(const WorkerRecord& host, const ExperimentRecord& experiment,
+                  std::uint64_t workerId, std::vector<Outgoing>& out);
+  void sendRelease(const WorkerRecord& host, std::uint64_t workerId, std::vector<Outgoing>& out);
+  std::vector<NestingHostView> hostViews(const HostTable& hosts) const;
+  std::vector<AssignedWorker> assigned(const ExperimentRecord& experiment) const;
+  void adoptReported(ExperimentRecord& record, const HostTable& hosts);
+
+  const Clock& clock_;
+  Logger logger_;
+  Duration interval_;
+  Duration lease_;
+  std::uint64_t nextRequestId_ = 1;
+  RandomIds ids_;
+  std::map<std::string, ExperimentRecord> experiments_;
+  std::map<std::uint64_t, TimePoint> strays_;  // reported, unwanted: first seen
+};
+
+}  // namespace kiln

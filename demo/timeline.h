@@ -1,0 +1,43 @@
+// What the demo records while it runs and how it is reported: per-experiment
+// phases and busy slots sampled from the coordinator, the best results, and
+// the HTML report (inline SVG, no external resources).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "demo/search.h"
+
+namespace kiln::demo {
+
+enum class Phase { kStarting, kCollecting, kLull, kDone };
+
+struct Sample {
+  double seconds = 0;             // since the start
+  std::vector<double> busySlots;  // per experiment
+  std::vector<Phase> phases;      // per experiment
+};
+
+struct FinalRow {
+  SearchResult best;
+  std::string foundBy;
+  std::int64_t textSize = -1;    // .text bytes after the best sequence
+  std::int64_t textSizeOz = -1;  // after -Oz
+  std::vector<std::string> passNames;
+};
+
+struct DemoRecord {
+  std::vector<std::string> experiments;
+  unsigned slots = 0;
+  std::vector<Sample> samples;
+  std::vector<FinalRow> rows;
+  double seconds = 0;
+};
+
+// Percent by which `value` is better (smaller) than `reference`.
+double percentBetter(std::int64_t value, std::int64_t reference);
+
+Status writeHtmlReport(const DemoRecord& record, const std::string& path);
+
+}  // namespace kiln::demo

@@ -1,0 +1,301 @@
+#include "nesting/isolated_child.h"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <vector>
+
+#include "common/underlying.h"
+#include "nesting/isolation_tokens.h"
+
+namespace kiln::nesting {
+
+namespace isolation {
+
+void putU64(std::string& out, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+}
+
+std::uint64_t getU64(std::string_view in, std::size_t at) {
+  if (in.size() < at + 8) return 0;
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) {
+    value |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+  }
+  return value;
+}
+
+}  // namespace isolation
+
+namespace {
+
+using namespace isolation;
+
+// The host's descriptors (its client sockets, listening port, ZeroMQ's
+// internals) must not stay open in a child: a dead host's clients would not
+// see their connections drop, and its port could not be bound again.
+void closeInheritedDescriptors() {
+  std::vector<int> open;
+  if (DIR* dir = ::opendir("/proc/self/fd")) {
+    int own = ::dirfd(dir);
+    while (dirent* entry = ::readdir(dir)) {
+      int fd = std::atoi(entry->d_name);
+      if (fd > 2 && fd != own) open.push_back(fd);
+    }
+    ::closedir(dir);
+  }
+  for (int fd : open) ::close(fd);
+}
+
+void sendParts(zmq::socket_t& socket, std::initializer_list<std::string_view> parts) {
+  std::size_t left = parts.size();
+  for (std::string_view part : parts) {
+    auto flags = --left > 0 ? zmq::send_flags::sndmore : zmq::send_flags::none;
+    (void)socket.send(zmq::buffer(part.data(), part.size()), flags);
+  }
+}
+
+class DealerSink final : public ReplySink {
+ public:
+  explicit DealerSink(zmq::socket_t& dealer) : dealer_(dealer) {}
+  void send(const std::string& routingId, zmq::message_t frame) override {
+    (void)dealer_.send(zmq::buffer(&kReply, 1), zmq::send_flags::sndmore);
+    (void)dealer_.send(zmq::buffer(routingId), zmq::send_flags::sndmore);
+    (void)dealer_.send(frame, zmq::send_flags::none);
+  }
+
+ private:
+  zmq::socket_t& dealer_;
+};
+
+struct ChildWorker {
+  std::unique_ptr<SessionHost> host;
+  bool releasing = false;
+  std::uint32_t sessionsAtRelease = 0;
+};
+
+class ChildLoop {
+ public:
+  ChildLoop(const ChildSetup& setup, const FrontendParts& parts)
+      : setup_(setup),
+        parts_(parts),
+        dealer_(zmq_, zmq::socket_type::dealer),
+        gate_(new TokenGatedQueue(tokens_)),
+        pool_(setup.slots, std::unique_ptr<TaskQueue>(gate_)),
+        executor_(pool_),
+        sink_(dealer_) {
+    dealer_.set(zmq::sockopt::linger, 0);
+    dealer_.set(zmq::sockopt::routing_id, setup_.identity);
+    dealer_.set(zmq::sockopt::sndhwm, 0);
+    dealer_.set(zmq::sockopt::rcvhwm, 0);
+    dealer_.connect(setup_.hostEndpoint);
+  }
+
+  [[noreturn]] void run() {
+    sendParts(dealer_, {std::string_view(&kHello, 1)});
+    std::vector<Completion> done;
+    std::vector<TokenEvent> events;
+    for (;;) {
+      zmq::pollitem_t items[] = {{dealer_.handle(), 0, ZMQ_POLLIN, 0},
+                                 {nullptr, completions_.fd(), ZMQ_POLLIN, 0},
+                                 {nullptr, tokens_.fd(), ZMQ_POLLIN, 0}};
+      zmq::poll(items, 3, std::chrono::milliseconds(50));
+      if (items[0].revents & ZMQ_POLLIN) readHost();
+      if (items[1].revents & ZMQ_POLLIN) {
+        completions_.drain(done);
+        for (Completion& completion : done) {
+          auto found = workers_.find(completion.target);
+          if (found != workers_.end()) found->second.host->onCompletion(std::move(completion));
+        }
+        done.clear();
+      }
+      if (items[2].revents & ZMQ_POLLIN) {
+        tokens_.drain(events);
+        for (const TokenEvent& event : events) {
+          if (!event.release) {
+            sendParts(dealer_, {std::string_view(&kAcquire, 1)});
+            continue;
+          }
+          std::string ran;
+          putU64(ran, static_cast<std::uint64_t>(
+                          std::chrono::duration_cast<std::chrono::nanoseconds>(event.ran).count()));
+          sendParts(dealer_, {std::string_view(&kTokenBack, 1), ran});
+        }
+        events.clear();
+      }
+      for (auto& [id, worker] : workers_) worker.host->tick();
+      finishReleases();
+      reportLoad();
+    }
+  }
+
+ private:
+  void readHost() {
+    for (int i = 0; i < 4096; ++i) {
+      std::vector<zmq::message_t> parts;
+      zmq::message_t part;
+      if (!dealer_.recv(part, zmq::recv_flags::dontwait)) return;
+      parts.push_back(std::move(part));
+      while (parts.back().more()) {
+        zmq::message_t next;
+        if (!dealer_.recv(next, zmq::recv_flags::dontwait)) break;
+        parts.push_back(std::move(next));
+      }
+      onHostMessage(parts);
+    }
+  }
+
+  void onHostMessage(std::vector<zmq::message_t>& parts) {
+    if (parts.empty() || parts[0].size() != 1) return;  // only the host talks to us
+    char kind = *parts[0].data<char>();
+    std::string_view field =
+        parts.size() > 1 ? std::string_view(parts[1].data<char>(), parts[1].size()) : "";
+    switch (kind) {
+      case kRequest: {
+        if (parts.size() != 3) return;
+        auto message = InboundMessage::decode(parts[2], FrameLimits{});
+        if (!message.ok()) return;  // the host decoded it once already
+        std::string routingId(field);
+        auto found = workers_.find(message->envelope().getTarget());
+        if (found == workers_.end() || found->second.releasing) {
+          sink_.send(routingId,
+                     encodeErrorReply(message->envelope().getRequestId(),
+                                      notFound("this underlying worker is being released")));
+          return;
+        }
+        return found->second.host->handle(routingId, std::move(message).value());
+      }
+      case kCreate: {
+        auto message = InboundMessage::decode(parts[1], FrameLimits{});
+        if (!message.ok()) return;
+        UnderlyingSpec spec =
+            fromWire(message->envelope().getRequest().getCreateWorker().getSpec());
+        if (workers_.contains(spec.workerId)) return;
+        HostLimits limits = parts_.limits;
+        // The host's metrics live in the host: a copy here would be read by
+        // no one, and a lock another host thread held at fork stays held.
+        limits.observer = nullptr;
+        if (spec.maxSessions != 0)
+          limits.maxSessions = std::min(limits.maxSessions, spec.maxSessions);
+        HostScope scope{spec.workerId, spec.experiment, spec.sessionTypes, spec.weight};
+        workers_[spec.workerId].host = std::make_unique<SessionHost>(
+            parts_.types, parts_.cache, limits, parts_.clock, executor_, sink_, completions_,
+            parts_.logger, std::move(scope));
+        return;
+      }
+      case kRelease: {
+        auto found = workers_.find(getU64(field, 0));
+        if (found == workers_.end()) return;
+        found->second.releasing = true;
+        found->second.sessionsAtRelease = found->second.host->load().liveSessions;
+        found->second.host->retireAll();
+        return;
+      }
+      case kGrant:
+        return pool_.withQueue([this](TaskQueue&) { gate_->grant(1); });
+      case kKeepAlive: {
+        ClientId client{getU64(field, 0)};
+        for (auto& [id, worker] : workers_) worker.host->touchLease(client);
+        return;
+      }
+      case kBenchmark: {
+        auto message = InboundMessage::decode(parts[1], FrameLimits{});
+        if (!message.ok()) return;
+        for (auto benchmark : message->envelope().getRequest().getAddBenchmark().getBenchmarks()) {
+          auto bytes = benchmark.getProgram();
+          parts_.cache.insert(benchmark.getUri().cStr(),
+                              std::make_shared<const std::string>(
+                                  reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  void finishReleases() {
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      ChildWorker& worker = it->second;
+      if (worker.releasing) worker.host->retireAll();
+      if (!worker.releasing || worker.host->inflight() != 0 ||
+          worker.host->load().liveSessions != 0) {
+        ++it;
+        continue;
+      }
+      std::string id, ended;
+      putU64(id, it->first);
+      putU64(ended, worker.sessionsAtRelease);
+      sendParts(dealer_, {std::string_view(&kReleased, 1), id, ended});
+      it = workers_.erase(it);
+    }
+  }
+
+  void reportLoad() {
+    auto now = std::chrono::steady_clock::now();
+    if (now < nextLoad_) return;
+    nextLoad_ = now + std::chrono::milliseconds(50);
+    std::string records;
+    for (const auto& [id, worker] : workers_) {
+      HostLoad load = worker.host->load();
+      putU64(records, id);
+      putU64(records, load.liveSessions);
+      putU64(records, load.busySessions);
+      putU64(records, load.waitingRequests);
+      putU64(records, load.stepsTotal);
+    }
+    sendParts(dealer_, {std::string_view(&kLoad, 1), records});
+  }
+
+  const ChildSetup& setup_;
+  const FrontendParts& parts_;
+  zmq::context_t zmq_{1};
+  zmq::socket_t dealer_;
+  Mailbox<Completion> completions_;
+  Mailbox<TokenEvent> tokens_;
+  TokenGatedQueue* gate_;  // owned by pool_
+  TaskPool pool_;
+  PoolExecutor executor_;
+  DealerSink sink_;
+  std::map<std::uint64_t, ChildWorker> workers_;
+  std::chrono::steady_clock::time_point nextLoad_{};
+};
+
+}  // namespace
+
+Result<pid_t> forkIsolatedChild(const ChildSetup& setup, const FrontendParts& parts) {
+  // Buffered output would otherwise be written twice, once by each process.
+  std::fflush(nullptr);
+  parts.logger->flush();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    return internalError(fmt::format("cannot fork the child process of experiment '{}': {}",
+                                     setup.experiment, std::strerror(errno)));
+  }
+  if (pid > 0) return pid;
+  // Child. Only this thread exists here; nothing of the host's but memory
+  // (copy-on-write) and stdio is used from now on, and nothing of the host's
+  // is destroyed: the child leaves with _exit().
+  closeInheritedDescriptors();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != setup.hostPid) ::_exit(0);  // the host died before prctl
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_UNBLOCK, &all, nullptr);  // the host blocks SIGTERM for its signal thread
+  ::prctl(PR_SET_NAME, "kiln-isolated", 0, 0, 0);
+  try {
+    ChildLoop loop(setup, parts);
+    loop.run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "isolated child of experiment '%s' failed: %s\n", setup.experiment.c_str(),
+                 e.what());
+  }
+  ::_exit(1);
+}
+
+}  // namespace kiln::nesting

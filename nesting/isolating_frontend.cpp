@@ -1,0 +1,658 @@
+#include "nesting/isolating_frontend.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/router_io.h"
+#include "nesting/isolated_child.h"
+
+namespace kiln::nesting {
+
+using namespace isolation;
+
+namespace {
+
+// How long past its deadline a request may stay unanswered by its child
+// before the child is presumed hung (the child answers its own timeouts).
+constexpr Duration kHangGrace = std::chrono::milliseconds(500);
+
+std::string describeExit(int status) {
+  if (WIFSIGNALED(status)) {
+    int signal = WTERMSIG(status);
+    return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+  }
+  return fmt::format("exited with code {}", WEXITSTATUS(status));
+}
+
+std::string_view bytesOf(kj::ArrayPtr<const capnp::word> words) {
+  return {reinterpret_cast<const char*>(words.begin()), words.size() * sizeof(capnp::word)};
+}
+
+zmq::message_t reencode(const InboundMessage& message) {
+  capnp::MallocMessageBuilder builder(message.sizeBytes() / sizeof(capnp::word) + 8);
+  builder.setRoot(message.envelope());
+  return encodeFrame(builder);
+}
+
+}  // namespace
+
+IsolatingFrontend::IsolatingFrontend(const FrontendParts& parts)
+    : parts_(parts),
+      executor_(parts.pool),
+      lobby_(parts.types, parts.cache, parts.limits, parts.clock, executor_, parts.replies,
+             parts.completions, parts.logger),
+      router_(zmq_, zmq::socket_type::router),
+      tokens_(parts.pool.threads()) {
+  router_.set(zmq::sockopt::linger, 0);
+  router_.set(zmq::sockopt::sndhwm, 0);
+  router_.set(zmq::sockopt::rcvhwm, 0);
+  // A private directory (mode 0700) keeps other local users off the socket.
+  auto directory = WorkingDirectory::create({}, "kiln-isolate");
+  if (!directory.ok()) {
+    broken_ = directory.status();
+    return;
+  }
+  directory_.emplace(std::move(directory).value());
+  endpoint_ = "ipc://" + (directory_->path() / "children").string();
+  try {
+    router_.bind(endpoint_);
+  } catch (const zmq::error_t& e) {
+    broken_ = internalError(
+        fmt::format("cannot bind {} for the child processes: {}", endpoint_, e.what()));
+  }
+  if (!broken_.ok()) parts_.logger->error("isolation unavailable: {}", broken_.toString());
+}
+
+IsolatingFrontend::~IsolatingFrontend() { clear(); }
+
+void IsolatingFrontend::reply(const std::string& routingId, std::uint64_t requestId,
+                              const Status& status) {
+  parts_.replies.send(routingId, encodeErrorReply(requestId, status));
+}
+
+void IsolatingFrontend::handle(const std::string& routingId, InboundMessage message) {
+  std::uint64_t requestId = 0;
+  try {
+    auto envelope = message.envelope();
+    requestId = envelope.getRequestId();
+    if (Status version = checkProtocolVersion(envelope); !version.ok()) {
+      return reply(routingId, requestId, version);
+    }
+    if (!envelope.isRequest()) {
+      return reply(routingId, requestId, invalidArgument("a nesting host accepts only requests"));
+    }
+    std::uint64_t target = envelope.getTarget();
+    if (target == 0) return handleHostRequest(routingId, std::move(message));
+    auto found = workers_.find(target);
+    bool visible = found != workers_.end() && !found->second.release &&
+                   (routingId == kCoordinatorRoute ||
+                    found->second.spec.experiment == envelope.getExperiment().cStr());
+    if (!visible) {
+      return reply(routingId, requestId,
+                   notFound(fmt::format("no underlying worker {:x} for experiment '{}' on this "
+                                        "host (released, never created, or another experiment's)",
+                                        target, envelope.getExperiment().cStr())));
+    }
+    forward(children_.at(found->second.spec.experiment), routingId, std::move(message));
+  } catch (const kj::Exception& e) {
+    reply(routingId, requestId,
+          invalidArgument(fmt::format("malformed request: {}", e.getDescription().cStr())));
+  }
+}
+
+void IsolatingFrontend::handleHostRequest(const std::string& routingId, InboundMessage message) {
+  auto envelope = message.envelope();
+  std::uint64_t requestId = envelope.getRequestId();
+  std::string experiment = envelope.getExperiment().cStr();
+  bool fromCoordinator = routingId == kCoordinatorRoute;
+  auto request = envelope.getRequest();
+  switch (request.which()) {
+    case wire::Request::CREATE_WORKER:
+      return createWorker(routingId, requestId, fromCoordinator, experiment,
+                          fromWire(request.getCreateWorker().getSpec()));
+    case wire::Request::RELEASE_WORKER:
+      return releaseWorker(routingId, requestId, fromCoordinator, experiment,
+                           request.getReleaseWorker().getWorkerId());
+    case wire::Request::LIST_UNDERLYING:
+      return listUnderlying(routingId, requestId, fromCoordinator, experiment);
+    case wire::Request::KEEP_ALIVE: {
+      if (auto child = children_.find(experiment); child != children_.end()) {
+        std::string client;
+        putU64(client, envelope.getClientId());
+        sendToChild(child->second, {std::string(1, kKeepAlive), client}, true);
+      }
+      return lobby_.handle(routingId, std::move(message));
+    }
+    case wire::Request::ADD_BENCHMARK: {
+      // Children forked later inherit the host's cache; running ones get a copy.
+      zmq::message_t copy = reencode(message);
+      std::string frame(copy.data<char>(), copy.size());
+      for (auto& [name, child] : children_) {
+        sendToChild(child, {std::string(1, kBenchmark), frame}, true);
+      }
+      return lobby_.handle(routingId, std::move(message));
+    }
+    case wire::Request::START_SESSION:
+    case wire::Request::STEP:
+    case wire::Request::FORK:
+    case wire::Request::END_SESSION:
+      return reply(
+          routingId, requestId,
+          invalidArgument("this is a nesting host: address one of its underlying "
+                          "workers (Envelope.target), e.g. one placed for your experiment"));
+    case wire::Request::SEND_SESSION_PARAMETER:
+      if (request.getSendSessionParameter().getSessionId() != 0) {
+        return reply(routingId, requestId,
+                     invalidArgument("session parameters go to the session's underlying worker"));
+      }
+      return lobby_.handle(routingId, std::move(message));
+    default:
+      return lobby_.handle(routingId, std::move(message));
+  }
+}
+
+void IsolatingFrontend::createWorker(const std::string& routingId, std::uint64_t requestId,
+                                     bool fromCoordinator, const std::string& experiment,
+                                     UnderlyingSpec spec) {
+  if (!fromCoordinator && spec.experiment != experiment) {
+    return reply(routingId, requestId,
+                 permissionDenied(fmt::format("experiment '{}' cannot create a worker for "
+                                              "experiment '{}'",
+                                              experiment, spec.experiment)));
+  }
+  if (spec.experiment.empty()) {
+    return reply(routingId, requestId,
+                 invalidArgument("an underlying worker needs an owning experiment"));
+  }
+  for (const std::string& type : spec.sessionTypes) {
+    if (parts_.types.find(type) == nullptr) {
+      return reply(routingId, requestId,
+                   invalidArgument(fmt::format("session type '{}' is not hosted here (hosted: {})",
+                                               type, fmt::join(parts_.types.names(), ", "))));
+    }
+  }
+  if (!broken_.ok()) return reply(routingId, requestId, broken_);
+  if (spec.workerId == 0) spec.workerId = ids_.next();
+  auto existing = workers_.find(spec.workerId);
+  if (existing != workers_.end()) {
+    if (existing->second.spec.experiment != spec.experiment || existing->second.release) {
+      return reply(
+          routingId, requestId,
+          invalidArgument(fmt::format("underlying worker {:x} already exists", spec.workerId)));
+    }
+  } else {
+    auto [it, fresh] = children_.try_emplace(spec.experiment);
+    Child& child = it->second;
+    if (fresh) {
+      child.experiment = spec.experiment;
+      if (Status started = spawn(child); !started.ok()) {
+        children_.erase(it);
+        return reply(routingId, requestId, started);
+      }
+    }
+    workers_[spec.workerId] = Worker{spec, {}, std::nullopt};
+    sendCreate(child, spec);
+    updateWeights();
+    parts_.logger->info(
+        "created underlying worker {:x} for experiment '{}' (weight {}) in "
+        "child process {}",
+        spec.workerId, spec.experiment, spec.weight, child.pid);
+  }
+  capnp::MallocMessageBuilder builder(64);
+  initEnvelope(builder, requestId).initReply().initWorkerCreated().setWorkerId(spec.workerId);
+  parts_.replies.send(routingId, encodeFrame(builder));
+}
+
+void IsolatingFrontend::sendCreate(Child& child, const UnderlyingSpec& spec) {
+  capnp::MallocMessageBuilder builder(256);
+  toWire(spec, initEnvelope(builder, 0).initRequest().initCreateWorker().initSpec());
+  zmq::message_t frame = encodeFrame(builder);
+  sendToChild(child, {std::string(1, kCreate), std::string(frame.data<char>(), frame.size())},
+              true);
+}
+
+void IsolatingFrontend::releaseWorker(const std::string& routingId, std::uint64_t requestId,
+                                      bool fromCoordinator, const std::string& experiment,
+                                      std::uint64_t workerId) {
+  auto found = workers_.find(workerId);
+  if (found == workers_.end() || found->second.release ||
+      (!fromCoordinator && found->second.spec.experiment != experiment)) {
+    return reply(routingId, requestId,
+                 notFound(fmt::format("no underlying worker {:x} for experiment '{}' on this host",
+                                      workerId, experiment)));
+  }
+  found->second.release = std::make_pair(routingId, requestId);
+  std::string id;
+  putU64(id, workerId);
+  sendToChild(children_.at(found->second.spec.experiment), {std::string(1, kRelease), id}, true);
+}
+
+void IsolatingFrontend::finishRelease(std::uint64_t workerId, std::uint32_t sessionsEnded) {
+  auto found = workers_.find(workerId);
+  if (found == workers_.end() || !found->second.release) return;
+  auto [routingId, requestId] = *found->second.release;
+  capnp::MallocMessageBuilder builder(64);
+  initEnvelope(builder, requestId).initReply().initWorkerReleased().setSessionsEnded(sessionsEnded);
+  parts_.replies.send(routingId, encodeFrame(builder));
+  std::string experiment = found->second.spec.experiment;
+  parts_.logger->info("released underlying worker {:x} of experiment '{}' ({} sessions ended)",
+                      workerId, experiment, sessionsEnded);
+  workers_.erase(found);
+  bool last = std::none_of(workers_.begin(), workers_.end(),
+                           [&](const auto& w) { return w.second.spec.experiment == experiment; });
+  if (last) {
+    if (auto child = children_.find(experiment); child != children_.end()) {
+      stopChild(child->second);
+      children_.erase(child);
+    }
+  }
+  updateWeights();
+}
+
+void IsolatingFrontend::listUnderlying(const std::string& routingId, std::uint64_t requestId,
+                                       bool fromCoordinator, const std::string& experiment) {
+  LoadReport report = load();
+  std::erase_if(report.underlying, [&](const UnderlyingStatus& status) {
+    return !fromCoordinator && status.spec.experiment != experiment;
+  });
+  capnp::MallocMessageBuilder builder;
+  auto list = initEnvelope(builder, requestId)
+                  .initReply()
+                  .initUnderlyingView()
+                  .initWorkers(report.underlying.size());
+  for (unsigned i = 0; i < report.underlying.size(); ++i) toWire(report.underlying[i], list[i]);
+  parts_.replies.send(routingId, encodeFrame(builder));
+}
+
+void IsolatingFrontend::updateWeights() {
+  std::map<std::string, std::uint32_t> weights;
+  for (const auto& [id, worker] : workers_) {
+    weights[worker.spec.experiment] = std::max(weights[worker.spec.experiment], worker.spec.weight);
+  }
+  tokens_.setWeights(weights);
+}
+
+// --- proxying --------------------------------------------------------------
+
+void IsolatingFrontend::forward(Child& child, const std::string& routingId,
+                                InboundMessage message) {
+  auto envelope = message.envelope();
+  auto request = envelope.getRequest();
+  Outgoing out;
+  Flight& flight = out.flight;
+  flight.routingId = routingId;
+  flight.requestId = envelope.getRequestId();
+  Duration timeout = envelope.getTimeoutMs() != 0 ? Duration(milliseconds(envelope.getTimeoutMs()))
+                                                  : parts_.limits.defaultDeadline;
+  child.longestTimeout = std::max(child.longestTimeout, timeout);
+  flight.deadline = parts_.clock.now() + timeout;
+  // Name the request by everything its session was sent so far (see
+  // isolation_guard.h); the chain is advanced when the request is accepted.
+  std::uint64_t* sessionChain = nullptr;
+  switch (request.which()) {
+    case wire::Request::START_SESSION: {
+      auto start = request.getStartSession();
+      auto benchmark = start.getBenchmark();
+      auto program = benchmark.getProgram();
+      std::string what = fmt::format("{}\n{}\n{}\n", start.getSessionType().cStr(),
+                                     benchmark.getUri().cStr(), start.getActionSpace());
+      flight.kind = 'S';
+      flight.chain = extendChain(
+          extendChain(0, 'S', what), 'B',
+          std::string_view(reinterpret_cast<const char*>(program.begin()), program.size()));
+      flight.inherit = flight.chain;
+      break;
+    }
+    case wire::Request::STEP: {
+      flight.kind = 'T';
+      flight.session = request.getStep().getSessionId();
+      if (auto found = child.chains.find(flight.session); found != child.chains.end()) {
+        std::uint64_t chain = found->second;
+        for (auto action : request.getStep().getActions()) {
+          chain = extendChain(chain, 'T', bytesOf(capnp::canonicalize(action)));
+        }
+        flight.chain = chain;
+        sessionChain = &found->second;
+      }
+      break;
+    }
+    case wire::Request::SEND_SESSION_PARAMETER: {
+      auto parameter = request.getSendSessionParameter();
+      flight.kind = 'P';
+      flight.session = parameter.getSessionId();
+      if (auto found = child.chains.find(flight.session); found != child.chains.end()) {
+        flight.chain = extendChain(
+            found->second, 'P',
+            fmt::format("{}\n{}", parameter.getKey().cStr(), parameter.getValue().cStr()));
+        sessionChain = &found->second;
+      }
+      break;
+    }
+    case wire::Request::FORK:
+      flight.kind = 'F';
+      flight.session = request.getFork().getSessionId();
+      if (auto found = child.chains.find(flight.session); found != child.chains.end()) {
+        flight.inherit = found->second;  // a restored fork replays its parent's history
+      }
+      break;
+    case wire::Request::END_SESSION:
+      flight.kind = 'E';
+      flight.session = request.getEndSession().getSessionId();
+      break;
+    default:
+      break;
+  }
+  if (flight.chain != 0 && guard_.poisoned(flight.chain)) {
+    return reply(routingId, flight.requestId,
+                 compileError(fmt::format(
+                     "this request crashed the compile process of experiment '{}' twice, the "
+                     "second time on replay while it ran alone; it is not run again (the session "
+                     "is restored without it on its next request)",
+                     child.experiment)));
+  }
+  if (sessionChain != nullptr) *sessionChain = flight.chain;
+  out.frame = reencode(message);
+  child.held.push_back(std::move(out));
+  pump(child);
+}
+
+void IsolatingFrontend::pump(Child& child) {
+  if (!child.ready) return;
+  while (!child.held.empty() && !child.solo) {
+    Outgoing& next = child.held.front();
+    bool suspect = next.flight.chain != 0 && guard_.suspect(next.flight.chain);
+    if (suspect && !child.inflight.empty()) return;  // wait until it can run alone
+    next.flight.solo = suspect;
+    child.solo = suspect;
+    (void)router_.send(zmq::buffer(child.identity), zmq::send_flags::sndmore);
+    (void)router_.send(zmq::buffer(&kRequest, 1), zmq::send_flags::sndmore);
+    (void)router_.send(zmq::buffer(next.flight.routingId), zmq::send_flags::sndmore);
+    (void)router_.send(next.frame, zmq::send_flags::none);
+    auto key = std::make_pair(next.flight.routingId, next.flight.requestId);
+    child.inflight[key] = std::move(next.flight);
+    child.held.pop_front();
+  }
+}
+
+void IsolatingFrontend::sendToChild(Child& child, std::vector<std::string> parts, bool control) {
+  if (!child.ready) {
+    if (control) child.outbox.push_back(std::move(parts));
+    return;
+  }
+  (void)router_.send(zmq::buffer(child.identity), zmq::send_flags::sndmore);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    (void)router_.send(zmq::buffer(parts[i]),
+                       i + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+}
+
+void IsolatingFrontend::onSocketReadable() {
+  for (int i = 0; i < 4096; ++i) {
+    std::vector<zmq::message_t> parts;
+    zmq::message_t part;
+    if (!router_.recv(part, zmq::recv_flags::dontwait)) return;
+    parts.push_back(std::move(part));
+    while (parts.back().more()) {
+      zmq::message_t next;
+      if (!router_.recv(next, zmq::recv_flags::dontwait)) break;
+      parts.push_back(std::move(next));
+    }
+    std::string identity(parts[0].data<char>(), parts[0].size());
+    parts.erase(parts.begin());
+    onChildMessage(identity, parts);
+  }
+}
+
+void IsolatingFrontend::onChildMessage(const std::string& identity,
+                                       std::vector<zmq::message_t>& parts) {
+  auto owner = byIdentity_.find(identity);
+  if (owner == byIdentity_.end() || parts.empty() || parts[0].size() != 1) return;  // a stale child
+  auto found = children_.find(owner->second);
+  if (found == children_.end() || found->second.identity != identity) return;
+  Child& child = found->second;
+  std::string_view field =
+      parts.size() > 1 ? std::string_view(parts[1].data<char>(), parts[1].size()) : "";
+  switch (*parts[0].data<char>()) {
+    case kHello: {
+      child.ready = true;
+      std::vector<std::vector<std::string>> outbox = std::move(child.outbox);
+      child.outbox.clear();
+      for (auto& message : outbox) sendToChild(child, std::move(message), true);
+      return pump(child);
+    }
+    case kReply:
+      if (parts.size() == 3) onReply(child, std::string(field), std::move(parts[2]));
+      return;
+    case kAcquire:
+      return onTokenRequest(child);
+    case kTokenBack: {
+      if (!child.tokens.empty()) child.tokens.pop_front();
+      tokens_.release(child.experiment, std::chrono::nanoseconds(getU64(field, 0)));
+      return tokens_.pump();
+    }
+    case kLoad:
+      for (std::size_t at = 0; at + 40 <= field.size(); at += 40) {
+        auto worker = workers_.find(getU64(field, at));
+        if (worker == workers_.end() || worker->second.spec.experiment != child.experiment)
+          continue;
+        worker->second.load =
+            LoadFigures{static_cast<std::uint32_t>(getU64(field, at + 8)),
+                        static_cast<std::uint32_t>(getU64(field, at + 16)),
+                        static_cast<std::uint32_t>(getU64(field, at + 24)), getU64(field, at + 32)};
+      }
+      return;
+    case kReleased:
+      if (parts.size() == 3) {
+        std::string_view ended(parts[2].data<char>(), parts[2].size());
+        finishRelease(getU64(field, 0), static_cast<std::uint32_t>(getU64(ended, 0)));
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+void IsolatingFrontend::onReply(Child& child, const std::string& routingId, zmq::message_t frame) {
+  auto message = InboundMessage::decode(frame, FrameLimits{});
+  if (message.ok()) {
+    auto envelope = message->envelope();
+    auto found = child.inflight.find(std::make_pair(routingId, envelope.getRequestId()));
+    if (found != child.inflight.end()) {
+      Flight& flight = found->second;
+      auto answer = envelope.getReply();
+      if (answer.isSessionStarted()) {
+        child.chains[answer.getSessionStarted().getSessionId()] = flight.inherit;
+      } else if (answer.isForked() && flight.inherit != 0) {
+        child.chains[answer.getForked().getSessionId()] = flight.inherit;
+      } else if (flight.kind == 'E' || answer.isError()) {
+        // An error may end the session; a later request then meets not-found.
+        if (flight.kind == 'E') child.chains.erase(flight.session);
+      }
+      if (flight.chain != 0) guard_.cleared(flight.chain);  // it ran and the child lived
+      if (flight.solo) child.solo = false;
+      bool answered = flight.answered;
+      child.inflight.erase(found);
+      if (answered) return pump(child);
+    }
+  }
+  if (!routingId.empty()) parts_.replies.send(routingId, std::move(frame));
+  pump(child);
+}
+
+void IsolatingFrontend::onTokenRequest(Child& child) {
+  tokens_.request(child.experiment,
+                  [this, experiment = child.experiment, generation = child.generation] {
+                    auto found = children_.find(experiment);
+                    if (found == children_.end() || found->second.generation != generation) {
+                      tokens_.release(experiment, Duration::zero());  // asked by a dead child
+                      return;
+                    }
+                    found->second.tokens.push_back(parts_.clock.now());
+                    sendToChild(found->second, {std::string(1, kGrant)}, true);
+                  });
+  tokens_.pump();
+}
+
+// --- faults ------------------------------------------------------------------
+
+Status IsolatingFrontend::spawn(Child& child) {
+  if (!broken_.ok()) return broken_;
+  child.identity = fmt::format("child-{}", ++spawned_);
+  child.ready = false;
+  child.solo = false;
+  child.killedForHang = false;
+  ++child.generation;
+  ChildSetup setup{endpoint_, child.identity, child.experiment, parts_.pool.threads(), ::getpid()};
+  KILN_ASSIGN_OR_RETURN(child.pid, forkIsolatedChild(setup, parts_));
+  byIdentity_[child.identity] = child.experiment;
+  return okStatus();
+}
+
+void IsolatingFrontend::stopChild(Child& child) {
+  if (child.pid > 0) {
+    ::kill(child.pid, SIGKILL);
+    int status = 0;
+    ::waitpid(child.pid, &status, 0);
+  }
+  child.pid = -1;
+  for (TimePoint granted : child.tokens) {
+    tokens_.release(child.experiment, parts_.clock.now() - granted);
+  }
+  child.tokens.clear();
+  byIdentity_.erase(child.identity);
+  tokens_.pump();
+}
+
+void IsolatingFrontend::checkHangs(Child& child, TimePoint now) {
+  bool hung = false;
+  for (auto& [key, flight] : child.inflight) {
+    if (flight.answered || now < flight.deadline + kHangGrace) continue;
+    flight.answered = true;
+    hung = true;
+    reply(flight.routingId, flight.requestId,
+          timeoutError(fmt::format("the request overran its deadline and the compile process of "
+                                   "experiment '{}' stopped answering; it is being restarted",
+                                   child.experiment)));
+  }
+  // A task that ignored cancel() keeps its slot token forever: past every
+  // deadline the child has been given, the only cure is a new process.
+  Duration limit = (child.longestTimeout > Duration::zero() ? child.longestTimeout
+                                                            : parts_.limits.defaultDeadline) +
+                   kHangGrace;
+  if (!child.tokens.empty() && now - child.tokens.front() > limit) hung = true;
+  if (hung && !child.killedForHang && child.pid > 0) {
+    parts_.logger->warn("the child process {} of experiment '{}' is stuck: killing it", child.pid,
+                        child.experiment);
+    child.killedForHang = true;
+    ::kill(child.pid, SIGKILL);
+  }
+}
+
+void IsolatingFrontend::onChildDied(Child& child, const std::string& how) {
+  std::vector<std::uint64_t> running;
+  for (const auto& [key, flight] : child.inflight) running.push_back(flight.chain);
+  std::vector<std::uint64_t> poisoned = guard_.onDeath(running);
+  parts_.logger->warn(
+      "the child process {} of experiment '{}' {} with {} requests running; "
+      "restarting it{}",
+      child.pid, child.experiment, how, running.size(),
+      poisoned.empty() ? "" : " (one request crashed it twice: refused from now)");
+  for (auto& [key, flight] : child.inflight) {
+    if (flight.answered) continue;
+    bool culprit = std::find(poisoned.begin(), poisoned.end(), flight.chain) != poisoned.end() &&
+                   flight.chain != 0;
+    Status status =
+        culprit ? compileError(fmt::format("this request crashed the compile process of "
+                                           "experiment '{}' ({}) again on replay; it is not run "
+                                           "again (the session is restored without it on its "
+                                           "next request)",
+                                           child.experiment, how))
+                : disconnected(fmt::format("the compile process of experiment '{}' {} while this "
+                                           "request ran; it was restarted: restore the session by "
+                                           "replay",
+                                           child.experiment, how));
+    reply(flight.routingId, flight.requestId, status);
+  }
+  child.inflight.clear();
+  child.chains.clear();
+  child.outbox.clear();
+  child.pid = -1;  // reaped already
+  stopChild(child);
+  ++child.restarts;
+  // Releases in progress are complete: the sessions are gone with the process.
+  std::vector<std::uint64_t> releasing;
+  for (auto& [id, worker] : workers_) {
+    if (worker.spec.experiment == child.experiment && worker.release) releasing.push_back(id);
+  }
+  std::string experiment = child.experiment;
+  for (std::uint64_t id : releasing) finishRelease(id, workers_.at(id).load.liveSessions);
+  auto still = children_.find(experiment);
+  if (still == children_.end()) return;  // its last worker was released
+  if (Status started = spawn(still->second); !started.ok()) {
+    parts_.logger->error("cannot restart the child process of experiment '{}': {}", experiment,
+                         started.toString());
+    return;
+  }
+  for (auto& [id, worker] : workers_) {
+    if (worker.spec.experiment == experiment) {
+      worker.load = {};
+      sendCreate(still->second, worker.spec);
+    }
+  }
+}
+
+void IsolatingFrontend::tick() {
+  lobby_.tick();
+  TimePoint now = parts_.clock.now();
+  std::vector<std::string> experiments;
+  for (auto& [name, child] : children_) experiments.push_back(name);
+  for (const std::string& name : experiments) {
+    auto found = children_.find(name);
+    if (found == children_.end()) continue;
+    Child& child = found->second;
+    if (child.pid > 0) {
+      int status = 0;
+      pid_t ended = ::waitpid(child.pid, &status, WNOHANG);
+      if (ended == child.pid) {
+        onChildDied(child, describeExit(status));
+        continue;
+      }
+    }
+    checkHangs(child, now);
+  }
+}
+
+LoadReport IsolatingFrontend::load() const {
+  LoadReport report;
+  for (const auto& [id, worker] : workers_) {
+    if (worker.release) continue;
+    report.underlying.push_back(UnderlyingStatus{worker.spec, worker.load});
+    report.total.liveSessions += worker.load.liveSessions;
+    report.total.queuedRequests += worker.load.queuedRequests;
+    report.total.stepsTotal += worker.load.stepsTotal;
+  }
+  for (const auto& [name, child] : children_) {
+    report.total.queuedRequests += static_cast<std::uint32_t>(child.held.size());
+  }
+  report.total.busySlots = tokens_.inUse();
+  return report;
+}
+
+void IsolatingFrontend::clear() {
+  for (auto& [name, child] : children_) stopChild(child);
+  children_.clear();
+  workers_.clear();
+  lobby_.clear();
+}
+
+ServingMode isolatingHostMode() {
+  return ServingMode{
+      true, [] { return std::make_unique<FifoTaskQueue>(); },
+      [](const FrontendParts& parts) { return std::make_unique<IsolatingFrontend>(parts); }};
+}
+
+}  // namespace kiln::nesting

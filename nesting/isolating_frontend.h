@@ -1,0 +1,128 @@
+// `kiln nest --isolate`: a nesting host whose experiments each run in a child
+// process (nesting/isolated_child.h), so that a compile step that crashes or
+// hangs takes down only its own experiment's sessions on this host.
+//
+// The host keeps what clients and the coordinator see exactly as a plain
+// nesting host shows it: underlying workers by id, owned by experiments,
+// created, released and listed at target 0. It proxies every request by
+// Envelope.target to the child of the worker's experiment and relays the
+// replies; it arbitrates the children's slot tokens (one budget of `slots`,
+// shared by experiment weight); it restarts a child that died, re-creates
+// its workers with the same ids (clients restore their sessions by replay),
+// kills a child that stops answering or holds a slot past every deadline,
+// and answers a step that crashed its child twice with a compile error
+// instead of crash-looping (nesting/isolation_guard.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "common/underlying.h"
+#include "common/working_directory.h"
+#include "nesting/isolation_guard.h"
+#include "nesting/isolation_tokens.h"
+#include "worker/frontend.h"
+
+namespace kiln::nesting {
+
+class IsolatingFrontend final : public WorkerFrontend {
+ public:
+  explicit IsolatingFrontend(const FrontendParts& parts);
+  ~IsolatingFrontend() override;
+
+  void handle(const std::string& routingId, InboundMessage message) override;
+  void onCompletion(Completion completion) override { lobby_.onCompletion(std::move(completion)); }
+  void tick() override;
+  LoadReport load() const override;
+  void clear() override;
+  zmq::socket_t* socket() override { return &router_; }
+  void onSocketReadable() override;
+
+ private:
+  struct Worker {
+    UnderlyingSpec spec;
+    LoadFigures load;
+    std::optional<std::pair<std::string, std::uint64_t>> release;  // who asked, request id
+  };
+  // A request sent to a child and not yet answered by it.
+  struct Flight {
+    std::string routingId;
+    std::uint64_t requestId = 0;
+    char kind = 0;              // wire request: S start, T step, F fork, P parameter, E end
+    std::uint64_t session = 0;  // the session it addresses (the parent for a fork)
+    std::uint64_t chain = 0;    // its name for the replay guard; 0 = unnamed
+    std::uint64_t inherit = 0;  // chain a started or forked session begins with
+    TimePoint deadline;
+    bool solo = false;      // a suspect, running alone
+    bool answered = false;  // the host already answered it (the child hung)
+  };
+  struct Outgoing {
+    Flight flight;
+    zmq::message_t frame;
+  };
+  struct Child {
+    std::string experiment;
+    std::string identity;
+    pid_t pid = -1;
+    bool ready = false;  // said hello
+    std::uint64_t generation = 0;
+    std::vector<std::vector<std::string>> outbox;  // control messages before hello
+    std::map<std::pair<std::string, std::uint64_t>, Flight> inflight;
+    std::deque<Outgoing> held;  // requests not sent yet (order kept)
+    bool solo = false;
+    std::unordered_map<std::uint64_t, std::uint64_t> chains;  // session -> chain so far
+    std::deque<TimePoint> tokens;                             // grant times of tokens held
+    Duration longestTimeout{};
+    bool killedForHang = false;
+    unsigned restarts = 0;
+  };
+
+  void handleHostRequest(const std::string& routingId, InboundMessage message);
+  void createWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
+                    const std::string& experiment, UnderlyingSpec spec);
+  void releaseWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
+                     const std::string& experiment, std::uint64_t workerId);
+  void listUnderlying(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
+                      const std::string& experiment);
+  void forward(Child& child, const std::string& routingId, InboundMessage message);
+  void pump(Child& child);
+  void onChildMessage(const std::string& identity, std::vector<zmq::message_t>& parts);
+  void onReply(Child& child, const std::string& routingId, zmq::message_t frame);
+  void onTokenRequest(Child& child);
+  void onChildDied(Child& child, const std::string& how);
+  void checkHangs(Child& child, TimePoint now);
+  Status spawn(Child& child);
+  void sendCreate(Child& child, const UnderlyingSpec& spec);
+  void sendToChild(Child& child, std::vector<std::string> parts, bool control);
+  void finishRelease(std::uint64_t workerId, std::uint32_t sessionsEnded);
+  void stopChild(Child& child);
+  void updateWeights();
+  void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
+
+  FrontendParts parts_;
+  PoolExecutor executor_;
+  SessionHost lobby_;  // target 0: host-level requests only
+  zmq::context_t zmq_{1};
+  zmq::socket_t router_;
+  std::optional<WorkingDirectory> directory_;  // holds the ipc:// socket file
+  std::string endpoint_;
+  Status broken_ = okStatus();  // why no child can be started, if none can
+  std::map<std::uint64_t, Worker> workers_;
+  std::map<std::string, Child> children_;          // by experiment
+  std::map<std::string, std::string> byIdentity_;  // child routing id -> experiment
+  SlotTokens tokens_;
+  ReplayGuard guard_;
+  RandomIds ids_;
+  std::uint64_t spawned_ = 0;
+};
+
+// `kiln nest --isolate`: a FIFO pool for the lobby and this frontend.
+ServingMode isolatingHostMode();
+
+}  // namespace kiln::nesting

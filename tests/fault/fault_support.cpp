@@ -1,0 +1,62 @@
+#include "tests/fault/fault_support.h"
+
+#include "common/logging.h"
+
+namespace kiln::fault {
+
+InProcessCoordinator::InProcessCoordinator(Duration heartbeat) {
+  CoordinatorConfig config;
+  config.listen = "tcp://127.0.0.1:0";
+  config.heartbeatInterval = heartbeat;
+  config.experimentLease = 2s;
+  server_ = std::move(
+      CoordinatorServer::create(config, zmq_, clock_, makeNullLogger("coordinator")).value());
+  thread_ = std::thread([this] { server_->run(); });
+}
+
+InProcessCoordinator::~InProcessCoordinator() {
+  server_->stop();
+  thread_.join();
+}
+
+std::unique_ptr<client::Client> connectClient(const std::string& coordinator,
+                                              const std::string& experiment,
+                                              Duration requestTimeout) {
+  client::ClientOptions options;
+  options.coordinator = coordinator;
+  options.experiment = experiment;
+  options.requestTimeout = requestTimeout;
+  options.leasePeriod = 100ms;
+  return std::move(client::Client::connect(options).value());
+}
+
+bool waitFor(const std::function<bool()>& done, Duration timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+BackgroundStepper::BackgroundStepper(std::vector<std::unique_ptr<client::Session>> sessions)
+    : sessions_(std::move(sessions)) {
+  thread_ = std::thread([this] {
+    // Bounded: at most 100,000 steps even if nobody stops it.
+    for (std::uint64_t i = 0; !stopping_.load() && i < 100000; ++i) {
+      auto& session = sessions_[i % sessions_.size()];
+      auto stepped = session->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
+      if (!stepped.ok()) {
+        if (failures_.fetch_add(1) == 0) firstFailure_ = stepped.status().toString();
+      }
+      ++steps_;
+    }
+  });
+}
+
+void BackgroundStepper::stop() {
+  stopping_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace kiln::fault

@@ -1,0 +1,56 @@
+// Shared by the fault tests: an in-process coordinator on loopback, clients
+// with short timeouts, and bounded waits (every wait has a deadline).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "client/client.h"
+#include "coordinator/coordinator_server.h"
+
+namespace kiln::fault {
+
+using namespace std::chrono_literals;
+
+class InProcessCoordinator {
+ public:
+  explicit InProcessCoordinator(Duration heartbeat = 100ms);
+  ~InProcessCoordinator();
+  const std::string& endpoint() const { return server_->endpoint(); }
+
+ private:
+  zmq::context_t zmq_{1};
+  SteadyClock clock_;
+  std::unique_ptr<CoordinatorServer> server_;
+  std::thread thread_;
+};
+
+std::unique_ptr<client::Client> connectClient(const std::string& coordinator,
+                                              const std::string& experiment = {},
+                                              Duration requestTimeout = 5s);
+
+// Polls `done` every 20 ms until it holds or `timeout` passes.
+bool waitFor(const std::function<bool()>& done, Duration timeout);
+
+// Steps `sessions` round-robin in a thread until stopped, counting failures.
+class BackgroundStepper {
+ public:
+  explicit BackgroundStepper(std::vector<std::unique_ptr<client::Session>> sessions);
+  ~BackgroundStepper() { stop(); }
+  void stop();
+  std::uint64_t steps() const { return steps_.load(); }
+  std::uint64_t failures() const { return failures_.load(); }
+  const std::string& firstFailure() const { return firstFailure_; }  // after stop()
+
+ private:
+  std::vector<std::unique_ptr<client::Session>> sessions_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> steps_{0}, failures_{0};
+  std::string firstFailure_;
+  std::thread thread_;
+};
+
+}  // namespace kiln::fault

@@ -1,0 +1,193 @@
+// The fault-handling policies without processes: the replay guard's blame,
+// slot tokens across children, the token-gated child queue, a pool that
+// replaces a stuck thread, and the noop type's fault parameters.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "nesting/isolation_guard.h"
+#include "nesting/isolation_tokens.h"
+#include "worker/benchmark_cache.h"
+#include "worker/noop_session.h"
+#include "worker/task_pool.h"
+
+namespace kiln::nesting {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(ReplayGuard, ChainsDependOnOrderAndKind) {
+  std::uint64_t a = extendChain(extendChain(0, 'T', "1"), 'T', "2");
+  std::uint64_t b = extendChain(extendChain(0, 'T', "2"), 'T', "1");
+  EXPECT_NE(a, b);
+  EXPECT_NE(extendChain(0, 'T', "x"), extendChain(0, 'P', "x"));
+  EXPECT_EQ(a, extendChain(extendChain(0, 'T', "1"), 'T', "2"));  // a replay names it again
+}
+
+TEST(ReplayGuard, ASuspectThatCrashesAloneIsPoisonedBystandersAreCleared) {
+  ReplayGuard guard;
+  // First death: three requests running, blame unknown.
+  EXPECT_TRUE(guard.onDeath({11, 22, 0}).empty());
+  EXPECT_TRUE(guard.suspect(11));
+  EXPECT_TRUE(guard.suspect(22));
+  EXPECT_FALSE(guard.poisoned(11));
+  // Replayed alone, 22 completes: a bystander.
+  guard.cleared(22);
+  EXPECT_FALSE(guard.suspect(22));
+  // 11 runs alone and the child dies again: certain blame.
+  auto poisoned = guard.onDeath({11});
+  ASSERT_EQ(poisoned, std::vector<std::uint64_t>{11});
+  EXPECT_TRUE(guard.poisoned(11));
+  EXPECT_FALSE(guard.suspect(11));
+  // A death with a suspect among others proves nothing about it.
+  EXPECT_TRUE(guard.onDeath({33}).empty());
+  EXPECT_TRUE(guard.onDeath({33, 44}).empty());
+  EXPECT_FALSE(guard.poisoned(33));
+}
+
+TEST(ReplayGuard, TablesAreBounded) {
+  ReplayGuard guard(8);
+  for (std::uint64_t i = 1; i <= 100; ++i) guard.onDeath({i, i + 1000});
+  EXPECT_LE(guard.suspects(), 8u);
+  EXPECT_TRUE(guard.suspect(1100));
+  EXPECT_FALSE(guard.suspect(1));
+}
+
+TEST(SlotTokens, AtMostSlotsOutAndSharedByWeight) {
+  SlotTokens tokens(2);
+  tokens.setWeights({{"a", 3}, {"b", 1}});
+  std::vector<std::string> granted;
+  for (int i = 0; i < 40; ++i) {
+    tokens.request("a", [&] { granted.push_back("a"); });
+    tokens.request("b", [&] { granted.push_back("b"); });
+  }
+  tokens.pump();
+  ASSERT_EQ(granted.size(), 2u);
+  EXPECT_EQ(tokens.inUse(), 2u);
+  // Every task runs 10 ms; count grants over the first 40 releases.
+  std::size_t first = granted.size();
+  for (int i = 0; i < 40; ++i) {
+    tokens.release(granted[i], 10ms);
+    tokens.pump();
+  }
+  long a = std::count(granted.begin() + first, granted.end(), "a");
+  long b = std::count(granted.begin() + first, granted.end(), "b");
+  EXPECT_EQ(a + b, 40);
+  EXPECT_NEAR(static_cast<double>(a) / (a + b), 0.75, 0.1) << a << " vs " << b;
+  EXPECT_LE(tokens.inUse(), 2u);
+}
+
+TEST(TokenGatedQueue, TasksWaitForTokensAndReportTheirTime) {
+  Mailbox<TokenEvent> events;
+  auto queue = std::make_unique<TokenGatedQueue>(events);
+  TokenGatedQueue* gate = queue.get();
+  std::atomic<int> ran{0};
+  TaskPool pool(2, std::move(queue));
+  pool.post("x", [&] { ++ran; });
+  pool.post("x", [&] { ++ran; });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(ran.load(), 0) << "ran without a token";
+  std::vector<TokenEvent> seen;
+  events.drain(seen);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_FALSE(seen[0].release);
+  pool.withQueue([&](TaskQueue&) { gate->grant(1); });
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (ran.load() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(ran.load(), 1);
+  pool.withQueue([&](TaskQueue&) { gate->grant(1); });
+  while (ran.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(ran.load(), 2);
+  std::this_thread::sleep_for(20ms);
+  seen.clear();
+  events.drain(seen);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_TRUE(seen[0].release && seen[1].release);
+}
+
+TEST(TaskPoolStuck, AStuckThreadIsReplacedAndThePoolKeepsItsSize) {
+  TaskPool pool(1);
+  std::atomic<bool> release{false};
+  std::atomic<int> done{0};
+  pool.post("k", [&] {
+    while (!release.load()) std::this_thread::sleep_for(1ms);
+  });
+  pool.post("k", [&] { ++done; });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(done.load(), 0);  // the only thread is stuck
+  EXPECT_EQ(pool.replaceStuck(10s), 0u);
+  EXPECT_EQ(pool.replaceStuck(20ms), 1u);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (done.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(done.load(), 1);
+  EXPECT_EQ(pool.threads(), 1u);
+  EXPECT_EQ(pool.stuck(), 1u);
+  EXPECT_EQ(pool.busy(), 0u);
+  release.store(true);
+  while (pool.stuck() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(pool.stuck(), 0u);
+  pool.replaceStuck(20ms);  // reaps the finished one
+  EXPECT_EQ(pool.threads(), 1u);
+}
+
+// The noop type needs a context only to exist.
+struct NoopFixture {
+  BenchmarkCache cache;
+  SteadyClock clock;
+  ContextResources resources{{}, cache, makeNullLogger("noop"), clock};
+  ServiceContext context{resources};
+};
+
+TEST(NoopFaults, ParametersAreCheckedAndAHangEndsOnCancel) {
+  NoopFixture fixture;
+  NoopSession session(fixture.context);
+  EXPECT_EQ(session.handleParameter("noop.crash_on_step", "sometimes").status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(session.handleParameter("noop.hang_on_step", "1").status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(*session.handleParameter("noop.crash_on_step", "off"), "off");
+  ASSERT_TRUE(session.handleParameter("noop.hang_on_step", "until_cancelled").ok());
+  ActionOutcome outcome;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(30ms);
+    session.cancel();
+  });
+  auto started = std::chrono::steady_clock::now();
+  Status stepped = session.applyAction(Value(std::int64_t{1}), outcome);
+  canceller.join();
+  EXPECT_EQ(stepped.code(), ErrorCode::kTimeout);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 25ms);
+}
+
+TEST(NoopFaults, CrashOnStepKillsTheProcessWithTheSignal) {
+  NoopFixture fixture;
+  EXPECT_EXIT(
+      {
+        NoopSession session(fixture.context);
+        (void)session.handleParameter("noop.crash_on_step", "segv");
+        ActionOutcome outcome;
+        (void)session.applyAction(Value(std::int64_t{1}), outcome);
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EXIT(
+      {
+        NoopSession session(fixture.context);
+        (void)session.handleParameter("noop.crash_on_step", "abort");
+        ActionOutcome outcome;
+        (void)session.applyAction(Value(std::int64_t{1}), outcome);
+      },
+      ::testing::KilledBySignal(SIGABRT), "");
+}
+
+}  // namespace
+}  // namespace kiln::nesting

@@ -1,0 +1,176 @@
+// Faults of whole processes, with real `kiln` child processes and real
+// signals: a worker SIGKILLed while sessions step (they are restored and no
+// step fails), a step that hangs (it times out and the worker keeps its
+// slots), and a coordinator killed and started again on the same port
+// (sessions keep stepping; hosts re-register; experiments are re-opened
+// and adopt their workers).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "bench/child_cluster.h"
+#include "tests/fault/fault_support.h"
+
+namespace kiln::fault {
+namespace {
+
+std::vector<std::string> workerArgs(const std::string& coordinator,
+                                    std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"worker", "--coordinator", coordinator, "--heartbeat-seconds",
+                                "0.1",    "--log-level",   "off"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(ProcessFaults, WorkerSigkilledWhileSessionsStepLosesNoStep) {
+  InProcessCoordinator coordinator;
+  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  std::vector<bench::ChildProcess*> workers;
+  for (int i = 0; i < 3; ++i)
+    workers.push_back(children.spawn(workerArgs(coordinator.endpoint())).value());
+  auto client = connectClient(coordinator.endpoint());
+  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 3; }, 10s));
+
+  std::vector<std::unique_ptr<client::Session>> sessions;
+  for (int i = 0; i < 6; ++i)
+    sessions.push_back(client->startSession({"noop", "benchmark://f/k"}).value());
+  std::vector<std::int64_t> expected(sessions.size(), 0);
+  pid_t doomed = 0;
+  const std::string doomedEndpoint = sessions[0]->endpoint();
+  for (auto* worker : workers) {
+    if (worker->endpoint == doomedEndpoint) doomed = worker->process.pid();
+  }
+  ASSERT_NE(doomed, 0);
+  for (int round = 0; round < 30; ++round) {
+    if (round == 10) ::kill(doomed, SIGKILL);
+    // Pipelined: every session has a step in flight when the worker dies.
+    std::vector<std::uint64_t> sent;
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      std::int64_t action = (round + static_cast<int>(i)) % 7;
+      expected[i] += action;
+      sent.push_back(sessions[i]->sendStep({Value(action)}, {0}).value());
+    }
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      auto stepped = sessions[i]->awaitStep(sent[i]);
+      ASSERT_TRUE(stepped.ok()) << "round " << round << ": " << stepped.status().toString();
+      EXPECT_EQ(stepped->observations[0].as<std::int64_t>(), expected[i]);
+    }
+  }
+  EXPECT_GE(client->restoredSessions(), 1u);
+  for (auto& session : sessions) EXPECT_NE(session->endpoint(), doomedEndpoint);
+}
+
+TEST(ProcessFaults, HangingStepTimesOutAndThePlainWorkerKeepsItsSlot) {
+  InProcessCoordinator coordinator;
+  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto* worker =
+      children.spawn(workerArgs(coordinator.endpoint(), {"--slots", "1", "--stuck-seconds", "0.5"}))
+          .value();
+  auto client = connectClient(coordinator.endpoint(), {}, 5s);
+  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 1; }, 10s));
+
+  client::SessionOptions hangs{"noop", "benchmark://f/hang"};
+  hangs.timeout = 300ms;
+  auto stuck = client->startSession(hangs).value();
+  auto cancellable = client->startSession(hangs).value();
+  auto healthy = client->startSession({"noop", "benchmark://f/ok"}).value();
+  // No warm-up steps: a session's first steps always run on the pool (later
+  // cheap ones may run on the loop thread, see docs/faults.md).
+
+  // A step that honours cancel(): it times out and frees its slot at once.
+  ASSERT_TRUE(cancellable->setParameter("noop.hang_on_step", "until_cancelled").ok());
+  auto cancelled = cancellable->step({Value(std::int64_t{1})}, std::vector<std::string>{});
+  EXPECT_EQ(cancelled.status().code(), ErrorCode::kTimeout) << cancelled.status().toString();
+  auto stepped = healthy->step({Value(std::int64_t{2})}, std::vector<std::string>{"Sum"});
+  ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+
+  // A step that ignores cancel() holds the only thread: it is replaced.
+  ASSERT_TRUE(stuck->setParameter("noop.hang_on_step", "forever").ok());
+  auto started = std::chrono::steady_clock::now();
+  auto hung = stuck->step({Value(std::int64_t{1})}, std::vector<std::string>{});
+  EXPECT_EQ(hung.status().code(), ErrorCode::kTimeout) << hung.status().toString();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  for (int i = 0; i < 5; ++i) {
+    stepped = healthy->step({Value(std::int64_t{2})}, std::vector<std::string>{"Sum"});
+    ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+  }
+  EXPECT_EQ(stepped->observations[0].as<std::int64_t>(), 12);
+  auto fresh = client->startSession({"noop", "benchmark://f/new"});
+  ASSERT_TRUE(fresh.ok()) << fresh.status().toString();
+  EXPECT_TRUE((*fresh)->step({Value(std::int64_t{3})}, std::vector<std::string>{}).ok());
+  EXPECT_FALSE(worker->process.poll().has_value()) << "the worker died";
+}
+
+// A free loopback port for a server that must come back on the same one.
+int freePort() {
+  zmq::context_t zmq(1);
+  zmq::socket_t probe(zmq, zmq::socket_type::router);
+  probe.set(zmq::sockopt::linger, 0);
+  probe.bind("tcp://127.0.0.1:0");
+  std::string bound = probe.get(zmq::sockopt::last_endpoint);
+  return std::stoi(bound.substr(bound.rfind(':') + 1));
+}
+
+TEST(ProcessFaults, CoordinatorRestartKeepsSessionsSteppingAndExperimentsReopened) {
+  std::string endpoint = fmt::format("tcp://127.0.0.1:{}", freePort());
+  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  std::vector<std::string> coordinatorArgs{
+      "coordinator", "--listen", endpoint, "--heartbeat-seconds", "0.1", "--log-level", "off"};
+  auto* first = children.spawn(coordinatorArgs).value();
+  children.spawn(workerArgs(endpoint)).value();
+  children
+      .spawn(
+          {"nest", "--coordinator", endpoint, "--heartbeat-seconds", "0.1", "--log-level", "off"})
+      .value();
+  auto plain = connectClient(endpoint, {}, 3s);
+  auto tenant = connectClient(endpoint, "gamma", 3s);
+  ExperimentSpec spec;
+  spec.name = "gamma";
+  spec.workers = 1;
+  ASSERT_TRUE(tenant->openExperiment(spec).ok());
+  ASSERT_TRUE(tenant->waitForExperiment("gamma", 1, 10s).ok());
+  auto a = plain->startSession({"noop", "benchmark://f/a"}).value();
+  auto b = tenant->startSession({"noop", "benchmark://f/b"}).value();
+  std::uint64_t oldWorker = b->target();
+
+  ::kill(first->process.pid(), SIGKILL);
+  // The step path does not go through the coordinator.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(a->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok()) << i;
+    ASSERT_TRUE(b->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok()) << i;
+    std::this_thread::sleep_for(20ms);
+  }
+  auto restartedAt = std::chrono::steady_clock::now();
+  children.spawn(coordinatorArgs).value();
+  // Hosts notice the silence, re-register with back-off (1 s, 2 s, ...).
+  ASSERT_TRUE(waitFor(
+      [&] {
+        auto workers = plain->listCluster();
+        return workers.ok() && workers->size() == 2;
+      },
+      15s));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - restartedAt).count();
+  EXPECT_LT(seconds, 10.0);
+  // The new coordinator does not know "gamma": placing a session makes the
+  // client open it again, and the host's existing worker (reported when the
+  // host re-registered) is adopted rather than replaced.
+  auto c = tenant->startSession({"noop", "benchmark://f/c"});
+  ASSERT_TRUE(c.ok()) << c.status().toString();
+  auto gamma = tenant->experimentStatus("gamma");
+  ASSERT_TRUE(gamma.ok()) << gamma.status().toString();
+  bool adopted = std::any_of(gamma->workers.begin(), gamma->workers.end(),
+                             [&](const auto& w) { return w.workerId == oldWorker; });
+  EXPECT_TRUE(adopted) << "the re-opened experiment planned a new worker instead of adopting";
+  EXPECT_EQ(b->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"})
+                ->observations[0]
+                .as<std::int64_t>(),
+            21);
+  EXPECT_EQ(b->restores(), 0u);
+  EXPECT_EQ(a->restores(), 0u);
+}
+
+}  // namespace
+}  // namespace kiln::fault

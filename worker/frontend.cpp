@@ -1,0 +1,39 @@
+#include "worker/frontend.h"
+
+namespace kiln {
+namespace {
+
+class SingleHostFrontend final : public WorkerFrontend {
+ public:
+  explicit SingleHostFrontend(const FrontendParts& parts)
+      : executor_(parts.pool),
+        pool_(parts.pool),
+        host_(parts.types, parts.cache, parts.limits, parts.clock, executor_, parts.replies,
+              parts.completions, parts.logger) {}
+
+  void handle(const std::string& routingId, InboundMessage message) override {
+    host_.handle(routingId, std::move(message));
+  }
+  void onCompletion(Completion completion) override { host_.onCompletion(std::move(completion)); }
+  void tick() override { host_.tick(); }
+  LoadReport load() const override {
+    HostLoad load = host_.load();
+    return LoadReport{{load.liveSessions, pool_.busy(), load.waitingRequests, load.stepsTotal}, {}};
+  }
+  void clear() override { host_.clear(); }
+
+ private:
+  PoolExecutor executor_;
+  TaskPool& pool_;
+  SessionHost host_;
+};
+
+}  // namespace
+
+ServingMode plainWorkerMode() {
+  return ServingMode{
+      false, [] { return std::make_unique<FifoTaskQueue>(); },
+      [](const FrontendParts& parts) { return std::make_unique<SingleHostFrontend>(parts); }};
+}
+
+}  // namespace kiln

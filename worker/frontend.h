@@ -1,0 +1,71 @@
+// What a worker process's poll loop drives: the request handling behind its
+// ROUTER socket. A plain worker has one SessionHost (SingleHostFrontend); a
+// nesting host (nesting/) has one per underlying worker. Both share the
+// process's parts: session types and their contexts, benchmark cache, pool.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "worker/coordinator_link.h"
+#include "worker/session_host.h"
+#include "worker/task_pool.h"
+
+namespace kiln {
+
+// Replies to requests that came down the coordinator link are sent to this
+// routing id. ZeroMQ's own ids are 5 bytes and start with a zero byte, and
+// peers cannot choose ids that start with one, so no client can collide.
+inline const std::string kCoordinatorRoute("\0coordinator", 12);
+
+struct FrontendParts {
+  const SessionTypeRegistry& types;
+  BenchmarkCache& cache;
+  HostLimits limits;
+  const Clock& clock;
+  TaskPool& pool;
+  ReplySink& replies;
+  Mailbox<Completion>& completions;
+  Logger logger;
+};
+
+class WorkerFrontend {
+ public:
+  virtual ~WorkerFrontend() = default;
+  virtual void handle(const std::string& routingId, InboundMessage message) = 0;
+  virtual void onCompletion(Completion completion) = 0;
+  // Deadlines, leases and deferred work; called after every poll.
+  virtual void tick() = 0;
+  virtual LoadReport load() const = 0;
+  // Ends every session (shutdown); call when no task runs.
+  virtual void clear() = 0;
+  // A frontend with a socket of its own (an isolating host's link to its
+  // child processes) has the poll loop watch it.
+  virtual zmq::socket_t* socket() { return nullptr; }
+  virtual void onSocketReadable() {}
+};
+
+// Runs tasks on the process's pool under one scheduling key policy.
+class PoolExecutor final : public Executor {
+ public:
+  explicit PoolExecutor(TaskPool& pool) : pool_(pool) {}
+  void post(const std::string& key, UniqueTask task) override { pool_.post(key, std::move(task)); }
+  bool idle() const override { return pool_.idle(); }
+
+ private:
+  TaskPool& pool_;
+};
+
+// How a worker process serves: its queue discipline and its frontend.
+struct ServingMode {
+  bool nesting = false;
+  std::function<std::unique_ptr<TaskQueue>()> makeQueue;
+  std::function<std::unique_ptr<WorkerFrontend>(const FrontendParts&)> makeFrontend;
+};
+
+// A plain worker: FIFO pool, one SessionHost for every client.
+ServingMode plainWorkerMode();
+
+}  // namespace kiln

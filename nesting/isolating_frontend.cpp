@@ -1,4 +1,5 @@
 #include "nesting/isolating_frontend.h"
+#include "nesting/host_policy.h"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -88,14 +89,11 @@ void IsolatingFrontend::handle(const std::string& routingId, InboundMessage mess
     std::uint64_t target = envelope.getTarget();
     if (target == 0) return handleHostRequest(routingId, std::move(message));
     auto found = workers_.find(target);
-    bool visible = found != workers_.end() && !found->second.release &&
-                   (routingId == kCoordinatorRoute ||
-                    found->second.spec.experiment == envelope.getExperiment().cStr());
-    if (!visible) {
-      return reply(routingId, requestId,
-                   notFound(fmt::format("no underlying worker {:x} for experiment '{}' on this "
-                                        "host (released, never created, or another experiment's)",
-                                        target, envelope.getExperiment().cStr())));
+    std::string experiment = envelope.getExperiment().cStr();
+    if (found == workers_.end() ||
+        !visibleTo(found->second.spec.experiment, found->second.release.has_value(),
+                   routingId == kCoordinatorRoute, experiment)) {
+      return reply(routingId, requestId, unknownWorker(target, experiment));
     }
     forward(children_.at(found->second.spec.experiment), routingId, std::move(message));
   } catch (const kj::Exception& e) {
@@ -136,21 +134,8 @@ void IsolatingFrontend::handleHostRequest(const std::string& routingId, InboundM
       }
       return lobby_.handle(routingId, std::move(message));
     }
-    case wire::Request::START_SESSION:
-    case wire::Request::STEP:
-    case wire::Request::FORK:
-    case wire::Request::END_SESSION:
-      return reply(
-          routingId, requestId,
-          invalidArgument("this is a nesting host: address one of its underlying "
-                          "workers (Envelope.target), e.g. one placed for your experiment"));
-    case wire::Request::SEND_SESSION_PARAMETER:
-      if (request.getSendSessionParameter().getSessionId() != 0) {
-        return reply(routingId, requestId,
-                     invalidArgument("session parameters go to the session's underlying worker"));
-      }
-      return lobby_.handle(routingId, std::move(message));
     default:
+      if (auto refusal = refuseAtHost(request)) return reply(routingId, requestId, *refusal);
       return lobby_.handle(routingId, std::move(message));
   }
 }
@@ -158,22 +143,8 @@ void IsolatingFrontend::handleHostRequest(const std::string& routingId, InboundM
 void IsolatingFrontend::createWorker(const std::string& routingId, std::uint64_t requestId,
                                      bool fromCoordinator, const std::string& experiment,
                                      UnderlyingSpec spec) {
-  if (!fromCoordinator && spec.experiment != experiment) {
-    return reply(routingId, requestId,
-                 permissionDenied(fmt::format("experiment '{}' cannot create a worker for "
-                                              "experiment '{}'",
-                                              experiment, spec.experiment)));
-  }
-  if (spec.experiment.empty()) {
-    return reply(routingId, requestId,
-                 invalidArgument("an underlying worker needs an owning experiment"));
-  }
-  for (const std::string& type : spec.sessionTypes) {
-    if (parts_.types.find(type) == nullptr) {
-      return reply(routingId, requestId,
-                   invalidArgument(fmt::format("session type '{}' is not hosted here (hosted: {})",
-                                               type, fmt::join(parts_.types.names(), ", "))));
-    }
+  if (Status valid = checkCreate(spec, fromCoordinator, experiment, parts_.types); !valid.ok()) {
+    return reply(routingId, requestId, valid);
   }
   if (!broken_.ok()) return reply(routingId, requestId, broken_);
   if (spec.workerId == 0) spec.workerId = ids_.next();
@@ -219,11 +190,10 @@ void IsolatingFrontend::releaseWorker(const std::string& routingId, std::uint64_
                                       bool fromCoordinator, const std::string& experiment,
                                       std::uint64_t workerId) {
   auto found = workers_.find(workerId);
-  if (found == workers_.end() || found->second.release ||
-      (!fromCoordinator && found->second.spec.experiment != experiment)) {
-    return reply(routingId, requestId,
-                 notFound(fmt::format("no underlying worker {:x} for experiment '{}' on this host",
-                                      workerId, experiment)));
+  if (found == workers_.end() ||
+      !visibleTo(found->second.spec.experiment, found->second.release.has_value(), fromCoordinator,
+                 experiment)) {
+    return reply(routingId, requestId, unknownWorker(workerId, experiment));
   }
   found->second.release = std::make_pair(routingId, requestId);
   std::string id;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "nesting/fair_share.h"
+#include "nesting/host_policy.h"
 
 namespace kiln::nesting {
 
@@ -53,14 +54,11 @@ void NestingFrontend::handle(const std::string& routingId, InboundMessage messag
     std::uint64_t target = envelope.getTarget();
     if (target == 0) return handleHostRequest(routingId, std::move(message));
     auto found = workers_.find(target);
-    bool visible = found != workers_.end() && !found->second->release &&
-                   (routingId == kCoordinatorRoute ||
-                    found->second->spec.experiment == envelope.getExperiment().cStr());
-    if (!visible) {
-      return reply(routingId, requestId,
-                   notFound(fmt::format("no underlying worker {:x} for experiment '{}' on this "
-                                        "host (released, never created, or another experiment's)",
-                                        target, envelope.getExperiment().cStr())));
+    std::string experiment = envelope.getExperiment().cStr();
+    if (found == workers_.end() ||
+        !visibleTo(found->second->spec.experiment, found->second->release.has_value(),
+                   routingId == kCoordinatorRoute, experiment)) {
+      return reply(routingId, requestId, unknownWorker(target, experiment));
     }
     found->second->host->handle(routingId, std::move(message));
   } catch (const kj::Exception& e) {
@@ -92,21 +90,8 @@ void NestingFrontend::handleHostRequest(const std::string& routingId, InboundMes
       }
       return lobby_.handle(routingId, std::move(message));
     }
-    case wire::Request::START_SESSION:
-    case wire::Request::STEP:
-    case wire::Request::FORK:
-    case wire::Request::END_SESSION:
-      return reply(
-          routingId, requestId,
-          invalidArgument("this is a nesting host: address one of its underlying "
-                          "workers (Envelope.target), e.g. one placed for your experiment"));
-    case wire::Request::SEND_SESSION_PARAMETER:
-      if (request.getSendSessionParameter().getSessionId() != 0) {
-        return reply(routingId, requestId,
-                     invalidArgument("session parameters go to the session's underlying worker"));
-      }
-      return lobby_.handle(routingId, std::move(message));
     default:
+      if (auto refusal = refuseAtHost(request)) return reply(routingId, requestId, *refusal);
       return lobby_.handle(routingId, std::move(message));
   }
 }
@@ -114,22 +99,8 @@ void NestingFrontend::handleHostRequest(const std::string& routingId, InboundMes
 void NestingFrontend::createWorker(const std::string& routingId, std::uint64_t requestId,
                                    bool fromCoordinator, const std::string& experiment,
                                    UnderlyingSpec spec) {
-  if (!fromCoordinator && spec.experiment != experiment) {
-    return reply(routingId, requestId,
-                 permissionDenied(fmt::format("experiment '{}' cannot create a worker for "
-                                              "experiment '{}'",
-                                              experiment, spec.experiment)));
-  }
-  if (spec.experiment.empty()) {
-    return reply(routingId, requestId,
-                 invalidArgument("an underlying worker needs an owning experiment"));
-  }
-  for (const std::string& type : spec.sessionTypes) {
-    if (parts_.types.find(type) == nullptr) {
-      return reply(routingId, requestId,
-                   invalidArgument(fmt::format("session type '{}' is not hosted here (hosted: {})",
-                                               type, fmt::join(parts_.types.names(), ", "))));
-    }
+  if (Status valid = checkCreate(spec, fromCoordinator, experiment, parts_.types); !valid.ok()) {
+    return reply(routingId, requestId, valid);
   }
   if (spec.workerId == 0) spec.workerId = ids_.next();
   auto existing = workers_.find(spec.workerId);
@@ -162,11 +133,10 @@ void NestingFrontend::releaseWorker(const std::string& routingId, std::uint64_t 
                                     bool fromCoordinator, const std::string& experiment,
                                     std::uint64_t workerId) {
   auto found = workers_.find(workerId);
-  if (found == workers_.end() || found->second->release ||
-      (!fromCoordinator && found->second->spec.experiment != experiment)) {
-    return reply(routingId, requestId,
-                 notFound(fmt::format("no underlying worker {:x} for experiment '{}' on this host",
-                                      workerId, experiment)));
+  if (found == workers_.end() ||
+      !visibleTo(found->second->spec.experiment, found->second->release.has_value(),
+                 fromCoordinator, experiment)) {
+    return reply(routingId, requestId, unknownWorker(workerId, experiment));
   }
   Underlying& worker = *found->second;
   worker.release = PendingRelease{routingId, requestId};

@@ -1,0 +1,34 @@
+// The rules every nesting host applies to requests, whatever runs its
+// underlying workers (one process, or a child process per experiment):
+// who may see or address which worker, what a spec must satisfy, and which
+// requests the host itself (target 0) refuses. Pure functions, no sockets.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "common/underlying.h"
+#include "schema/kiln.capnp.h"
+#include "worker/session_types.h"
+
+namespace kiln::nesting {
+
+// A worker owned by `owner` (and not being released) is visible to a request
+// of `experiment`, or to any request that came down the coordinator link.
+bool visibleTo(const std::string& owner, bool releasing, bool fromCoordinator,
+               const std::string& experiment);
+
+// The answer for a worker that does not exist or is not visible: the same
+// in both cases, so that clients cannot see other experiments' workers.
+Status unknownWorker(std::uint64_t workerId, const std::string& experiment);
+
+// Checks a createWorker spec from `experiment` (or from the coordinator).
+Status checkCreate(const UnderlyingSpec& spec, bool fromCoordinator, const std::string& experiment,
+                   const SessionTypeRegistry& types);
+
+// Session requests sent to the host itself instead of an underlying worker.
+std::optional<Status> refuseAtHost(wire::Request::Reader request);
+
+}  // namespace kiln::nesting

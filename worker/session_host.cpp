@@ -18,6 +18,7 @@ struct SessionHost::Ticket {
   SessionRecord* record = nullptr;  // the strand it runs on; null for StartSession
   bool answered = false;            // a timeout was already sent
   bool creates = false;             // a start or fork: counts against maxSessions meanwhile
+  ClientId creator;                 // whose per-client count it reserved
 };
 
 SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
@@ -223,9 +224,13 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   }
   SessionId id{ids_.next()};
   ClientId owner{envelope.getClientId()};
+  if (Status reserved = reserveFor(owner); !reserved.ok()) {
+    return reply(routingId, requestId, reserved);
+  }
   std::uint64_t ticket = openTicket(routingId, requestId, envelope.getTimeoutMs(), nullptr);
   ++starting_;
   inflight_[ticket]->creates = true;
+  inflight_[ticket]->creator = owner;
   std::string key = schedulingKey(envelope.getExperiment().cStr());
   post(key, ticket,
        [type, id, owner, maxBytes = limits_.maxBenchmarkBytes, message = std::move(message)] {
@@ -281,6 +286,12 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   }
   auto envelope = message.envelope();
   auto request = envelope.getRequest();
+  // A fork reserves its place when it runs, not while it waits on the strand.
+  if (request.isFork()) {
+    if (Status reserved = reserveFor(record.owner); !reserved.ok()) {
+      return reply(routingId, envelope.getRequestId(), reserved);
+    }
+  }
   record.busy = true;
   std::uint64_t ticket =
       openTicket(routingId, envelope.getRequestId(), envelope.getTimeoutMs(), &record);
@@ -302,6 +313,7 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
       SessionId child{ids_.next()};
       ++starting_;
       inflight_[ticket]->creates = true;
+      inflight_[ticket]->creator = record.owner;
       return post(key, ticket, [target, child, message = std::move(message)] {
         return executeFork(*target, child, message);
       });
@@ -364,7 +376,10 @@ void SessionHost::onCompletion(Completion completion) {
       limits_.observer->onSteps(record->type->info.name, completion.ran, completion.steps);
     }
   }
-  if (ticket->creates) --starting_;
+  if (ticket->creates) {
+    --starting_;
+    if (!completion.created || timedOut) releaseFor(ticket->creator);
+  }
   if (completion.created && !timedOut) {
     SessionRecord& created = *completion.created;
     logger_->debug("session started: {} type={} target={:x}",
@@ -401,7 +416,26 @@ void SessionHost::erase(SessionRecord& record) {
     reply(waiting.routingId, waiting.message.envelope().getRequestId(),
           notFound(fmt::format("session {:x} ended before this request ran", record.id.value)));
   }
+  releaseFor(record.owner);
   sessions_.erase(record.id);
+}
+
+Status SessionHost::reserveFor(ClientId client) {
+  std::uint32_t& count = perClient_[client];
+  if (count >= limits_.maxSessionsPerClient) {
+    return overloaded(
+        fmt::format("client {:x} holds its maximum of {} sessions on this worker; "
+                    "end some first",
+                    client.value, limits_.maxSessionsPerClient));
+  }
+  ++count;
+  return okStatus();
+}
+
+void SessionHost::releaseFor(ClientId client) {
+  auto found = perClient_.find(client);
+  if (found == perClient_.end()) return;
+  if (--found->second == 0) perClient_.erase(found);
 }
 
 template <class Predicate>
@@ -464,6 +498,7 @@ void SessionHost::tick() {
 }
 
 void SessionHost::clear() {
+  perClient_.clear();
   sessions_.clear();
   inflight_.clear();
   leases_.clear();

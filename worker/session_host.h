@@ -38,6 +38,8 @@ class SessionObserver {
 
 struct HostLimits {
   std::uint32_t maxSessions = 100000;
+  // One client cannot take a whole worker from the others.
+  std::uint32_t maxSessionsPerClient = 10000;
   Duration defaultDeadline = std::chrono::seconds(300);
   Duration leaseTimeout = std::chrono::seconds(30);  // a silent client's sessions end after this
   std::uint64_t maxBenchmarkBytes = 64u << 20;
@@ -169,6 +171,10 @@ class SessionHost {
   std::unordered_map<std::uint64_t, std::unique_ptr<Ticket>> inflight_;
   std::unordered_map<ClientId, TimePoint> leases_;
   std::uint32_t waitingRequests_ = 0;
+  // Live and starting sessions per client, against maxSessionsPerClient.
+  std::unordered_map<ClientId, std::uint32_t> perClient_;
+  Status reserveFor(ClientId client);
+  void releaseFor(ClientId client);
   std::deque<Completion> inlineDone_;
   bool drainingInline_ = false;
   TimePoint nextLeaseSweep_{};

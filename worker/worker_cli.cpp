@@ -28,6 +28,10 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   app.add_option("--slots", c.slots, "sessions stepped in parallel (threads)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
+  app.add_option("--max-sessions-per-client", c.limits.maxSessionsPerClient,
+                 "live sessions one client may hold on this worker")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000000u));
   app.add_option("--max-sessions", c.limits.maxSessions, "live sessions accepted")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000000u));

@@ -140,8 +140,10 @@ TEST(Isolation, StepHangingPastEveryDeadlineGetsItsChildRestarted) {
   EXPECT_EQ(hung.status().code(), ErrorCode::kTimeout) << hung.status().toString();
   // The hung task holds a slot token past every deadline of its child (1 s
   // here): the host kills and restarts the child; the other session is
-  // restored by replay.
-  std::this_thread::sleep_for(1500ms);
+  // restored by replay. No request of this experiment may reach the child
+  // meanwhile (each would extend the deadline being watched), so wait long
+  // enough for a loaded machine: 1 s deadline + grace + restart.
+  std::this_thread::sleep_for(3s);
   auto other = sessions[1]->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
   ASSERT_TRUE(other.ok()) << other.status().toString();
   EXPECT_EQ(other->observations[0].as<std::int64_t>(), 4);  // 3 + 1, replayed

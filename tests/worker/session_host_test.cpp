@@ -268,3 +268,53 @@ TEST_F(SessionHostTest, CheapStepsRunOnTheLoopAndCostlyOnesOnThePool) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST_F(SessionHostTest, OneClientCannotTakeTheWholeWorker) {
+  // limits(): 3 sessions in all; here at most 2 per client.
+  HostLimits limits = SessionHostTest::limits();
+  limits.maxSessionsPerClient = 2;
+  SessionHost host(types_, cache_, limits, clock_, executor_, sink_, mailbox_, makeNullLogger("t"));
+  auto startOn = [&](std::uint64_t client) {
+    capnp::MallocMessageBuilder builder;
+    auto envelope = initEnvelope(builder, ++requestId_);
+    envelope.setClientId(client);
+    auto s = envelope.initRequest().initStartSession();
+    s.setSessionType("noop");
+    s.initBenchmark().setUri("benchmark://test/a");
+    zmq::message_t frame = encodeFrame(builder);
+    host.handle("peer", InboundMessage::decode(frame, FrameLimits{}).value());
+    executor_.runAll();
+    std::vector<Completion> done;
+    mailbox_.drain(done);
+    for (Completion& c : done) host.onCompletion(std::move(c));
+    return sink_.replies.back().envelope().getReply();
+  };
+  EXPECT_TRUE(startOn(1).isSessionStarted());
+  auto second = startOn(1);
+  ASSERT_TRUE(second.isSessionStarted());
+  auto third = startOn(1);
+  EXPECT_EQ(errorOf(third).code(), ErrorCode::kOverloaded);
+  EXPECT_NE(errorOf(third).message().find("maximum of 2 sessions"), std::string::npos);
+  EXPECT_TRUE(startOn(2).isSessionStarted());  // another client is still served
+  // Ending one gives the place back.
+  std::uint64_t id = second.getSessionStarted().getSessionId();
+  capnp::MallocMessageBuilder builder;
+  auto envelope = initEnvelope(builder, ++requestId_);
+  envelope.setClientId(1);
+  envelope.initRequest().initEndSession().setSessionId(id);
+  zmq::message_t frame = encodeFrame(builder);
+  host.handle("peer", InboundMessage::decode(frame, FrameLimits{}).value());
+  executor_.runAll();
+  std::vector<Completion> done;
+  mailbox_.drain(done);
+  for (Completion& c : done) host.onCompletion(std::move(c));
+  EXPECT_EQ(host.load().liveSessions, 2u);
+  // limits() caps the worker at 3 sessions: one place is free again.
+  EXPECT_TRUE(startOn(1).isSessionStarted());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -135,11 +135,15 @@ void addLocalCommand(CLI::App& app) {
   auto options = std::make_shared<LocalClusterOptions>();
   options->coordinator.listen = "tcp://127.0.0.1:7700";
   options->log.level = spdlog::level::info;
+  options->nestingHosts = 1;  // so that experiments (and `kiln demo`) run on it too
   command->add_option("--listen", options->coordinator.listen, "coordinator endpoint")
       ->capture_default_str();
-  command->add_option("--workers", options->workers, "number of workers")
+  command->add_option("--workers", options->workers, "number of plain workers")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 256u));
+      ->check(CLI::Range(0u, 256u));
+  command->add_option("--nesting-hosts", options->nestingHosts, "number of nesting hosts")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 256u));
   command
       ->add_option("--metrics-listen", options->coordinator.metricsListen,
                    "serve the coordinator's metrics and dashboard on ADDR:PORT; default: off")

@@ -269,14 +269,7 @@ Result<Report> runLlvmBench(const LlvmBenchOptions& o) {
       "kiln bench llvm: llvm sessions through real coordinator and worker processes on loopback";
   KILN_RETURN_IF_ERROR(runMode("as-is", o, true, report));
   if (o.pinned) {
-    cpu_set_t original, one;
-    sched_getaffinity(0, sizeof(original), &original);
-    CPU_ZERO(&one);
-    CPU_SET(0, &one);
-    sched_setaffinity(0, sizeof(one), &one);  // children inherit it
-    Status pinned = runMode("pinned-cpu0", o, false, report);
-    sched_setaffinity(0, sizeof(original), &original);
-    KILN_RETURN_IF_ERROR(pinned);
+    KILN_RETURN_IF_ERROR(runPinnedToCpu0([&] { return runMode("pinned-cpu0", o, false, report); }));
   }
   report.notes.push_back(
       "latency: one client request's round trip (client -> worker -> client). step rows repeat "

@@ -182,14 +182,7 @@ Result<Report> runRttBench(const RttOptions& o) {
       "processes on loopback";
   KILN_RETURN_IF_ERROR(runMode("as-is", o, true, report));
   if (o.pinned) {
-    cpu_set_t original, one;
-    sched_getaffinity(0, sizeof(original), &original);
-    CPU_ZERO(&one);
-    CPU_SET(0, &one);
-    sched_setaffinity(0, sizeof(one), &one);  // children inherit it
-    Status pinned = runMode("pinned-cpu0", o, false, report);
-    sched_setaffinity(0, sizeof(original), &original);
-    KILN_RETURN_IF_ERROR(pinned);
+    KILN_RETURN_IF_ERROR(runPinnedToCpu0([&] { return runMode("pinned-cpu0", o, false, report); }));
   }
   report.notes.push_back(
       "latency: p50/p90/p99 of one request's round trip; with 64 sessions the client keeps all "

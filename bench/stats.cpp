@@ -3,6 +3,7 @@
 #include "common/json_text.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <fstream>
@@ -71,6 +72,21 @@ void Report::print(bool json) const {
   }
   for (const std::string& note : notes) fmt::print("\n{}", note);
   fmt::print("\n");
+}
+
+Status runPinnedToCpu0(const std::function<Status()>& measure) {
+  cpu_set_t original, one;
+  if (sched_getaffinity(0, sizeof(original), &original) != 0) {
+    return internalError("cannot read this process's CPU affinity");
+  }
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  if (sched_setaffinity(0, sizeof(one), &one) != 0) {  // children inherit it
+    return internalError("cannot pin this process to CPU 0");
+  }
+  Status measured = measure();
+  sched_setaffinity(0, sizeof(original), &original);
+  return measured;
 }
 
 std::uint64_t residentBytes(int pid) {

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "common/status.h"
 
 namespace kiln::bench {
 
@@ -28,6 +31,10 @@ struct Report {
   std::vector<std::string> notes;
   void print(bool json) const;
 };
+
+// Runs `measure` with this process, and the children it starts meanwhile,
+// pinned to CPU 0 (no cross-CPU wake-ups), then restores the affinity.
+Status runPinnedToCpu0(const std::function<Status()>& measure);
 
 // Resident set size of a process in bytes (from /proc); 0 if unknown.
 std::uint64_t residentBytes(int pid);

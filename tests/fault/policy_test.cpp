@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "common/sanitizers.h"
 #include "nesting/isolation_guard.h"
 #include "nesting/isolation_tokens.h"
 #include "worker/benchmark_cache.h"
@@ -170,6 +171,7 @@ TEST(NoopFaults, ParametersAreCheckedAndAHangEndsOnCancel) {
 }
 
 TEST(NoopFaults, CrashOnStepKillsTheProcessWithTheSignal) {
+  if (kUnderAddressSanitizer) GTEST_SKIP() << "the sanitizer owns the crash signals";
   NoopFixture fixture;
   EXPECT_EXIT(
       {

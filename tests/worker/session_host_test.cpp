@@ -280,13 +280,12 @@ TEST_F(SessionHostTest, OneClientCannotTakeTheWholeWorker) {
   HostLimits limits = SessionHostTest::limits();
   limits.maxSessionsPerClient = 2;
   SessionHost host(types_, cache_, limits, clock_, executor_, sink_, mailbox_, makeNullLogger("t"));
-  auto startOn = [&](std::uint64_t client) {
+  // Sends a request built by `fill` from `client` to `host` and runs its work.
+  auto send = [&](std::uint64_t client, const std::function<void(wire::Request::Builder)>& fill) {
     capnp::MallocMessageBuilder builder;
     auto envelope = initEnvelope(builder, ++requestId_);
     envelope.setClientId(client);
-    auto s = envelope.initRequest().initStartSession();
-    s.setSessionType("noop");
-    s.initBenchmark().setUri("benchmark://test/a");
+    fill(envelope.initRequest());
     zmq::message_t frame = encodeFrame(builder);
     host.handle("peer", InboundMessage::decode(frame, FrameLimits{}).value());
     executor_.runAll();
@@ -295,25 +294,23 @@ TEST_F(SessionHostTest, OneClientCannotTakeTheWholeWorker) {
     for (Completion& c : done) host.onCompletion(std::move(c));
     return sink_.replies.back().envelope().getReply();
   };
+  auto startOn = [&](std::uint64_t client) {
+    return send(client, [](wire::Request::Builder r) {
+      auto s = r.initStartSession();
+      s.setSessionType("noop");
+      s.initBenchmark().setUri("benchmark://test/a");
+    });
+  };
   EXPECT_TRUE(startOn(1).isSessionStarted());
   auto second = startOn(1);
   ASSERT_TRUE(second.isSessionStarted());
+  std::uint64_t id = second.getSessionStarted().getSessionId();
   auto third = startOn(1);
   EXPECT_EQ(errorOf(third).code(), ErrorCode::kOverloaded);
   EXPECT_NE(errorOf(third).message().find("maximum of 2 sessions"), std::string::npos);
   EXPECT_TRUE(startOn(2).isSessionStarted());  // another client is still served
   // Ending one gives the place back.
-  std::uint64_t id = second.getSessionStarted().getSessionId();
-  capnp::MallocMessageBuilder builder;
-  auto envelope = initEnvelope(builder, ++requestId_);
-  envelope.setClientId(1);
-  envelope.initRequest().initEndSession().setSessionId(id);
-  zmq::message_t frame = encodeFrame(builder);
-  host.handle("peer", InboundMessage::decode(frame, FrameLimits{}).value());
-  executor_.runAll();
-  std::vector<Completion> done;
-  mailbox_.drain(done);
-  for (Completion& c : done) host.onCompletion(std::move(c));
+  send(1, [&](wire::Request::Builder r) { r.initEndSession().setSessionId(id); });
   EXPECT_EQ(host.load().liveSessions, 2u);
   // limits() caps the worker at 3 sessions: one place is free again.
   EXPECT_TRUE(startOn(1).isSessionStarted());

@@ -44,4 +44,16 @@ ChildCluster::~ChildCluster() {
   for (auto it = children_.rbegin(); it != children_.rend(); ++it) (*it)->process.kill();
 }
 
+Status waitForLiveSessions(client::Client& client, std::uint32_t expected, Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto workers = client.listCluster();
+    if (workers.ok() && !workers->empty() && (*workers)[0].liveSessions == expected) {
+      return okStatus();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return timeoutError(fmt::format("worker never reported {} live sessions", expected));
+}
+
 }  // namespace kiln::bench

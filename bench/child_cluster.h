@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "client/client.h"
 #include "common/subprocess.h"
 #include "common/working_directory.h"
 
@@ -33,6 +34,10 @@ class ChildCluster {
   WorkingDirectory directory_;
   std::vector<std::unique_ptr<ChildProcess>> children_;
 };
+
+// Polls the cluster until its first worker reports `expected` live sessions
+// (load reports lag a heartbeat), or times out.
+Status waitForLiveSessions(client::Client& client, std::uint32_t expected, Duration timeout);
 
 // The path of the running executable.
 std::filesystem::path selfExecutable();

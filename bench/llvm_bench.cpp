@@ -173,20 +173,8 @@ Result<std::string> pickLargeBenchmark(Context& c) {
                               c.o.largeMinInstructions));
 }
 
-Status waitForLiveSessions(client::Client& client, std::uint32_t expected) {
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (Clock::now() < deadline) {
-    auto workers = client.listCluster();
-    if (workers.ok() && !workers->empty() && (*workers)[0].liveSessions == expected) {
-      return okStatus();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return timeoutError(fmt::format("worker never reported {} live sessions", expected));
-}
-
 Status measureMemory(Context& c, int workerPid) {
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, 0));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, 0, std::chrono::seconds(60)));
   const std::uint64_t idle = residentBytes(workerPid);
   std::vector<std::unique_ptr<client::Session>> sessions;
   std::vector<Value> actions;
@@ -203,11 +191,11 @@ Status measureMemory(Context& c, int workerPid) {
     KILN_RETURN_IF_ERROR(s->step(actions, std::vector<std::uint32_t>{}).status());
     sessions.push_back(std::move(s));
   }
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, c.o.liveSessions));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, c.o.liveSessions, std::chrono::seconds(60)));
   const std::uint64_t full = residentBytes(workerPid);
   for (auto& s : sessions) KILN_RETURN_IF_ERROR(s->end());
   sessions.clear();
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, 0));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, 0, std::chrono::seconds(60)));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const std::uint64_t after = residentBytes(workerPid);
   Row row;
@@ -234,7 +222,7 @@ Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemo
   client::ClientOptions options;
   options.coordinator = coordinator->endpoint;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(options));
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(*client, 0));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(*client, 0, std::chrono::seconds(60)));
   KILN_ASSIGN_OR_RETURN(auto workers, client->listCluster());
   KILN_ASSIGN_OR_RETURN(WorkingDirectory scratch, WorkingDirectory::create({}, "kiln-bench-llvm"));
   Context c{*client, workers.at(0).endpoint, scratch.path(), o, mode, report};

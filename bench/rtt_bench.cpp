@@ -97,21 +97,9 @@ Row latencyRow(const std::string& mode, const std::string& path, std::size_t pay
   return row;
 }
 
-Status waitForLiveSessions(client::Client& client, std::uint32_t expected) {
-  auto deadline = Clock::now() + std::chrono::seconds(30);
-  while (Clock::now() < deadline) {
-    auto workers = client.listCluster();
-    if (workers.ok() && !workers->empty() && (*workers)[0].liveSessions == expected) {
-      return okStatus();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return timeoutError(fmt::format("worker never reported {} live sessions", expected));
-}
-
 Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, unsigned count,
                      Report& report) {
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, 0));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, 0, std::chrono::seconds(30)));
   std::uint64_t coordinatorIdle = residentBytes(coordinatorPid);
   std::uint64_t workerIdle = residentBytes(workerPid);
   std::vector<std::unique_ptr<client::Session>> sessions;
@@ -120,11 +108,11 @@ Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, 
                           client.startSession({"noop", fmt::format("benchmark://idle/{}", i)}));
     sessions.push_back(std::move(session));
   }
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, count));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, count, std::chrono::seconds(30)));
   std::uint64_t coordinatorFull = residentBytes(coordinatorPid);
   std::uint64_t workerFull = residentBytes(workerPid);
   sessions.clear();  // each destructor sends EndSession
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, 0));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, 0, std::chrono::seconds(30)));
   std::uint64_t coordinatorAfter = residentBytes(coordinatorPid);
   std::uint64_t workerAfter = residentBytes(workerPid);
   auto row = [&](const char* process, std::uint64_t idle, std::uint64_t full, std::uint64_t after) {
@@ -155,7 +143,7 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
   client::ClientOptions options;
   options.coordinator = coordinator->endpoint;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(options));
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(*client, 0));
+  KILN_RETURN_IF_ERROR(waitForLiveSessions(*client, 0, std::chrono::seconds(30)));
   for (auto [payload, space] : {std::pair<std::size_t, const char*>{16, "Bytes16"},
                                 std::pair<std::size_t, const char*>{4096, "Bytes4K"}}) {
     report.rows.push_back(

@@ -102,8 +102,12 @@ Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module) {
     return internalError("cannot read the object the backend emitted: " +
                          llvm::toString(file.takeError()));
   }
+  return textSectionBytes(**file);
+}
+
+std::int64_t textSectionBytes(const llvm::object::ObjectFile& object) {
   std::int64_t textBytes = 0;
-  for (const llvm::object::SectionRef& section : (*file)->sections()) {
+  for (const llvm::object::SectionRef& section : object.sections()) {
     auto name = section.getName();
     if (!name) {
       llvm::consumeError(name.takeError());

@@ -12,6 +12,9 @@
 namespace llvm {
 class Module;
 class TargetMachine;
+namespace object {
+class ObjectFile;
+}  // namespace object
 }  // namespace llvm
 
 namespace kiln::llvmenv {
@@ -30,5 +33,9 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const llvm::Module& modul
 // in-memory object at the default codegen level (llc -O2) and returns the sum
 // of the sizes of its ".text" / ".text.*" sections. Platform dependent.
 Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module);
+
+// The sum of the sizes of an object's ".text" / ".text.*" sections: what
+// kiln calls the native (code) size everywhere.
+std::int64_t textSectionBytes(const llvm::object::ObjectFile& object);
 
 }  // namespace kiln::llvmenv

@@ -35,18 +35,7 @@ Result<std::int64_t> objectTextSize(const std::filesystem::path& object) {
     return compileError(object.filename().string() +
                         " is not an object file: " + llvm::toString(file.takeError()));
   }
-  std::int64_t total = 0;
-  for (const llvm::object::SectionRef& section : (*file)->sections()) {
-    auto name = section.getName();
-    if (!name) {
-      llvm::consumeError(name.takeError());
-      continue;
-    }
-    if (*name == ".text" || name->starts_with(".text.")) {
-      total += static_cast<std::int64_t>(section.getSize());
-    }
-  }
-  return total;
+  return llvmenv::textSectionBytes(**file);
 }
 
 Result<std::int64_t> bitcodeTextSize(const std::filesystem::path& bitcode) {

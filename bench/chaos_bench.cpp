@@ -1,89 +1,16 @@
 #include "bench/chaos_bench.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include "bench/child_cluster.h"
+#include "bench/worker_killer.h"
 #include "client/client.h"
 
 namespace kiln::bench {
 
-namespace {
-
 using namespace std::chrono_literals;
-
-std::vector<std::string> workerArgs(const std::string& coordinator, unsigned slots) {
-  return {"worker",  "--coordinator",       coordinator,
-          "--slots", std::to_string(slots), "--heartbeat-seconds",
-          "0.2",     "--log-level",         "off"};
-}
-
-// Kills a random worker at random intervals and starts a replacement; owns
-// the cluster's children from the moment it starts until it is stopped.
-class Chaos {
- public:
-  Chaos(ChildCluster& cluster, std::vector<ChildProcess*> workers, std::string coordinator,
-        const ChaosOptions& options, std::uint64_t seed)
-      : cluster_(cluster),
-        workers_(std::move(workers)),
-        coordinator_(std::move(coordinator)),
-        options_(options),
-        random_(seed) {
-    thread_ = std::thread([this] { run(); });
-  }
-  ~Chaos() { stop(); }
-  void stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-  std::uint64_t kills() const { return kills_; }
-  const std::string& problem() const { return problem_; }
-
- private:
-  void run() {
-    std::uniform_real_distribution<double> pause(options_.minKillSeconds, options_.maxKillSeconds);
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      auto wait = std::chrono::milliseconds(static_cast<long>(pause(random_) * 1000));
-      if (wake_.wait_for(lock, wait, [this] { return stopping_; })) break;
-      std::size_t victim =
-          std::uniform_int_distribution<std::size_t>(0, workers_.size() - 1)(random_);
-      workers_[victim]->process.kill();  // SIGKILL and reap
-      ++kills_;
-      auto replacement = cluster_.spawn(workerArgs(coordinator_, options_.slots));
-      if (!replacement.ok()) {
-        problem_ = replacement.status().toString();
-        workers_.erase(workers_.begin() + static_cast<long>(victim));
-        if (workers_.empty()) break;
-        continue;
-      }
-      workers_[victim] = *replacement;
-    }
-  }
-
-  ChildCluster& cluster_;
-  std::vector<ChildProcess*> workers_;
-  std::string coordinator_;
-  ChaosOptions options_;
-  std::mt19937_64 random_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::uint64_t kills_ = 0;
-  std::string problem_;
-  std::thread thread_;
-};
-
-}  // namespace
 
 Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   if (options.sessions == 0 || options.workers < 2) {
@@ -98,26 +25,19 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   KILN_ASSIGN_OR_RETURN(ChildProcess * coordinator,
                         cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
                                        "--heartbeat-seconds", "0.2", "--log-level", "off"}));
-  std::vector<ChildProcess*> workers;
+  std::vector<Restartable> workers;
   for (unsigned i = 0; i < options.workers; ++i) {
-    KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
-                          cluster.spawn(workerArgs(coordinator->endpoint, options.slots)));
-    workers.push_back(worker);
+    Restartable worker{fmt::format("worker-{}", i),
+                       benchWorkerArgs(coordinator->endpoint, options.slots)};
+    KILN_ASSIGN_OR_RETURN(worker.running, cluster.spawn(worker.args));
+    workers.push_back(std::move(worker));
   }
   client::ClientOptions clientOptions;
   clientOptions.coordinator = coordinator->endpoint;
   clientOptions.requestTimeout = 5s;
   clientOptions.leasePeriod = 500ms;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(clientOptions));
-  auto ready = std::chrono::steady_clock::now() + 10s;
-  for (;;) {
-    auto listed = client->listCluster();
-    if (listed.ok() && listed->size() == options.workers) break;
-    if (std::chrono::steady_clock::now() > ready) {
-      return timeoutError("the chaos cluster's workers did not all register within 10 s");
-    }
-    std::this_thread::sleep_for(20ms);
-  }
+  KILN_RETURN_IF_ERROR(waitForWorkers(*client, options.workers, 10s));
   std::vector<std::unique_ptr<client::Session>> sessions;
   for (unsigned i = 0; i < options.sessions; ++i) {
     KILN_ASSIGN_OR_RETURN(auto session,
@@ -132,7 +52,8 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   auto started = std::chrono::steady_clock::now();
   auto until = started + std::chrono::milliseconds(static_cast<long>(options.seconds * 1000));
   {
-    Chaos chaos(cluster, workers, coordinator->endpoint, options, seed);
+    WorkerKiller chaos(cluster, std::move(workers),
+                       {options.minKillSeconds, options.maxKillSeconds, seed});
     for (std::uint64_t round = 0; std::chrono::steady_clock::now() < until; ++round) {
       std::vector<std::optional<std::uint64_t>> sent(sessions.size());
       for (std::size_t i = 0; i < sessions.size(); ++i) {

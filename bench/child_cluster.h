@@ -16,6 +16,7 @@ namespace kiln::bench {
 struct ChildProcess {
   Subprocess process;
   std::string endpoint;
+  std::filesystem::path stdoutPath, stderrPath;
 };
 
 class ChildCluster {
@@ -24,6 +25,11 @@ class ChildCluster {
   static Result<ChildCluster> create(std::filesystem::path kiln);
   // Runs `kiln <args...>` and waits for its "<word> <endpoint>" first line.
   Result<ChildProcess*> spawn(const std::vector<std::string>& args);
+  // Kills `child` (if still running), reaps it and forgets it with its output
+  // files, so that a cluster whose workers are replaced keeps a bounded size.
+  void retire(ChildProcess* child);
+  // Where the children's output files are kept; removed with the cluster.
+  const std::filesystem::path& directory() const { return directory_.path(); }
   ChildCluster(ChildCluster&&) = default;
   ~ChildCluster();
 
@@ -33,7 +39,16 @@ class ChildCluster {
   std::filesystem::path kiln_;
   WorkingDirectory directory_;
   std::vector<std::unique_ptr<ChildProcess>> children_;
+  unsigned spawned_ = 0;  // names output files; never reused
 };
+
+// `kiln worker` arguments for a benchmark cluster: quiet, with heartbeats
+// fast enough that a killed worker is noticed within a second.
+std::vector<std::string> benchWorkerArgs(const std::string& coordinator, unsigned slots);
+
+// Polls the coordinator until `count` workers (nesting hosts included) are
+// registered, or times out.
+Status waitForWorkers(client::Client& client, std::size_t count, Duration timeout);
 
 // Polls the cluster until its first worker reports `expected` live sessions
 // (load reports lag a heartbeat), or times out.

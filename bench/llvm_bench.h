@@ -1,8 +1,9 @@
 // `kiln bench llvm`: the `llvm` session type through real coordinator and
 // worker processes on loopback. On a small kiln-bench-v0 program and a csmith
 // program of a few thousand instructions: step latency (a cheap pass and an
-// expensive one), fork, StartSession cached and uncached, and, in the same
-// run, one `opt-19` subprocess per step on the same input as the reference;
+// expensive one; fresh, missed and replayed by the transition cache), fork,
+// StartSession cached and uncached, and, in the same run, one `opt-19`
+// subprocess per step on the same input and opt's own time in the pass;
 // plus the worker's RSS with many live llvm sessions and after they end.
 #pragma once
 
@@ -25,7 +26,8 @@ struct LlvmBenchOptions {
   unsigned liveSessions = 1000;  // for the memory figure
   unsigned slots = 2;
   std::string opt = "opt-19";
-  bool pinned = true;  // also measure with every process on CPU 0
+  bool pinned = true;     // also measure with every process on CPU 0
+  bool forceTcp = false;  // client::ClientOptions::forceTcp
 };
 
 Result<Report> runLlvmBench(const LlvmBenchOptions& options);

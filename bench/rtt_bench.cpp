@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <thread>
 #include <zmq.hpp>
@@ -140,19 +141,30 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
                                        std::to_string(o.slots), "--log-level", "warn"}));
   KILN_ASSIGN_OR_RETURN(ChildProcess * echo,
                         cluster.spawn({"bench", "zmq-echo", "--listen", "tcp://127.0.0.1:0"}));
+  // The same echo over a Unix-domain socket: the floor for clients on the
+  // worker's host. The abstract name (leading '@') leaves no file behind.
+  KILN_ASSIGN_OR_RETURN(
+      ChildProcess * ipcEcho,
+      cluster.spawn({"bench", "zmq-echo", "--listen",
+                     fmt::format("ipc://@kiln-bench-echo-{}-{}", ::getpid(), mode)}));
   client::ClientOptions options;
   options.coordinator = coordinator->endpoint;
+  options.forceTcp = o.forceTcp;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(options));
   KILN_RETURN_IF_ERROR(waitForLiveSessions(*client, 0, std::chrono::seconds(30)));
   for (auto [payload, space] : {std::pair<std::size_t, const char*>{16, "Bytes16"},
                                 std::pair<std::size_t, const char*>{4096, "Bytes4K"}}) {
     report.rows.push_back(
         latencyRow(mode, "raw zeromq", payload, 1, measureRawZmq(echo->endpoint, payload, o)));
+    report.rows.push_back(latencyRow(mode, "raw zeromq ipc", payload, 1,
+                                     measureRawZmq(ipcEcho->endpoint, payload, o)));
     for (unsigned sessions : {1u, o.concurrentSessions}) {
       KILN_ASSIGN_OR_RETURN(Measurement m, measureSteps(*client, sessions, space, o));
       report.rows.push_back(latencyRow(mode, "kiln step", payload, sessions, m));
     }
   }
+  report.notes.push_back(
+      fmt::format("{}: kiln steps went over {}", mode, client->connectedAddress(worker->endpoint)));
   if (withMemory) {
     KILN_RETURN_IF_ERROR(measureMemory(*client, coordinator->process.pid(), worker->process.pid(),
                                        o.idleSessions, report));

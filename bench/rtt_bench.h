@@ -18,7 +18,8 @@ struct RttOptions {
   unsigned concurrentSessions = 64;
   unsigned idleSessions = 10000;
   unsigned slots = 2;
-  bool pinned = true;  // also measure with every process on CPU 0
+  bool pinned = true;     // also measure with every process on CPU 0
+  bool forceTcp = false;  // client::ClientOptions::forceTcp for the kiln step rows
 };
 
 Result<Report> runRttBench(const RttOptions& options);

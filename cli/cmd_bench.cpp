@@ -4,6 +4,7 @@
 #include "bench/chaos_bench.h"
 #include "bench/nesting_bench.h"
 #include "bench/rtt_bench.h"
+#include "bench/soak_bench.h"
 #ifdef KILN_WITH_LLVM_BENCH
 #include "bench/llvm_bench.h"
 #endif
@@ -40,6 +41,8 @@ void addBenchCommand(CLI::App& app) {
       ->capture_default_str();
   rtt->add_option("--slots", rttOptions->slots, "worker slots")->capture_default_str();
   rtt->add_flag("!--no-pinned", rttOptions->pinned, "skip the run pinned to CPU 0");
+  rtt->add_flag("--force-tcp", rttOptions->forceTcp,
+                "kiln steps over TCP even though the worker is on this host (no ipc://)");
   rtt->add_flag("--json", *json, "print the figures as JSON");
   rtt->callback([rttOptions, json] { printOrFail(bench::runRttBench(*rttOptions), *json); });
 
@@ -75,6 +78,7 @@ void addBenchCommand(CLI::App& app) {
   mlgo->add_option("--slots", mlgoOptions->slots, "worker slots (jobs in flight)")
       ->capture_default_str();
   mlgo->add_option("--program", mlgoOptions->programs, "benchmark URIs for the decision figures");
+  mlgo->add_flag("!--no-pinned", mlgoOptions->pinned, "skip the run pinned to CPU 0");
   mlgo->add_flag("--json", *json, "print the figures as JSON");
   mlgo->callback([mlgoOptions, json] { printOrFail(bench::runMlgoBench(*mlgoOptions), *json); });
 
@@ -101,6 +105,8 @@ void addBenchCommand(CLI::App& app) {
   llvm->add_option("--opt", llvmOptions->opt, "the opt binary of the reference")
       ->capture_default_str();
   llvm->add_flag("!--no-pinned", llvmOptions->pinned, "skip the run pinned to CPU 0");
+  llvm->add_flag("--force-tcp", llvmOptions->forceTcp,
+                 "steps over TCP even though the worker is on this host (no ipc://)");
   llvm->add_flag("--json", *json, "print the figures as JSON");
   llvm->callback([llvmOptions, json] { printOrFail(bench::runLlvmBench(*llvmOptions), *json); });
 
@@ -129,6 +135,40 @@ void addBenchCommand(CLI::App& app) {
     bench::ChaosFigures figures;
     printOrFail(bench::runChaosBench(*chaosOptions, &figures), *json);
     if (figures.lost != 0 || figures.mismatched != 0) throw CLI::RuntimeError(2);
+  });
+
+  auto* soak = bench->add_subcommand(
+      "soak",
+      "a bounded soak: random session churn and worker kills; memory, descriptors, "
+      "compilers and files over time; fails if anything is left behind");
+  auto soakOptions = std::make_shared<bench::SoakOptions>();
+  soak->add_option("--duration", soakOptions->seconds, "seconds of churn")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+  soak->add_option("--sessions", soakOptions->sessions, "sessions kept live")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  soak->add_option("--sample-every", soakOptions->sampleEvery, "seconds between samples")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  soak->add_option("--kill-every", soakOptions->killEvery,
+                   "mean seconds between worker kills (0 = none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  soak->add_option("--workers", soakOptions->workers, "plain workers (all but the first killed)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  soak->add_option("--slots", soakOptions->slots, "slots per worker and nesting host")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 256u));
+  soak->add_option("--mix", soakOptions->mix, "session types and weights, TYPE:WEIGHT,...")
+      ->capture_default_str();
+  soak->add_option("--seed", soakOptions->seed, "random seed (0 = random)");
+  soak->add_flag("--json", *json, "print the figures as JSON");
+  soak->callback([soakOptions, json] {
+    bench::SoakFigures figures;
+    printOrFail(bench::runSoakBench(*soakOptions, &figures), *json);
+    if (!figures.passed()) throw CLI::RuntimeError(2);
   });
 
   auto* echo = bench->add_subcommand("zmq-echo", "the raw ZeroMQ baseline server (internal)");

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "client/datasets.h"
 #include "local/local_cluster.h"
+#include "worker/worker_cli.h"
 
 namespace kiln::cli {
 
@@ -15,6 +16,7 @@ struct DatasetsOptions {
   std::string coordinator;
   std::string benchmarks;  // dataset whose URIs to list; empty = list datasets
   std::size_t limit = 50;
+  std::string keyFile;
 };
 
 [[noreturn]] void fail(const Status& status) {
@@ -25,6 +27,7 @@ struct DatasetsOptions {
 void runDatasets(const DatasetsOptions& o) {
   client::ClientOptions clientOptions;
   clientOptions.coordinator = o.coordinator;
+  clientOptions.keys = loadKeyFileOrExit(o.keyFile, "datasets");
   LocalClusterOptions local;
   local.workers = 1;
   auto embedded = connectOrStartLocal(clientOptions, local);
@@ -60,6 +63,7 @@ void addDatasetsCommand(CLI::App& app) {
                       "use this cluster instead of starting one");
   command->add_option("--benchmarks", options->benchmarks,
                       "list the benchmark URIs of this dataset (e.g. benchmark://kiln-bench-v0)");
+  addKeyFileOption(*command, options->keyFile);
   command->add_option("--limit", options->limit, "at most this many URIs with --benchmarks")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "demo/demo_run.h"
 #include "local/local_cluster.h"
+#include "worker/worker_cli.h"
 
 namespace kiln::cli {
 
@@ -19,6 +20,7 @@ struct NoopDemoOptions {
   unsigned sessions = 8;
   unsigned steps = 200;
   unsigned workers = 2;
+  std::optional<ClusterKeys> keys;
 };
 
 // On a cluster of nesting hosts only, sessions need an experiment.
@@ -41,6 +43,7 @@ Status useExperimentIfOnlyNestingHosts(client::Client& probe, client::ClientOpti
 void runNoopDemo(const NoopDemoOptions& o) {
   client::ClientOptions clientOptions;
   clientOptions.coordinator = o.coordinator;
+  clientOptions.keys = o.keys;
   LocalClusterOptions local;
   local.workers = o.workers;
   auto embedded = connectOrStartLocal(clientOptions, local);
@@ -131,6 +134,8 @@ void addDemoCommand(CLI::App& app) {
   auto quick = std::make_shared<bool>(false);
   command->add_option("--coordinator", options->coordinator,
                       "use this cluster instead of starting one");
+  auto keyFile = std::make_shared<std::string>();
+  addKeyFileOption(*command, *keyFile);
   command->add_option("--rounds", options->rounds, "collection rounds per experiment")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100u));
@@ -154,7 +159,9 @@ void addDemoCommand(CLI::App& app) {
   command->add_option("--workers", noop->workers, "--noop: workers of the embedded cluster")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
-  command->callback([options, noop, useNoop, quick] {
+  command->callback([options, noop, useNoop, quick, keyFile] {
+    options->keys = loadKeyFileOrExit(*keyFile, "demo");
+    noop->keys = options->keys;
     if (*useNoop) {
       noop->coordinator = options->coordinator;
       return runNoopDemo(*noop);

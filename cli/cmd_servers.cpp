@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "common/listen_exposure.h"
 #include "common/signals.h"
 #include "coordinator/coordinator_server.h"
 #include "local/builtin_types.h"
@@ -22,17 +23,33 @@ void addSeconds(CLI::App* command, const std::string& name, Duration& target,
       ->check(CLI::Range(0.01, 3600.0));
 }
 
-bool warnIfPublic(const std::string& endpoint, Logger& logger) {
-  bool loopback = endpoint.find("127.0.0.1") != std::string::npos ||
-                  endpoint.find("localhost") != std::string::npos ||
-                  endpoint.rfind("inproc://", 0) == 0 || endpoint.rfind("ipc://", 0) == 0;
-  if (!loopback) {
-    logger->warn(
-        "listening on {} beyond loopback WITHOUT authentication or encryption: anyone "
-        "who can reach this port can run sessions",
-        endpoint);
+// The key files of a server command; a bad one stops the command with its reason.
+struct ServerKeys {
+  std::optional<ClusterKeys> keys;
+  std::vector<std::string> authorized;
+};
+
+ServerKeys loadServerKeys(const std::string& keyFile, const std::string& authorizedKeys,
+                          Logger& logger) {
+  ServerKeys loaded;
+  Status status = okStatus();
+  if (keyFile.empty() && !authorizedKeys.empty()) {
+    status = invalidArgument("--authorized-keys needs --key-file (the cluster key)");
+  } else if (!keyFile.empty()) {
+    auto keys = loadKeyFile(keyFile);
+    status = keys.status();
+    if (keys.ok()) loaded.keys = std::move(keys).value();
   }
-  return loopback;
+  if (status.ok() && !authorizedKeys.empty()) {
+    auto authorized = loadAuthorizedKeys(authorizedKeys);
+    status = authorized.status();
+    if (authorized.ok()) loaded.authorized = std::move(authorized).value();
+  }
+  if (!status.ok()) {
+    logger->error("cannot start: {}", status.toString());
+    throw CLI::RuntimeError(1);
+  }
+  return loaded;
 }
 
 }  // namespace
@@ -41,7 +58,10 @@ void addCoordinatorCommand(CLI::App& app) {
   auto* command = app.add_subcommand("coordinator", "run the coordinator (placement, registry)");
   auto config = std::make_shared<CoordinatorConfig>();
   auto logLevel = std::make_shared<std::string>("info");
+  auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();
   command->add_option("--listen", config->listen, "endpoint to bind")->capture_default_str();
+  addKeyFileOption(*command, keyFiles->first);
+  addAuthorizedKeysOption(*command, keyFiles->second);
   addSeconds(command, "--heartbeat-seconds", config->heartbeatInterval,
              "heartbeat interval (default 1)");
   command
@@ -56,12 +76,23 @@ void addCoordinatorCommand(CLI::App& app) {
       ->check(metricsListenValidator());
   command->add_option("--log-level", *logLevel, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  command->callback([config, logLevel] {
+  command->callback([config, logLevel, keyFiles] {
     LogOptions log;
     parseLogLevel(*logLevel, log.level);
     Logger logger = makeLogger("coordinator", log);
-    warnIfPublic(config->listen, logger);
+    ServerKeys keys = loadServerKeys(keyFiles->first, keyFiles->second, logger);
     zmq::context_t zmq(1);
+    std::unique_ptr<ZapAuthenticator> authenticator;  // after zmq: closed before it
+    if (keys.keys) {
+      auto started = ZapAuthenticator::start(zmq, *keys.keys, keys.authorized, logger);
+      if (!started.ok()) {
+        logger->error("cannot start: {}", started.status().toString());
+        throw CLI::RuntimeError(1);
+      }
+      authenticator = std::move(started).value();
+      config->security = ServerSecurity{keys.keys, authenticator.get()};
+    }
+    announceExposure("coordinator", config->listen, keys.keys.has_value(), logger);
     SteadyClock clock;
     auto server = CoordinatorServer::create(*config, zmq, clock, logger);
     if (!server.ok()) {
@@ -98,9 +129,7 @@ CLI::App* addHostCommand(
           "replace a compile thread busy this long (a step that ignores cancellation); "
           "default: the deadline plus 5 s")
       ->check(CLI::Range(0.05, 86400.0));
-  command->callback([options, name] {
-    Logger logger = makeLogger(name);
-    warnIfPublic(options->config.listen, logger);
+  command->callback([options] {
     SessionTypeRegistry types;
     registerBuiltinSessionTypes(types);
     int code = serveWorker(*options, types);
@@ -151,9 +180,21 @@ void addLocalCommand(CLI::App& app) {
   command->add_option("--slots", options->worker.slots, "slots per worker")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
-  command->callback([options] {
+  command
+      ->add_option_function<std::uint64_t>(
+          "--compile-memory-mb",
+          [options](std::uint64_t mb) { options->worker.limits.compileMemoryBytes = mb << 20; },
+          "address-space limit of each compile process (see `kiln worker --help`); 0 = none")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 24));
+  auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();
+  addKeyFileOption(*command, keyFiles->first);
+  addAuthorizedKeysOption(*command, keyFiles->second);
+  command->callback([options, keyFiles] {
     Logger logger = makeLogger("local", options->log);
-    warnIfPublic(options->coordinator.listen, logger);
+    ServerKeys keys = loadServerKeys(keyFiles->first, keyFiles->second, logger);
+    options->keys = keys.keys;
+    options->authorizedKeys = keys.authorized;
+    announceExposure("local cluster", options->coordinator.listen, keys.keys.has_value(), logger);
     auto cluster = LocalCluster::start(*options);
     if (!cluster.ok()) {
       logger->error("cannot start: {}", cluster.status().toString());

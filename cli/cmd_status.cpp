@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "client/client.h"
 #include "common/json_text.h"
+#include "worker/worker_cli.h"
 
 namespace kiln::cli {
 namespace {
@@ -113,9 +114,12 @@ void addStatusCommand(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   command->add_option("--coordinator", *coordinator, "coordinator endpoint")->capture_default_str();
   command->add_flag("--json", *json, "print JSON instead of tables");
-  command->callback([coordinator, json] {
+  auto keyFile = std::make_shared<std::string>();
+  addKeyFileOption(*command, *keyFile);
+  command->callback([coordinator, json, keyFile] {
     client::ClientOptions options;
     options.coordinator = *coordinator;
+    options.keys = loadKeyFileOrExit(*keyFile, "status");
     options.requestTimeout = std::chrono::seconds(5);
     auto client = client::Client::connect(options);
     if (!client.ok()) {
@@ -124,8 +128,9 @@ void addStatusCommand(CLI::App& app) {
     }
     auto status = (*client)->clusterStatus();
     if (!status.ok()) {
-      fmt::print(stderr, "kiln status: {} (is a coordinator running at {}?)\n",
-                 status.status().toString(), *coordinator);
+      bool refused = status.status().code() == ErrorCode::kPermissionDenied;
+      fmt::print(stderr, "kiln status: {}{}\n", status.status().toString(),
+                 refused ? "" : fmt::format(" (is a coordinator running at {}?)", *coordinator));
       throw CLI::RuntimeError(1);
     }
     if (*json) {

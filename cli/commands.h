@@ -2,6 +2,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "common/curve_keys.h"
 
 namespace kiln::cli {
 
@@ -12,5 +16,8 @@ void addStatusCommand(CLI::App& app);
 void addDemoCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
 void addDatasetsCommand(CLI::App& app);
+void addKeygenCommand(CLI::App& app);
+// A client command's --key-file (empty: none); a bad file ends `command` with the reason.
+std::optional<ClusterKeys> loadKeyFileOrExit(const std::string& path, const std::string& command);
 
 }  // namespace kiln::cli

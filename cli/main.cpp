@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   kiln::cli::addDemoCommand(app);
   kiln::cli::addBenchCommand(app);
   kiln::cli::addDatasetsCommand(app);
+  kiln::cli::addKeygenCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

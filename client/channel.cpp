@@ -9,8 +9,10 @@
 namespace kiln::client {
 
 Channel::Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId,
-                 std::string experiment, FrameLimits limits)
+                 std::string experiment, FrameLimits limits, std::string address,
+                 std::optional<ClusterKeys> keys)
     : endpoint_(std::move(endpoint)),
+      address_(address.empty() ? endpoint_ : std::move(address)),
       clientId_(clientId),
       experiment_(std::move(experiment)),
       limits_(limits),
@@ -23,14 +25,19 @@ Channel::Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId,
   // ZMTP heartbeats: no answer for 3 s drops the connection.
   socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
   socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
+  curve_ = keys.has_value();
+  if (keys) applyCurveClient(socket_, *keys);
   std::string monitorAddress = fmt::format("inproc://kiln-channel-{}", static_cast<void*>(this));
   if (zmq_socket_monitor(socket_.handle(), monitorAddress.c_str(),
-                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) == 0) {
+                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+                             ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
     monitor_ = zmq::socket_t(zmq, zmq::socket_type::pair);
     monitor_.set(zmq::sockopt::linger, 0);
     monitor_.connect(monitorAddress);
   }
-  socket_.connect(endpoint_);
+  socket_.connect(address_);
 }
 
 Channel::~Channel() {
@@ -45,11 +52,28 @@ void Channel::readEvents() {
     // Each event is two frames: (uint16 event, uint32 value) and the address.
     zmq::message_t address;
     (void)monitor_.recv(address, zmq::recv_flags::dontwait);
-    if (event.size() < sizeof(std::uint16_t)) continue;
+    if (event.size() < sizeof(std::uint16_t) + sizeof(std::uint32_t)) continue;
     std::uint16_t kind;
+    std::uint32_t value;
     std::memcpy(&kind, event.data(), sizeof(kind));
-    if (kind == ZMQ_EVENT_CONNECTED) {
+    std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof(kind), sizeof(value));
+    if (isHandshakeFailure(kind)) {
+      // Refused, not lost: the drop that follows must not look like a dead
+      // server (which would start a restore elsewhere). A failure without
+      // detail also happens when the server closes first (a refusal racing
+      // our hello), so only repeated ones count; a clearer event usually
+      // follows on the reconnect, 100 ms later.
+      connected_ = false;
+      bool detailed = kind != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+      if (detailed || ++vagueFailures_ >= 4) {
+        refused_ = handshakeRefusal(kind, value, endpoint_, curve_);
+      }
+    } else if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      refused_ = okStatus();
+      vagueFailures_ = 0;
+    } else if (kind == ZMQ_EVENT_CONNECTED) {
       connected_ = true;
+      connectedAddress_.assign(static_cast<const char*>(address.data()), address.size());
       lost_ = false;
     } else if (kind == ZMQ_EVENT_DISCONNECTED && connected_) {
       lost_ = true;
@@ -115,7 +139,10 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
       arrived_.emplace(id, std::move(message).value());
     }
     // Replies that arrived before a drop were read above; none will follow.
-    if (peerLost()) {
+    if (bool lost = peerLost(); !refused_.ok()) {
+      pending_.erase(requestId);
+      return refused_;
+    } else if (lost) {
       pending_.erase(requestId);
       return disconnected(
           fmt::format("the connection to {} dropped (the worker died, restarted or is unreachable)",

@@ -9,11 +9,13 @@
 
 #include <capnp/message.h>
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <zmq.hpp>
 
 #include "common/clock.h"
+#include "common/curve_keys.h"
 #include "common/frame.h"
 #include "common/ids.h"
 #include "common/status.h"
@@ -25,10 +27,22 @@ class Channel {
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
+  // `address` is where the socket connects when it differs from the
+  // server's name `endpoint` (a same-host ipc:// route); empty = endpoint.
+  // With `keys`, the connection is CURVE-authenticated and encrypted; a
+  // server that refuses the handshake fails requests at once with
+  // permission denied ("refused by authentication"), not at their deadline.
   Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId, std::string experiment,
-          FrameLimits limits);
+          FrameLimits limits, std::string address = {},
+          std::optional<ClusterKeys> keys = std::nullopt);
 
   const std::string& endpoint() const { return endpoint_; }
+  const std::string& address() const { return address_; }
+  // The address ZeroMQ reported connecting to; empty until connected.
+  const std::string& connectedAddress() {
+    readEvents();
+    return connectedAddress_;
+  }
 
   // Starts an envelope for a new request; fill its request and call send().
   // `target` names an underlying worker on a nesting host (0: the server itself).
@@ -43,7 +57,8 @@ class Channel {
   Result<InboundMessage> call(capnp::MessageBuilder& builder, Duration timeout);
   // Forgets a request whose reply is no longer wanted.
   void abandon(std::uint64_t requestId);
-  std::size_t outstanding() const { return pending_.size(); }
+  // Requests sent whose replies were not yet collected by await().
+  std::size_t outstanding() const { return pending_.size() + arrived_.size(); }
   // The connection dropped after it was up, and has not come back.
   bool peerLost() {
     readEvents();
@@ -55,6 +70,8 @@ class Channel {
   void readEvents();
 
   std::string endpoint_;
+  std::string address_;
+  std::string connectedAddress_;
   ClientId clientId_;
   std::string experiment_;
   FrameLimits limits_;
@@ -62,6 +79,9 @@ class Channel {
   zmq::socket_t monitor_;  // PAIR receiving socket_'s connection events
   bool connected_ = false;
   bool lost_ = false;
+  bool curve_ = false;
+  Status refused_ = okStatus();  // the latest handshake refusal, until one succeeds
+  int vagueFailures_ = 0;        // handshakes failed without detail since the last success
   std::uint64_t nextRequestId_ = 1;
   std::uint64_t lastBegun_ = 0;
   std::unordered_map<std::uint64_t, bool> pending_;            // sent, not yet received

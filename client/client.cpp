@@ -24,26 +24,50 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
   }
   std::unique_ptr<Client> client(new Client(std::move(options)));
   try {
-    client->coordinator_ =
-        std::make_unique<Channel>(client->zmq_, client->options_.coordinator, client->id_,
-                                  client->options_.experiment, client->options_.frames);
+    client->coordinator_ = std::make_unique<Channel>(
+        client->zmq_, client->options_.coordinator, client->id_, client->options_.experiment,
+        client->options_.frames, std::string(), client->options_.keys);
   } catch (const zmq::error_t& e) {
     return invalidArgument(
         fmt::format("bad coordinator address '{}': {}", client->options_.coordinator, e.what()));
   }
   const ClientOptions& o = client->options_;
+  if (!o.forceTcp) client->hostIdentity_ = currentHostIdentity();
   client->leases_ =
       std::make_unique<LeaseKeeper>(client->zmq_, client->id_, o.leasePeriod, o.experiment,
-                                    o.experiment.empty() ? std::string() : o.coordinator);
+                                    o.experiment.empty() ? std::string() : o.coordinator, o.keys);
   return client;
 }
 
 Channel& Client::channelTo(const std::string& endpoint) {
   auto& channel = workers_[endpoint];
   if (!channel) {
-    channel = std::make_unique<Channel>(zmq_, endpoint, id_, options_.experiment, options_.frames);
+    auto route = routes_.find(endpoint);
+    std::string address = chooseWorkerAddress(
+        endpoint, route == routes_.end() ? LocalRoute{} : route->second, hostIdentity_,
+        options_.forceTcp ? TransportChoice::kTcpOnly : TransportChoice::kPreferLocal);
+    channel = std::make_unique<Channel>(zmq_, endpoint, id_, options_.experiment, options_.frames,
+                                        address, options_.keys);
   }
   return *channel;
+}
+
+void Client::noteRoute(const std::string& endpoint, LocalRoute route) {
+  auto known = routes_.find(endpoint);
+  if (known != routes_.end() && known->second.endpoint == route.endpoint &&
+      known->second.hostIdentity == route.hostIdentity) {
+    return;
+  }
+  routes_[endpoint] = std::move(route);
+  // A worker restarted on the same TCP endpoint has a new local one: the
+  // next request reconnects, unless requests still wait on the old socket.
+  auto channel = workers_.find(endpoint);
+  if (channel != workers_.end() && channel->second->outstanding() == 0) workers_.erase(channel);
+}
+
+std::string Client::connectedAddress(const std::string& endpoint) {
+  auto channel = workers_.find(endpoint);
+  return channel == workers_.end() ? std::string() : channel->second->connectedAddress();
 }
 
 Result<std::vector<WorkerStatus>> Client::listCluster() {
@@ -65,6 +89,9 @@ Result<ClusterStatus> Client::clusterStatus() {
     WorkerStatus w;
     w.workerId = info.getWorkerId();
     w.endpoint = info.getEndpoint().cStr();
+    w.localEndpoint = info.getLocalEndpoint().cStr();
+    w.hostIdentity = info.getHostIdentity().cStr();
+    noteRoute(w.endpoint, LocalRoute{w.localEndpoint, w.hostIdentity});
     w.hostname = info.getHostname().cStr();
     w.pid = info.getPid();
     w.slots = info.getSlots();
@@ -113,8 +140,17 @@ Result<SessionTypeSpaces> Client::getSpaces(const std::string& sessionType) {
 Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& options) {
   KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
-  KILN_ASSIGN_OR_RETURN(Placed placed, place(options.sessionType, timeout));
-  return startOn(placed.endpoint, placed.target, options, spaces);
+  for (int attempt = 0;; ++attempt) {
+    KILN_ASSIGN_OR_RETURN(Placed placed, place(options.sessionType, timeout));
+    auto started = startOn(placed.endpoint, placed.target, options, spaces);
+    // A worker that died under the start holds no session of ours: place
+    // the start elsewhere, as a restore would.
+    if (started.ok() || attempt == 2 || started.status().code() != ErrorCode::kDisconnected ||
+        !channelTo(placed.endpoint).peerLost()) {
+      return started;
+    }
+    noteLost(placed.endpoint);
+  }
 }
 
 void Client::noteLost(const std::string& endpoint) {
@@ -142,7 +178,20 @@ Result<Client::Placed> Client::place(const std::string& sessionType, Duration ti
   }
 }
 
+void Client::dropDeadChannels() {
+  std::erase_if(workers_, [this](const auto& entry) {
+    return entry.second->outstanding() == 0 && entry.second->peerLost() &&
+           !leases_->hasSessions(entry.first);
+  });
+}
+
+void Client::abandon(const std::string& endpoint, std::uint64_t requestId) {
+  auto channel = workers_.find(endpoint);
+  if (channel != workers_.end()) channel->second->abandon(requestId);
+}
+
 Result<Client::Placed> Client::placeOnce(const std::string& sessionType, Duration timeout) {
+  dropDeadChannels();
   // The coordinator learns of a dead worker only after its liveness
   // timeout; until then, do not let it place us there again.
   auto now = std::chrono::steady_clock::now();
@@ -156,7 +205,10 @@ Result<Client::Placed> Client::placeOnce(const std::string& sessionType, Duratio
   for (const auto& [endpoint, when] : lostEndpoints_) avoid.set(i++, endpoint);
   KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->call(builder, timeout));
   auto placement = placed.envelope().getReply().getPlacement();
-  return Placed{placement.getEndpoint().cStr(), placement.getTarget()};
+  std::string endpoint = placement.getEndpoint().cStr();
+  noteRoute(endpoint,
+            LocalRoute{placement.getLocalEndpoint().cStr(), placement.getHostIdentity().cStr()});
+  return Placed{std::move(endpoint), placement.getTarget()};
 }
 
 Result<std::unique_ptr<Session>> Client::startSessionOn(const std::string& endpoint,

@@ -15,6 +15,7 @@
 
 #include "client/channel.h"
 #include "client/lease_keeper.h"
+#include "common/local_transport.h"
 #include "common/space.h"
 #include "common/underlying.h"
 #include "common/value.h"
@@ -32,11 +33,20 @@ struct ClientOptions {
   // fingerprint observation, which a replay must reproduce. 0 = never.
   bool restoreLostSessions = true;
   unsigned fingerprintEvery = 16;
+  // Workers on this client's host (same boot and network namespace) are
+  // reached over their ipc:// endpoint, which skips the TCP stack; true
+  // keeps every connection on the advertised endpoints.
+  bool forceTcp = false;
+  // The cluster key (loadKeyFile): every connection is CURVE-authenticated
+  // and encrypted. Required when the cluster runs with --key-file.
+  std::optional<ClusterKeys> keys;
 };
 
 struct WorkerStatus {
   std::uint64_t workerId = 0;
   std::string endpoint;
+  std::string localEndpoint;  // ipc:// for clients on its host; empty = none
+  std::string hostIdentity;
   std::string hostname;
   std::uint32_t pid = 0;
   std::uint32_t slots = 0;
@@ -150,6 +160,9 @@ class Client {
 
   ClientId id() const { return id_; }
   const ClientOptions& options() const { return options_; }
+  // Where this client's connection to the worker at `endpoint` went (an
+  // ipc:// address for a same-host worker); empty before it connected.
+  std::string connectedAddress(const std::string& endpoint);
   // Sessions rebuilt on another worker after theirs was lost.
   std::uint64_t restoredSessions() const { return restored_; }
 
@@ -157,6 +170,7 @@ class Client {
   friend class Session;
   explicit Client(ClientOptions options);
   Channel& channelTo(const std::string& endpoint);
+  void noteRoute(const std::string& endpoint, LocalRoute route);
   Result<std::unique_ptr<Session>> startOn(const std::string& endpoint, std::uint64_t target,
                                            const SessionOptions& options,
                                            const SessionTypeSpaces& spaces);
@@ -168,12 +182,19 @@ class Client {
   Result<Placed> place(const std::string& sessionType, Duration timeout);
   Result<Placed> placeOnce(const std::string& sessionType, Duration timeout);
   void noteLost(const std::string& endpoint);
+  // Drops channels to workers that died (their sockets reconnect forever and
+  // hold descriptors) once no request and none of our sessions is there.
+  void dropDeadChannels();
+  // Forgets a request sent on `endpoint`'s channel, if that channel still exists.
+  void abandon(const std::string& endpoint, std::uint64_t requestId);
 
   ClientOptions options_;
   ClientId id_;
   zmq::context_t zmq_;
   std::unique_ptr<Channel> coordinator_;
   std::map<std::string, std::unique_ptr<Channel>> workers_;
+  std::string hostIdentity_;                  // ours, for same-host routes
+  std::map<std::string, LocalRoute> routes_;  // worker endpoint -> its same-host route
   std::map<std::string, SessionTypeSpaces> spaces_;
   std::unique_ptr<LeaseKeeper> leases_;
   std::map<std::string, TimePoint> lostEndpoints_;  // recently seen dying

@@ -7,12 +7,14 @@
 namespace kiln::client {
 
 LeaseKeeper::LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period,
-                         std::string experiment, std::string alwaysPing)
+                         std::string experiment, std::string alwaysPing,
+                         std::optional<ClusterKeys> keys)
     : zmq_(zmq),
       clientId_(clientId),
       period_(period),
       experiment_(std::move(experiment)),
       alwaysPing_(std::move(alwaysPing)),
+      keys_(std::move(keys)),
       thread_([this] { run(); }) {}
 
 LeaseKeeper::~LeaseKeeper() {
@@ -35,6 +37,11 @@ void LeaseKeeper::removeSession(const std::string& endpoint) {
   if (found != sessionsByEndpoint_.end() && --found->second <= 0) sessionsByEndpoint_.erase(found);
 }
 
+bool LeaseKeeper::hasSessions(const std::string& endpoint) {
+  std::lock_guard lock(mutex_);
+  return sessionsByEndpoint_.contains(endpoint);
+}
+
 void LeaseKeeper::run() {
   std::map<std::string, zmq::socket_t> sockets;
   std::unique_lock lock(mutex_);
@@ -49,6 +56,7 @@ void LeaseKeeper::run() {
       auto [it, inserted] = sockets.try_emplace(endpoint, zmq_, zmq::socket_type::dealer);
       if (inserted) {
         it->second.set(zmq::sockopt::linger, 0);
+        if (keys_) applyCurveClient(it->second, *keys_);
         it->second.connect(endpoint);
       }
       // Replies are read and dropped only to keep the receive queue short.

@@ -8,11 +8,13 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <zmq.hpp>
 
 #include "common/clock.h"
+#include "common/curve_keys.h"
 #include "common/ids.h"
 
 namespace kiln::client {
@@ -22,13 +24,15 @@ class LeaseKeeper {
   // With an experiment, keep-alives carry its name (nesting hosts refresh the
   // client's leases on that experiment's workers) and `alwaysPing` (the
   // coordinator, which keeps the experiment open) is pinged even when idle.
+  // With `keys`, its sockets use CURVE like the client's own.
   LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period, std::string experiment = {},
-              std::string alwaysPing = {});
+              std::string alwaysPing = {}, std::optional<ClusterKeys> keys = std::nullopt);
   ~LeaseKeeper();
 
   // Counts sessions per worker endpoint; a worker with none gets no keep-alive.
   void addSession(const std::string& endpoint);
   void removeSession(const std::string& endpoint);
+  bool hasSessions(const std::string& endpoint);
 
  private:
   void run();
@@ -38,6 +42,7 @@ class LeaseKeeper {
   Duration period_;
   std::string experiment_;
   std::string alwaysPing_;
+  std::optional<ClusterKeys> keys_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -123,7 +123,7 @@ Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
     KILN_RETURN_IF_ERROR(restore(result.status()));
   } else {
     // Sent to the worker that was lost before the restore: abandon it there.
-    client_.channelTo(lostEndpoint_).abandon(requestId);
+    client_.abandon(lostEndpoint_, requestId);
   }
   // The rebuilt session has not seen this step yet: send it again.
   KILN_ASSIGN_OR_RETURN(std::uint64_t again, sendStepRaw(sent.actions, sent.observations));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -169,7 +170,7 @@ struct ChildFailure {
 // Runs in the forked child: only async-signal-safe calls from here on.
 [[noreturn]] void childMain(const char* program, char* const* argv, const char* workdir,
                             int stdinFd, int stdoutFd, int stderrFd, int errorFd,
-                            const SubprocessOptions& options) {
+                            const SubprocessOptions& options, pid_t parent) {
   auto fail = [errorFd](int stage) {
     ChildFailure failure{stage, errno};
     ssize_t ignored = ::write(errorFd, &failure, sizeof(failure));
@@ -177,6 +178,10 @@ struct ChildFailure {
     ::_exit(127);
   };
   ::setpgid(0, 0);
+  if (options.dieWithParent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+  }
   // The parent's threads may block or ignore signals; the tool should not inherit that.
   sigset_t none;
   ::sigemptyset(&none);
@@ -270,6 +275,7 @@ Result<Subprocess> Subprocess::spawnImpl(const std::vector<std::string>& argv,
   }
   Fd errorRead(errorPipe[0]), errorWrite(errorPipe[1]);
 
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     int err = errno;
@@ -280,7 +286,7 @@ Result<Subprocess> Subprocess::spawnImpl(const std::vector<std::string>& argv,
   }
   if (pid == 0) {
     childMain(program.c_str(), args.data(), workdir.empty() ? nullptr : workdir.c_str(),
-              stdinFd.get(), stdoutFd, stderrFd, errorWrite.get(), options);
+              stdinFd.get(), stdoutFd, stderrFd, errorWrite.get(), options, parent);
   }
   // Also set in the parent so a kill of the group right after spawn cannot race setpgid.
   ::setpgid(pid, pid);

@@ -22,6 +22,10 @@ struct SubprocessOptions {
   std::filesystem::path stderrPath;               // empty = /dev/null
   std::optional<std::uint64_t> memoryLimitBytes;  // RLIMIT_AS of the child
   std::optional<std::uint64_t> cpuLimitSeconds;   // RLIMIT_CPU of the child
+  // SIGKILL the child when the spawning thread ends, e.g. with its process
+  // (PR_SET_PDEATHSIG): a compiler must not outlive a SIGKILLed worker. Only
+  // for children spawned by a thread that lives at least as long as they do.
+  bool dieWithParent = false;
 };
 
 struct ExitStatus {

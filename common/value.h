@@ -38,11 +38,10 @@ struct Value {
 
   Value() = default;
   template <class T>
-  requires std::is_constructible_v<Variant, T&&> &&
-      (!std::is_same_v<std::decay_t<T>, Value>)Value(T&& v)
-      : data(std::forward<T>(v)) {}               // NOLINT: implicit by design
-  Value(int v) : data(std::int64_t{v}) {}         // NOLINT
-  Value(const char* v) : data(std::string(v)) {}  // NOLINT
+    requires std::is_constructible_v<Variant, T&&> && (!std::is_same_v<std::decay_t<T>, Value>)
+  Value(T&& v) : data(std::forward<T>(v)) {}  // NOLINT: implicit by design
+  Value(int v);                               // NOLINT
+  Value(const char* v);                       // NOLINT
 
   bool isNone() const { return std::holds_alternative<std::monostate>(data); }
   template <class T>
@@ -68,6 +67,11 @@ struct NamedValue {
   Value value;
   bool operator==(const NamedValue&) const = default;
 };
+
+// Out of the class: clang instantiates the variant's destructor here, which
+// needs NamedValue complete (the clang fuzz build, docs/fuzzing.md).
+inline Value::Value(int v) : data(std::int64_t{v}) {}
+inline Value::Value(const char* v) : data(std::string(v)) {}
 
 // Looks a key up in a dict value; nullptr if absent or not a dict.
 const Value* findInDict(const Value& dict, const std::string& key);

@@ -22,6 +22,12 @@ void replyError(std::vector<Outgoing>& out, const std::string& peer, std::uint64
   out.push_back({peer, encodeErrorReply(requestId, status)});
 }
 
+// The client decides whether it is on the worker's host (it knows its own).
+void setLocalRoute(const WorkerRecord& worker, wire::Placement::Builder placement) {
+  placement.setLocalEndpoint(worker.localEndpoint);
+  placement.setHostIdentity(worker.hostIdentity);
+}
+
 }  // namespace
 
 CoordinatorCore::CoordinatorCore(CoordinatorConfig config, const Clock& clock, Logger logger)
@@ -126,6 +132,12 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   if (endpoint.empty() || endpoint.size() > kMaxTextField) {
     return replyError(out, peer, requestId, invalidArgument("registration needs an endpoint"));
   }
+  if (request.getLocalEndpoint().size() > kMaxTextField ||
+      request.getHostIdentity().size() > kMaxTextField) {
+    return replyError(
+        out, peer, requestId,
+        invalidArgument("registration's local endpoint or host identity is too long"));
+  }
   if (request.getSlots() == 0 || types.size() == 0 || types.size() > kMaxSessionTypes) {
     return replyError(out, peer, requestId,
                       invalidArgument("registration needs at least one slot and session type"));
@@ -143,6 +155,8 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   worker.snapshot.maxSessions = request.getMaxSessions();
   worker.routingId = peer;
   worker.endpoint = endpoint;
+  worker.localEndpoint = request.getLocalEndpoint().cStr();
+  worker.hostIdentity = request.getHostIdentity().cStr();
   worker.version = request.getVersion().cStr();
   worker.hostname = request.getHostname().cStr();
   worker.pid = request.getPid();
@@ -204,6 +218,8 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
     auto info = list[i++];
     info.setWorkerId(id.value);
     info.setEndpoint(worker.endpoint);
+    info.setLocalEndpoint(worker.localEndpoint);
+    info.setHostIdentity(worker.hostIdentity);
     info.setSlots(worker.snapshot.slots);
     info.setMaxSessions(worker.snapshot.maxSessions);
     auto types = info.initSessionTypes(worker.snapshot.sessionTypes.size());
@@ -252,6 +268,7 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
     placement.setWorkerId(placed->host.value);
     placement.setEndpoint(placed->endpoint);
     placement.setTarget(placed->target);
+    setLocalRoute(workers_.at(placed->host), placement);
     return reply(out, peer, builder);
   }
   std::vector<WorkerSnapshot> candidates = snapshot();
@@ -268,6 +285,7 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
   auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
   placement.setWorkerId(chosen->value);
   placement.setEndpoint(worker.endpoint);
+  setLocalRoute(worker, placement);
   reply(out, peer, builder);
 }
 

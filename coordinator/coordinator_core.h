@@ -16,6 +16,7 @@
 #include "common/frame.h"
 #include "common/ids.h"
 #include "common/logging.h"
+#include "common/zap_authenticator.h"
 #include "coordinator/experiments.h"
 #include "coordinator/placement.h"
 #include "coordinator/worker_record.h"
@@ -29,6 +30,7 @@ struct CoordinatorConfig {
   Duration experimentLease = std::chrono::seconds(30);  // a silent experiment closes after this
   FrameLimits frames;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off
+  ServerSecurity security;    // CURVE on the listening socket when it holds keys
 };
 
 class CoordinatorCore {

@@ -26,6 +26,7 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::create(Coordinator
   server->router_.set(zmq::sockopt::rcvhwm, 100000);
   server->router_.set(zmq::sockopt::maxmsgsize,
                       static_cast<int64_t>(2 * server->config_.frames.maxMessageBytes));
+  KILN_RETURN_IF_ERROR(secureServer(server->router_, server->config_.security, "coordinator"));
   try {
     server->router_.bind(server->config_.listen);
   } catch (const zmq::error_t& e) {
@@ -33,7 +34,8 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::create(Coordinator
         fmt::format("coordinator cannot listen on '{}': {}", server->config_.listen, e.what()));
   }
   server->endpoint_ = server->router_.get(zmq::sockopt::last_endpoint);
-  server->logger_->info("coordinator listening on {}", server->endpoint_);
+  server->logger_->info("coordinator listening on {}{}", server->endpoint_,
+                        server->config_.security.keys ? " (CURVE: cluster key required)" : "");
   if (!server->config_.metricsListen.empty()) {
     KILN_ASSIGN_OR_RETURN(server->observe_,
                           CoordinatorObservability::start(server->config_.metricsListen,

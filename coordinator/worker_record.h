@@ -38,6 +38,8 @@ struct WorkerRecord {
   WorkerSnapshot snapshot;
   std::string routingId;
   std::string endpoint;
+  std::string localEndpoint;  // same-host clients' shortcut (common/local_transport.h)
+  std::string hostIdentity;
   std::string version;
   std::string hostname;
   std::uint32_t pid = 0;

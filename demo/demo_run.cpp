@@ -97,11 +97,9 @@ const char* phaseName(Phase phase) {
 }
 
 // Samples utilization from the coordinator and draws the progress bars.
-void watch(const std::string& coordinator, std::vector<std::unique_ptr<ExperimentRun>>& runs,
+void watch(client::ClientOptions options, std::vector<std::unique_ptr<ExperimentRun>>& runs,
            unsigned rounds, std::FILE* out, DemoRecord& record, std::atomic<bool>& stop,
            SteadyTime::time_point t0) {
-  client::ClientOptions options;
-  options.coordinator = coordinator;
   options.requestTimeout = 5s;
   auto client = client::Client::connect(options);
   bool tty = ::isatty(::fileno(out)) != 0;
@@ -187,6 +185,7 @@ Status runDemo(const DemoOptions& o, std::FILE* out) {
     local.worker.slots = slots;
     local.coordinator.heartbeatInterval = 250ms;
     local.worker.link.heartbeatInterval = 250ms;
+    local.keys = o.keys;
     KILN_ASSIGN_OR_RETURN(cluster, LocalCluster::start(local));
     KILN_RETURN_IF_ERROR(cluster->waitUntilReady(10s));
     coordinator = cluster->coordinatorEndpoint();
@@ -209,6 +208,7 @@ Status runDemo(const DemoOptions& o, std::FILE* out) {
 
   client::ClientOptions operatorOptions;
   operatorOptions.coordinator = coordinator;
+  operatorOptions.keys = o.keys;
   operatorOptions.requestTimeout = 60s;
   KILN_ASSIGN_OR_RETURN(auto operatorClient, client::Client::connect(operatorOptions));
   if (auto spaces = operatorClient->getSpaces("llvm"); !spaces.ok()) {
@@ -238,7 +238,7 @@ Status runDemo(const DemoOptions& o, std::FILE* out) {
   for (auto& run : runs) record.experiments.push_back(run->name);
   auto t0 = SteadyTime::now();
   std::atomic<bool> stop{false}, firstLull{false}, unused{false};
-  std::thread watcher([&] { watch(coordinator, runs, o.rounds, out, record, stop, t0); });
+  std::thread watcher([&] { watch(operatorOptions, runs, o.rounds, out, record, stop, t0); });
   // The second experiment starts when the first one enters its first lull,
   // so that their collections interleave.
   std::thread first([&] { runExperiment(*runs[0], o, benchmarks, firstLull); });

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/curve_keys.h"
 #include "common/status.h"
 #include "demo/search.h"
 
@@ -24,6 +26,7 @@ struct DemoOptions {
   SearchBudget budget;
   double lullFactor = 1.0;  // lull = this x the round's collection time
   std::string report = "kiln-demo-report.html";
+  std::optional<ClusterKeys> keys;  // the cluster key (--key-file); also used by an embedded one
 };
 
 std::vector<std::string> defaultBenchmarks();

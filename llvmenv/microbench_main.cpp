@@ -135,6 +135,13 @@ int main(int argc, char** argv) {
   bench("step: verify", n, nullptr, [&] { return !llvm::verifyModule(*state.module()); });
   bench("step: writeBitcode", n, nullptr,
         [&] { return !kiln::llvmenv::writeBitcode(*state.module()).empty(); });
+  // The transition cache's costs (llvmsession/transition_cache.h): a state's
+  // identity, and what a hit does instead of running a step.
+  bench("identity (BLAKE3)", n, freshCopy, [&] { return scratch->identity().has_value(); });
+  const kiln::llvmenv::StateDigest digest = state.identity().value();
+  bench("hit: adopt", n, freshCopy, [&] { return scratch->adopt(*cached, digest).ok(); });
+  bench("hit: adopt+first use", n, freshCopy,
+        [&] { return scratch->adopt(*cached, digest).ok() && scratch->instructionCount().ok(); });
   bench("printIr", n, nullptr,
         [&] { return !kiln::llvmenv::canonicalIrText(*state.module()).empty(); });
   bench("instCount", n, nullptr,

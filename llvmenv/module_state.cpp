@@ -7,6 +7,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -38,6 +39,7 @@ void ModuleState::poison(const Status& why) {
   textSize_.reset();
   bitcode_.reset();
   fingerprint_.reset();
+  digest_.reset();
   broken_ = why.message();
 }
 
@@ -118,6 +120,7 @@ Result<std::unique_ptr<ModuleState>> ModuleState::fromIrText(
   if (state->module_ == nullptr) {
     return invalidArgument("module '" + state->name_ + "' is not valid LLVM IR: " + parseError);
   }
+  state->readFromBitcode_ = false;  // until the first change reloads it from bitcode
   KILN_RETURN_IF_ERROR(state->verifyParsed("IR of '" + state->name_ + "'"));
   return state;
 }
@@ -139,6 +142,7 @@ Result<std::unique_ptr<ModuleState>> ModuleState::clone() const {
   copy->bitcode_ = cachedBitcode();
   copy->ir_ = ir_;
   copy->textSize_ = textSize_;
+  copy->digest_ = readFromBitcode_ ? digest_ : std::nullopt;  // the copy reads the bytes
   return copy;
 }
 
@@ -246,7 +250,9 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
     // Same IR, but the pass claimed a change: it may have advanced hidden
     // counters (see reload()), so start again from the bytes. The text and
     // the other cached observations are still those of these bytes.
+    std::optional<StateDigest> digest = readFromBitcode_ ? digest_ : std::nullopt;
     KILN_RETURN_IF_ERROR(reload(std::move(afterBitcode)));
+    digest_ = digest;
     return PassOutcome{std::string(pipeline), false};
   }
   // Different bytes do not prove different text (use-list order, attributes
@@ -264,6 +270,7 @@ Status ModuleState::markBroken(std::string why) {
   textSize_.reset();
   bitcode_.reset();
   fingerprint_.reset();
+  digest_.reset();
   Status error = compileError(std::move(why));
   broken_ = error.message();
   return error;
@@ -290,7 +297,52 @@ Status ModuleState::reload(std::string bytes) {
   module_ = std::move(*parsed);
   diagnostics_.install(*context_);
   bitcode_ = std::move(bytes);  // the module was read from exactly these bytes
+  readFromBitcode_ = true;
+  digest_.reset();
   return okStatus();
+}
+
+std::optional<StateDigest> ModuleState::identity() const {
+  if (!usable() || !readFromBitcode_ || !bitcode_) return std::nullopt;
+  if (!digest_) {
+    // The name is the module's identifier when it is read: part of the state.
+    llvm::BLAKE3 hasher;
+    const std::uint64_t nameSize = name_.size();
+    hasher.update(llvm::ArrayRef<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&nameSize),
+                                               sizeof(nameSize)));
+    hasher.update(llvm::StringRef(name_));
+    hasher.update(llvm::StringRef(*bitcode_));
+    digest_ = hasher.final();
+  }
+  return digest_;
+}
+
+Status ModuleState::adopt(const SerializedModule& after, const StateDigest& digest) {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  if (after.bitcode.empty()) {
+    return invalidArgument("cannot adopt an empty module for '" + name_ + "'");
+  }
+  if (after.name != name_) {
+    return invalidArgument("module '" + name_ + "' cannot become a state of '" + after.name + "'");
+  }
+  module_.reset();
+  context_ = std::make_unique<llvm::LLVMContext>();
+  diagnostics_.install(*context_);
+  bitcode_ = after.bitcode;
+  if (after.irText.empty()) {
+    ir_.reset();
+  } else {
+    ir_ = after.irText;
+  }
+  textSize_.reset();
+  fingerprint_.reset();
+  digest_ = digest;
+  readFromBitcode_ = true;
+  return okStatus();
+}
+
+ModuleState::SerializedSize ModuleState::serializedSize() const {
+  return {bitcode_ ? bitcode_->size() : 0, ir_ ? ir_->size() : 0};
 }
 
 Result<std::string> ModuleState::ir() const {

@@ -101,6 +101,9 @@ Result<std::string> LlvmContext::handleParameter(const std::string& key, const s
   if (key.rfind(kModuleCachePrefix, 0) == 0) {
     return handleModuleCacheParameter(moduleCache_, key, value);
   }
+  if (key.rfind(kTransitionCachePrefix, 0) == 0) {
+    return handleCacheParameter(transitionCache_, kTransitionCachePrefix, key, value);
+  }
   if (key != "llvm.datasets" && key != "llvm.benchmarks") {
     return notFound(fmt::format("unknown worker parameter '{}'", key));
   }

@@ -2,10 +2,13 @@
 // dataset registry that resolves benchmark URIs, and the parsed-module cache
 // with each benchmark's baselines (computed once), so that StartSession on a
 // benchmark seen before costs one bitcode read, not a parse, verification and
-// printing. Worker-level parameters (ServiceContext::handleParameter):
+// printing, and the transition cache (llvmsession/transition_cache.h) that
+// replays steps seen before in any session of the process. Worker-level
+// parameters (ServiceContext::handleParameter):
 //   llvm.datasets                 -> "name\tsize\tdescription" per line (size "inf" = generator)
 //   llvm.benchmarks  NAME[:LIMIT] -> one URI per line
 //   service.parsed_module_cache.* -> see llvmsession/module_cache.h
+//   service.transition_cache.*    -> the same keys (set_max_size 0 disables it)
 // Every member is safe to use from the worker's threads at once.
 #pragma once
 
@@ -18,6 +21,7 @@
 #include "llvmenv/module_state.h"
 #include "llvmenv/pass_table.h"
 #include "llvmsession/module_cache.h"
+#include "llvmsession/transition_cache.h"
 #include "worker/service_context.h"
 
 namespace kiln::llvmsession {
@@ -36,6 +40,13 @@ class LlvmContext : public ServiceContext {
 
   const std::shared_ptr<const llvmenv::PassTable>& passes() const { return passes_; }
   ParsedModuleCache& moduleCache() { return moduleCache_; }
+  TransitionCache& transitionCache() { return transitionCache_; }
+  // Applies pass `pass` to `state` through the transition cache.
+  Result<StepThroughCache> applyPass(llvmenv::ModuleState& state, std::size_t pass) {
+    return applyPassThroughCache(state, pass, transitionCache_, hitCostModel_, clock());
+  }
+  // For tests and tools, before any session steps (not synchronized).
+  void setHitCostModel(const HitCostModel& model) { hitCostModel_ = model; }
 
   // The verified module of `benchmark` (bitcode or IR text), from the cache
   // or parsed now and cached. invalidArgument names what is wrong with it.
@@ -48,7 +59,9 @@ class LlvmContext : public ServiceContext {
  private:
   std::shared_ptr<const llvmenv::PassTable> passes_;
   std::optional<datasets::DatasetRegistry> registry_;
-  ParsedModuleCache moduleCache_;
+  ParsedModuleCache moduleCache_{256, std::uint64_t{128} << 20};
+  TransitionCache transitionCache_{8192, std::uint64_t{64} << 20};
+  HitCostModel hitCostModel_;
 };
 
 // True if `bytes` start like LLVM bitcode (raw or wrapped); otherwise the

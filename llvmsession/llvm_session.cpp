@@ -140,14 +140,14 @@ Status LlvmSession::applyAction(const Value& action, ActionOutcome& outcome) {
     return invalidArgument("an llvm action is the index of a pass in 'PassesAll'");
   }
   const std::int64_t index = action.as<std::int64_t>();
-  auto result = state_->applyPass(static_cast<std::size_t>(index));
+  auto result = context_.applyPass(*state_, static_cast<std::size_t>(index));
   if (!result.ok()) {
     // The module is broken or LLVM crashed: the episode is over (the
     // worker ends the session on a compile error).
     outcome.endOfEpisode = true;
     return result.status();
   }
-  outcome.actionHadNoEffect = !result->changed;
+  outcome.actionHadNoEffect = !result->outcome.changed;
   return okStatus();
 }
 

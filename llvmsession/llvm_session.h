@@ -1,7 +1,10 @@
 // The `llvm` session type: LLVM 19 pass ordering as CompilerGym's llvm-v0.
 // One action applies one pass of the "PassesAll" space (every pass of
 // llvmenv's PassTable, by pipeline name) to the session's module with the
-// new pass manager; "actionHadNoEffect" is exact (IR text unchanged). After
+// new pass manager; "actionHadNoEffect" is exact (IR text unchanged). A step
+// that this state (by exact identity) took before, in any session of the
+// worker, is replayed from the context's transition cache instead of run
+// (llvmsession/transition_cache.h), with the same outcome and state. After
 // every action the module is verified: a pass that breaks it or crashes LLVM
 // ends the episode with a compile error naming the pass (the worker keeps
 // serving). Fork clones the module into a new LLVMContext and copies the

@@ -16,6 +16,15 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
   if (options.coordinator.listen == CoordinatorConfig{}.listen) {
     options.coordinator.listen = "tcp://127.0.0.1:0";
   }
+  if (options.keys) {
+    KILN_ASSIGN_OR_RETURN(
+        cluster->authenticator_,
+        ZapAuthenticator::start(cluster->zmq_, *options.keys, options.authorizedKeys,
+                                makeLogger("auth", options.log)));
+    cluster->keys_ = options.keys;
+    options.coordinator.security = ServerSecurity{options.keys, cluster->authenticator_.get()};
+    options.worker.security = options.coordinator.security;
+  }
   KILN_ASSIGN_OR_RETURN(
       cluster->coordinator_,
       CoordinatorServer::create(options.coordinator, cluster->zmq_, cluster->clock_,
@@ -66,6 +75,7 @@ std::vector<int> LocalCluster::workerMetricsPorts() const {
 Status LocalCluster::waitUntilReady(Duration timeout) {
   client::ClientOptions options;
   options.coordinator = coordinatorEndpoint();
+  options.keys = keys_;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(options));
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -98,6 +108,7 @@ Result<EmbeddedClient> connectOrStartLocal(client::ClientOptions options,
                                            LocalClusterOptions local) {
   EmbeddedClient embedded;
   if (options.coordinator.empty()) {
+    if (!local.keys) local.keys = options.keys;
     KILN_ASSIGN_OR_RETURN(embedded.cluster, LocalCluster::start(std::move(local)));
     KILN_RETURN_IF_ERROR(embedded.cluster->waitUntilReady(std::chrono::seconds(10)));
     options.coordinator = embedded.cluster->coordinatorEndpoint();

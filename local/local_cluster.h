@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,10 @@ struct LocalClusterOptions {
   // any free port of that address when there is more than one of them.
   std::function<void(SessionTypeRegistry&)> registerTypes;  // default: the built-in types
   LogOptions log{spdlog::level::warn, true};
+  // The cluster key: CURVE on every socket (one authenticator serves the
+  // cluster's shared ZeroMQ context), accepting also `authorizedKeys`.
+  std::optional<ClusterKeys> keys;
+  std::vector<std::string> authorizedKeys;
 };
 
 class LocalCluster {
@@ -51,6 +56,8 @@ class LocalCluster {
     std::thread thread;
   };
   zmq::context_t zmq_;
+  std::unique_ptr<ZapAuthenticator> authenticator_;  // with keys; outlives the servers
+  std::optional<ClusterKeys> keys_;
   SteadyClock clock_;
   std::unique_ptr<CoordinatorServer> coordinator_;
   std::thread coordinatorThread_;

@@ -1,9 +1,6 @@
-// Record framing of the channel. The control lines are parsed with llvm::json
-// like the header; tensor bytes are read in one bounded block per record.
+// The FIFO mechanics of the channel; the record stream itself is parsed by
+// mlgo/record_stream over a FifoSource.
 #include "mlgo/channel.h"
-
-#include <llvm/Support/Error.h>
-#include <llvm/Support/JSON.h>
 
 #include <system_error>
 
@@ -16,10 +13,9 @@ struct InteractiveChannel::State {
   ChannelOptions options;
   bool inCreated = false;
   bool outCreated = false;
-  UniqueFd advice;     // write end of BASE.in
-  FifoReader records;  // read end of BASE.out
-  std::optional<ChannelHeader> header;
-  std::string context;
+  UniqueFd advice;                     // write end of BASE.in
+  FifoReader records;                  // read end of BASE.out
+  std::optional<RecordReader> reader;  // set once the header arrived
   bool pendingAdvice = false;
   bool ended = false;
 
@@ -37,10 +33,6 @@ struct InteractiveChannel::State {
 
 namespace {
 
-Status protocolError(const std::string& what) {
-  return compileError("the compiler broke the MLGO channel protocol: " + what);
-}
-
 std::string shown(std::string_view text) {
   constexpr std::size_t kShown = 80;
   std::string visible(text.substr(0, kShown));
@@ -50,37 +42,25 @@ std::string shown(std::string_view text) {
   return "\"" + visible + (text.size() > kShown ? "...\"" : "\"");
 }
 
-// A control line is a one-key object: {"context":S}, {"observation":N} or {"outcome":N}.
-struct ControlLine {
-  std::string key;
-  std::optional<std::string> text;
-  std::optional<std::int64_t> number;
+// The FIFO as a RecordSource: every read waits at most until `deadline`.
+class FifoSource final : public RecordSource {
+ public:
+  FifoSource(FifoReader& reader, TimePoint deadline, const AliveCheck& alive)
+      : reader_(reader), deadline_(deadline), alive_(alive) {}
+  Result<std::optional<std::string>> readLine(std::size_t maxBytes) override {
+    return reader_.readLine(maxBytes, deadline_, alive_);
+  }
+  Result<std::string> readExact(std::size_t n) override {
+    return reader_.readExact(n, deadline_, alive_);
+  }
+
+ private:
+  FifoReader& reader_;
+  TimePoint deadline_;
+  const AliveCheck& alive_;
 };
 
-Result<ControlLine> parseControlLine(const std::string& line) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(line);
-  if (!parsed) {
-    return protocolError("expected a JSON record line, got " + shown(line) + " (" +
-                         llvm::toString(parsed.takeError()) + ")");
-  }
-  const llvm::json::Object* object = parsed->getAsObject();
-  if (object == nullptr || object->size() != 1) {
-    return protocolError("expected a one-field JSON object, got " + shown(line));
-  }
-  const auto& [key, value] = *object->begin();
-  ControlLine control{key.str(), std::nullopt, value.getAsInteger()};
-  if (auto text = value.getAsString()) control.text = text->str();
-  return control;
-}
-
 }  // namespace
-
-const Value* findFeature(const ChannelHeader& header, const Observation& observation,
-                         std::string_view name) {
-  std::optional<std::size_t> index = header.featureIndex(name);
-  if (!index || *index >= observation.features.size()) return nullptr;
-  return &observation.features[*index];
-}
 
 InteractiveChannel::InteractiveChannel(std::unique_ptr<State> state) : state_(std::move(state)) {}
 InteractiveChannel::InteractiveChannel(InteractiveChannel&&) noexcept = default;
@@ -111,13 +91,13 @@ Result<InteractiveChannel> InteractiveChannel::create(const std::filesystem::pat
 const std::filesystem::path& InteractiveChannel::basePath() const { return state_->base; }
 std::filesystem::path InteractiveChannel::inPath() const { return state_->in(); }
 std::filesystem::path InteractiveChannel::outPath() const { return state_->out(); }
-bool InteractiveChannel::connected() const { return state_ && state_->header.has_value(); }
-const ChannelHeader& InteractiveChannel::header() const { return *state_->header; }
+bool InteractiveChannel::connected() const { return state_ && state_->reader.has_value(); }
+const ChannelHeader& InteractiveChannel::header() const { return state_->reader->header(); }
 bool InteractiveChannel::awaitingAdvice() const { return state_->pendingAdvice; }
 
 Status InteractiveChannel::connect(TimePoint deadline, const AliveCheck& alive) {
   State& s = *state_;
-  if (s.header || s.advice.valid()) return invalidArgument("the channel is already connected");
+  if (s.reader || s.advice.valid()) return invalidArgument("the channel is already connected");
   // The read end first: a non-blocking read open never waits, and holding it
   // lets a compiler that opens BASE.out before BASE.in proceed too. LLVM 19
   // opens BASE.in (read) first, which the write open below then satisfies.
@@ -125,78 +105,46 @@ Status InteractiveChannel::connect(TimePoint deadline, const AliveCheck& alive) 
   s.records = FifoReader(std::move(outFd));
   KILN_ASSIGN_OR_RETURN(s.advice, openFifoForWriting(s.in(), deadline, alive));
 
-  KILN_ASSIGN_OR_RETURN(std::optional<std::string> line,
-                        s.records.readLine(s.options.limits.maxHeaderBytes, deadline, alive));
-  if (!line) return disconnected("the compiler closed its output before sending the header");
-  Result<ChannelHeader> header = parseHeader(*line, s.options.limits);
-  if (!header.ok()) return protocolError("bad header: " + header.status().message());
-  s.header = std::move(header).value();
+  FifoSource source(s.records, deadline, alive);
+  KILN_ASSIGN_OR_RETURN(ChannelHeader header, readHeader(source, s.options.limits));
+  s.reader.emplace(std::move(header), s.options.maxLineBytes);
   return okStatus();
 }
 
 Result<std::optional<Observation>> InteractiveChannel::next(TimePoint deadline,
                                                             const AliveCheck& alive) {
   State& s = *state_;
-  if (!s.header) return invalidArgument("next() before connect()");
+  if (!s.reader) return invalidArgument("next() before connect()");
   if (s.pendingAdvice) {
     return invalidArgument("the previous observation has not been answered; call sendAdvice first");
   }
   if (s.ended) return std::optional<Observation>();
-  while (true) {
-    KILN_ASSIGN_OR_RETURN(std::optional<std::string> line,
-                          s.records.readLine(s.options.maxLineBytes, deadline, alive));
-    if (!line) {
-      s.ended = true;
-      return std::optional<Observation>();
-    }
-    KILN_ASSIGN_OR_RETURN(ControlLine control, parseControlLine(*line));
-    if (control.key == "context" && control.text) {
-      s.context = *control.text;
-      continue;
-    }
-    const bool isObservation = control.key == "observation";
-    if (!(isObservation || (control.key == "outcome" && s.header->score)) || !control.number) {
-      return protocolError("unexpected record line " + shown(*line));
-    }
-    // Observations carry every feature; outcomes (reward logging) carry the score.
-    std::size_t bytes = isObservation ? s.header->observationBytes() : s.header->score->byteSize;
-    KILN_ASSIGN_OR_RETURN(std::string data, s.records.readExact(bytes + 1, deadline, alive));
-    if (data.back() != '\n') {
-      return protocolError("record " + shown(*line) + " is not followed by exactly " +
-                           std::to_string(bytes) + " tensor bytes and a newline");
-    }
-    if (!isObservation) continue;
-    Observation observation;
-    observation.index = *control.number;
-    observation.context = s.context;
-    observation.features.reserve(s.header->features.size());
-    std::size_t offset = 0;
-    for (const FeatureSpec& spec : s.header->features) {
-      KILN_ASSIGN_OR_RETURN(
-          Value value, decodeTensor(spec, std::string_view(data).substr(offset, spec.byteSize)));
-      observation.features.push_back(std::move(value));
-      offset += spec.byteSize;
-    }
+  FifoSource source(s.records, deadline, alive);
+  KILN_ASSIGN_OR_RETURN(std::optional<Observation> observation, s.reader->next(source));
+  if (!observation) {
+    s.ended = true;
+  } else {
     s.pendingAdvice = true;
-    return std::optional<Observation>(std::move(observation));
   }
+  return observation;
 }
 
 Status InteractiveChannel::sendAdvice(const Value& advice, TimePoint deadline,
                                       const AliveCheck& alive) {
-  if (!state_->header) return invalidArgument("sendAdvice() before connect()");
-  KILN_ASSIGN_OR_RETURN(std::string bytes, encodeTensor(state_->header->advice, advice));
+  if (!state_->reader) return invalidArgument("sendAdvice() before connect()");
+  KILN_ASSIGN_OR_RETURN(std::string bytes, encodeTensor(header().advice, advice));
   return sendAdviceBytes(bytes, deadline, alive);
 }
 
 Status InteractiveChannel::sendAdviceBytes(std::string_view bytes, TimePoint deadline,
                                            const AliveCheck& alive) {
   State& s = *state_;
-  if (!s.header) return invalidArgument("sendAdvice() before connect()");
+  if (!s.reader) return invalidArgument("sendAdvice() before connect()");
   if (!s.pendingAdvice) return invalidArgument("no observation is waiting for advice");
-  if (bytes.size() != s.header->advice.byteSize) {
-    return invalidArgument("advice \"" + s.header->advice.name + "\" must be exactly " +
-                           std::to_string(s.header->advice.byteSize) + " bytes, got " +
+  const FeatureSpec& advice = s.reader->header().advice;
+  if (bytes.size() != advice.byteSize) {
+    return invalidArgument("advice \"" + advice.name + "\" must be exactly " +
+                           std::to_string(advice.byteSize) + " bytes, got " +
                            std::to_string(bytes.size()));
   }
   if (!s.advice.valid()) return invalidArgument("the channel is closed");
@@ -204,6 +152,21 @@ Status InteractiveChannel::sendAdviceBytes(std::string_view bytes, TimePoint dea
   s.pendingAdvice = false;
   return writeAll(s.advice.get(), bytes, deadline, alive, s.in().string());
 }
+
+Result<RecordReadiness> InteractiveChannel::nextReadiness() {
+  State& s = *state_;
+  if (!connected()) return invalidArgument("nextReadiness() before connect()");
+  if (s.pendingAdvice) {
+    return invalidArgument("the previous observation has not been answered; call sendAdvice first");
+  }
+  if (s.ended || !s.records.open()) return RecordReadiness::kOther;
+  // One observation's worth per call bounds the work; the rest waits for the next call.
+  std::size_t budget = header().observationBytes() + s.options.maxLineBytes + 1;
+  KILN_ASSIGN_OR_RETURN(bool open, s.records.readAvailable(budget));
+  return recordReadiness(s.records.buffered(), header(), s.options.maxLineBytes, !open);
+}
+
+int InteractiveChannel::observationFd() const { return state_ ? state_->records.fd() : -1; }
 
 void InteractiveChannel::close() {
   if (!state_) return;

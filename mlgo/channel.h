@@ -3,6 +3,7 @@
 // lines and {"observation":N} lines, each observation followed by the raw bytes
 // of every feature in header order and a '\n'; EOF ends the episode. After each
 // observation the host writes exactly the advice tensor's bytes to BASE.in.
+// The stream's parsing lives in mlgo/record_stream; this owns the FIFOs.
 #pragma once
 
 #include <cstdint>
@@ -17,18 +18,10 @@
 #include "common/value.h"
 #include "mlgo/channel_header.h"
 #include "mlgo/fifo.h"
+#include "mlgo/record_ready.h"
+#include "mlgo/record_stream.h"
 
 namespace kiln::mlgo {
-
-struct Observation {
-  std::int64_t index = 0;       // the N of {"observation":N}
-  std::string context;          // the last {"context":...} (function name for llc)
-  std::vector<Value> features;  // one tensor per header feature, in header order
-};
-
-// The feature called `name` of `observation`, or nullptr.
-const Value* findFeature(const ChannelHeader& header, const Observation& observation,
-                         std::string_view name);
 
 struct ChannelOptions {
   HeaderLimits limits;
@@ -64,6 +57,11 @@ class InteractiveChannel {
   // record boundary (the episode ended). The previous one must be answered first.
   Result<std::optional<Observation>> next(TimePoint deadline, const AliveCheck& alive = {});
   bool awaitingAdvice() const;
+  // Never waits: reads what the compiler has written so far and says whether
+  // next() can now parse a whole observation without waiting (kObservation).
+  // The fd to poll for more is observationFd() (valid after connect()).
+  Result<RecordReadiness> nextReadiness();
+  int observationFd() const;
 
   // Answers the pending observation with exactly header().advice.byteSize bytes.
   // A value of the wrong type or size is rejected before anything is written.

@@ -185,6 +185,33 @@ Result<bool> FifoReader::fill(TimePoint deadline, const AliveCheck& alive) {
   }
 }
 
+Result<bool> FifoReader::readAvailable(std::size_t maxBytes) {
+  if (!fd_.valid()) return internalError("read from a closed channel");
+  if (start_ > 0 && (start_ == buffer_.size() || start_ >= (1U << 16))) {
+    buffer_.erase(0, start_);
+    start_ = 0;
+  }
+  char chunk[16384];
+  std::size_t taken = 0;
+  while (taken < maxBytes) {
+    ssize_t n = ::read(fd_.get(), chunk, std::min(sizeof(chunk), maxBytes - taken));
+    if (n > 0) {
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+      taken += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      // As in fill(): EOF counts only once poll() reports the hang-up.
+      pollfd p{fd_.get(), POLLIN, 0};
+      return !(::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLIN)) != 0);
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) return true;
+    return internalError(std::string("read from the compiler failed: ") + errnoText(errno));
+  }
+  return true;
+}
+
 Result<std::optional<std::string>> FifoReader::readLine(std::size_t maxBytes, TimePoint deadline,
                                                         const AliveCheck& alive) {
   // Bytes after start_ already known to hold no '\n' (relative: fill() compacts).

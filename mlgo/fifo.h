@@ -77,6 +77,14 @@ class FifoReader {
   void close() { fd_.reset(); }
   bool open() const { return fd_.valid(); }
 
+  // Reads what the fd holds right now, never waiting (at most `maxBytes` per
+  // call, so that a fast writer cannot keep the caller reading). False once
+  // the writer has closed its end and everything was read.
+  Result<bool> readAvailable(std::size_t maxBytes);
+  // The bytes read but not yet consumed by readLine/readExact.
+  std::string_view buffered() const { return std::string_view(buffer_).substr(start_); }
+  int fd() const { return fd_.get(); }
+
  private:
   // Appends what one read() returns; false at EOF.
   Result<bool> fill(TimePoint deadline, const AliveCheck& alive);

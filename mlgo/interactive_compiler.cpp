@@ -13,11 +13,19 @@ struct InteractiveCompiler::State {
   std::filesystem::path stdoutPath;
   std::filesystem::path stderrPath;
   std::filesystem::path outputPath;
+  std::optional<std::uint64_t> memoryLimitBytes;  // named in errors: a likely cause
   std::optional<Subprocess> child;
   std::optional<InteractiveChannel> channel;
   std::int64_t decisions = 0;
   bool ended = false;
   bool finished = false;  // finish() succeeded: the output belongs to the caller
+
+  // A compiler that died may have hit its memory limit: say which it had.
+  std::string limitNote() const {
+    if (!memoryLimitBytes) return {};
+    return "; it ran with an address-space limit of " + std::to_string(*memoryLimitBytes >> 20) +
+           " MiB (--compile-memory-mb)";
+  }
 
   // Reaps a child that has exited, so a dead compiler is noticed at once.
   bool childAlive() {
@@ -41,6 +49,7 @@ struct InteractiveCompiler::State {
     if (child && !childAlive()) {
       std::optional<ExitStatus> exit = child->poll();
       if (exit) message += "; the compiler " + exit->describe();
+      message += limitNote();
       std::string tail = readTail(stderrPath, 2048);
       if (!tail.empty()) message += "; stderr tail:\n" + tail;
       return compileError(message);
@@ -92,6 +101,7 @@ Result<InteractiveCompiler> InteractiveCompiler::start(const CompilerOptions& op
   s.stdoutPath = dir / (options.channelBaseName + ".stdout");
   s.stderrPath = dir / (options.channelBaseName + ".stderr");
   s.outputPath = dir / (options.outputStem + s.description.outputExtension);
+  s.memoryLimitBytes = options.memoryLimitBytes;
 
   KILN_ASSIGN_OR_RETURN(InteractiveChannel channel,
                         InteractiveChannel::create(dir, options.channelBaseName, options.channel));
@@ -107,6 +117,7 @@ Result<InteractiveCompiler> InteractiveCompiler::start(const CompilerOptions& op
   spawnOptions.stderrPath = s.stderrPath;
   spawnOptions.memoryLimitBytes = options.memoryLimitBytes;
   spawnOptions.cpuLimitSeconds = options.cpuLimitSeconds;
+  spawnOptions.dieWithParent = true;  // blocked on its FIFOs, it would outlive a killed worker
   KILN_ASSIGN_OR_RETURN(Subprocess child, Subprocess::spawn(argv, spawnOptions));
   s.child.emplace(std::move(child));
   if (options.onSpawn) options.onSpawn(s.child->pid());
@@ -128,6 +139,14 @@ Result<std::optional<Observation>> InteractiveCompiler::next(TimePoint deadline)
   if (!observation->has_value()) s.ended = true;
   return observation;
 }
+
+Result<RecordReadiness> InteractiveCompiler::nextReadiness() {
+  State& s = *state_;
+  if (s.ended) return RecordReadiness::kOther;
+  return s.channel->nextReadiness();
+}
+
+int InteractiveCompiler::observationFd() const { return state_->channel->observationFd(); }
 
 Status InteractiveCompiler::advise(const Value& advice, TimePoint deadline) {
   State& s = *state_;
@@ -160,7 +179,7 @@ Result<CompileOutcome> InteractiveCompiler::finish(TimePoint deadline) {
                         "ended; it was killed");
   }
   if (!exit->success()) {
-    std::string message = s.compilerName + " " + exit->describe();
+    std::string message = s.compilerName + " " + exit->describe() + s.limitNote();
     std::string tail = readTail(s.stderrPath, 2048);
     if (!tail.empty()) message += "; stderr tail:\n" + tail;
     return compileError(message);

@@ -65,6 +65,10 @@ class InteractiveCompiler {
 
   // The next decision to make, or nullopt once the compiler closed the channel.
   Result<std::optional<Observation>> next(TimePoint deadline);
+  // Never waits: whether next() can now read a whole observation at once
+  // (kObservation). For callers that wait on observationFd() themselves.
+  Result<RecordReadiness> nextReadiness();
+  int observationFd() const;
   // Answers the decision returned by the last next().
   Status advise(const Value& advice, TimePoint deadline);
   // The compiler's own answer to `observation` (see defaultDecision()).

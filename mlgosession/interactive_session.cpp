@@ -211,14 +211,7 @@ Status MlgoInteractiveSession::finishEpisode() {
   return okStatus();
 }
 
-Status MlgoInteractiveSession::applyAction(const Value& action, ActionOutcome& outcome) {
-  if (failure_) return *failure_;
-  if (ended_) {
-    outcome.endOfEpisode = true;
-    outcome.actionHadNoEffect = true;
-    return okStatus();
-  }
-  std::int64_t answer = action.as<std::int64_t>();
+Status MlgoInteractiveSession::answer(std::int64_t answer) {
   if (kind_ == mlgo::AdvisorKind::kRegallocEviction) {
     const Value* mask = mlgo::findFeature(compiler_->header(), *pending_, "mask");
     const auto* tensor = mask != nullptr ? mask->getIf<Int64Tensor>() : nullptr;
@@ -234,9 +227,71 @@ Status MlgoInteractiveSession::applyAction(const Value& action, ActionOutcome& o
   if (!sent.ok()) return fail(sent, "receiving the advice");
   history_.push_back(answer);
   pending_.reset();
+  return okStatus();
+}
+
+Status MlgoInteractiveSession::applyAction(const Value& action, ActionOutcome& outcome) {
+  if (failure_) return *failure_;
+  if (ended_) {
+    outcome.endOfEpisode = true;
+    outcome.actionHadNoEffect = true;
+    return okStatus();
+  }
+  KILN_RETURN_IF_ERROR(answer(action.as<std::int64_t>()));
   KILN_RETURN_IF_ERROR(advance());
   outcome.endOfEpisode = ended_;
   return okStatus();
+}
+
+Result<ActionProgress> MlgoInteractiveSession::beginAction(const Value& action,
+                                                           ActionOutcome& outcome,
+                                                           ActionWait& wait) {
+  if (failure_) return *failure_;
+  if (ended_) {
+    outcome.endOfEpisode = true;
+    outcome.actionHadNoEffect = true;
+    return ActionProgress::kDone;
+  }
+  KILN_RETURN_IF_ERROR(answer(action.as<std::int64_t>()));
+  wait.fd = compiler_->observationFd();
+  wait.deadline = decisionDeadline();
+  return ActionProgress::kWaiting;
+}
+
+Result<ActionProgress> MlgoInteractiveSession::continueAction(ActionOutcome& outcome,
+                                                              ActionWait& wait) {
+  if (failure_) return *failure_;
+  Result<mlgo::RecordReadiness> ready = compiler_->nextReadiness();
+  // The end of the episode, and errors, which may need waiting for the
+  // compiler to exit to be explained, are the pool's.
+  if (!ready.ok() || *ready == mlgo::RecordReadiness::kOther) return ActionProgress::kOnPool;
+  if (*ready == mlgo::RecordReadiness::kIncomplete) {
+    if (std::chrono::steady_clock::now() < wait.deadline) return ActionProgress::kWaiting;
+    return fail(timeoutError("no decision arrived before the deadline"), "waiting for a decision");
+  }
+  KILN_RETURN_IF_ERROR(advance());  // the whole record is buffered: no waiting
+  outcome.endOfEpisode = ended_;
+  return ActionProgress::kDone;
+}
+
+Status MlgoInteractiveSession::finishAction(ActionOutcome& outcome) {
+  if (failure_) return *failure_;
+  KILN_RETURN_IF_ERROR(advance());
+  outcome.endOfEpisode = ended_;
+  return okStatus();
+}
+
+bool MlgoInteractiveSession::quickObservation(std::size_t spaceIndex) const {
+  std::size_t n = featureCount(kind_);
+  if (spaceIndex < n) return true;
+  switch (spaceIndex - n) {
+    case kDefaultNativeSize:
+      return defaultNativeSize_.has_value();  // else a whole compile
+    case kReward:
+      return !ended_ || failure_.has_value() || defaultNativeSize_.has_value();
+    default:
+      return spaceIndex - n < kExtraCount;
+  }
 }
 
 Result<std::int64_t> MlgoInteractiveSession::defaultAdvice() const {

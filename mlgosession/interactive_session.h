@@ -39,6 +39,17 @@ class MlgoInteractiveSession : public CompilationSession {
   Status computeObservation(std::size_t spaceIndex, Value& observation) override;
   void cancel() override { killSwitch_.fire(); }
 
+  // Split-phase steps: the answer is written on the worker's loop, which then
+  // polls the compiler's output and parses the next decision there once it
+  // is whole; the end of the episode (exit, size measurement) and every
+  // failure that needs diagnosing go to a pool thread.
+  bool splitsActions() const override { return true; }
+  Result<ActionProgress> beginAction(const Value& action, ActionOutcome& outcome,
+                                     ActionWait& wait) override;
+  Result<ActionProgress> continueAction(ActionOutcome& outcome, ActionWait& wait) override;
+  Status finishAction(ActionOutcome& outcome) override;
+  bool quickObservation(std::size_t spaceIndex) const override;
+
   // Observation spaces after the features, in this order.
   static constexpr const char* kExtraObservations[] = {
       "Features",          "DefaultAdvice",          "NativeSize",
@@ -51,6 +62,8 @@ class MlgoInteractiveSession : public CompilationSession {
   Status startCompiler(const std::vector<std::int64_t>& replay);
   // Reads the next decision; at the end, collects the result and the sizes.
   Status advance();
+  // Checks and sends the answer to the pending decision.
+  Status answer(std::int64_t answer);
   Status finishEpisode();
   // Ends the episode for good: kills the compiler, and turns the failure
   // into a compile-error (the worker then ends the session).

@@ -56,6 +56,13 @@ Status MlgoContext::init() {
   KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
                         datasets::DatasetRegistry::create(std::move(datasetConfig)));
   datasets_.emplace(std::move(registry));
+  std::lock_guard lock(mutex_);
+  // The worker's --compile-memory-mb bounds every compiler child of these types.
+  if (compileMemoryBytes() == 0) {
+    config_.memoryLimitBytes.reset();
+  } else {
+    config_.memoryLimitBytes = compileMemoryBytes();
+  }
   return okStatus();
 }
 

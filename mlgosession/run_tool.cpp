@@ -27,6 +27,7 @@ Status runTool(const ToolRun& run) {
   options.workingDirectory = run.workingDirectory;
   options.stderrPath = stderrPath;
   options.memoryLimitBytes = run.memoryLimitBytes;
+  options.dieWithParent = true;
   auto removeLog = [&] {
     std::error_code ignored;
     std::filesystem::remove(stderrPath, ignored);

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -288,6 +290,16 @@ Result<pid_t> forkIsolatedChild(const ChildSetup& setup, const FrontendParts& pa
   sigfillset(&all);
   pthread_sigmask(SIG_UNBLOCK, &all, nullptr);  // the host blocks SIGTERM for its signal thread
   ::prctl(PR_SET_NAME, "kiln-isolated", 0, 0, 0);
+  if (setup.memoryLimitBytes != 0) {
+    // Compile work runs in this process (llvm sessions): a step that runs
+    // away fails its allocations here and takes down only this child.
+    struct rlimit limit{};
+    limit.rlim_cur = limit.rlim_max = setup.memoryLimitBytes;
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) {
+      std::fprintf(stderr, "isolated child of experiment '%s': cannot limit its memory: %s\n",
+                   setup.experiment.c_str(), std::strerror(errno));
+    }
+  }
   try {
     ChildLoop loop(setup, parts);
     loop.run();

@@ -59,6 +59,7 @@ struct ChildSetup {
   std::string experiment;
   unsigned slots = 1;  // threads; tokens bound how many run at once
   pid_t hostPid = 0;
+  std::uint64_t memoryLimitBytes = 0;  // RLIMIT_AS set first thing in the child; 0 = none
 };
 
 // Forks a child that serves `setup` with the parts of the host (used

@@ -476,7 +476,9 @@ Status IsolatingFrontend::spawn(Child& child) {
   child.solo = false;
   child.killedForHang = false;
   ++child.generation;
-  ChildSetup setup{endpoint_, child.identity, child.experiment, parts_.pool.threads(), ::getpid()};
+  ChildSetup setup{endpoint_,        child.identity,
+                   child.experiment, parts_.pool.threads(),
+                   ::getpid(),       parts_.limits.compileMemoryBytes};
   KILN_ASSIGN_OR_RETURN(child.pid, forkIsolatedChild(setup, parts_));
   byIdentity_[child.identity] = child.experiment;
   return okStatus();

@@ -165,6 +165,8 @@ struct RegisterWorker {
   pid @6 :UInt32;
   nesting @7 :Bool;                 # hosts underlying workers by id (kiln nest)
   underlying @8 :List(UnderlyingStatus);   # what it already runs (re-registration)
+  localEndpoint @9 :Text;           # ipc:// endpoint for clients on the same host; empty = none
+  hostIdentity @10 :Text;           # boot id/network namespace/hostname; empty = unknown
 }
 struct Registered { workerId @0 :UInt64; heartbeatIntervalMs @1 :UInt32; }
 
@@ -239,6 +241,8 @@ struct WorkerInfo {
   nesting @11 :Bool;
   underlying @12 :List(UnderlyingStatus);
   utilization @13 :List(Float32);   # busy slots / slots, one sample per second, oldest first
+  localEndpoint @14 :Text;          # as registered (RegisterWorker)
+  hostIdentity @15 :Text;
 }
 
 struct ListCluster {}
@@ -250,7 +254,13 @@ struct Place {
   sessionType @0 :Text;
   avoid @1 :List(Text);             # worker endpoints the client saw die
 }
-struct Placement { workerId @0 :UInt64; endpoint @1 :Text; target @2 :UInt64; }
+struct Placement {
+  workerId @0 :UInt64;
+  endpoint @1 :Text;
+  target @2 :UInt64;
+  localEndpoint @3 :Text;           # the worker's same-host endpoint (RegisterWorker)
+  hostIdentity @4 :Text;
+}
 
 # ---------------------------------------------------------------- envelope
 

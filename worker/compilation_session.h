@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/space.h"
 #include "common/status.h"
 #include "common/value.h"
@@ -36,6 +37,20 @@ struct ActionOutcome {
   bool endOfEpisode = false;
   bool actionHadNoEffect = false;
   std::optional<Space> newActionSpace;
+};
+
+// Split-phase actions (see CompilationSession::beginAction): what the worker
+// does next, and the fd it polls meanwhile.
+enum class ActionProgress {
+  kDone,     // the action is applied
+  kWaiting,  // poll `ActionWait::fd` for input, then call continueAction()
+  kOnPool,   // the rest may block or be heavy: finishAction() on a pool thread
+};
+struct ActionWait {
+  int fd = -1;
+  // Steady-clock time (the compiler is a real process) after which
+  // continueAction() is called even without input, to report the hang.
+  TimePoint deadline{};
 };
 
 class CompilationSession {
@@ -72,6 +87,28 @@ class CompilationSession {
   virtual Result<std::string> handleParameter(const std::string& key, const std::string& value) {
     return notFound("unknown session parameter '" + key + "'");
   }
+
+  // Split-phase stepping, for session types whose actions mostly wait on a
+  // child compiler: the worker then waits in its poll loop instead of
+  // parking a pool thread, and skips two thread hand-offs per action.
+  // beginAction() and continueAction() run on the loop thread and must never
+  // block; continueAction() is called when `wait.fd` is readable or hung up,
+  // or when `wait.deadline` passed. finishAction() runs on a pool thread and
+  // may block. Any error ends the action as applyAction()'s would.
+  virtual bool splitsActions() const { return false; }
+  virtual Result<ActionProgress> beginAction(const Value& action, ActionOutcome& outcome,
+                                             ActionWait& wait) {
+    return unimplemented("this session type does not split actions");
+  }
+  virtual Result<ActionProgress> continueAction(ActionOutcome& outcome, ActionWait& wait) {
+    return unimplemented("this session type does not split actions");
+  }
+  virtual Status finishAction(ActionOutcome& outcome) {
+    return unimplemented("this session type does not split actions");
+  }
+  // Whether computing this observation is quick enough for the loop thread
+  // (a split step's observations are computed there when all are quick).
+  virtual bool quickObservation(std::size_t spaceIndex) const { return false; }
 
   // Called from another thread when a step overran its deadline: stop work
   // that can be stopped (e.g. kill a child compiler). Must be thread-safe.

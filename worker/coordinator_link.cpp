@@ -8,7 +8,8 @@ namespace kiln {
 
 CoordinatorLink::CoordinatorLink(zmq::context_t& context, std::string coordinatorEndpoint,
                                  WorkerAdvert advert, LinkTiming timing, const Clock& clock,
-                                 Logger logger, LinkRequestHandler onRequest)
+                                 Logger logger, LinkRequestHandler onRequest,
+                                 std::optional<ClusterKeys> keys)
     : context_(context),
       endpoint_(std::move(coordinatorEndpoint)),
       advert_(std::move(advert)),
@@ -16,6 +17,7 @@ CoordinatorLink::CoordinatorLink(zmq::context_t& context, std::string coordinato
       clock_(clock),
       logger_(std::move(logger)),
       onRequest_(std::move(onRequest)),
+      keys_(std::move(keys)),
       backoff_(timing.minBackoff),
       retryAt_(clock.now()) {}
 
@@ -28,6 +30,7 @@ void CoordinatorLink::send(capnp::MessageBuilder& builder) {
 void CoordinatorLink::connect(const LoadReport& load) {
   socket_.emplace(context_, zmq::socket_type::dealer);
   socket_->set(zmq::sockopt::linger, 0);
+  if (keys_) applyCurveClient(*socket_, *keys_);
   socket_->connect(endpoint_);
   capnp::MallocMessageBuilder builder(512);
   auto reg = initEnvelope(builder, 1).initRequest().initRegisterWorker();
@@ -40,6 +43,8 @@ void CoordinatorLink::connect(const LoadReport& load) {
   reg.setHostname(advert_.hostname);
   reg.setPid(advert_.pid);
   reg.setNesting(advert_.nesting);
+  reg.setLocalEndpoint(advert_.localEndpoint);
+  reg.setHostIdentity(advert_.hostIdentity);
   // A host that re-registers (the coordinator restarted) says at once which
   // underlying workers it runs, so that their experiments can adopt them.
   auto underlying = reg.initUnderlying(load.underlying.size());
@@ -112,8 +117,10 @@ void CoordinatorLink::tick(const LoadReport& load) {
     return;
   }
   if (now - lastHeard_ > timing_.heartbeatInterval * timing_.liveness) {
-    return dropAndBackOff(state_ == State::kRegistering ? "did not answer the registration"
-                                                        : "went silent");
+    // A coordinator that refuses our key never answers: say where to look.
+    return dropAndBackOff(state_ != State::kRegistering ? "went silent"
+                          : keys_ ? "did not answer the registration (running? same --key-file?)"
+                                  : "did not answer the registration");
   }
   if (state_ != State::kRegistered || now < nextHeartbeat_) return;
   nextHeartbeat_ = now + timing_.heartbeatInterval;

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "common/clock.h"
+#include "common/curve_keys.h"
 #include "common/frame.h"
 #include "common/ids.h"
 #include "common/logging.h"
@@ -29,6 +30,8 @@ struct WorkerAdvert {
   std::string hostname;
   std::uint32_t pid = 0;
   bool nesting = false;
+  std::string localEndpoint;  // for clients on this host (common/local_transport.h)
+  std::string hostIdentity;
 };
 
 struct LinkTiming {
@@ -51,7 +54,8 @@ class CoordinatorLink {
  public:
   CoordinatorLink(zmq::context_t& context, std::string coordinatorEndpoint, WorkerAdvert advert,
                   LinkTiming timing, const Clock& clock, Logger logger,
-                  LinkRequestHandler onRequest = {});
+                  LinkRequestHandler onRequest = {},
+                  std::optional<ClusterKeys> keys = std::nullopt);
 
   // The socket to poll; null while backing off.
   zmq::socket_t* socket() { return socket_ ? &*socket_ : nullptr; }
@@ -75,6 +79,7 @@ class CoordinatorLink {
   const Clock& clock_;
   Logger logger_;
   LinkRequestHandler onRequest_;
+  std::optional<ClusterKeys> keys_;  // CURVE client keys; none = plaintext
   std::optional<zmq::socket_t> socket_;
   State state_ = State::kBackingOff;
   Duration backoff_;

@@ -45,6 +45,10 @@ class WorkerFrontend {
   // child processes) has the poll loop watch it.
   virtual zmq::socket_t* socket() { return nullptr; }
   virtual void onSocketReadable() {}
+  // Steps waiting for their compiler in the poll loop (HostLimits::loopWaits):
+  // the loop polls each fd and calls onWaitReady() when it is readable or hung up.
+  virtual void appendWaits(std::vector<LoopWait>& out) const {}
+  virtual void onWaitReady(const LoopWait& wait) {}
 };
 
 // Runs tasks on the process's pool under one scheduling key policy.

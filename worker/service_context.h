@@ -24,6 +24,9 @@ struct ContextResources {
   Logger logger;
   const Clock& clock;
   std::uint64_t maxBenchmarkBytes = 64u << 20;
+  // Address-space limit (RLIMIT_AS) of each compiler process a context
+  // starts; 0 = none (HostLimits::compileMemoryBytes).
+  std::uint64_t compileMemoryBytes = 0;
 };
 
 class ServiceContext {
@@ -54,6 +57,7 @@ class ServiceContext {
   spdlog::logger& logger() { return *resources_.logger; }
   const Clock& clock() const { return resources_.clock; }
   std::uint64_t maxBenchmarkBytes() const { return resources_.maxBenchmarkBytes; }
+  std::uint64_t compileMemoryBytes() const { return resources_.compileMemoryBytes; }
 
   // A new private directory under the working directory (e.g. for a child
   // compiler's pipes); the caller removes it when done.

@@ -8,6 +8,7 @@
 #include "metrics/log_fields.h"
 #include "worker/cache_parameters.h"
 #include "worker/session_ops.h"
+#include "worker/split_step.h"
 
 namespace kiln {
 
@@ -19,6 +20,11 @@ struct SessionHost::Ticket {
   bool answered = false;            // a timeout was already sent
   bool creates = false;             // a start or fork: counts against maxSessions meanwhile
   ClientId creator;                 // whose per-client count it reserved
+};
+
+struct SessionHost::Split {
+  SplitStep step;
+  std::chrono::steady_clock::time_point started;
 };
 
 SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
@@ -224,6 +230,9 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   }
   SessionId id{ids_.next()};
   ClientId owner{envelope.getClientId()};
+  // Every field is read before anything is reserved: a malformed one throws,
+  // and a throw after the reservation would hold a slot forever (fuzzing).
+  std::string key = schedulingKey(envelope.getExperiment().cStr());
   if (Status reserved = reserveFor(owner); !reserved.ok()) {
     return reply(routingId, requestId, reserved);
   }
@@ -231,7 +240,6 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   ++starting_;
   inflight_[ticket]->creates = true;
   inflight_[ticket]->creator = owner;
-  std::string key = schedulingKey(envelope.getExperiment().cStr());
   post(key, ticket,
        [type, id, owner, maxBytes = limits_.maxBenchmarkBytes, message = std::move(message)] {
          return executeStart(*type, id, owner, message, maxBytes);
@@ -299,6 +307,9 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   const std::string& key = record.experiment;
   switch (request.which()) {
     case wire::Request::STEP:
+      if (limits_.loopWaits && record.session->splitsActions()) {
+        return startSplit(record, ticket, std::move(message));
+      }
       if (runsInline(record)) {
         auto started = std::chrono::steady_clock::now();
         Completion completion = executeStep(record, message);
@@ -336,6 +347,55 @@ bool SessionHost::runsInline(const SessionRecord& record) const {
   // warm-up and says little about the next ones.
   return limits_.inlineStepBudget > Duration::zero() && record.stepsTimed >= 2 &&
          record.stepCost < limits_.inlineStepBudget && executor_.idle();
+}
+
+void SessionHost::startSplit(SessionRecord& record, std::uint64_t ticket, InboundMessage message) {
+  auto split = std::make_unique<Split>(
+      Split{SplitStep(record, std::move(message)), std::chrono::steady_clock::now()});
+  SplitPhase phase = split->step.start();
+  advanceSplit(ticket, std::move(split), phase);
+}
+
+void SessionHost::advanceSplit(std::uint64_t ticket, std::unique_ptr<Split> split,
+                               SplitPhase phase) {
+  const std::string& key = split->step.record().experiment;
+  switch (phase) {
+    case SplitPhase::kWaiting:
+      splitWaits_[ticket] = std::move(split);
+      return;
+    case SplitPhase::kOnPool:
+      return post(key, ticket, [split = std::move(split)] {
+        split->step.runBlocking();
+        return split->step.complete();
+      });
+    case SplitPhase::kReady:
+      break;
+  }
+  if (!split->step.quickToComplete()) {
+    return post(key, ticket, [split = std::move(split)] { return split->step.complete(); });
+  }
+  Completion completion = split->step.complete();
+  completion.ran = std::chrono::steady_clock::now() - split->started;
+  completion.target = scope_.target;
+  completion.ticket = ticket;
+  completeInline(std::move(completion));
+}
+
+void SessionHost::resumeSplit(std::uint64_t ticket) {
+  auto found = splitWaits_.find(ticket);
+  if (found == splitWaits_.end()) return;
+  std::unique_ptr<Split> split = std::move(found->second);
+  splitWaits_.erase(found);
+  SplitPhase phase = split->step.resume();
+  advanceSplit(ticket, std::move(split), phase);
+}
+
+void SessionHost::onWaitReady(std::uint64_t ticket) { resumeSplit(ticket); }
+
+void SessionHost::appendWaits(std::vector<LoopWait>& out) const {
+  for (const auto& [ticket, split] : splitWaits_) {
+    out.push_back({split->step.wait().fd, scope_.target, ticket});
+  }
 }
 
 void SessionHost::completeInline(Completion completion) {
@@ -471,6 +531,17 @@ void SessionHost::retireAll() {
 }
 
 void SessionHost::tick() {
+  // A split step whose compiler stayed silent past its own deadline is
+  // resumed so that the session reports the hang (the steady clock: the
+  // compiler is a real process).
+  if (!splitWaits_.empty()) {
+    auto steadyNow = std::chrono::steady_clock::now();
+    std::vector<std::uint64_t> overdue;
+    for (const auto& [ticket, split] : splitWaits_) {
+      if (steadyNow >= split->step.wait().deadline) overdue.push_back(ticket);
+    }
+    for (std::uint64_t ticket : overdue) resumeSplit(ticket);
+  }
   TimePoint now = clock_.now();
   for (auto& [id, ticket] : inflight_) {
     if (ticket->answered || now < ticket->deadline) continue;
@@ -498,6 +569,7 @@ void SessionHost::tick() {
 }
 
 void SessionHost::clear() {
+  splitWaits_.clear();  // they refer to sessions
   perClient_.clear();
   sessions_.clear();
   inflight_.clear();

@@ -43,11 +43,19 @@ struct HostLimits {
   Duration defaultDeadline = std::chrono::seconds(300);
   Duration leaseTimeout = std::chrono::seconds(30);  // a silent client's sessions end after this
   std::uint64_t maxBenchmarkBytes = 64u << 20;
+  // Address space (RLIMIT_AS) of each compile process: the compilers that
+  // session types start, and `kiln nest --isolate`'s children, which compile
+  // in-process. A runaway compile then fails alone. 0 = no limit.
+  std::uint64_t compileMemoryBytes = std::uint64_t{4096} << 20;
   // While the pool is idle, steps of a session that have taken less than
   // this run on the loop thread itself: cheaper than the two thread hops to
   // the pool and back (~30 us each on some VMs). A busy pool means other
   // work is waiting, and then the slots' parallelism wins. Zero disables.
   Duration inlineStepBudget = std::chrono::microseconds(60);
+  // Steps of sessions that split their actions wait for their compiler in
+  // the owner's poll loop (waits()/onWaitReady()) instead of on a pool
+  // thread. Only for owners whose loop polls those waits.
+  bool loopWaits = false;
   // Not owned; outlives the hosts. Rides with the limits because every
   // frontend already hands these to each SessionHost it creates.
   SessionObserver* observer = nullptr;
@@ -88,6 +96,16 @@ struct Completion {
   ErrorCode error = ErrorCode::kOk;  // of the reply, for the error metrics
 };
 
+enum class SplitPhase : int;  // worker/split_step.h
+
+// A split step waiting for its compiler: the owner's poll loop watches `fd`
+// and calls onWaitReady(ticket) on the host `target` when it is ready.
+struct LoopWait {
+  int fd = -1;
+  std::uint64_t target = 0;
+  std::uint64_t ticket = 0;
+};
+
 // What one SessionHost serves: a plain worker has one with the defaults; a
 // nesting host has one per underlying worker, owned by one experiment.
 struct HostScope {
@@ -108,6 +126,10 @@ class SessionHost {
   void onCompletion(Completion completion);
   // Answers overrun deadlines and ends the sessions of expired clients.
   void tick();
+  // The waits of split steps (HostLimits::loopWaits), and their wake-up: the
+  // fd is readable or hung up.
+  void appendWaits(std::vector<LoopWait>& out) const;
+  void onWaitReady(std::uint64_t ticket);
   // Ends every session (shutdown); waits for nothing: call when no task runs.
   void clear();
   // Ends every session cleanly: idle ones now (their waiting requests are
@@ -125,6 +147,7 @@ class SessionHost {
  private:
   struct Ticket;
   struct Deferred;
+  struct Split;
 
   void dispatch(const std::string& routingId, InboundMessage message);
   void handleSessionRequest(const std::string& routingId, InboundMessage message);
@@ -136,6 +159,10 @@ class SessionHost {
                              const std::string& key, const std::string& value);
   void runOnStrand(SessionRecord& record, const std::string& routingId, InboundMessage message);
   bool runsInline(const SessionRecord& record) const;
+  void startSplit(SessionRecord& record, std::uint64_t ticket, InboundMessage message);
+  // Moves a split step on from `phase`: keep waiting, go to the pool, or reply.
+  void advanceSplit(std::uint64_t ticket, std::unique_ptr<Split> split, SplitPhase phase);
+  void resumeSplit(std::uint64_t ticket);
   // Completes inline work iteratively: a completion may dispatch the next
   // waiting request of its strand, which may complete inline again.
   void completeInline(Completion completion);
@@ -169,6 +196,7 @@ class SessionHost {
   std::uint64_t stepsTotal_ = 0;
   std::unordered_map<SessionId, std::unique_ptr<SessionRecord>> sessions_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Ticket>> inflight_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Split>> splitWaits_;  // by ticket
   std::unordered_map<ClientId, TimePoint> leases_;
   std::uint32_t waitingRequests_ = 0;
   // Live and starting sessions per client, against maxSessionsPerClient.

@@ -8,19 +8,6 @@ namespace kiln {
 
 namespace {
 
-Completion errorCompletion(std::uint64_t requestId, const Status& status, bool sessionOver) {
-  Completion completion;
-  completion.reply = encodeErrorReply(requestId, status);
-  completion.error = status.code();
-  completion.sessionOver = sessionOver;
-  return completion;
-}
-
-// An error from the compiler ends the session: its state is unknown.
-bool endsSession(const Status& status) {
-  return status.code() == ErrorCode::kCompileError || status.code() == ErrorCode::kInternal;
-}
-
 Status checkObservationIndices(const ReadySessionType& type,
                                capnp::List<std::uint32_t>::Reader indices) {
   for (std::uint32_t index : indices) {
@@ -72,23 +59,30 @@ Result<Benchmark> obtainBenchmark(const ReadySessionType& type, wire::Benchmark:
   return benchmark;
 }
 
-// Runs `op`, turning exceptions (a malformed message read lazily, or a bug in
-// a session type) into an error reply; a session that threw is retired.
-template <class Op>
-Completion guarded(std::uint64_t requestId, Op&& op) {
-  try {
-    return op();
-  } catch (const kj::Exception& e) {
-    return errorCompletion(
-        requestId, invalidArgument(fmt::format("malformed request: {}", e.getDescription().cStr())),
-        false);
-  } catch (const std::exception& e) {
-    return errorCompletion(requestId, internalError(fmt::format("session failed: {}", e.what())),
-                           true);
-  }
+}  // namespace
+
+Completion errorCompletion(std::uint64_t requestId, const Status& status, bool sessionOver) {
+  Completion completion;
+  completion.reply = encodeErrorReply(requestId, status);
+  completion.error = status.code();
+  completion.sessionOver = sessionOver;
+  return completion;
 }
 
-}  // namespace
+bool endsSession(const Status& status) {
+  return status.code() == ErrorCode::kCompileError || status.code() == ErrorCode::kInternal;
+}
+
+Completion guardedFailure(std::uint64_t requestId, const kj::Exception& e) {
+  return errorCompletion(
+      requestId, invalidArgument(fmt::format("malformed request: {}", e.getDescription().cStr())),
+      false);
+}
+
+Completion guardedFailure(std::uint64_t requestId, const std::exception& e) {
+  return errorCompletion(requestId, internalError(fmt::format("session failed: {}", e.what())),
+                         true);
+}
 
 Completion executeStart(const ReadySessionType& type, SessionId id, ClientId owner,
                         const InboundMessage& message, std::uint64_t maxBenchmarkBytes) {
@@ -135,62 +129,79 @@ Completion executeStart(const ReadySessionType& type, SessionId id, ClientId own
   });
 }
 
-Completion executeStep(SessionRecord& record, const InboundMessage& message) {
+std::optional<Completion> prepareStep(SessionRecord& record, const InboundMessage& message,
+                                      StepState& state) {
   auto envelope = message.envelope();
-  std::uint64_t requestId = envelope.getRequestId();
+  state.requestId = envelope.getRequestId();
+  auto request = envelope.getRequest().getStep();
+  Status indices = checkObservationIndices(*record.type, request.getObservationSpaces());
+  if (!indices.ok()) return errorCompletion(state.requestId, indices, false);
+  // Decode and check every action before applying any.
+  state.actions.reserve(request.getActions().size());
+  for (auto wireAction : request.getActions()) {
+    auto action = fromWire(wireAction);
+    if (!action.ok()) return errorCompletion(state.requestId, action.status(), false);
+    Status inSpace = record.actionSpace.check(*action);
+    if (!inSpace.ok()) return errorCompletion(state.requestId, inSpace, false);
+    state.actions.push_back(std::move(action).value());
+  }
+  state.total.actionHadNoEffect = true;
+  return std::nullopt;
+}
+
+bool recordAction(SessionRecord& record, StepState& state, ActionOutcome& outcome) {
+  ++state.applied;
+  ++state.nextAction;
+  state.total.actionHadNoEffect = state.total.actionHadNoEffect && outcome.actionHadNoEffect;
+  if (outcome.newActionSpace) {
+    state.total.newActionSpace = std::move(outcome.newActionSpace);
+    record.actionSpace = *state.total.newActionSpace;
+  }
+  if (outcome.endOfEpisode) state.total.endOfEpisode = true;
+  return state.total.endOfEpisode || state.nextAction == state.actions.size();
+}
+
+Completion completeStep(SessionRecord& record, const InboundMessage& message, StepState& state) {
+  Status endOfStep = record.session->endOfStep(state.total);
+  if (!endOfStep.ok()) {
+    return errorCompletion(state.requestId, endOfStep, endsSession(endOfStep));
+  }
+  auto observationIndices = message.envelope().getRequest().getStep().getObservationSpaces();
+  capnp::MallocMessageBuilder builder;
+  auto stepped = initEnvelope(builder, state.requestId).initReply().initStepped();
+  Status observed = observe(*record.session, observationIndices,
+                            stepped.initObservations(observationIndices.size()));
+  if (!observed.ok()) return errorCompletion(state.requestId, observed, endsSession(observed));
+  stepped.setEndOfEpisode(state.total.endOfEpisode);
+  stepped.setActionHadNoEffect(state.total.actionHadNoEffect);
+  stepped.setActionsApplied(state.applied);
+  if (state.total.newActionSpace) {
+    stepped.setHasNewActionSpace(true);
+    toWire(*state.total.newActionSpace, stepped.initNewActionSpace());
+  }
+  Completion completion;
+  completion.reply = encodeFrame(builder);
+  completion.steps = state.applied;
+  return completion;
+}
+
+std::optional<Completion> applyRemainingActions(SessionRecord& record, StepState& state) {
+  while (state.nextAction < state.actions.size() && !state.total.endOfEpisode) {
+    ActionOutcome outcome;
+    Status status = record.session->applyAction(state.actions[state.nextAction], outcome);
+    if (!status.ok()) return errorCompletion(state.requestId, status, endsSession(status));
+    recordAction(record, state, outcome);
+  }
+  return std::nullopt;
+}
+
+Completion executeStep(SessionRecord& record, const InboundMessage& message) {
+  std::uint64_t requestId = message.envelope().getRequestId();
   return guarded(requestId, [&]() -> Completion {
-    auto request = envelope.getRequest().getStep();
-    auto observationIndices = request.getObservationSpaces();
-    Status indices = checkObservationIndices(*record.type, observationIndices);
-    if (!indices.ok()) return errorCompletion(requestId, indices, false);
-    // Decode and check every action before applying any.
-    std::vector<Value> actions;
-    actions.reserve(request.getActions().size());
-    for (auto wireAction : request.getActions()) {
-      auto action = fromWire(wireAction);
-      if (!action.ok()) return errorCompletion(requestId, action.status(), false);
-      Status inSpace = record.actionSpace.check(*action);
-      if (!inSpace.ok()) return errorCompletion(requestId, inSpace, false);
-      actions.push_back(std::move(action).value());
-    }
-
-    ActionOutcome total;
-    total.actionHadNoEffect = true;
-    std::uint32_t applied = 0;
-    for (const Value& action : actions) {
-      ActionOutcome outcome;
-      Status status = record.session->applyAction(action, outcome);
-      if (!status.ok()) return errorCompletion(requestId, status, endsSession(status));
-      ++applied;
-      total.actionHadNoEffect = total.actionHadNoEffect && outcome.actionHadNoEffect;
-      if (outcome.newActionSpace) {
-        total.newActionSpace = std::move(outcome.newActionSpace);
-        record.actionSpace = *total.newActionSpace;
-      }
-      if (outcome.endOfEpisode) {
-        total.endOfEpisode = true;
-        break;
-      }
-    }
-    Status endOfStep = record.session->endOfStep(total);
-    if (!endOfStep.ok()) return errorCompletion(requestId, endOfStep, endsSession(endOfStep));
-
-    capnp::MallocMessageBuilder builder;
-    auto stepped = initEnvelope(builder, requestId).initReply().initStepped();
-    Status observed = observe(*record.session, observationIndices,
-                              stepped.initObservations(observationIndices.size()));
-    if (!observed.ok()) return errorCompletion(requestId, observed, endsSession(observed));
-    stepped.setEndOfEpisode(total.endOfEpisode);
-    stepped.setActionHadNoEffect(total.actionHadNoEffect);
-    stepped.setActionsApplied(applied);
-    if (total.newActionSpace) {
-      stepped.setHasNewActionSpace(true);
-      toWire(*total.newActionSpace, stepped.initNewActionSpace());
-    }
-    Completion completion;
-    completion.reply = encodeFrame(builder);
-    completion.steps = applied;
-    return completion;
+    StepState state;
+    if (auto rejected = prepareStep(record, message, state)) return std::move(*rejected);
+    if (auto failed = applyRemainingActions(record, state)) return std::move(*failed);
+    return completeStep(record, message, state);
   });
 }
 

@@ -7,12 +7,53 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/frame.h"
 #include "common/ids.h"
 #include "worker/session_host.h"
 
 namespace kiln {
+
+// An error reply; `sessionOver` retires the session.
+Completion errorCompletion(std::uint64_t requestId, const Status& status, bool sessionOver);
+// An error from the compiler ends the session: its state is unknown.
+bool endsSession(const Status& status);
+Completion guardedFailure(std::uint64_t requestId, const kj::Exception& e);
+Completion guardedFailure(std::uint64_t requestId, const std::exception& e);
+
+// Runs `op`, turning exceptions (a malformed message read lazily, or a bug in
+// a session type) into an error reply; a session that threw is retired.
+template <class Op>
+Completion guarded(std::uint64_t requestId, Op&& op) {
+  try {
+    return op();
+  } catch (const kj::Exception& e) {
+    return guardedFailure(requestId, e);
+  } catch (const std::exception& e) {
+    return guardedFailure(requestId, e);
+  }
+}
+
+// A Step between its actions: what executeStep keeps on its stack, held in
+// an object by the split-phase path (worker/split_step.h).
+struct StepState {
+  std::uint64_t requestId = 0;
+  std::vector<Value> actions;  // decoded and checked against the action space
+  std::size_t nextAction = 0;
+  std::uint32_t applied = 0;
+  ActionOutcome total;
+};
+// Checks the observation indices and decodes every action; the error reply
+// when the request is bad (nothing was applied then).
+std::optional<Completion> prepareStep(SessionRecord& record, const InboundMessage& message,
+                                      StepState& state);
+// Counts one applied action; true when the step has no action left to apply.
+bool recordAction(SessionRecord& record, StepState& state, ActionOutcome& outcome);
+// applyAction() for the actions not yet applied; the error reply on failure.
+std::optional<Completion> applyRemainingActions(SessionRecord& record, StepState& state);
+// endOfStep(), the observations and the reply.
+Completion completeStep(SessionRecord& record, const InboundMessage& message, StepState& state);
 
 Completion executeStart(const ReadySessionType& type, SessionId id, ClientId owner,
                         const InboundMessage& message, std::uint64_t maxBenchmarkBytes);

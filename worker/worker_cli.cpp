@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/listen_exposure.h"
 #include "common/signals.h"
 #include "metrics/listen_address.h"
 
@@ -16,6 +17,18 @@ CLI::Validator metricsListenValidator() {
       "ADDR:PORT");
 }
 
+void addKeyFileOption(CLI::App& app, std::string& keyFile) {
+  app.add_option("--key-file", keyFile,
+                 "cluster key file made by `kiln keygen` (mode 0600): CURVE authentication and "
+                 "encryption on every connection; every kiln process of the cluster needs it");
+}
+
+void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys) {
+  app.add_option("--authorized-keys", authorizedKeys,
+                 "with --key-file: a file of extra client public keys (Z85, one per line) "
+                 "accepted besides the cluster key");
+}
+
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   WorkerConfig& c = o.config;
   app.add_option("--coordinator", c.coordinator,
@@ -25,6 +38,10 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
       ->capture_default_str();
   app.add_option("--advertise", c.advertise,
                  "endpoint clients should use to reach this worker (default: the bound one)");
+  app.add_option("--local-listen", c.localListen,
+                 "extra ipc:// endpoint for clients on this host (same boot and network "
+                 "namespace); 'auto' = an abstract name when --listen is TCP; '' = none")
+      ->capture_default_str();
   app.add_option("--slots", c.slots, "sessions stepped in parallel (threads)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
@@ -41,6 +58,11 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
       ->capture_default_str();
   app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
       ->capture_default_str();
+  app.add_option_function<std::uint64_t>(
+         "--compile-memory-mb", [&c](std::uint64_t mb) { c.limits.compileMemoryBytes = mb << 20; },
+         "address-space limit (RLIMIT_AS) of each compile process: compiler children of the "
+         "mlgo types, and the children of `kiln nest --isolate`; 0 = none (default 4096)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 24));
   app.add_option_function<double>(
          "--lease-seconds",
          [&c](double s) { c.limits.leaseTimeout = std::chrono::milliseconds(long(s * 1000)); },
@@ -62,6 +84,8 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
                  "serve Prometheus metrics over HTTP on ADDR:PORT (port 0 = any free port, "
                  "printed in the log); default: off")
       ->check(metricsListenValidator());
+  addKeyFileOption(app, o.keyFile);
+  addAuthorizedKeysOption(app, o.authorizedKeys);
   app.add_option("--log-level", o.logLevel, "trace, debug, info, warn, error or off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -73,8 +97,31 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
   const char* role = options.config.mode.nesting ? "nest" : "worker";
   Logger logger = makeLogger(role, log);
   zmq::context_t zmq(1);
+  WorkerConfig config = options.config;
+  std::unique_ptr<ZapAuthenticator> authenticator;  // after zmq: closed before it
+  if (!options.keyFile.empty()) {
+    auto keys = loadKeyFile(options.keyFile);
+    std::vector<std::string> extra;
+    if (keys.ok() && !options.authorizedKeys.empty()) {
+      auto loaded = loadAuthorizedKeys(options.authorizedKeys);
+      if (!loaded.ok()) keys = loaded.status();
+      if (loaded.ok()) extra = std::move(loaded).value();
+    }
+    auto started = keys.ok() ? ZapAuthenticator::start(zmq, *keys, extra, logger)
+                             : Result<std::unique_ptr<ZapAuthenticator>>(keys.status());
+    if (!started.ok()) {
+      logger->error("cannot start: {}", started.status().toString());
+      return 1;
+    }
+    authenticator = std::move(started).value();
+    config.security = ServerSecurity{*keys, authenticator.get()};
+  } else if (!options.authorizedKeys.empty()) {
+    logger->error("cannot start: --authorized-keys needs --key-file (the cluster key)");
+    return 1;
+  }
+  announceExposure(role, config.listen, config.security.keys.has_value(), logger);
   SteadyClock clock;
-  auto server = WorkerServer::create(options.config, types, zmq, clock, logger);
+  auto server = WorkerServer::create(config, types, zmq, clock, logger);
   if (!server.ok()) {
     logger->error("cannot start: {}", server.status().toString());
     return 1;

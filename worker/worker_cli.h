@@ -11,9 +11,14 @@ namespace kiln {
 struct WorkerCommandLine {
   WorkerConfig config;
   std::string logLevel = "info";
+  std::string keyFile;         // the cluster key (kiln keygen); empty = plaintext
+  std::string authorizedKeys;  // extra client public keys, one per line
 };
 
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& options);
+// Adds --key-file (and, for servers, --authorized-keys) with one wording everywhere.
+void addKeyFileOption(CLI::App& app, std::string& keyFile);
+void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys);
 // Checks --metrics-listen values (ADDR:PORT) before anything starts.
 CLI::Validator metricsListenValidator();
 // Starts a worker with `types`, serves until SIGINT/SIGTERM; returns the exit code.

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "common/local_transport.h"
 #include "common/router_io.h"
 
 namespace kiln {
@@ -57,6 +58,8 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   // Frames up to twice the limit get a clear error from decode; larger ones
   // are cut off by ZeroMQ before they are buffered, to protect memory.
   server->router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(2 * c.frames.maxMessageBytes));
+  KILN_RETURN_IF_ERROR(
+      secureServer(server->router_, c.security, c.mode.nesting ? "nesting host" : "worker"));
   try {
     server->router_.bind(c.listen);
   } catch (const zmq::error_t& e) {
@@ -64,10 +67,11 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   }
   std::string bound = server->router_.get(zmq::sockopt::last_endpoint);
   server->endpoint_ = c.advertise.empty() ? bound : c.advertise;
+  KILN_RETURN_IF_ERROR(server->bindLocalEndpoint());
 
   server->resources_ = std::make_unique<ContextResources>(
       ContextResources{server->workingDirectory_->path(), server->cache_, server->logger_, clock,
-                       c.limits.maxBenchmarkBytes});
+                       c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes});
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 
@@ -91,18 +95,49 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                         "kiln 0.1.0",
                         hostname,
                         static_cast<std::uint32_t>(::getpid()),
-                        c.mode.nesting};
+                        c.mode.nesting,
+                        server->localEndpoint_,
+                        server->localEndpoint_.empty() ? "" : currentHostIdentity()};
     WorkerFrontend* frontend = server->frontend_.get();
-    server->link_ =
-        std::make_unique<CoordinatorLink>(zmq, c.coordinator, std::move(advert), c.link, clock,
-                                          server->logger_, [frontend](InboundMessage message) {
-                                            frontend->handle(kCoordinatorRoute, std::move(message));
-                                          });
+    server->link_ = std::make_unique<CoordinatorLink>(
+        zmq, c.coordinator, std::move(advert), c.link, clock, server->logger_,
+        [frontend](InboundMessage message) {
+          frontend->handle(kCoordinatorRoute, std::move(message));
+        },
+        c.security.keys);
   }
-  server->logger_->info("worker serving {} on {} with {} slots (working directory {})",
-                        fmt::join(types.names(), ", "), server->endpoint_, c.slots,
-                        server->workingDirectory_->path().string());
+  server->logger_->info("worker serving {} on {}{}{} with {} slots (working directory {})",
+                        fmt::join(types.names(), ", "), server->endpoint_,
+                        server->localEndpoint_.empty() ? "" : " and ", server->localEndpoint_,
+                        c.slots, server->workingDirectory_->path().string());
   return server;
+}
+
+Status WorkerServer::bindLocalEndpoint() {
+  // Same socket as the TCP endpoint: one poll loop, and every socket option
+  // (limits, security) applies to both transports alike.
+  bool automatic = config_.localListen == kAutoLocalListen;
+  std::string local =
+      automatic ? defaultLocalEndpoint(config_.listen, static_cast<std::uint32_t>(::getpid()),
+                                       RandomIds().next())
+                : config_.localListen;
+  if (local.empty()) return okStatus();
+  if (local.rfind("ipc://", 0) != 0) {
+    return invalidArgument(fmt::format(
+        "the local endpoint '{}' is not an ipc:// endpoint (e.g. ipc://@kiln-worker-1)", local));
+  }
+  try {
+    router_.bind(local);
+  } catch (const zmq::error_t& e) {
+    if (!automatic) {
+      return invalidArgument(
+          fmt::format("worker cannot listen on local endpoint '{}': {}", local, e.what()));
+    }
+    logger_->warn("no same-host endpoint ({}: {}); clients on this host use TCP", local, e.what());
+    return okStatus();
+  }
+  localEndpoint_ = router_.get(zmq::sockopt::last_endpoint);
+  return okStatus();
 }
 
 WorkerServer::~WorkerServer() { shutdown(); }
@@ -120,6 +155,7 @@ void WorkerServer::readClients() {
 
 void WorkerServer::run() {
   std::vector<Completion> done;
+  std::vector<LoopWait> waits;
   const Duration stuckAfter = config_.stuckTaskAfter > Duration::zero()
                                   ? config_.stuckTaskAfter
                                   : config_.limits.defaultDeadline + std::chrono::seconds(5);
@@ -132,9 +168,18 @@ void WorkerServer::run() {
     if (linkSocket != nullptr) items.push_back({linkSocket->handle(), 0, ZMQ_POLLIN, 0});
     zmq::socket_t* frontendSocket = frontend_->socket();
     if (frontendSocket != nullptr) items.push_back({frontendSocket->handle(), 0, ZMQ_POLLIN, 0});
+    // Steps waiting for their compiler: their pipes are polled right here.
+    const std::size_t firstWait = items.size();
+    waits.clear();
+    frontend_->appendWaits(waits);
+    for (const LoopWait& wait : waits) items.push_back({nullptr, wait.fd, ZMQ_POLLIN, 0});
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
-    if (frontendSocket != nullptr && (items.back().revents & ZMQ_POLLIN)) {
+    if (frontendSocket != nullptr && (items[firstWait - 1].revents & ZMQ_POLLIN)) {
       frontend_->onSocketReadable();
+    }
+    for (std::size_t i = 0; i < waits.size(); ++i) {
+      // Readable, or ZMQ_POLLERR for a hang-up: either way the session looks.
+      if (items[firstWait + i].revents != 0) frontend_->onWaitReady(waits[i]);
     }
 
     if (items[0].revents & ZMQ_POLLIN) readClients();

@@ -16,6 +16,7 @@
 #include "common/logging.h"
 #include "common/mailbox.h"
 #include "common/working_directory.h"
+#include "common/zap_authenticator.h"
 #include "worker/benchmark_cache.h"
 #include "worker/coordinator_link.h"
 #include "worker/frontend.h"
@@ -25,6 +26,8 @@
 #include "worker/worker_metrics.h"
 
 namespace kiln {
+
+inline constexpr const char* kAutoLocalListen = "auto";
 
 struct WorkerConfig {
   std::string listen = "tcp://127.0.0.1:0";  // port 0 = any free port
@@ -42,6 +45,11 @@ struct WorkerConfig {
   // ignored cancel()); zero = the default deadline plus 5 s.
   Duration stuckTaskAfter{};
   std::string metricsListen;  // "ADDR:PORT" serves /metrics; empty = off
+  // CURVE on the client socket and the coordinator link when it holds keys.
+  ServerSecurity security;
+  // A second endpoint for clients on this host (common/local_transport.h):
+  // kAutoLocalListen = an abstract ipc:// name when `listen` is TCP; empty = none.
+  std::string localListen = kAutoLocalListen;
 };
 
 class WorkerServer {
@@ -55,6 +63,8 @@ class WorkerServer {
   ~WorkerServer();
 
   const std::string& endpoint() const { return endpoint_; }
+  // The bound same-host endpoint (ipc://); empty when none.
+  const std::string& localEndpoint() const { return localEndpoint_; }
   const std::filesystem::path& workingDirectory() const { return workingDirectory_->path(); }
   BenchmarkCache& benchmarkCache() { return cache_; }
   // The port /metrics is served on; 0 when metrics are off.
@@ -70,6 +80,7 @@ class WorkerServer {
   WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
                const Clock& clock, Logger logger);
   void readClients();
+  Status bindLocalEndpoint();
   void shutdown();
   void returnFreedMemory(std::uint32_t liveSessions);
 
@@ -83,6 +94,7 @@ class WorkerServer {
   std::unique_ptr<ContextResources> resources_;
   zmq::socket_t router_;
   std::string endpoint_;
+  std::string localEndpoint_;
   Mailbox<Completion> completions_;
   std::unique_ptr<TaskPool> pool_;
   std::unique_ptr<RouterSink> sink_;

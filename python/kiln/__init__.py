@@ -27,6 +27,7 @@ from .errors import (
 )
 from .registry import EnvSpec, env_ids, spec
 from .spaces import Space
+from ._kiln import keygen
 
 __all__ = [
     "make",
@@ -42,6 +43,7 @@ __all__ = [
     "Dataset",
     "Datasets",
     "session_types",
+    "keygen",
     "KilnError",
     "InvalidArgument",
     "NotFound",

@@ -41,6 +41,7 @@ def make(
     action_space=None,
     timeout=60.0,
     experiment=None,
+    key_file=None,
 ):
     """A new env of type `env_id` (see kiln.env_ids()), or of a kiln.EnvSpec
     for a session type of your own.
@@ -56,13 +57,15 @@ def make(
     timeout: seconds any request may take before kiln.Timeout.
     experiment: run the env's sessions on this experiment's workers (see
       kiln.Experiment, which passes it for you).
+    key_file: the cluster key file (`kiln keygen`) of a cluster run with
+      --key-file; without it such a cluster refuses with kiln.PermissionDenied.
     """
     spec = registry.spec(env_id)
     if benchmark is not None:
         _check_benchmark(benchmark)
     lease = cluster_module.lease(cluster)
     try:
-        client = _kiln.Client(lease.endpoint, timeout, experiment or "")
+        client = _kiln.Client(lease.endpoint, timeout, experiment or "", key_file or "")
         actions, observations = client.get_spaces(spec.session_type)
         return Env(
             spec=spec,
@@ -82,21 +85,21 @@ def make(
         raise
 
 
-def session_types(cluster=None, timeout=60.0):
+def session_types(cluster=None, timeout=60.0, key_file=None):
     """The session types the cluster's workers host (e.g. ['llvm', 'noop'])."""
     lease = cluster_module.lease(cluster)
     try:
-        client = _kiln.Client(lease.endpoint, timeout)
+        client = _kiln.Client(lease.endpoint, timeout, "", key_file or "")
         return sorted({t for w in client.list_cluster() for t in w["session_types"]})
     finally:
         lease.release()
 
 
-def datasets(cluster=None, session_type="llvm", timeout=60.0):
+def datasets(cluster=None, session_type="llvm", timeout=60.0, key_file=None):
     """The datasets of `session_type` on the cluster (close it, or use `with`)."""
     lease = cluster_module.lease(cluster)
     try:
-        client = _kiln.Client(lease.endpoint, timeout)
+        client = _kiln.Client(lease.endpoint, timeout, "", key_file or "")
         return Datasets(client, session_type, on_close=lease.release)
     except BaseException:
         lease.release()

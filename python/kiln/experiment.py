@@ -31,6 +31,7 @@ class Experiment:
         runners=None,
         timeout=60.0,
         ready_timeout=30.0,
+        key_file=None,
     ):
         if not isinstance(name, str) or not name:
             raise InvalidArgument("an experiment needs a non-empty name")
@@ -38,9 +39,10 @@ class Experiment:
             raise InvalidArgument(f"workers must be a positive int, got {workers!r}")
         self.name = name
         self._timeout = timeout
+        self._key_file = key_file
         self._lease = cluster_module.lease(cluster)
         try:
-            self._client = _kiln.Client(self._lease.endpoint, timeout, name)
+            self._client = _kiln.Client(self._lease.endpoint, timeout, name, key_file or "")
             self._client.open_experiment(
                 name, workers=workers, weight=weight, session_types=list(session_types or [])
             )
@@ -67,6 +69,7 @@ class Experiment:
 
     def make(self, env_id, **kwargs):
         """An env whose sessions run on this experiment's workers."""
+        kwargs.setdefault("key_file", self._key_file)
         return env_module.make(env_id, cluster=self.endpoint, experiment=self.name, **kwargs)
 
     def info(self):

@@ -18,9 +18,11 @@ Duration secondsToDuration(double seconds, const char* what) {
 
 std::shared_ptr<ClientHandle> ClientHandle::connect(const std::string& endpoint,
                                                     double timeoutSeconds,
-                                                    const std::string& experiment) {
+                                                    const std::string& experiment,
+                                                    const std::string& keyFile) {
   client::ClientOptions options;
   options.coordinator = endpoint;
+  if (!keyFile.empty()) options.keys = unwrap(loadKeyFile(keyFile));
   options.experiment = experiment;
   options.requestTimeout = secondsToDuration(timeoutSeconds, "timeout");
   auto connected = [&] {

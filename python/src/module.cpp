@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/curve_keys.h"
 #include "python/src/convert.h"
 #include "python/src/handles.h"
 #include "python/src/status_error.h"
@@ -118,7 +119,7 @@ void bindSpace(py::module_& m) {
 void bindClient(py::module_& m) {
   py::class_<ClientHandle, std::shared_ptr<ClientHandle>>(m, "Client")
       .def(py::init(&ClientHandle::connect), py::arg("endpoint"), py::arg("timeout") = 60.0,
-           py::arg("experiment") = "")
+           py::arg("experiment") = "", py::arg("key_file") = "")
       .def(
           "open_experiment",
           [](ClientHandle& c, const std::string& name, unsigned workers, unsigned weight,
@@ -229,6 +230,16 @@ PYBIND11_MODULE(_kiln, m) {
   bindClient(m);
   bindSession(m);
   bindLocalCluster(m);
+  m.def(
+      "keygen",
+      [](const std::string& path, bool force) {
+        ClusterKeys keys = unwrap(generateClusterKeys());
+        Status written = writeKeyFile(path, keys, force);
+        if (!written.ok()) throw StatusError(written);
+        return keys.publicKey;
+      },
+      py::arg("path"), py::arg("force") = false,
+      "Writes a new cluster key file (mode 0600), as `kiln keygen --out`; returns its public key.");
   m.def(
       "to_value_and_back", [](py::handle v) { return toPython(toValue(v)); }, py::arg("value"),
       "Round-trips a Python object through a kiln value (what a worker would receive).");

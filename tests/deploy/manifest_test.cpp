@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "common/curve_keys.h"
 #include "common/working_directory.h"
 #include "tests/deploy/deploy_support.h"
 
@@ -39,18 +40,26 @@ ProcessOutput runWithHelp(std::vector<std::string> argv, const std::string& host
   return run(argv, 20s);
 }
 
-// A coordinator on loopback that deployment commands are pointed at.
+// A coordinator on loopback that deployment commands are pointed at; with a
+// key file (`kiln keygen`), the cluster key that their --key-file gets.
 struct LoopbackCoordinator {
-  LoopbackCoordinator() : endpoint(fmt::format("tcp://127.0.0.1:{}", deploytest::freeTcpPort())) {
-    auto spawned = Subprocess::spawn({kKiln, "coordinator", "--listen", endpoint, "--log-level",
-                                      "warn", "--heartbeat-seconds", "0.2"});
+  explicit LoopbackCoordinator(std::string key = {})
+      : endpoint(fmt::format("tcp://127.0.0.1:{}", deploytest::freeTcpPort())),
+        keyFile(std::move(key)) {
+    std::vector<std::string> argv{
+        kKiln,  "coordinator",         "--listen", endpoint, "--log-level",
+        "warn", "--heartbeat-seconds", "0.2"};
+    if (!keyFile.empty()) argv.insert(argv.end(), {"--key-file", keyFile});
+    auto spawned = Subprocess::spawn(argv);
     if (spawned.ok()) process.emplace(std::move(spawned).value());
   }
   ~LoopbackCoordinator() {
     if (process) deploytest::stopProcess(*process, 5s);
   }
   int workers() const {
-    auto json = run({kKiln, "status", "--coordinator", endpoint, "--json"}, 10s).stdoutText;
+    std::vector<std::string> argv{kKiln, "status", "--coordinator", endpoint, "--json"};
+    if (!keyFile.empty()) argv.insert(argv.end(), {"--key-file", keyFile});
+    auto json = run(argv, 10s).stdoutText;
     int count = 0;
     for (auto at = json.find("\"endpoint\""); at != std::string::npos;
          at = json.find("\"endpoint\"", at + 1)) {
@@ -59,6 +68,7 @@ struct LoopbackCoordinator {
     return count;
   }
   std::string endpoint;
+  std::string keyFile;
   std::optional<Subprocess> process;
 };
 
@@ -73,6 +83,7 @@ std::string runForReal(std::vector<std::string> argv, const std::string& hostCom
   const std::string sub = argv.size() > 1 ? argv[1] : "";
   for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
     if (argv[i] == "--coordinator") argv[i + 1] = coordinator.endpoint;
+    if (argv[i] == "--key-file") argv[i + 1] = coordinator.keyFile;
     if (argv[i] == "--listen") {
       argv[i + 1] = sub == "coordinator"
                         ? fmt::format("tcp://127.0.0.1:{}", deploytest::freeTcpPort())
@@ -132,10 +143,20 @@ TEST(ManifestTest, KubernetesContainerCommandsAreValidKilnInvocations) {
   auto commands = parseArgvLines(parsed.stdoutText);
   ASSERT_GE(commands.size(), 4u) << parsed.stdoutText;
   std::string host = deploytest::hostCommand(kKiln);
-  LoopbackCoordinator coordinator;
+  // The manifests pass the mounted Secret's key file; here, one made for the test.
+  fs::path key = fs::temp_directory_path() / fmt::format("kiln-manifest-{}.key", ::getpid());
+  ASSERT_TRUE(run({kKiln, "keygen", "--out", key.string(), "--force"}, 20s).status.success());
+  struct RemoveKey {
+    fs::path path;
+    ~RemoveKey() { fs::remove(path); }
+  } removeKey{key};
+  LoopbackCoordinator coordinator(key.string());
   ASSERT_TRUE(deploytest::waitUntil(
       [&] {
-        return run({kKiln, "status", "--coordinator", coordinator.endpoint}, 10s).status.success();
+        return run({kKiln, "status", "--coordinator", coordinator.endpoint, "--key-file",
+                    key.string()},
+                   10s)
+            .status.success();
       },
       10s));
   std::set<std::string> subcommands;
@@ -252,11 +273,9 @@ TEST(ManifestTest, CurveSecretCommandMakesAMatchingKeyPair) {
   auto made = run({(kSource / "deploy/kubernetes/make-curve-secret").string()}, 30s);
   ASSERT_TRUE(made.status.success()) << made.stderrText;
   std::smatch secret, pub;
-  ASSERT_TRUE(
-      std::regex_search(made.stdoutText, secret, std::regex("coordinator\\.key: '([^']{40})'")))
+  ASSERT_TRUE(std::regex_search(made.stdoutText, secret, std::regex("secret-key = (\\S{40})\n")))
       << made.stdoutText;
-  ASSERT_TRUE(
-      std::regex_search(made.stdoutText, pub, std::regex("coordinator\\.pub: '([^']{40})'")));
+  ASSERT_TRUE(std::regex_search(made.stdoutText, pub, std::regex("public-key = (\\S{40})\n")));
   char derived[41] = {};
   ASSERT_EQ(zmq_curve_public(derived, secret[1].str().c_str()), 0);
   EXPECT_EQ(std::string(derived), pub[1].str());
@@ -268,11 +287,17 @@ TEST(ManifestTest, CurveSecretCommandMakesAMatchingKeyPair) {
     deploytest::writeFile(file, made.stdoutText);
     auto parsed = run({"python3", "-c",
                        "import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); "
-                       "print(d['stringData']['coordinator.key'])",
-                       file.string()},
+                       "open(sys.argv[2], 'w').write(d['stringData']['cluster.key'])",
+                       file.string(), (file.string() + ".key")},
                       20s);
     fs::remove(file);
-    EXPECT_EQ(parsed.stdoutText, secret[1].str() + "\n");
+    // The Secret's file is a key file kiln reads as it is.
+    fs::permissions(file.string() + ".key", fs::perms::owner_read | fs::perms::owner_write);
+    auto keys = loadKeyFile(file.string() + ".key");
+    fs::remove(file.string() + ".key");
+    ASSERT_TRUE(keys.ok()) << parsed.stderrText << keys.status().toString();
+    EXPECT_EQ(keys->secretKey, secret[1].str());
+    EXPECT_EQ(keys->publicKey, pub[1].str());
   }
 }
 

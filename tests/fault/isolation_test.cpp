@@ -155,3 +155,33 @@ TEST(Isolation, StepHangingPastEveryDeadlineGetsItsChildRestarted) {
 
 }  // namespace
 }  // namespace kiln::fault
+
+namespace kiln::fault {
+namespace {
+
+std::string addressSpaceLimit(pid_t pid) {
+  std::ifstream limits(fmt::format("/proc/{}/limits", pid));
+  for (std::string line; std::getline(limits, line);) {
+    if (line.starts_with("Max address space")) return line;
+  }
+  return {};
+}
+
+TEST(Isolation, ChildProcessesRunUnderTheCompileMemoryLimit) {
+  InProcessCoordinator coordinator;
+  IsolatedHost host(coordinator.endpoint(), {"--compile-memory-mb", "3072"});
+  auto alpha = tenant(coordinator.endpoint(), "alpha");
+  auto sessions = startSessions(*alpha, 1);
+  ASSERT_TRUE(sessions[0]->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
+  pid_t hostPid = host.host->process.pid();
+  std::ifstream list(fmt::format("/proc/{}/task/{}/children", hostPid, hostPid));
+  std::vector<pid_t> kids;
+  for (pid_t pid; list >> pid;) kids.push_back(pid);
+  ASSERT_EQ(kids.size(), 1u);
+  // The child compiles in-process, so the limit is set in the child itself.
+  std::string limit = addressSpaceLimit(kids[0]);
+  EXPECT_NE(limit.find(std::to_string(std::uint64_t{3072} << 20)), std::string::npos) << limit;
+}
+
+}  // namespace
+}  // namespace kiln::fault

@@ -5,9 +5,12 @@ The mode is the part of the program's name after "fake-opt-" (tests make
 symlinks), because session types pass no extra flags: good (3 decisions with
 LLVM 19's real inliner header, then writes a copy of the input), exit-early,
 hang-before-open, hang-after-header, garbage-header, garbage-record,
-crash-mid-record, wrong-header, hang (ignores everything, for batch jobs).
+crash-mid-record, wrong-header, hang (ignores everything, for batch jobs),
+memory-hog (after the first decision asks for 1 GiB: fails under a smaller
+RLIMIT_AS; refuses to run without one, so as not to eat the machine).
 """
 import os
+import resource
 import shutil
 import struct
 import sys
@@ -68,6 +71,17 @@ def main():
         time.sleep(60)
     for i in range(3):
         rec = record(i)
+        if mode == "memory-hog" and i == 1:
+            soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+            if soft == resource.RLIM_INFINITY or soft > (1 << 30):
+                sys.stderr.write("fake opt: no address-space limit below 1 GiB\n")
+                os._exit(2)
+            try:
+                hog = bytearray(1 << 30)
+            except MemoryError:
+                sys.stderr.write("fake opt: MemoryError, out of address space\n")
+                os._exit(1)
+            del hog
         if mode == "crash-mid-record" and i == 1:
             records.write(rec[:20])
             records.flush()

@@ -184,6 +184,37 @@ TEST(MlgoInteractiveSessionTest, MisbehavingCompilersEndTheSessionWithAClearErro
   ASSERT_TRUE(session.ok()) << session.status().toString();
 }
 
+TEST(MlgoInteractiveSessionTest, CompilerOverItsMemoryLimitEndsOnlyItsSession) {
+  // The worker's --compile-memory-mb reaches the compiler children as RLIMIT_AS.
+  ClusterFixture fixture(2, std::uint64_t{256} << 20);
+  ASSERT_TRUE(
+      fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt("good")).ok());
+  auto bystander =
+      fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
+  ASSERT_TRUE(bystander.ok()) << bystander.status().toString();
+  ASSERT_TRUE((*bystander)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
+
+  ASSERT_TRUE(
+      fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt("memory-hog"))
+          .ok());
+  auto hog =
+      fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
+  Status status = hog.ok() ? okStatus() : hog.status();
+  for (int i = 0; i < 5 && status.ok(); ++i) {
+    auto stepped = (*hog)->step({Value(std::int64_t{1})}, std::vector<std::string>{});
+    status = stepped.ok() ? okStatus() : stepped.status();
+  }
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), ErrorCode::kCompileError) << status.toString();
+  EXPECT_NE(status.message().find("MemoryError"), std::string::npos) << status.toString();
+  EXPECT_NE(status.message().find("address-space limit of 256 MiB"), std::string::npos)
+      << status.toString();
+
+  // The other session, on its own compiler, keeps stepping.
+  auto stepped = (*bystander)->step({Value(std::int64_t{0})}, std::vector<std::string>{});
+  EXPECT_TRUE(stepped.ok()) << stepped.status().toString();
+}
+
 TEST(MlgoInteractiveSessionTest, BadParametersAreRefused) {
   ClusterFixture fixture;
   for (auto [key, value] :

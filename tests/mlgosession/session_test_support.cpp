@@ -6,8 +6,9 @@ namespace kiln::mlgosession::testing {
 
 using namespace std::chrono_literals;
 
-ClusterFixture::ClusterFixture(unsigned slots) {
+ClusterFixture::ClusterFixture(unsigned slots, std::uint64_t compileMemoryBytes) {
   LocalClusterOptions options;
+  options.worker.limits.compileMemoryBytes = compileMemoryBytes;
   options.log.level = spdlog::level::off;
   options.worker.slots = slots;
   options.worker.workingDirectoryBase = temp.path() / "work";

@@ -16,7 +16,9 @@ namespace kiln::mlgosession::testing {
 inline const std::filesystem::path kSourceDir = KILN_MLGOSESSION_TEST_SOURCE_DIR;
 
 struct ClusterFixture {
-  explicit ClusterFixture(unsigned slots = 2);
+  // `compileMemoryBytes`: the worker's --compile-memory-mb, in bytes.
+  explicit ClusterFixture(unsigned slots = 2,
+                          std::uint64_t compileMemoryBytes = HostLimits{}.compileMemoryBytes);
   // The worker's endpoint, for worker parameters (e.g. "mlgo.opt").
   std::string worker() const { return cluster->workerEndpoints().front(); }
   // A symlink "fake-opt-<mode>" to fake_opt.py in the temp directory.

@@ -316,5 +316,33 @@ TEST_F(SessionHostTest, OneClientCannotTakeTheWholeWorker) {
   EXPECT_TRUE(startOn(1).isSessionStarted());
 }
 
+// Found by fuzz_worker_host: a StartSession whose envelope has a malformed
+// `experiment` used to throw after its slot was reserved, so each such frame
+// held one of the worker's session places forever.
+TEST_F(SessionHostTest, MalformedStartSessionHoldsNoPlace) {
+  for (int i = 0; i < 4; ++i) {  // more than limits().maxSessions
+    capnp::MallocMessageBuilder builder;
+    auto envelope = initEnvelope(builder, 100 + i);
+    envelope.setClientId(1);
+    auto start = envelope.initRequest().initStartSession();
+    start.setSessionType("noop");
+    start.initBenchmark().setUri("benchmark://test/a");
+    // A struct where the schema has text: `experiment` is the first pointer.
+    wire::Envelope::Builder raw = envelope;
+    capnp::AnyStruct::Builder(kj::mv(raw)).getPointerSection()[0].initAs<wire::Load>();
+    zmq::message_t frame = encodeFrame(builder);
+    auto message = InboundMessage::decode(frame, FrameLimits{});
+    ASSERT_TRUE(message.ok());
+    EXPECT_ANY_THROW(message->envelope().getExperiment());
+    host_.handle("peer", std::move(message).value());
+    drain();
+    ASSERT_FALSE(sink_.replies.empty());
+    EXPECT_EQ(errorOf(sink_.replies.back().envelope().getReply()).code(),
+              ErrorCode::kInvalidArgument);
+    EXPECT_EQ(host_.inflight(), 0u);
+  }
+  EXPECT_NE(start(), 0u);  // every place is still free
+}
+
 }  // namespace
 }  // namespace kiln

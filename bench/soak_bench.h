@@ -1,0 +1,57 @@
+// `kiln bench soak`: a bounded soak of a real cluster (a coordinator, plain
+// workers and a nesting host, each a `kiln` child process). About N sessions
+// of a mix of replayable types (llvm on kiln-bench-v0 programs, noop,
+// mlgo-inline) start, step, fork and end at random while a random plain
+// worker is SIGKILLed every few seconds and restarted (the first worker and
+// the nesting host are never killed, so that their memory can be judged over
+// the whole run). Every S seconds it samples the RSS and open descriptors of
+// every kiln process and of itself, the processes below each, and the
+// entries in each worker's working directory. At the end every session is
+// ended and it checks that nothing was left behind: no session on any
+// worker, no compiler process (zombies included), no file in any working
+// directory (a killed worker's directory included), descriptors back near
+// where they started; and it judges RSS growth (soak_growth.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "bench/stats.h"
+#include "common/status.h"
+
+namespace kiln::bench {
+
+struct SoakOptions {
+  double seconds = 600;
+  unsigned sessions = 200;
+  double sampleEvery = 10;
+  double killEvery = 10;  // mean pause between kills (uniform in [0.5, 1.5] x); 0 = no kills
+  unsigned workers = 3;   // plain workers; all but the first are killed
+  unsigned slots = 2;     // per worker and for the nesting host
+  std::string mix = "llvm:5,noop:3,mlgo-inline:2";  // type:weight, comma-separated
+  std::uint64_t seed = 0;                           // 0 = random
+  std::filesystem::path kiln;                       // the kiln binary; empty = this executable
+  unsigned descriptorSlack = 16;                    // end fds may exceed start fds by this much
+};
+
+struct SoakFigures {
+  std::uint64_t stepsAttempted = 0, stepsCompleted = 0, stepsLost = 0, mismatched = 0;
+  std::uint64_t compileErrors = 0;  // steps refused by the compiler: answers, not losses
+  std::uint64_t started = 0, forked = 0, ended = 0, restored = 0, kills = 0;
+  std::uint64_t requestsFailed = 0;  // starts, forks and ends that failed
+  // Left behind at the end (all must be 0).
+  std::uint64_t liveSessions = 0, compilers = 0, zombies = 0, workingDirectoryEntries = 0;
+  std::uint64_t descriptorGrowth = 0;  // over the slack, summed over long-lived processes
+  std::uint64_t orphansReaped = 0;     // compilers that outlived a killed worker
+  unsigned growingProcesses = 0;
+  unsigned crashes = 0;  // watched processes that died without being killed (never restarted)
+  bool leftBehind() const {
+    return liveSessions + compilers + zombies + workingDirectoryEntries + descriptorGrowth != 0;
+  }
+  bool passed() const { return !leftBehind() && crashes == 0 && stepsLost == 0 && mismatched == 0; }
+};
+
+Result<Report> runSoakBench(const SoakOptions& options, SoakFigures* figures = nullptr);
+
+}  // namespace kiln::bench

@@ -1,0 +1,185 @@
+#include "bench/soak_sessions.h"
+
+#include <fmt/format.h>
+
+namespace kiln::bench {
+
+namespace {
+
+constexpr std::int64_t kNoopAddActions = 8;  // noop actions 0..7 add themselves to Sum
+
+std::discrete_distribution<std::size_t> typeDistribution(const std::vector<SessionWeight>& mix) {
+  std::vector<double> weights;
+  for (const SessionWeight& w : mix) weights.push_back(w.weight);
+  return std::discrete_distribution<std::size_t>(weights.begin(), weights.end());
+}
+
+std::int64_t actionCount(const client::Session& session, const std::string& type) {
+  if (type == "noop") return kNoopAddActions;
+  const Space& space = session.spaces().actionSpaces.at(0);
+  return space.kind == SpaceKind::kNamedDiscrete ? static_cast<std::int64_t>(space.names.size())
+                                                 : space.n;
+}
+
+}  // namespace
+
+SessionSlots::SessionSlots(client::Client& plain, client::Client* nested, SlotPlan plan,
+                           std::uint64_t seed)
+    : plain_(plain),
+      nested_(nested),
+      plan_(std::move(plan)),
+      random_(seed),
+      pickType_(typeDistribution(plan_.mix)),
+      slots_(plan_.slots) {}
+
+SessionSlots::~SessionSlots() = default;
+
+client::Client& SessionSlots::clientFor(std::size_t slot) {
+  bool onNest = nested_ != nullptr && plan_.nestedShare != 0 &&
+                slot % plan_.nestedShare == plan_.nestedShare - 1;
+  return onNest ? *nested_ : plain_;
+}
+
+void SessionSlots::fail(const std::string& what, const Status& status) {
+  // The first of each kind is enough to diagnose; later ones are counted.
+  for (const std::string& seen : failures_) {
+    if (seen.rfind(what + ":", 0) == 0) return;
+  }
+  failures_.push_back(what + ": " + status.toString());
+}
+
+void SessionSlots::start(std::size_t index) {
+  Slot& slot = slots_[index];
+  const std::string& type = plan_.mix[pickType_(random_)].type;
+  const std::string& benchmark = plan_.benchmarks[std::uniform_int_distribution<std::size_t>(
+      0, plan_.benchmarks.size() - 1)(random_)];
+  auto session = clientFor(index).startSession({type, benchmark});
+  if (!session.ok()) {
+    ++counters_.startsFailed;
+    fail("start " + type, session.status());
+    return;
+  }
+  slot = Slot{};
+  slot.session = std::move(session).value();
+  slot.type = type;
+  slot.actions = actionCount(*slot.session, type);
+  ++counters_.started;
+}
+
+void SessionSlots::fork(std::size_t index) {
+  Slot& parent = slots_[index];
+  auto forked = parent.session->fork();
+  if (!forked.ok()) {
+    ++counters_.forksFailed;
+    fail("fork " + parent.type, forked.status());
+    return;
+  }
+  ++counters_.forked;
+  Slot child;
+  child.session = std::move(forked).value();
+  child.type = parent.type;
+  child.actions = parent.actions;
+  child.noopSum = parent.noopSum;
+  child.steps = parent.steps;
+  for (Slot& free : slots_) {
+    if (!free.session) {
+      free = std::move(child);
+      return;
+    }
+  }
+  // No free slot: the fork takes its parent's place, keeping N sessions.
+  end(index);
+  parent = std::move(child);
+}
+
+void SessionSlots::end(std::size_t index, bool overAlready) {
+  Slot& slot = slots_[index];
+  Status ended = slot.session->end();
+  if (ended.ok() || (overAlready && ended.code() == ErrorCode::kNotFound)) {
+    ++counters_.ended;
+  } else {
+    ++counters_.endsFailed;
+    fail("end " + slot.type, ended);
+  }
+  slot = Slot{};
+}
+
+void SessionSlots::round() {
+  std::uniform_real_distribution<double> chance(0, 1);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].session) {
+      start(i);
+      continue;
+    }
+    double draw = chance(random_);
+    if (slots_[i].steps >= plan_.maxStepsPerSession || draw < plan_.endChance) {
+      end(i);
+    } else if (draw < plan_.endChance + plan_.forkChance) {
+      fork(i);
+    }
+  }
+  const std::vector<std::uint32_t> noObservations;
+  for (Slot& slot : slots_) {
+    if (!slot.session) continue;
+    slot.pendingAction = std::uniform_int_distribution<std::int64_t>(0, slot.actions - 1)(random_);
+    ++counters_.stepsAttempted;
+    auto sent = slot.session->sendStep({Value(slot.pendingAction)}, noObservations);
+    if (sent.ok()) {
+      slot.pending = *sent;
+      continue;
+    }
+    ++counters_.stepsLost;
+    fail("step " + slot.type, sent.status());
+  }
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (!slot.pending) continue;
+    auto stepped = slot.session->awaitStep(*slot.pending);
+    slot.pending.reset();
+    if (!stepped.ok() && stepped.status().code() == ErrorCode::kCompileError) {
+      ++counters_.compileErrors;
+      fail("compile error " + slot.type, stepped.status());
+      end(i, true);
+      continue;
+    }
+    if (!stepped.ok()) {
+      ++counters_.stepsLost;
+      fail("step " + slot.type, stepped.status());
+      end(i);  // its history no longer matches what was sent
+      continue;
+    }
+    ++counters_.stepsCompleted;
+    ++slot.steps;
+    if (slot.type == "noop") slot.noopSum += slot.pendingAction;
+    if (stepped->endOfEpisode) {
+      ++counters_.episodesFinished;
+      end(i);
+    }
+  }
+}
+
+void SessionSlots::endAll() {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (!slot.session) continue;
+    if (slot.type == "noop") {
+      auto sum = slot.session->step({}, std::vector<std::string>{"Sum"});
+      if (!sum.ok() || sum->observations.at(0).as<std::int64_t>() != slot.noopSum) {
+        ++counters_.mismatched;
+        fail("noop sum", sum.ok() ? internalError(fmt::format(
+                                        "Sum {} after the steps sent, expected {}",
+                                        sum->observations.at(0).as<std::int64_t>(), slot.noopSum))
+                                  : sum.status());
+      }
+    }
+    end(i);
+  }
+}
+
+std::size_t SessionSlots::live() const {
+  std::size_t count = 0;
+  for (const Slot& slot : slots_) count += slot.session ? 1 : 0;
+  return count;
+}
+
+}  // namespace kiln::bench

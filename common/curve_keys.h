@@ -1,0 +1,55 @@
+// The cluster key: one CURVE key pair shared by every kiln process of a
+// cluster (servers use it as their server key, clients and workers present
+// it as their client key), so one secret file is all a deployment handles.
+// `kiln keygen --out FILE` writes it; --key-file / ClientOptions::keys read
+// it. Extra client public keys may be authorized in a separate file.
+//
+// Key file (text, mode 0600, lines starting with '#' ignored):
+//   public-key = <40 Z85 characters>
+//   secret-key = <40 Z85 characters>
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/status.h"
+
+namespace kiln {
+
+struct ClusterKeys {
+  std::string publicKey;  // Z85, 40 characters
+  std::string secretKey;  // Z85, 40 characters
+};
+
+// Whether this libzmq can do CURVE (built with libsodium).
+bool curveAvailable();
+
+Result<ClusterKeys> generateClusterKeys();
+
+// The key file's text; and its parser (`origin` names the file in errors).
+std::string formatKeyFile(const ClusterKeys& keys);
+Result<ClusterKeys> parseKeyFile(const std::string& text, const std::string& origin);
+
+// Writes a new key file with mode 0600; refuses to replace an existing file
+// unless `replace` (then replaced atomically).
+Status writeKeyFile(const std::filesystem::path& path, const ClusterKeys& keys, bool replace);
+// Reads a key file, refusing one that other users may read or write.
+Result<ClusterKeys> loadKeyFile(const std::filesystem::path& path);
+
+// Public keys (Z85), one per line, '#' comments: clients allowed besides the cluster key.
+Result<std::vector<std::string>> loadAuthorizedKeys(const std::filesystem::path& path);
+
+// Socket options, to set before bind()/connect().
+void applyCurveServer(zmq::socket_t& socket, const ClusterKeys& keys, const std::string& domain);
+void applyCurveClient(zmq::socket_t& socket, const ClusterKeys& keys);
+
+// A client-side handshake failure reported by a ZeroMQ socket monitor
+// (ZMQ_EVENT_HANDSHAKE_FAILED_*), turned into the error the caller sees.
+// `value` is the event's value (status or protocol error code).
+bool isHandshakeFailure(std::uint16_t event);
+Status handshakeRefusal(std::uint16_t event, std::uint32_t value, const std::string& endpoint,
+                        bool haveKeys);
+
+}  // namespace kiln

@@ -33,15 +33,6 @@ struct InteractiveChannel::State {
 
 namespace {
 
-std::string shown(std::string_view text) {
-  constexpr std::size_t kShown = 80;
-  std::string visible(text.substr(0, kShown));
-  for (char& c : visible) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
-  }
-  return "\"" + visible + (text.size() > kShown ? "...\"" : "\"");
-}
-
 // The FIFO as a RecordSource: every read waits at most until `deadline`.
 class FifoSource final : public RecordSource {
  public:

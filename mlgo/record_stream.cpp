@@ -8,11 +8,6 @@
 #include "mlgo/tensor_codec.h"
 
 namespace kiln::mlgo {
-namespace {
-
-Status protocolError(const std::string& what) {
-  return compileError("the compiler broke the MLGO channel protocol: " + what);
-}
 
 std::string shown(std::string_view text) {
   constexpr std::size_t kShown = 80;
@@ -21,6 +16,12 @@ std::string shown(std::string_view text) {
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
   }
   return "\"" + visible + (text.size() > kShown ? "...\"" : "\"");
+}
+
+namespace {
+
+Status protocolError(const std::string& what) {
+  return compileError("the compiler broke the MLGO channel protocol: " + what);
 }
 
 // A control line is a one-key object: {"context":S}, {"observation":N} or {"outcome":N}.

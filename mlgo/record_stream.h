@@ -72,4 +72,8 @@ class RecordReader {
   std::string context_;
 };
 
+// `text` quoted for an error message: at most 80 characters, the
+// unprintable ones as '?', so that compiler garbage cannot garble the log.
+std::string shown(std::string_view text);
+
 }  // namespace kiln::mlgo

@@ -208,8 +208,12 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
   Status runStatus;
   bool allPreserved = false;
   const std::string label = "pass '" + std::string(pipeline) + "' on '" + name_ + "'";
-  Status guard = runGuarded(
-      label, [&] { runStatus = runPipeline(*module_, tm_.get(), pipeline, &allPreserved); });
+  std::uint64_t afterFingerprint = 0;
+  Status guard = runGuarded(label, [&] {
+    runStatus = runPipeline(*module_, tm_.get(), pipeline, &allPreserved);
+    // Walks what the pass left, so it runs guarded too.
+    if (runStatus.ok() && allPreserved) afterFingerprint = moduleFingerprint(*module_);
+  });
   if (!guard.ok()) {
     poison(guard);
     return guard;
@@ -232,20 +236,29 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
   // step costs one pass run and one walk over the module (~25 us on a
   // 650-instruction module, against ~150 us to write its bitcode, ~120 us
   // to verify it and ~500 us to print it).
-  if (allPreserved && moduleFingerprint(*module_) == beforeFingerprint) {
+  if (allPreserved && afterFingerprint == beforeFingerprint) {
     return PassOutcome{std::string(pipeline), false};
   }
   fingerprint_.reset();
 
   // Verified before anything reads the module again: LLVM's writer and
-  // printer may crash on a broken one.
+  // printer may crash on a broken one. The verifier and the writer walk what
+  // the pass left, and a buggy pass can leave dangling pointers that crash
+  // them (seen in the soak): both run guarded like the pass itself.
   std::string report;
-  llvm::raw_string_ostream os(report);
-  if (llvm::verifyModule(*module_, &os)) {
+  std::string afterBitcode;
+  bool invalid = false;
+  Status checked = runGuarded(label + " (checking its result)", [&] {
+    llvm::raw_string_ostream os(report);
+    invalid = llvm::verifyModule(*module_, &os);
     os.flush();
-    return markBroken(label + " produced an invalid module: " + report);
+    if (!invalid) afterBitcode = writeBitcode(*module_);
+  });
+  if (!checked.ok()) {
+    poison(checked);
+    return checked;
   }
-  std::string afterBitcode = writeBitcode(*module_);
+  if (invalid) return markBroken(label + " produced an invalid module: " + report);
   if (afterBitcode == beforeBitcode) {
     // Same IR, but the pass claimed a change: it may have advanced hidden
     // counters (see reload()), so start again from the bytes. The text and
@@ -286,15 +299,28 @@ Status ModuleState::reload(std::string bytes) {
   // back from its output file, and the result of a step depends on the
   // canonical IR alone (a state is fully described by its IR text).
   auto context = std::make_unique<llvm::LLVMContext>();
-  auto parsed =
-      llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(bytes), name_), *context);
-  if (!parsed) {
-    return markBroken("bitcode round trip of '" + name_ +
-                      "' failed: " + llvm::toString(parsed.takeError()));
+  std::unique_ptr<llvm::Module> module;
+  std::string parseError;
+  Status guard = runGuarded("reading back '" + name_ + "'", [&] {
+    auto parsed =
+        llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(bytes), name_), *context);
+    if (parsed) {
+      module = std::move(*parsed);
+    } else {
+      parseError = llvm::toString(parsed.takeError());
+    }
+  });
+  if (!guard.ok()) {
+    (void)context.release();  // touched by the crash: leaked, never reused
+    poison(guard);
+    return guard;
+  }
+  if (module == nullptr) {
+    return markBroken("bitcode round trip of '" + name_ + "' failed: " + parseError);
   }
   module_.reset();
   context_ = std::move(context);
-  module_ = std::move(*parsed);
+  module_ = std::move(module);
   diagnostics_.install(*context_);
   bitcode_ = std::move(bytes);  // the module was read from exactly these bytes
   readFromBitcode_ = true;

@@ -163,8 +163,12 @@ Status ModuleState::load() const {
     }
   });
   if (guard.ok() && parseError.empty()) return okStatus();
+  // The bytes are the benchmark's (verified when first read) or what this
+  // state's passes produced, so a failure here is the pass sequence's: LLVM
+  // wrote a module it cannot read back (or crashes reading). It ends the
+  // episode like any other compile error.
   broken_ = guard.ok() ? "its bitcode does not read back: " + parseError : guard.message();
-  return internalError("module '" + name_ + "': " + broken_);
+  return compileError("module '" + name_ + "': " + broken_);
 }
 
 Result<SerializedModule> ModuleState::serialize() const {

@@ -30,7 +30,7 @@ bool isZ85Key(const std::string& key) {
 }
 
 Result<std::string> readPrivateText(const std::filesystem::path& path, bool mustBePrivate) {
-  struct stat info{};
+  struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     return invalidArgument(
         fmt::format("cannot read key file '{}': {}", path.string(), std::strerror(errno)));

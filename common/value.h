@@ -38,10 +38,11 @@ struct Value {
 
   Value() = default;
   template <class T>
-    requires std::is_constructible_v<Variant, T&&> && (!std::is_same_v<std::decay_t<T>, Value>)
-  Value(T&& v) : data(std::forward<T>(v)) {}  // NOLINT: implicit by design
-  Value(int v);                               // NOLINT
-  Value(const char* v);                       // NOLINT
+  requires std::is_constructible_v<Variant, T&&> &&
+      (!std::is_same_v<std::decay_t<T>, Value>)Value(T&& v)
+      : data(std::forward<T>(v)) {}  // NOLINT: implicit by design
+  Value(int v);                      // NOLINT
+  Value(const char* v);              // NOLINT
 
   bool isNone() const { return std::holds_alternative<std::monostate>(data); }
   template <class T>

@@ -293,7 +293,7 @@ Result<pid_t> forkIsolatedChild(const ChildSetup& setup, const FrontendParts& pa
   if (setup.memoryLimitBytes != 0) {
     // Compile work runs in this process (llvm sessions): a step that runs
     // away fails its allocations here and takes down only this child.
-    struct rlimit limit{};
+    struct rlimit limit {};
     limit.rlim_cur = limit.rlim_max = setup.memoryLimitBytes;
     if (::setrlimit(RLIMIT_AS, &limit) != 0) {
       std::fprintf(stderr, "isolated child of experiment '%s': cannot limit its memory: %s\n",

@@ -37,7 +37,7 @@ TEST_F(KeyFileTest, WrittenKeysReadBackPrivately) {
   EXPECT_EQ(keys.publicKey.size(), 40u);
   std::filesystem::path path = dir_ / "cluster.key";
   ASSERT_TRUE(writeKeyFile(path, keys, false).ok());
-  struct stat info{};
+  struct stat info {};
   ASSERT_EQ(::stat(path.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
   auto loaded = loadKeyFile(path);

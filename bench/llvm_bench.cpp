@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "bench/child_cluster.h"
+#include "bench/zmq_floor.h"
 #include "client/client.h"
 #include "common/subprocess.h"
 #include "common/working_directory.h"
@@ -416,8 +417,16 @@ Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemo
                             return noop->step(noEffect, std::vector<std::uint32_t>{}).status();
                           }));
     addRow(c, "noop", "step (floor)", floor);
-    report.notes.push_back(
-        fmt::format("{}: steps went over {}", mode, c.client.connectedAddress(noop->endpoint())));
+    std::string route = c.client.connectedAddress(noop->endpoint());
+    report.notes.push_back(fmt::format("{}: steps went over {}", mode, route));
+    // The transport's own floor, on the transport the steps took.
+    const bool overIpc = route.rfind("ipc://", 0) == 0;
+    KILN_ASSIGN_OR_RETURN(
+        LatencySummary raw,
+        rawZmqRoundTrips(overIpc ? "ipc://" + (scratch.path() / "floor.ipc").string()
+                                 : std::string("tcp://127.0.0.1:0"),
+                         o.iterations));
+    addRow(c, overIpc ? "raw ipc" : "raw tcp", "zeromq echo (floor)", raw);
     KILN_RETURN_IF_ERROR(noop->end());
   }
   KILN_RETURN_IF_ERROR(measureBenchmark(c, "small", o.smallBenchmark));
@@ -443,7 +452,10 @@ Result<Report> runLlvmBench(const LlvmBenchOptions& o) {
     KILN_RETURN_IF_ERROR(runPinnedToCpu0([&] { return runMode("pinned-cpu0", o, false, report); }));
   }
   report.notes.push_back(
-      "latency: one client request's round trip (client -> worker -> client). 'step P' rows "
+      "latency: one client request's round trip (client -> worker -> client). 'step (floor)' "
+      "is a noop session's step, kiln's own floor; 'zeromq echo (floor)' is a raw ZeroMQ "
+      "round trip (64 B, one context per side) on the transport the steps took, measured in "
+      "the same run and mode: the transport's floor under every row. 'step P' rows "
       "repeat pass P on one session after a first application (steady state, mostly no "
       "effect); 'first P' rows are the first step of a new episode from the benchmark (a "
       "changing step). 'fresh' = transition cache off (the pass runs); 'miss' = cache on but "

@@ -8,11 +8,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <fstream>
-#include <thread>
-#include <zmq.hpp>
 
+#include "bench/zmq_floor.h"
 #include "common/working_directory.h"
 #include "datasets/registry.h"
 #include "local/local_cluster.h"
@@ -99,51 +97,6 @@ Result<Episode> kilnEpisode(client::Client& client, const std::string& uri) {
   }
   (void)session->end();
   return episode;
-}
-
-// Raw ZeroMQ round trips (DEALER -> ROUTER echo on `bind`), on threads
-// started in the same mode: the floor of any request on that transport.
-Result<double> rawZmqRoundTripUs(const std::string& bind, unsigned samples) {
-  zmq::context_t zmq(1);
-  zmq::socket_t router(zmq, zmq::socket_type::router);
-  router.set(zmq::sockopt::linger, 0);
-  router.bind(bind);
-  std::string endpoint = router.get(zmq::sockopt::last_endpoint);
-  std::atomic<bool> stop{false};
-  std::thread echo([&] {
-    while (!stop.load()) {
-      zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::chrono::milliseconds(50));
-      zmq::message_t id, frame;
-      while (router.recv(id, zmq::recv_flags::dontwait)) {
-        if (!router.recv(frame)) break;
-        router.send(id, zmq::send_flags::sndmore);
-        router.send(frame, zmq::send_flags::none);
-      }
-    }
-  });
-  zmq::socket_t dealer(zmq, zmq::socket_type::dealer);
-  dealer.set(zmq::sockopt::linger, 0);
-  dealer.set(zmq::sockopt::rcvtimeo, 5000);
-  dealer.connect(endpoint);
-  std::vector<double> us;
-  std::string payload(64, 'x');
-  Status status = okStatus();
-  const auto limit = Clock::now() + 20s;
-  for (unsigned i = 0; i < samples + 100 && Clock::now() < limit; ++i) {
-    auto sent = Clock::now();
-    dealer.send(zmq::buffer(payload), zmq::send_flags::none);
-    zmq::message_t reply;
-    if (!dealer.recv(reply)) {
-      status = timeoutError("the raw ZeroMQ echo did not answer within 5 s");
-      break;
-    }
-    if (i >= 100) us.push_back(microsSince(sent));  // the first ones warm up
-  }
-  stop.store(true);
-  echo.join();
-  KILN_RETURN_IF_ERROR(status);
-  return median(us);
 }
 
 Result<double> batchModulesPerSecond(client::Client& client, const std::vector<std::string>& uris,
@@ -242,9 +195,13 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client,
                         client::Client::connect(clientOptions));
   Floors floors;
-  KILN_ASSIGN_OR_RETURN(floors.tcpUs, rawZmqRoundTripUs("tcp://127.0.0.1:0", options.floorSamples));
-  KILN_ASSIGN_OR_RETURN(floors.ipcUs, rawZmqRoundTripUs("ipc://" + (scratch / "floor.ipc").string(),
-                                                        options.floorSamples));
+  KILN_ASSIGN_OR_RETURN(LatencySummary tcp,
+                        rawZmqRoundTrips("tcp://127.0.0.1:0", options.floorSamples));
+  KILN_ASSIGN_OR_RETURN(
+      LatencySummary ipc,
+      rawZmqRoundTrips("ipc://" + (scratch / "floor.ipc").string(), options.floorSamples));
+  floors.tcpUs = tcp.p50us;
+  floors.ipcUs = ipc.p50us;
   for (const std::string& uri : options.programs) {
     KILN_RETURN_IF_ERROR(
         measureProgram(mode, uri, floors, registry, scratch, *client, options, report));
@@ -287,7 +244,8 @@ Result<Report> runMlgoBench(const MlgoBenchOptions& options) {
       "size, so the end figures differ in work).");
   report.notes.push_back(
       "zmq_tcp_us / zmq_ipc_us: median raw ZeroMQ round trip (DEALER->ROUTER echo, 64 B, "
-      "loopback TCP / ipc://) in the same mode, the floor of any request on the transport the "
+      "loopback TCP / ipc://, one context and I/O thread per side) in the same mode, the floor of "
+      "any request on the transport the "
       "client uses to reach its worker; pinned-cpu0 pins this process's new threads (the "
       "cluster, the echo) and every compiler child to CPU 0.");
   report.notes.push_back("target: kiln adds <= 50 us per decision (added_us_*)");

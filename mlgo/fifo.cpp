@@ -50,24 +50,26 @@ Status waitFor(int fd, short events, TimePoint deadline, const AliveCheck& alive
 }
 
 // A write to a pipe without reader raises SIGPIPE, which would kill the whole
-// worker. Block it for this thread only and swallow the one this write caused.
+// worker. The first write on a thread blocks SIGPIPE on that thread for good
+// (a thread that talks to compilers must never die of one that exits), so
+// that each later write is one system call, not four: this is on the path of
+// every MLGO decision. The SIGPIPE a failed write leaves pending is swallowed.
 ssize_t writeWithoutSigpipe(int fd, const char* data, std::size_t n) {
   sigset_t pipeSet;
-  sigset_t oldMask;
   ::sigemptyset(&pipeSet);
   ::sigaddset(&pipeSet, SIGPIPE);
-  ::pthread_sigmask(SIG_BLOCK, &pipeSet, &oldMask);
-  sigset_t pendingBefore;
-  ::sigpending(&pendingBefore);
-  const bool wasPending = ::sigismember(&pendingBefore, SIGPIPE) == 1;
+  thread_local bool blocked = false;
+  if (!blocked) {
+    ::pthread_sigmask(SIG_BLOCK, &pipeSet, nullptr);
+    blocked = true;
+  }
   ssize_t written = ::write(fd, data, n);
   const int err = errno;
-  if (written < 0 && err == EPIPE && !wasPending) {
+  if (written < 0 && err == EPIPE) {
     timespec zero{};
     while (::sigtimedwait(&pipeSet, nullptr, &zero) < 0 && errno == EINTR) {
     }
   }
-  ::pthread_sigmask(SIG_SETMASK, &oldMask, nullptr);
   errno = err;
   return written;
 }
@@ -194,10 +196,14 @@ Result<bool> FifoReader::readAvailable(std::size_t maxBytes) {
   char chunk[16384];
   std::size_t taken = 0;
   while (taken < maxBytes) {
-    ssize_t n = ::read(fd_.get(), chunk, std::min(sizeof(chunk), maxBytes - taken));
+    const std::size_t asked = std::min(sizeof(chunk), maxBytes - taken);
+    ssize_t n = ::read(fd_.get(), chunk, asked);
     if (n > 0) {
       buffer_.append(chunk, static_cast<std::size_t>(n));
       taken += static_cast<std::size_t>(n);
+      // A pipe hands over all it holds up to the size asked: a shorter read
+      // emptied it, and asking again would only return EAGAIN.
+      if (static_cast<std::size_t>(n) < asked) return true;
       continue;
     }
     if (n == 0) {

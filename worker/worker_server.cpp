@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/local_transport.h"
+#include "common/readiness_poll.h"
 #include "common/router_io.h"
 
 namespace kiln {
@@ -159,36 +160,34 @@ void WorkerServer::run() {
   const Duration stuckAfter = config_.stuckTaskAfter > Duration::zero()
                                   ? config_.stuckTaskAfter
                                   : config_.limits.defaultDeadline + std::chrono::seconds(5);
+  ReadinessPoll poll;
   while (!stopping_.load()) {
-    std::vector<zmq::pollitem_t> items = {
-        {router_.handle(), 0, ZMQ_POLLIN, 0},
-        {nullptr, completions_.fd(), ZMQ_POLLIN, 0},
-    };
+    poll.clear();
+    const std::size_t clients = poll.addSocket(router_);
+    const std::size_t completions = poll.addFd(completions_.fd());
     zmq::socket_t* linkSocket = link_ ? link_->socket() : nullptr;
-    if (linkSocket != nullptr) items.push_back({linkSocket->handle(), 0, ZMQ_POLLIN, 0});
+    const std::size_t link = linkSocket != nullptr ? poll.addSocket(*linkSocket) : 0;
     zmq::socket_t* frontendSocket = frontend_->socket();
-    if (frontendSocket != nullptr) items.push_back({frontendSocket->handle(), 0, ZMQ_POLLIN, 0});
+    const std::size_t frontend = frontendSocket != nullptr ? poll.addSocket(*frontendSocket) : 0;
     // Steps waiting for their compiler: their pipes are polled right here.
-    const std::size_t firstWait = items.size();
+    const std::size_t firstWait = poll.size();
     waits.clear();
     frontend_->appendWaits(waits);
-    for (const LoopWait& wait : waits) items.push_back({nullptr, wait.fd, ZMQ_POLLIN, 0});
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
-    if (frontendSocket != nullptr && (items[firstWait - 1].revents & ZMQ_POLLIN)) {
-      frontend_->onSocketReadable();
-    }
+    for (const LoopWait& wait : waits) poll.addFd(wait.fd);
+    poll.wait(std::chrono::milliseconds(50));
+    if (frontendSocket != nullptr && poll.ready(frontend)) frontend_->onSocketReadable();
     for (std::size_t i = 0; i < waits.size(); ++i) {
-      // Readable, or ZMQ_POLLERR for a hang-up: either way the session looks.
-      if (items[firstWait + i].revents != 0) frontend_->onWaitReady(waits[i]);
+      // Readable, or a hang-up: either way the session looks.
+      if (poll.ready(firstWait + i)) frontend_->onWaitReady(waits[i]);
     }
 
-    if (items[0].revents & ZMQ_POLLIN) readClients();
-    if (items[1].revents & ZMQ_POLLIN) {
+    if (poll.ready(clients)) readClients();
+    if (poll.ready(completions)) {
       completions_.drain(done);
       for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
       done.clear();
     }
-    if (linkSocket != nullptr && (items[2].revents & ZMQ_POLLIN)) link_->onReadable(config_.frames);
+    if (linkSocket != nullptr && poll.ready(link)) link_->onReadable(config_.frames);
     frontend_->tick();
     pool_->replaceStuck(stuckAfter);
     LoadReport load = frontend_->load();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/readiness_poll.h"
 #include "common/router_io.h"
 
 namespace kiln {
@@ -60,12 +61,13 @@ void CoordinatorServer::readPeers() {
 }
 
 void CoordinatorServer::run() {
+  ReadinessPoll poll;
+  const std::size_t peers = poll.addSocket(router_);
+  const std::size_t wake = poll.addFd(wake_.fd());
   while (!stopping_.load()) {
-    zmq::pollitem_t items[] = {{router_.handle(), 0, ZMQ_POLLIN, 0},
-                               {nullptr, wake_.fd(), ZMQ_POLLIN, 0}};
-    zmq::poll(items, 2, std::chrono::milliseconds(50));
-    if (items[0].revents & ZMQ_POLLIN) readPeers();
-    if (items[1].revents & ZMQ_POLLIN) {
+    poll.wait(std::chrono::milliseconds(50));
+    if (poll.ready(peers)) readPeers();
+    if (poll.ready(wake)) {
       std::vector<int> ignored;
       wake_.drain(ignored);
     }

@@ -12,6 +12,8 @@
 #include <map>
 #include <vector>
 
+#include "common/readiness_poll.h"
+#include "common/sanitizers.h"
 #include "common/underlying.h"
 #include "nesting/isolation_tokens.h"
 
@@ -102,13 +104,14 @@ class ChildLoop {
     sendParts(dealer_, {std::string_view(&kHello, 1)});
     std::vector<Completion> done;
     std::vector<TokenEvent> events;
+    ReadinessPoll poll;
+    const std::size_t host = poll.addSocket(dealer_);
+    const std::size_t completions = poll.addFd(completions_.fd());
+    const std::size_t tokens = poll.addFd(tokens_.fd());
     for (;;) {
-      zmq::pollitem_t items[] = {{dealer_.handle(), 0, ZMQ_POLLIN, 0},
-                                 {nullptr, completions_.fd(), ZMQ_POLLIN, 0},
-                                 {nullptr, tokens_.fd(), ZMQ_POLLIN, 0}};
-      zmq::poll(items, 3, std::chrono::milliseconds(50));
-      if (items[0].revents & ZMQ_POLLIN) readHost();
-      if (items[1].revents & ZMQ_POLLIN) {
+      poll.wait(std::chrono::milliseconds(50));
+      if (poll.ready(host)) readHost();
+      if (poll.ready(completions)) {
         completions_.drain(done);
         for (Completion& completion : done) {
           auto found = workers_.find(completion.target);
@@ -116,7 +119,7 @@ class ChildLoop {
         }
         done.clear();
       }
-      if (items[2].revents & ZMQ_POLLIN) {
+      if (poll.ready(tokens)) {
         tokens_.drain(events);
         for (const TokenEvent& event : events) {
           if (!event.release) {
@@ -290,7 +293,10 @@ Result<pid_t> forkIsolatedChild(const ChildSetup& setup, const FrontendParts& pa
   sigfillset(&all);
   pthread_sigmask(SIG_UNBLOCK, &all, nullptr);  // the host blocks SIGTERM for its signal thread
   ::prctl(PR_SET_NAME, "kiln-isolated", 0, 0, 0);
-  if (setup.memoryLimitBytes != 0) {
+  // AddressSanitizer reserves terabytes of shadow address space up front, so
+  // under it any RLIMIT_AS fails the child's next mapping: sanitizer builds
+  // run their children without the limit.
+  if (setup.memoryLimitBytes != 0 && !kUnderAddressSanitizer) {
     // Compile work runs in this process (llvm sessions): a step that runs
     // away fails its allocations here and takes down only this child.
     struct rlimit limit {};

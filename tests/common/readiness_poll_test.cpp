@@ -25,6 +25,21 @@ struct Pair {
   }
 };
 
+// Sends `text` from `dealer` after `delay`, while the test waits.
+std::thread sendAfter(zmq::socket_t& dealer, std::chrono::milliseconds delay, std::string text) {
+  return std::thread([&dealer, delay, text = std::move(text)] {
+    std::this_thread::sleep_for(delay);
+    dealer.send(zmq::buffer(text), zmq::send_flags::none);
+  });
+}
+
+// Waits (a few bounded rounds: a wait may wake for nothing) until ready.
+int waitForSomething(ReadinessPoll& poll) {
+  int ready = 0;
+  for (int i = 0; i < 5 && ready == 0; ++i) ready = poll.wait(2s);
+  return ready;
+}
+
 struct Pipe {
   int fds[2] = {-1, -1};
   Pipe() { EXPECT_EQ(::pipe(fds), 0); }
@@ -62,12 +77,8 @@ TEST(ReadinessPollTest, AMessageArrivingDuringTheWaitWakesIt) {
   Pair pair("poll-wake");
   ReadinessPoll poll;
   std::size_t socket = poll.addSocket(pair.router);
-  std::thread sender([&] {
-    std::this_thread::sleep_for(50ms);
-    pair.dealer.send(zmq::str_buffer("late"), zmq::send_flags::none);
-  });
-  int ready = 0;
-  for (int i = 0; i < 5 && ready == 0; ++i) ready = poll.wait(2s);
+  std::thread sender = sendAfter(pair.dealer, 50ms, "late");
+  int ready = waitForSomething(poll);
   sender.join();
   EXPECT_EQ(ready, 1);
   EXPECT_TRUE(poll.ready(socket));
@@ -108,13 +119,10 @@ TEST(ReadinessPollTest, ADrainedOnlySocketIsSeenThroughItsDescriptor) {
   // Drain first, as the owner of such a socket always does.
   zmq::message_t nothing;
   EXPECT_FALSE(pair.router.recv(nothing, zmq::recv_flags::dontwait));
-  std::thread sender([&] {
-    std::this_thread::sleep_for(30ms);
-    pair.dealer.send(zmq::str_buffer("event"), zmq::send_flags::none);
-  });
-  int ready = 0;
-  for (int i = 0; i < 5 && ready == 0; ++i) ready = poll.wait(2s);
+  std::thread sender = sendAfter(pair.dealer, 30ms, "event");
+  int ready = waitForSomething(poll);
   sender.join();
+  EXPECT_EQ(ready, 1);
   EXPECT_TRUE(poll.ready(socket));
 }
 

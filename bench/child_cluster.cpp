@@ -3,10 +3,63 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <fstream>
+#include <future>
 #include <thread>
 
 namespace kiln::bench {
+
+// Forks every child of the cluster from one thread that lives as long as
+// the cluster. PR_SET_PDEATHSIG fires when the *thread* that forked a child
+// ends, not its process: forked by a passing thread (the worker killer's),
+// a child would die with that thread; forked here, it dies when the cluster
+// is destroyed or when the process ends in any way (signal, SIGKILL, abort),
+// so no coordinator or worker outlives an interrupted benchmark.
+class ChildCluster::Spawner {
+ public:
+  Spawner() : thread_([this] { run(); }) {}
+  ~Spawner() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  Result<Subprocess> spawn(const std::vector<std::string>& argv, SubprocessOptions options) {
+    options.dieWithParent = true;
+    Task task([&argv, &options] { return Subprocess::spawn(argv, options); });
+    auto spawned = task.get_future();
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+    return spawned.get();
+  }
+
+ private:
+  using Task = std::packaged_task<Result<Subprocess>()>;
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping, nothing left to run
+      Task task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Task> tasks_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
 
 std::filesystem::path selfExecutable() { return std::filesystem::read_symlink("/proc/self/exe"); }
 
@@ -15,19 +68,32 @@ Result<ChildCluster> ChildCluster::create(std::filesystem::path kiln) {
   return ChildCluster(std::move(kiln), std::move(directory));
 }
 
+ChildCluster::ChildCluster(std::filesystem::path kiln, WorkingDirectory directory)
+    : kiln_(std::move(kiln)),
+      directory_(std::move(directory)),
+      spawner_(std::make_unique<Spawner>()),
+      mutex_(std::make_unique<std::mutex>()) {}
+
+ChildCluster::ChildCluster(ChildCluster&&) noexcept = default;
+
 Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args) {
   std::vector<std::string> argv{kiln_.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   SubprocessOptions options;
-  const unsigned number = spawned_++;
+  unsigned number;
+  {
+    std::lock_guard lock(*mutex_);
+    number = spawned_++;
+  }
   options.stdoutPath = directory_.path() / fmt::format("child-{}.out", number);
   options.stderrPath = directory_.path() / fmt::format("child-{}.err", number);
-  KILN_ASSIGN_OR_RETURN(Subprocess process, Subprocess::spawn(argv, options));
+  KILN_ASSIGN_OR_RETURN(Subprocess process, spawner_->spawn(argv, options));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream out(options.stdoutPath);
     std::string word, endpoint;
     if (out >> word >> endpoint) {
+      std::lock_guard lock(*mutex_);
       children_.push_back(std::make_unique<ChildProcess>(
           ChildProcess{std::move(process), endpoint, options.stdoutPath, options.stderrPath}));
       return children_.back().get();
@@ -42,14 +108,19 @@ Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args) 
 }
 
 void ChildCluster::retire(ChildProcess* child) {
-  auto it = std::find_if(children_.begin(), children_.end(),
-                         [child](const auto& owned) { return owned.get() == child; });
-  if (it == children_.end()) return;
-  (*it)->process.kill();
+  std::unique_ptr<ChildProcess> retired;
+  {
+    std::lock_guard lock(*mutex_);
+    auto it = std::find_if(children_.begin(), children_.end(),
+                           [child](const auto& owned) { return owned.get() == child; });
+    if (it == children_.end()) return;
+    retired = std::move(*it);
+    children_.erase(it);
+  }
+  retired->process.kill();
   std::error_code ignored;
-  std::filesystem::remove((*it)->stdoutPath, ignored);
-  std::filesystem::remove((*it)->stderrPath, ignored);
-  children_.erase(it);
+  std::filesystem::remove(retired->stdoutPath, ignored);
+  std::filesystem::remove(retired->stderrPath, ignored);
 }
 
 ChildCluster::~ChildCluster() {

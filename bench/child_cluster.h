@@ -1,9 +1,12 @@
 // A cluster of real kiln processes started as children of the benchmark (the
 // coordinator, workers, and a raw ZeroMQ echo server as the baseline), each
-// found by the endpoint it prints on its first line of output.
+// found by the endpoint it prints on its first line of output. The children
+// die with the process that started them, however it ends (SIGKILL too).
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,20 +27,23 @@ class ChildCluster {
   // `kiln` is the path of the kiln binary to run.
   static Result<ChildCluster> create(std::filesystem::path kiln);
   // Runs `kiln <args...>` and waits for its "<word> <endpoint>" first line.
+  // Safe from any thread.
   Result<ChildProcess*> spawn(const std::vector<std::string>& args);
   // Kills `child` (if still running), reaps it and forgets it with its output
   // files, so that a cluster whose workers are replaced keeps a bounded size.
   void retire(ChildProcess* child);
   // Where the children's output files are kept; removed with the cluster.
   const std::filesystem::path& directory() const { return directory_.path(); }
-  ChildCluster(ChildCluster&&) = default;
+  ChildCluster(ChildCluster&&) noexcept;
   ~ChildCluster();
 
  private:
-  ChildCluster(std::filesystem::path kiln, WorkingDirectory directory)
-      : kiln_(std::move(kiln)), directory_(std::move(directory)) {}
+  class Spawner;
+  ChildCluster(std::filesystem::path kiln, WorkingDirectory directory);
   std::filesystem::path kiln_;
   WorkingDirectory directory_;
+  std::unique_ptr<Spawner> spawner_;
+  std::unique_ptr<std::mutex> mutex_;  // guards children_ and spawned_
   std::vector<std::unique_ptr<ChildProcess>> children_;
   unsigned spawned_ = 0;  // names output files; never reused
 };

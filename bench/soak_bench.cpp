@@ -388,6 +388,7 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   figures.stepsCompleted = c.stepsCompleted;
   figures.stepsLost = c.stepsLost;
   figures.compileErrors = c.compileErrors;
+  figures.forksRefused = c.forksRefused;
   figures.mismatched = c.mismatched;
   figures.started = c.started;
   figures.forked = c.forked;
@@ -417,6 +418,7 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
                       {"steps_completed", double(c.stepsCompleted)},
                       {"steps_lost", double(c.stepsLost)},
                       {"compile_errors", double(c.compileErrors)},
+                      {"forks_refused", double(c.forksRefused)},
                       {"sessions_started", double(c.started)},
                       {"sessions_forked", double(c.forked)},
                       {"sessions_ended", double(c.ended)},
@@ -444,6 +446,12 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
       "workers it adopted as subreaper); wd_entries: files and directories under a worker's "
       "working-directory base besides its own directory; rss_growth compares the last third "
       "with the middle third of the run (first third = warm-up)");
+  report.notes.push_back(
+      "steps_attempted = steps_completed + compile_errors + steps_lost. A compile error (the "
+      "step, or the replay that restores its session, breaks or crashes the compiler) is a typed "
+      "answer that ends the episode; lost is a step without an answer, with an error other than "
+      "a compile error, or whose session could not be restored; requests_failed counts starts, "
+      "forks and ends that failed. Lost steps, failed requests and wrong noop sums fail the run");
   for (const std::string& failure : slots.failures()) report.notes.push_back("first " + failure);
   if (!closed.ok()) report.notes.push_back("closing the experiment: " + closed.toString());
   if (killer && !killer->problem().empty()) {
@@ -464,6 +472,9 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
     faults.push_back(fmt::format("{} processes died without being killed", figures.crashes));
   }
   if (c.stepsLost != 0) faults.push_back(fmt::format("{} steps lost", c.stepsLost));
+  if (figures.requestsFailed != 0) {
+    faults.push_back(fmt::format("{} starts, forks or ends failed", figures.requestsFailed));
+  }
   if (c.mismatched != 0) faults.push_back(fmt::format("{} noop sums wrong", c.mismatched));
   report.notes.push_back(fmt::format(
       "VERDICT: {}{}{}", figures.passed() ? "PASS: nothing left behind, no step lost" : "FAIL: ",

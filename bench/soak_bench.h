@@ -37,9 +37,10 @@ struct SoakOptions {
 
 struct SoakFigures {
   std::uint64_t stepsAttempted = 0, stepsCompleted = 0, stepsLost = 0, mismatched = 0;
-  std::uint64_t compileErrors = 0;  // steps refused by the compiler: answers, not losses
+  std::uint64_t compileErrors = 0;  // steps answered with a compile error: answers, not losses
+  std::uint64_t forksRefused = 0;   // forks whose parent's restore hit a compile error
   std::uint64_t started = 0, forked = 0, ended = 0, restored = 0, kills = 0;
-  std::uint64_t requestsFailed = 0;  // starts, forks and ends that failed
+  std::uint64_t requestsFailed = 0;  // starts, forks and ends that failed (fail the run)
   // Left behind at the end (all must be 0).
   std::uint64_t liveSessions = 0, compilers = 0, zombies = 0, workingDirectoryEntries = 0;
   std::uint64_t descriptorGrowth = 0;  // over the slack, summed over long-lived processes
@@ -49,7 +50,10 @@ struct SoakFigures {
   bool leftBehind() const {
     return liveSessions + compilers + zombies + workingDirectoryEntries + descriptorGrowth != 0;
   }
-  bool passed() const { return !leftBehind() && crashes == 0 && stepsLost == 0 && mismatched == 0; }
+  bool passed() const {
+    return !leftBehind() && crashes == 0 && stepsLost == 0 && mismatched == 0 &&
+           requestsFailed == 0;
+  }
 };
 
 Result<Report> runSoakBench(const SoakOptions& options, SoakFigures* figures = nullptr);

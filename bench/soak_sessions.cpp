@@ -69,6 +69,11 @@ void SessionSlots::start(std::size_t index) {
 void SessionSlots::fork(std::size_t index) {
   Slot& parent = slots_[index];
   auto forked = parent.session->fork();
+  if (!forked.ok() && forked.status().code() == ErrorCode::kCompileError) {
+    ++counters_.forksRefused;
+    end(index, true);
+    return;
+  }
   if (!forked.ok()) {
     ++counters_.forksFailed;
     fail("fork " + parent.type, forked.status());

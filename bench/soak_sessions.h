@@ -28,9 +28,14 @@ struct SoakCounters {
   std::uint64_t stepsAttempted = 0, stepsCompleted = 0, stepsLost = 0;
   std::uint64_t started = 0, startsFailed = 0, forked = 0, forksFailed = 0;
   std::uint64_t ended = 0, endsFailed = 0, episodesFinished = 0, mismatched = 0;
-  // Steps the compiler refused (an llvm pass that breaks this module): the
-  // worker ends such a session; an answer, not a loss.
+  // Steps answered with a compile error (an llvm pass that breaks or
+  // crashes on this module, on the step itself or when the client replays
+  // the session's history to restore it): a typed answer that ends the
+  // episode, not a loss. stepsAttempted = completed + compileErrors + lost.
   std::uint64_t compileErrors = 0;
+  // Forks whose parent had to be restored and whose replay hit a compile
+  // error: the parent's episode is over (it is ended); not a failure.
+  std::uint64_t forksRefused = 0;
 };
 
 struct SlotPlan {

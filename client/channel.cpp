@@ -37,6 +37,13 @@ Channel::Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId,
     monitor_.set(zmq::sockopt::linger, 0);
     monitor_.connect(monitorAddress);
   }
+  poll_.addSocket(socket_);
+  // readEvents() always reads the monitor dry, starting now: its descriptor
+  // alone tells when events come.
+  if (monitor_) {
+    poll_.addSocket(monitor_, SocketUse::kDrainedOnly);
+    readEvents();
+  }
   socket_.connect(address_);
 }
 
@@ -64,6 +71,12 @@ void Channel::readEvents() {
       // our hello), so only repeated ones count; a clearer event usually
       // follows on the reconnect, 100 ms later.
       connected_ = false;
+      if (handshaken_) {
+        // Our server accepted us before: whatever refuses us at its address
+        // now is another process that took the port of a dead one. Lost.
+        lost_ = true;
+        continue;
+      }
       bool detailed = kind != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
       if (detailed || ++vagueFailures_ >= 4) {
         refused_ = handshakeRefusal(kind, value, endpoint_, curve_);
@@ -71,6 +84,7 @@ void Channel::readEvents() {
     } else if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
       refused_ = okStatus();
       vagueFailures_ = 0;
+      handshaken_ = true;
     } else if (kind == ZMQ_EVENT_CONNECTED) {
       connected_ = true;
       connectedAddress_.assign(static_cast<const char*>(address.data()), address.size());
@@ -96,6 +110,10 @@ Result<std::uint64_t> Channel::send(capnp::MessageBuilder& builder) {
   std::uint64_t id = builder.getRoot<wire::Envelope>().getRequestId();
   auto sent = socket_.send(encodeFrame(builder), zmq::send_flags::dontwait);
   if (!sent) {
+    // Nothing is queued for a peer known to be gone: say so, not "full".
+    if (peerLost()) {
+      return disconnected(fmt::format("cannot send to {}: the connection dropped", endpoint_));
+    }
     return overloaded(fmt::format("cannot send to {}: its queue is full", endpoint_));
   }
   pending_.emplace(id, true);
@@ -125,24 +143,32 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
   if (pending_.count(requestId) == 0) {
     return invalidArgument(fmt::format("request {} is not outstanding", requestId));
   }
+  // Replies are read when the socket says it has some, and the monitor when
+  // it has events: an idle channel costs one poll per wait, not a round of
+  // empty reads. A reply that came before a drop is still delivered.
+  bool socketReady = false;
+  bool monitorReady = lost_ || !refused_.ok();  // it may have come back since
   for (;;) {
-    zmq::message_t frame;
-    while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
-      auto message = InboundMessage::decode(frame, limits_);
-      if (!message.ok()) continue;  // garbage from a broken server: the request times out
-      std::uint64_t id = message->envelope().getRequestId();
-      if (pending_.erase(id) == 0) continue;  // abandoned or duplicate
-      if (id == requestId) {
-        KILN_RETURN_IF_ERROR(unwrapError(*message));
-        return std::move(message).value();
+    if (monitorReady) readEvents();
+    if (socketReady || lost_ || !refused_.ok()) {
+      zmq::message_t frame;
+      while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
+        auto message = InboundMessage::decode(frame, limits_);
+        if (!message.ok()) continue;  // garbage from a broken server: the request times out
+        std::uint64_t id = message->envelope().getRequestId();
+        if (pending_.erase(id) == 0) continue;  // abandoned or duplicate
+        if (id == requestId) {
+          KILN_RETURN_IF_ERROR(unwrapError(*message));
+          return std::move(message).value();
+        }
+        arrived_.emplace(id, std::move(message).value());
       }
-      arrived_.emplace(id, std::move(message).value());
     }
-    // Replies that arrived before a drop were read above; none will follow.
-    if (bool lost = peerLost(); !refused_.ok()) {
+    if (!refused_.ok()) {
       pending_.erase(requestId);
       return refused_;
-    } else if (lost) {
+    }
+    if (lost_) {
       pending_.erase(requestId);
       return disconnected(
           fmt::format("the connection to {} dropped (the worker died, restarted or is unreachable)",
@@ -154,11 +180,10 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
       return timeoutError(
           fmt::format("{} did not answer in time (worker busy, gone or unreachable)", endpoint_));
     }
-    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
-                               {monitor_ ? monitor_.handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, monitor_ ? 2 : 1,
-              std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
-                  std::chrono::milliseconds(1));
+    poll_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+               std::chrono::milliseconds(1));
+    socketReady = poll_.ready(0);
+    monitorReady = monitor_ && poll_.ready(1);
   }
 }
 

@@ -18,6 +18,7 @@
 #include "common/curve_keys.h"
 #include "common/frame.h"
 #include "common/ids.h"
+#include "common/readiness_poll.h"
 #include "common/status.h"
 
 namespace kiln::client {
@@ -64,6 +65,11 @@ class Channel {
     readEvents();
     return lost_;
   }
+  // Treats the server as lost although its connection is up: a process
+  // whose loop is stuck still answers ZMTP heartbeats from ZeroMQ's own
+  // thread. Waiting and later requests fail at once with "disconnected"
+  // until the server connects again.
+  void markLost() { lost_ = true; }
 
  private:
   Status unwrapError(const InboundMessage& message) const;
@@ -77,9 +83,11 @@ class Channel {
   FrameLimits limits_;
   zmq::socket_t socket_;
   zmq::socket_t monitor_;  // PAIR receiving socket_'s connection events
+  ReadinessPoll poll_;     // socket_, then monitor_ if there is one
   bool connected_ = false;
   bool lost_ = false;
   bool curve_ = false;
+  bool handshaken_ = false;      // a handshake with the server succeeded once
   Status refused_ = okStatus();  // the latest handshake refusal, until one succeeds
   int vagueFailures_ = 0;        // handshakes failed without detail since the last success
   std::uint64_t nextRequestId_ = 1;

@@ -157,6 +157,24 @@ void Client::noteLost(const std::string& endpoint) {
   lostEndpoints_[endpoint] = std::chrono::steady_clock::now();
 }
 
+Status Client::timeoutMeansGone(const std::string& endpoint, Status status) {
+  if (status.code() != ErrorCode::kTimeout) return status;
+  // One short question: a slow coordinator must not double the wait.
+  const Duration timeout = std::min<Duration>(options_.requestTimeout, std::chrono::seconds(5));
+  capnp::MallocMessageBuilder builder(64);
+  coordinator_->begin(builder, timeout).initRequest().initListCluster();
+  auto listed = coordinator_->call(builder, timeout);
+  if (!listed.ok()) return status;  // cannot tell: a timeout it stays
+  for (auto worker : listed->envelope().getReply().getClusterView().getWorkers()) {
+    if (endpoint == worker.getEndpoint().cStr()) return status;  // alive, only slow
+  }
+  noteLost(endpoint);
+  channelTo(endpoint).markLost();
+  return disconnected(
+      fmt::format("{} (and the coordinator no longer lists it: its process is stuck or gone)",
+                  status.message()));
+}
+
 Result<Client::Placed> Client::place(const std::string& sessionType, Duration timeout) {
   auto placed = placeOnce(sessionType, timeout);
   auto reopen = opened_.find(options_.experiment);
@@ -240,8 +258,9 @@ Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint, st
   }
   auto wanted = start.initObservationSpaces(observations.size());
   for (unsigned i = 0; i < observations.size(); ++i) wanted.set(i, observations[i]);
-  KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.call(builder, timeout));
-  auto started = reply.envelope().getReply().getSessionStarted();
+  auto reply = channel.call(builder, timeout);
+  if (!reply.ok()) return timeoutMeansGone(endpoint, reply.status());
+  auto started = reply->envelope().getReply().getSessionStarted();
   KILN_ASSIGN_OR_RETURN(auto initial, decodeValues(started.getObservations()));
   SessionHistory history{options, {}};
   leases_->addSession(endpoint);

@@ -182,6 +182,12 @@ class Client {
   Result<Placed> place(const std::string& sessionType, Duration timeout);
   Result<Placed> placeOnce(const std::string& sessionType, Duration timeout);
   void noteLost(const std::string& endpoint);
+  // `status` from a request to `endpoint`, unless it is a timeout and the
+  // coordinator no longer lists that server (its heartbeats stopped: the
+  // process is stuck or gone): then the channel is marked lost, so that no
+  // other request waits out its deadline there, and "disconnected" is
+  // returned, which a session treats as a loss (restore by replay).
+  Status timeoutMeansGone(const std::string& endpoint, Status status);
   // Drops channels to workers that died (their sockets reconnect forever and
   // hold descriptors) once no request and none of our sessions is there.
   void dropDeadChannels();
@@ -252,12 +258,13 @@ class Session {
     std::vector<Value> actions;
     std::vector<std::uint32_t> observations;
     std::uint32_t epoch = 0;   // restores_ when sent
+    TimePoint sentAt{};        // its deadline runs from here, not from the await
     int fingerprintSlot = -1;  // index of the fingerprint among observations
     bool userAskedFingerprint = false;
   };
   Result<std::uint64_t> sendStepRaw(const std::vector<Value>& actions,
                                     const std::vector<std::uint32_t>& observations);
-  Result<StepResult> awaitStepRaw(std::uint64_t requestId);
+  Result<StepResult> awaitStepRaw(std::uint64_t requestId, TimePoint deadline);
   Result<StepResult> finishStep(InFlight sent, StepResult result);
   static bool isLoss(const Status& status);
   // Rebuilds the session elsewhere (see the class comment).

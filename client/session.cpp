@@ -57,11 +57,11 @@ Result<std::uint64_t> Session::sendStepRaw(const std::vector<Value>& actions,
   return channel.send(builder);
 }
 
-Result<StepResult> Session::awaitStepRaw(std::uint64_t requestId) {
+Result<StepResult> Session::awaitStepRaw(std::uint64_t requestId, TimePoint deadline) {
   Channel& channel = client_.channelTo(endpoint_);
-  KILN_ASSIGN_OR_RETURN(InboundMessage reply,
-                        channel.await(requestId, std::chrono::steady_clock::now() + timeout()));
-  auto stepped = reply.envelope().getReply().getStepped();
+  auto reply = channel.await(requestId, deadline);
+  if (!reply.ok()) return client_.timeoutMeansGone(endpoint_, reply.status());
+  auto stepped = reply->envelope().getReply().getStepped();
   StepResult result;
   KILN_ASSIGN_OR_RETURN(result.observations, decodeValues(stepped.getObservations()));
   result.endOfEpisode = stepped.getEndOfEpisode();
@@ -77,7 +77,7 @@ Result<StepResult> Session::awaitStepRaw(std::uint64_t requestId) {
 Result<std::uint64_t> Session::sendStep(const std::vector<Value>& actions,
                                         const std::vector<std::uint32_t>& observations) {
   if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
-  InFlight sent{actions, observations, restores_};
+  InFlight sent{actions, observations, restores_, std::chrono::steady_clock::now()};
   // Every few steps, also fetch the fingerprint a replay must reproduce.
   if (auto fingerprint = findSpace(spaces_.observationSpaces, spaces_.fingerprint);
       spaces_.replayable && fingerprint.ok()) {
@@ -93,9 +93,18 @@ Result<std::uint64_t> Session::sendStep(const std::vector<Value>& actions,
       sent.observations.push_back(index);
     }
   }
-  KILN_ASSIGN_OR_RETURN(std::uint64_t requestId, sendStepRaw(sent.actions, sent.observations));
-  inflight_.emplace(requestId, std::move(sent));
-  return requestId;
+  auto requestId = sendStepRaw(sent.actions, sent.observations);
+  if (!requestId.ok() && isLoss(requestId.status()) && inflight_.empty()) {
+    // The worker is known gone before the step could even be queued: restore
+    // now (no earlier step is in flight, so the order of steps is kept).
+    KILN_RETURN_IF_ERROR(restore(requestId.status()));
+    sent.epoch = restores_;
+    sent.sentAt = std::chrono::steady_clock::now();
+    requestId = sendStepRaw(sent.actions, sent.observations);
+  }
+  KILN_RETURN_IF_ERROR(requestId.status());
+  inflight_.emplace(*requestId, std::move(sent));
+  return *requestId;
 }
 
 Result<StepResult> Session::finishStep(InFlight sent, StepResult result) {
@@ -117,7 +126,9 @@ Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
   InFlight sent = std::move(found->second);
   inflight_.erase(found);
   if (sent.epoch == restores_) {
-    auto result = awaitStepRaw(requestId);
+    // From the send: steps pipelined to one silent worker time out
+    // together, not one full timeout after another.
+    auto result = awaitStepRaw(requestId, sent.sentAt + timeout());
     if (result.ok()) return finishStep(std::move(sent), std::move(result).value());
     if (!isLoss(result.status())) return result.status();
     KILN_RETURN_IF_ERROR(restore(result.status()));
@@ -127,7 +138,8 @@ Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
   }
   // The rebuilt session has not seen this step yet: send it again.
   KILN_ASSIGN_OR_RETURN(std::uint64_t again, sendStepRaw(sent.actions, sent.observations));
-  KILN_ASSIGN_OR_RETURN(StepResult result, awaitStepRaw(again));
+  KILN_ASSIGN_OR_RETURN(StepResult result,
+                        awaitStepRaw(again, std::chrono::steady_clock::now() + timeout()));
   return finishStep(std::move(sent), std::move(result));
 }
 
@@ -156,8 +168,9 @@ Result<std::unique_ptr<Session>> Session::fork() {
       return std::unique_ptr<Session>(
           new Session(client_, endpoint_, target_, child, spaces_, history_, initial_));
     }
-    if (attempt > 0 || !isLoss(reply.status())) return reply.status();
-    KILN_RETURN_IF_ERROR(restore(reply.status()));
+    Status failed = client_.timeoutMeansGone(endpoint_, reply.status());
+    if (attempt > 0 || !isLoss(failed)) return failed;
+    KILN_RETURN_IF_ERROR(restore(failed));
   }
 }
 
@@ -169,9 +182,10 @@ Status Session::end() {
   auto reply = channel.call(builder, timeout());
   ended_ = true;
   client_.leases_->removeSession(endpoint_);
+  if (reply.ok()) return okStatus();
   // A session whose worker is gone is over all the same.
-  if (!reply.ok() && isLoss(reply.status())) return okStatus();
-  return reply.ok() ? okStatus() : reply.status();
+  Status failed = client_.timeoutMeansGone(endpoint_, reply.status());
+  return isLoss(failed) ? okStatus() : failed;
 }
 
 Result<std::string> Session::setParameter(const std::string& key, const std::string& value) {
@@ -189,8 +203,9 @@ Result<std::string> Session::setParameter(const std::string& key, const std::str
       history_.parameters.push_back({history_.steps.size(), key, value});
       return std::string(reply->envelope().getReply().getParameterReply().getReply().cStr());
     }
-    if (attempt > 0 || !isLoss(reply.status())) return reply.status();
-    KILN_RETURN_IF_ERROR(restore(reply.status()));
+    Status failed = client_.timeoutMeansGone(endpoint_, reply.status());
+    if (attempt > 0 || !isLoss(failed)) return failed;
+    KILN_RETURN_IF_ERROR(restore(failed));
   }
 }
 

@@ -17,6 +17,17 @@ Status Session::replayOn(Session& fresh) {
   const auto& parameters = history_.parameters;
   const auto& fingerprint = history_.fingerprint;
   std::vector<std::uint64_t> requests;
+  // On any failure, forget the replies not yet read: a channel that still
+  // expects replies is never dropped, even once its worker is gone.
+  std::size_t next = 0;
+  struct AbandonRest {
+    Channel& channel;
+    const std::vector<std::uint64_t>& requests;
+    const std::size_t& next;
+    ~AbandonRest() {
+      for (std::size_t i = next; i < requests.size(); ++i) channel.abandon(requests[i]);
+    }
+  } abandonRest{channel, requests, next};
   std::optional<std::uint64_t> fingerprintRequest;
   std::size_t nextParameter = 0;
   auto sendParameters = [&](std::size_t afterSteps) -> Status {
@@ -51,11 +62,13 @@ Status Session::replayOn(Session& fresh) {
     KILN_RETURN_IF_ERROR(sendParameters(i + 1));
   }
   auto deadline = std::chrono::steady_clock::now() + timeout();
-  for (std::uint64_t id : requests) {
-    KILN_ASSIGN_OR_RETURN(InboundMessage reply, channel.await(id, deadline));
+  for (; next < requests.size(); ++next) {
+    const std::uint64_t id = requests[next];
+    auto reply = channel.await(id, deadline);
+    if (!reply.ok()) return client_.timeoutMeansGone(fresh.endpoint_, reply.status());
     if (id != fingerprintRequest) continue;
-    KILN_ASSIGN_OR_RETURN(auto values,
-                          decodeValues(reply.envelope().getReply().getStepped().getObservations()));
+    KILN_ASSIGN_OR_RETURN(
+        auto values, decodeValues(reply->envelope().getReply().getStepped().getObservations()));
     if (values.size() != 1 || !(values[0] == fingerprint->value)) {
       return internalError(fmt::format(
           "the replayed session diverged: {} after {} steps is {}, was {} (is the session type "
@@ -70,6 +83,7 @@ Status Session::replayOn(Session& fresh) {
 
 Status Session::restore(const Status& why) {
   const std::string& type = history_.options.sessionType;
+  if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
   if (!spaces_.replayable || !client_.options_.restoreLostSessions) {
     return disconnected(fmt::format("session lost: {} (session type '{}' {})", why.message(), type,
                                     spaces_.replayable
@@ -93,8 +107,24 @@ Status Session::restore(const Status& why) {
     Status replayed = fresh.ok() ? replayOn(**fresh) : fresh.status();
     if (!replayed.ok()) {
       last = replayed;
-      // A fresh session on a dead worker needs no EndSession; a diverged one does.
-      if (fresh.ok()) (*fresh)->ended_ = isLoss(replayed);
+      // A fresh session on a dead worker needs no EndSession, nor one its
+      // worker ended after a compile error; a diverged one does.
+      bool refused = replayed.code() == ErrorCode::kCompileError;
+      if (fresh.ok() && (isLoss(replayed) || refused)) {
+        (*fresh)->ended_ = true;
+        client_.leases_->removeSession(placed->endpoint);  // which its destructor now skips
+      }
+      if (refused) {
+        // A step of the history that the compiler refuses (or crashes on)
+        // when replayed: this episode is over, as if it had failed there
+        // first. Reported as what it is, and final: replaying it again on
+        // yet another worker would only fail (or crash) again.
+        ended_ = true;
+        client_.leases_->removeSession(endpoint_);
+        return compileError(fmt::format(
+            "session {:x} could not be restored after {}: replaying its history failed: {}",
+            id_.value, why.message(), replayed.message()));
+      }
       if (!isLoss(replayed)) break;  // e.g. divergence: replaying again would not help
       client_.noteLost(placed->endpoint);
       continue;

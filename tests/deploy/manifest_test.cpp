@@ -230,14 +230,22 @@ TEST(ManifestTest, SystemdUnitsVerifyAndTheirCommandsAreValid) {
   auto env = readEnvironmentFile(units / "kiln.env");
   ASSERT_FALSE(env.empty());
   std::string host = deploytest::hostCommand(kKiln);
-  LoopbackCoordinator coordinator;
   auto dir = WorkingDirectory::create({}, "kiln-systemd-test");
   ASSERT_TRUE(dir.ok());
+  // The units pass the credential systemd copies from the cluster key file;
+  // here, one made for the test.
+  fs::path key = dir->path() / "cluster.key";
+  ASSERT_TRUE(run({kKiln, "keygen", "--out", key.string()}, 20s).status.success());
+  LoopbackCoordinator coordinator(key.string());
   std::vector<std::string> verify = {"systemd-analyze", "verify"};
   for (const char* name : {"kiln-coordinator.service", "kiln-host@.service"}) {
     std::string text = readFile(units / name);
     EXPECT_NE(text.find("\nRestart=on-failure\n"), std::string::npos) << name;
     EXPECT_NE(text.find("\nEnvironmentFile=/etc/kiln/kiln.env\n"), std::string::npos) << name;
+    EXPECT_NE(text.find("\nLoadCredential=cluster.key:/etc/kiln/curve/cluster.key\n"),
+              std::string::npos)
+        << name;
+    EXPECT_NE(text.find(" --key-file %d/cluster.key\n"), std::string::npos) << name;
     std::smatch exec;
     ASSERT_TRUE(std::regex_search(text, exec, std::regex("\nExecStart=kiln ([^\n]*)\n"))) << name;
     // Expand ${VAR} the way systemd does (one word each) and run with --help.

@@ -1,7 +1,8 @@
 // Faults of whole processes, with real `kiln` child processes and real
 // signals: a worker SIGKILLed while sessions step (they are restored and no
 // step fails), a step that hangs (it times out and the worker keeps its
-// slots), and a coordinator killed and started again on the same port
+// slots), a worker whose loop hangs (given up after one timeout), and a
+// coordinator killed and started again on the same port
 // (sessions keep stepping; hosts re-register; experiments are re-opened
 // and adopt their workers).
 #include <gtest/gtest.h>
@@ -101,6 +102,59 @@ TEST(ProcessFaults, HangingStepTimesOutAndThePlainWorkerKeepsItsSlot) {
   ASSERT_TRUE(fresh.ok()) << fresh.status().toString();
   EXPECT_TRUE((*fresh)->step({Value(std::int64_t{3})}, std::vector<std::string>{}).ok());
   EXPECT_FALSE(worker->process.poll().has_value()) << "the worker died";
+}
+
+// A worker whose loop thread is stuck (a cheap session's step runs inline,
+// then hangs) keeps its connections up, because ZeroMQ's own thread still
+// answers heartbeats; only the coordinator notices (no heartbeat). After one
+// timeout the client learns from the coordinator that the worker is gone:
+// its other sessions are restored at once instead of each waiting out a
+// timeout, and ending a session there returns promptly.
+TEST(ProcessFaults, WorkerWithAStuckLoopIsGivenUpAfterOneTimeout) {
+  InProcessCoordinator coordinator;
+  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto* stuckWorker = children.spawn(workerArgs(coordinator.endpoint())).value();
+  auto* survivor = children.spawn(workerArgs(coordinator.endpoint())).value();
+  const Duration timeout = 2s;
+  auto client = connectClient(coordinator.endpoint(), {}, timeout);
+  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 2; }, 10s));
+
+  std::vector<std::unique_ptr<client::Session>> sessions;  // [0] hangs, [1] and [2] are innocent
+  for (int i = 0; i < 3; ++i) {
+    sessions.push_back(
+        client->startSessionOn(stuckWorker->endpoint, {"noop", "benchmark://f/stuck"}).value());
+  }
+  std::vector<std::int64_t> sums(sessions.size(), 0);
+  for (int round = 0; round < 4; ++round) {  // cheap steps: later ones may run inline
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      ASSERT_TRUE(sessions[i]->step({Value(std::int64_t{3})}, std::vector<std::string>{}).ok());
+      sums[i] += 3;
+    }
+  }
+  ASSERT_TRUE(sessions[0]->setParameter("noop.hang_on_step", "forever").ok());
+
+  auto sentAt = std::chrono::steady_clock::now();
+  std::vector<std::uint64_t> sent;
+  for (auto& session : sessions)
+    sent.push_back(session->sendStep({Value(std::int64_t{1})}, {0}).value());
+  // The hanging step is never awaited: its restore would replay the hang.
+  for (std::size_t i = 1; i < sessions.size(); ++i) {
+    auto stepped = sessions[i]->awaitStep(sent[i]);
+    ASSERT_TRUE(stepped.ok()) << "session " << i << ": " << stepped.status().toString();
+    EXPECT_EQ(stepped->observations[0].as<std::int64_t>(), sums[i] + 1);
+    EXPECT_EQ(sessions[i]->endpoint(), survivor->endpoint);
+  }
+  // One timeout for all of them, not one each (generous for a loaded machine).
+  EXPECT_LT(std::chrono::steady_clock::now() - sentAt, 2 * timeout + 1s);
+  EXPECT_FALSE(stuckWorker->process.poll().has_value()) << "the worker died rather than hung";
+
+  auto endedAt = std::chrono::steady_clock::now();
+  EXPECT_TRUE(sessions[0]->end().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - endedAt, timeout / 2)
+      << "ending a session on a worker known to be gone waited for it";
+  auto fresh = client->startSession({"noop", "benchmark://f/new"});
+  ASSERT_TRUE(fresh.ok()) << fresh.status().toString();
+  EXPECT_EQ((*fresh)->endpoint(), survivor->endpoint);
 }
 
 // A free loopback port for a server that must come back on the same one.

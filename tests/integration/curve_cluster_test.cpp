@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "client/channel.h"
 #include "client/client.h"
 #include "common/zap_authenticator.h"
 #include "coordinator/coordinator_server.h"
@@ -334,6 +335,61 @@ TEST_F(CurveClusterTest, TrafficIsPlaintextWithoutAKeyAndEncryptedWithOne) {
   EXPECT_GT(secret.size(), 200u);  // the session did cross the relay
   EXPECT_EQ(secret.find("PLAINTEXT-CANARY-7f3a"), std::string::npos);
   EXPECT_EQ(secret.find("canary"), std::string::npos);
+}
+
+// A server that answered us once dies, and another process takes its port
+// (here one that requires a key; in a soak, any process reusing a freed
+// ephemeral port). Its handshake failure means "our server is gone", not
+// "we lack the key": requests fail as disconnected, which a session answers
+// by restoring itself elsewhere, not as permission denied.
+TEST_F(CurveClusterTest, AServerWhosePortWasTakenByAnotherIsLostNotRefusing) {
+  zmq::context_t zmq(1);
+  auto server = std::make_unique<zmq::socket_t>(zmq, zmq::socket_type::router);
+  server->set(zmq::sockopt::linger, 0);
+  server->bind("tcp://127.0.0.1:0");
+  const std::string endpoint = server->get(zmq::sockopt::last_endpoint);
+  client::Channel channel(zmq, endpoint, ClientId{7}, "", FrameLimits{});
+  auto ask = [&channel](Duration timeout) {
+    capnp::MallocMessageBuilder builder(64);
+    channel.begin(builder, timeout).initRequest().initListCluster();
+    return channel.call(builder, timeout);
+  };
+  std::thread answer([&] {
+    // One reply, so the channel has met its server.
+    zmq::message_t routing, frame;
+    if (!server->recv(routing) || !server->recv(frame)) return;
+    auto request = InboundMessage::decode(frame, FrameLimits{});
+    if (!request.ok()) return;
+    capnp::MallocMessageBuilder builder(64);
+    initEnvelope(builder, request->envelope().getRequestId()).initReply().initClusterView();
+    server->send(routing, zmq::send_flags::sndmore);
+    server->send(encodeFrame(builder), zmq::send_flags::none);
+  });
+  auto first = ask(5s);
+  answer.join();
+  ASSERT_TRUE(first.ok()) << first.status().toString();
+
+  server.reset();  // the server dies; a stranger binds its port
+  zmq::socket_t stranger(zmq, zmq::socket_type::router);
+  stranger.set(zmq::sockopt::linger, 0);
+  applyCurveServer(stranger, generateClusterKeys().value(), "stranger");
+  // ZeroMQ closes the old listener on its own thread: retry for a while.
+  bool bound = false;
+  for (int attempt = 0; attempt < 100 && !bound; ++attempt) {
+    try {
+      stranger.bind(endpoint);
+      bound = true;
+    } catch (const zmq::error_t&) {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  ASSERT_TRUE(bound) << "the dead server's port stayed busy";
+  // Let the channel reconnect and fail a few handshakes with the stranger.
+  std::this_thread::sleep_for(1s);
+  (void)channel.peerLost();
+  auto second = ask(5s);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), ErrorCode::kDisconnected) << second.status().toString();
 }
 
 }  // namespace

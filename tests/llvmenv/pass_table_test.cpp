@@ -51,8 +51,9 @@ TEST(PassTableTest, DropsPrintersVerifiersAndInstrumentation) {
     EXPECT_FALSE(pass.name.starts_with("invalidate")) << pass.name;
     EXPECT_FALSE(pass.name.starts_with("no-op")) << pass.name;
   }
-  for (const char* name : {"asan", "msan", "tsan", "trigger-crash-module", "metarenamer",
-                           "instcount", "aa-eval", "pgo-instr-gen", "memprof-use"}) {
+  for (const char* name :
+       {"asan", "msan", "tsan", "trigger-crash-module", "metarenamer", "attributor", "newgvn",
+        "instcount", "aa-eval", "pgo-instr-gen", "memprof-use"}) {
     EXPECT_FALSE(passTable()->find(name).has_value()) << name;
   }
   EXPECT_FALSE(passTable()->dropped().empty());

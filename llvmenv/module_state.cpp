@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/sanitizers.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
@@ -32,9 +33,11 @@ ModuleState::ModuleState(std::shared_ptr<const PassTable> passes, std::string na
 ModuleState::~ModuleState() = default;
 
 void ModuleState::poison(const Status& why) {
-  (void)module_.release();
-  (void)context_.release();
-  (void)tm_.release();
+  // A caught crash may have left these half-changed: never touched again,
+  // not even by their destructors.
+  declareLeakedOnPurpose(module_.release());
+  declareLeakedOnPurpose(context_.release());
+  declareLeakedOnPurpose(tm_.release());
   ir_.reset();
   textSize_.reset();
   bitcode_.reset();
@@ -315,7 +318,7 @@ Status ModuleState::reload(std::string bytes) {
     }
   });
   if (!guard.ok()) {
-    (void)context.release();  // touched by the crash: leaked, never reused
+    declareLeakedOnPurpose(context.release());  // touched by the crash: never reused
     poison(guard);
     return guard;
   }

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "bench/child_cluster.h"
+#include "common/sanitizers.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {
@@ -168,6 +169,10 @@ std::string addressSpaceLimit(pid_t pid) {
 }
 
 TEST(Isolation, ChildProcessesRunUnderTheCompileMemoryLimit) {
+  if (kUnderAddressSanitizer) {
+    GTEST_SKIP() << "AddressSanitizer cannot run under an address-space limit, so sanitizer "
+                    "builds set none (nesting/isolated_child.cpp)";
+  }
   InProcessCoordinator coordinator;
   IsolatedHost host(coordinator.endpoint(), {"--compile-memory-mb", "3072"});
   auto alpha = tenant(coordinator.endpoint(), "alpha");

@@ -5,27 +5,28 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdint>
 #include <thread>
-
-#include "common/sanitizers.h"
 
 namespace kiln::llvmenv {
 namespace {
 
+// A store into the first page, which Linux never maps: a real SIGSEGV. Not
+// through nullptr, which UBSan would report as undefined behaviour first.
 void crashOnPurpose() {
-  volatile int* nowhere = nullptr;
+  // Volatile, so that the compiler neither warns about nor folds the address.
+  volatile std::uintptr_t address = 64;
+  auto* nowhere = reinterpret_cast<volatile int*>(address);
   *nowhere = 1;
 }
 
 TEST(CrashGuardTest, ASegfaultBecomesACompileError) {
-  if (kUnderAddressSanitizer) GTEST_SKIP() << "the sanitizers own SIGSEGV";
   Status status = runGuarded("a pass", crashOnPurpose);
   EXPECT_EQ(status.code(), ErrorCode::kCompileError);
   EXPECT_NE(status.message().find("signal 11"), std::string::npos) << status.message();
 }
 
 TEST(CrashGuardTest, CrashesOnOtherThreadsAreCaughtEveryTime) {
-  if (kUnderAddressSanitizer) GTEST_SKIP() << "the sanitizers own SIGSEGV";
   for (int round = 0; round < 3; ++round) {
     Status status;
     std::thread worker([&] { status = runGuarded("a pass", crashOnPurpose); });
@@ -36,7 +37,6 @@ TEST(CrashGuardTest, CrashesOnOtherThreadsAreCaughtEveryTime) {
 }
 
 TEST(CrashGuardTest, AbortBecomesACompileError) {
-  if (kUnderAddressSanitizer) GTEST_SKIP() << "the sanitizers own SIGABRT";
   Status status = runGuarded("a pass", [] { std::raise(SIGABRT); });
   EXPECT_EQ(status.code(), ErrorCode::kCompileError);
 }

@@ -164,7 +164,10 @@ std::string skipReason() {
   return "";
 }
 
-TEST(SlurmDeployTest, SbatchStartsClusterRunsExperimentAndCleansUp) {
+// Submits kiln.sbatch with a small experiment on a one-node cluster and
+// checks the job ran on it and left nothing behind. With `keyed`, the job
+// gets a cluster key (KILN_KEY_FILE) and the experiment uses it too.
+void runJobAndCheck(bool keyed) {
   if (auto reason = skipReason(); !reason.empty()) GTEST_SKIP() << reason;
   auto dir = WorkingDirectory::create({}, "kiln-slurm-test");
   ASSERT_TRUE(dir.ok()) << dir.status().toString();
@@ -179,9 +182,19 @@ TEST(SlurmDeployTest, SbatchStartsClusterRunsExperimentAndCleansUp) {
 
   const std::string kiln = KILN_BINARY;
   std::string tag = fmt::format("KILN_TEST_TAG=slurm-{}-{}", ::getpid(), std::random_device{}());
+  std::string keySetting;
+  std::string keyOption;
+  if (keyed) {
+    fs::path key = dir->path() / "cluster.key";
+    auto made = run({kiln, "keygen", "--out", key.string()}, 30s);
+    ASSERT_TRUE(made.status.success()) << made.stderrText;
+    keySetting = ",KILN_KEY_FILE=" + key.string();
+    keyOption = R"( --key-file "$KILN_KEY_FILE")";
+  }
   std::string experiment =
-      R"("$KILN_BIN" status --coordinator "$KILN_COORDINATOR" && )"
-      R"("$KILN_BIN" demo --noop --coordinator "$KILN_COORDINATOR" --sessions 4 --steps 50)";
+      R"("$KILN_BIN" status --coordinator "$KILN_COORDINATOR")" + keyOption +
+      R"( && "$KILN_BIN" demo --noop --coordinator "$KILN_COORDINATOR" --sessions 4 --steps 50)" +
+      keyOption;
   fs::path out = dir->path() / "job.out";
   std::vector<std::string> submit = {
       "sbatch",
@@ -192,8 +205,8 @@ TEST(SlurmDeployTest, SbatchStartsClusterRunsExperimentAndCleansUp) {
       "--output=" + out.string(),
       "--chdir=" + dir->path().string(),
       fmt::format("--export=ALL,KILN_BIN={},KILN_HOST_COMMAND={},KILN_SLOTS=2,KILN_PORT={},"
-                  "KILN_READY_SECONDS=30,KILN_LOG_LEVEL=warn,{}",
-                  kiln, deploytest::hostCommand(kiln), deploytest::freeTcpPort(), tag),
+                  "KILN_READY_SECONDS=30,KILN_LOG_LEVEL=warn,{}{}",
+                  kiln, deploytest::hostCommand(kiln), deploytest::freeTcpPort(), tag, keySetting),
       std::string(KILN_SOURCE_DIR) + "/deploy/slurm/kiln.sbatch",
       "bash",
       "-c",
@@ -224,7 +237,15 @@ TEST(SlurmDeployTest, SbatchStartsClusterRunsExperimentAndCleansUp) {
       },
       15s);
   EXPECT_TRUE(clean) << left.size() << " processes of the job are still running";
+  if (keyed) {
+    // Plaintext and loud about it without a key; quiet with one.
+    EXPECT_EQ(log.find("beyond loopback"), std::string::npos) << log;
+  }
 }
+
+TEST(SlurmDeployTest, SbatchStartsClusterRunsExperimentAndCleansUp) { runJobAndCheck(false); }
+
+TEST(SlurmDeployTest, SbatchWithAClusterKeyRunsEverySocketUnderCurve) { runJobAndCheck(true); }
 
 TEST(SlurmDeployTest, ScriptRefusesToRunOutsideAJobOrWithBadSettings) {
   std::string script = std::string(KILN_SOURCE_DIR) + "/deploy/slurm/kiln.sbatch";
@@ -240,6 +261,11 @@ TEST(SlurmDeployTest, ScriptRefusesToRunOutsideAJobOrWithBadSettings) {
   auto noBinary = run({"env", "SLURM_JOB_ID=1", "KILN_BIN=/nonexistent/kiln", script, "true"}, 10s);
   EXPECT_EQ(noBinary.status.exitCode, 2);
   EXPECT_NE(noBinary.stderrText.find("not found"), std::string::npos);
+  auto noKey = run({"env", "SLURM_JOB_ID=1", std::string("KILN_BIN=") + KILN_BINARY,
+                    "KILN_KEY_FILE=/nonexistent/cluster.key", script, "true"},
+                   10s);
+  EXPECT_EQ(noKey.status.exitCode, 2);
+  EXPECT_NE(noKey.stderrText.find("KILN_KEY_FILE"), std::string::npos) << noKey.stderrText;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "bench/child_cluster.h"
 #include "common/wire_convert.h"
 #include "local/local_cluster.h"
+#include "tests/integration/two_workers.h"
 
 namespace kiln {
 namespace {
@@ -162,31 +163,21 @@ TEST(ClusterTest, WorkerKilledWithSigkillIsLostAndOthersKeepServing) {
       CoordinatorServer::create(config, zmq, clock, makeNullLogger("coordinator")).value();
   std::thread coordinatorThread([&] { coordinator->run(); });
 
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
-  auto* doomed =
-      children.spawn({"worker", "--coordinator", coordinator->endpoint(), "--log-level", "off"})
-          .value();
-  auto* survivor =
-      children.spawn({"worker", "--coordinator", coordinator->endpoint(), "--log-level", "off"})
-          .value();
   auto client = connect(coordinator->endpoint());
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (client->listCluster()->size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_EQ(client->listCluster()->size(), 2u);
-  std::unique_ptr<client::Session> onDoomed, onSurvivor;
-  for (int i = 0; i < 4 && (!onDoomed || !onSurvivor); ++i) {
-    auto s = client->startSession({"noop", "benchmark://t/k"}).value();
-    auto& slot = s->endpoint() == doomed->endpoint ? onDoomed : onSurvivor;
-    if (!slot) slot = std::move(s);
-  }
-  ASSERT_TRUE(onDoomed && onSurvivor);
+  integration::TwoWorkers two;
+  ASSERT_NO_FATAL_FAILURE(
+      integration::startTwoWorkers(KILN_BINARY, coordinator->endpoint(), *client, two));
+  auto* doomed = two.doomed;
+  auto* survivor = two.survivor;
+  auto& onDoomed = two.onDoomed;
+  auto& onSurvivor = two.onSurvivor;
 
   // Some history to replay: actions, a parameter, and a fingerprint.
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(onDoomed->step({Value(std::int64_t{i % 7})}, std::vector<std::string>{}).ok());
-    if (i == 10) ASSERT_TRUE(onDoomed->setParameter("noop.busy_us", "10").ok());
+    if (i == 10) {
+      ASSERT_TRUE(onDoomed->setParameter("noop.busy_us", "10").ok());
+    }
   }
   ASSERT_TRUE(onDoomed->history().fingerprint.has_value());
   std::int64_t expected = 0;

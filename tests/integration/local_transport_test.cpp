@@ -10,6 +10,7 @@
 #include "bench/child_cluster.h"
 #include "common/local_transport.h"
 #include "local/local_cluster.h"
+#include "tests/integration/two_workers.h"
 
 namespace kiln {
 namespace {
@@ -117,26 +118,14 @@ TEST(LocalTransportTest, WorkerKilledUnderAnIpcSessionIsRestoredOverIpc) {
     }
   } stopCoordinator{*coordinator, coordinatorThread};
 
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
-  auto* doomed =
-      children.spawn({"worker", "--coordinator", coordinator->endpoint(), "--log-level", "off"})
-          .value();
-  auto* survivor =
-      children.spawn({"worker", "--coordinator", coordinator->endpoint(), "--log-level", "off"})
-          .value();
   auto client = connect(coordinator->endpoint());
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (client->listCluster()->size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_EQ(client->listCluster()->size(), 2u);
-  std::unique_ptr<client::Session> onDoomed, onSurvivor;
-  for (int i = 0; i < 4 && (!onDoomed || !onSurvivor); ++i) {
-    auto s = client->startSession({"noop", "benchmark://t/kill"}).value();
-    auto& slot = s->endpoint() == doomed->endpoint ? onDoomed : onSurvivor;
-    if (!slot) slot = std::move(s);
-  }
-  ASSERT_TRUE(onDoomed && onSurvivor);
+  integration::TwoWorkers two;
+  ASSERT_NO_FATAL_FAILURE(
+      integration::startTwoWorkers(KILN_BINARY, coordinator->endpoint(), *client, two));
+  auto* doomed = two.doomed;
+  auto* survivor = two.survivor;
+  auto& onDoomed = two.onDoomed;
+  auto& onSurvivor = two.onSurvivor;
   std::int64_t expected = 0;
   for (int i = 0; i < 20; ++i) {
     expected += i % 5;

@@ -5,42 +5,17 @@
 #include <deque>
 #include <functional>
 
-#include "common/wire_convert.h"
+#include "tests/worker/host_harness.h"
 #include "worker/noop_session.h"
-#include "worker/session_host.h"
 
 namespace kiln {
 namespace {
 
-class HeldExecutor final : public Executor {
- public:
-  void post(const std::string& key, UniqueTask task) override { tasks.push_back(std::move(task)); }
-  bool idle() const override { return tasks.empty(); }
-  void runAll() {
-    while (!tasks.empty()) {
-      UniqueTask task = std::move(tasks.front());
-      tasks.pop_front();
-      task();
-    }
-  }
-  std::deque<UniqueTask> tasks;
-};
+using testsupport::HostHarness;
 
-class RecordingSink final : public ReplySink {
- public:
-  void send(const std::string& routingId, zmq::message_t frame) override {
-    auto message = InboundMessage::decode(frame, FrameLimits{});
-    ASSERT_TRUE(message.ok());
-    replies.push_back(std::move(message).value());
-  }
-  std::vector<InboundMessage> replies;
-};
-
-class SessionHostTest : public ::testing::Test {
+class SessionHostTest : public HostHarness {
  protected:
-  SessionHostTest()
-      : resources_{std::filesystem::temp_directory_path(), cache_, makeNullLogger("t"), clock_},
-        host_(types_, cache_, limits(), clock_, executor_, sink_, mailbox_, makeNullLogger("t")) {
+  SessionHostTest() : HostHarness(limits()) {
     types_.add<NoopSession>("noop");
     EXPECT_TRUE(types_.start(resources_).ok());
   }
@@ -57,23 +32,12 @@ class SessionHostTest : public ::testing::Test {
   // work ran (or the last reply sent so far if `run` is false).
   wire::Reply::Reader call(const std::function<void(wire::Request::Builder)>& fill,
                            std::uint64_t client = 1, std::uint32_t timeoutMs = 0, bool run = true) {
-    capnp::MallocMessageBuilder builder;
-    auto envelope = initEnvelope(builder, ++requestId_);
-    envelope.setClientId(client);
-    envelope.setTimeoutMs(timeoutMs);
-    fill(envelope.initRequest());
-    zmq::message_t frame = encodeFrame(builder);
-    host_.handle("peer", InboundMessage::decode(frame, FrameLimits{}).value());
+    send(fill, client, timeoutMs);
     if (run) drain();
-    return sink_.replies.back().envelope().getReply();
+    return lastReply();
   }
 
-  void drain() {
-    executor_.runAll();
-    std::vector<Completion> done;
-    mailbox_.drain(done);
-    for (Completion& c : done) host_.onCompletion(std::move(c));
-  }
+  void drain() { runPool(); }
 
   std::uint64_t start(std::uint64_t client = 1) {
     auto reply = call(
@@ -98,20 +62,6 @@ class SessionHostTest : public ::testing::Test {
         },
         client, 0, run);
   }
-
-  static Status errorOf(wire::Reply::Reader reply) {
-    return reply.isError() ? fromWire(reply.getError()) : okStatus();
-  }
-
-  FakeClock clock_;
-  BenchmarkCache cache_{1 << 20};
-  ContextResources resources_;
-  SessionTypeRegistry types_;
-  HeldExecutor executor_;
-  RecordingSink sink_;
-  Mailbox<Completion> mailbox_;
-  SessionHost host_;
-  std::uint64_t requestId_ = 0;
 };
 
 TEST_F(SessionHostTest, StartStepForkEnd) {
@@ -281,21 +231,14 @@ TEST_F(SessionHostTest, OneClientCannotTakeTheWholeWorker) {
   limits.maxSessionsPerClient = 2;
   SessionHost host(types_, cache_, limits, clock_, executor_, sink_, mailbox_, makeNullLogger("t"));
   // Sends a request built by `fill` from `client` to `host` and runs its work.
-  auto send = [&](std::uint64_t client, const std::function<void(wire::Request::Builder)>& fill) {
-    capnp::MallocMessageBuilder builder;
-    auto envelope = initEnvelope(builder, ++requestId_);
-    envelope.setClientId(client);
-    fill(envelope.initRequest());
-    zmq::message_t frame = encodeFrame(builder);
-    host.handle("peer", InboundMessage::decode(frame, FrameLimits{}).value());
-    executor_.runAll();
-    std::vector<Completion> done;
-    mailbox_.drain(done);
-    for (Completion& c : done) host.onCompletion(std::move(c));
-    return sink_.replies.back().envelope().getReply();
+  auto callHost = [&](std::uint64_t client,
+                      const std::function<void(wire::Request::Builder)>& fill) {
+    send(host, fill, client);
+    runPool(host);
+    return lastReply();
   };
   auto startOn = [&](std::uint64_t client) {
-    return send(client, [](wire::Request::Builder r) {
+    return callHost(client, [](wire::Request::Builder r) {
       auto s = r.initStartSession();
       s.setSessionType("noop");
       s.initBenchmark().setUri("benchmark://test/a");
@@ -310,7 +253,7 @@ TEST_F(SessionHostTest, OneClientCannotTakeTheWholeWorker) {
   EXPECT_NE(errorOf(third).message().find("maximum of 2 sessions"), std::string::npos);
   EXPECT_TRUE(startOn(2).isSessionStarted());  // another client is still served
   // Ending one gives the place back.
-  send(1, [&](wire::Request::Builder r) { r.initEndSession().setSessionId(id); });
+  callHost(1, [&](wire::Request::Builder r) { r.initEndSession().setSessionId(id); });
   EXPECT_EQ(host.load().liveSessions, 2u);
   // limits() caps the worker at 3 sessions: one place is free again.
   EXPECT_TRUE(startOn(1).isSessionStarted());

@@ -8,8 +8,7 @@
 #include <deque>
 #include <functional>
 
-#include "common/wire_convert.h"
-#include "worker/session_host.h"
+#include "tests/worker/host_harness.h"
 
 namespace kiln {
 namespace {
@@ -96,26 +95,11 @@ class PipeSession final : public CompilationSession {
   std::int64_t pendingAction_ = 0;
 };
 
-class HeldExecutor final : public Executor {
- public:
-  void post(const std::string&, UniqueTask task) override { tasks.push_back(std::move(task)); }
-  bool idle() const override { return tasks.empty(); }
-  std::deque<UniqueTask> tasks;
-};
+using testsupport::HostHarness;
 
-class RecordingSink final : public ReplySink {
- public:
-  void send(const std::string&, zmq::message_t frame) override {
-    replies.push_back(InboundMessage::decode(frame, FrameLimits{}).value());
-  }
-  std::vector<InboundMessage> replies;
-};
-
-class SplitStepTest : public ::testing::Test {
+class SplitStepTest : public HostHarness {
  protected:
-  SplitStepTest()
-      : resources_{std::filesystem::temp_directory_path(), cache_, makeNullLogger("t"), clock_},
-        host_(types_, cache_, limits(), clock_, executor_, sink_, mailbox_, makeNullLogger("t")) {
+  SplitStepTest() : HostHarness(limits()) {
     probe = PipeProbe{};
     types_.add<PipeSession>("pipe");
     EXPECT_TRUE(types_.start(resources_).ok());
@@ -127,27 +111,6 @@ class SplitStepTest : public ::testing::Test {
     l.loopWaits = true;
     l.leaseTimeout = std::chrono::seconds(10);
     return l;
-  }
-
-  void send(const std::function<void(wire::Request::Builder)>& fill, std::uint32_t timeoutMs = 0) {
-    capnp::MallocMessageBuilder builder;
-    auto envelope = initEnvelope(builder, ++requestId_);
-    envelope.setClientId(1);
-    envelope.setTimeoutMs(timeoutMs);
-    fill(envelope.initRequest());
-    zmq::message_t frame = encodeFrame(builder);
-    host_.handle("peer", InboundMessage::decode(frame, FrameLimits{}).value());
-  }
-
-  void runPool() {
-    while (!executor_.tasks.empty()) {
-      UniqueTask task = std::move(executor_.tasks.front());
-      executor_.tasks.pop_front();
-      task();
-    }
-    std::vector<Completion> done;
-    mailbox_.drain(done);
-    for (Completion& c : done) host_.onCompletion(std::move(c));
   }
 
   std::uint64_t start() {
@@ -172,7 +135,7 @@ class SplitStepTest : public ::testing::Test {
           for (unsigned i = 0; i < actions.size(); ++i) toWire(Value(actions[i]), wireActions[i]);
           s.initObservationSpaces(1).set(0, observation);
         },
-        timeoutMs);
+        /*client=*/1, timeoutMs);
   }
 
   std::vector<LoopWait> waits() const {
@@ -188,21 +151,6 @@ class SplitStepTest : public ::testing::Test {
     ASSERT_EQ(pending.size(), 1u);
     host_.onWaitReady(pending[0].ticket);
   }
-
-  wire::Reply::Reader lastReply() { return sink_.replies.back().envelope().getReply(); }
-  static Status errorOf(wire::Reply::Reader reply) {
-    return reply.isError() ? fromWire(reply.getError()) : okStatus();
-  }
-
-  FakeClock clock_;
-  BenchmarkCache cache_{1 << 20};
-  ContextResources resources_;
-  SessionTypeRegistry types_;
-  HeldExecutor executor_;
-  RecordingSink sink_;
-  Mailbox<Completion> mailbox_;
-  SessionHost host_;
-  std::uint64_t requestId_ = 0;
 };
 
 TEST_F(SplitStepTest, WaitsOnTheLoopAndRepliesWithoutThePool) {

@@ -2,22 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include "common/parameter_value.h"
 
 namespace kiln::llvmsession::detail {
-namespace {
-
-Result<std::uint64_t> parseCount(const std::string& key, const std::string& value) {
-  std::uint64_t count = 0;
-  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), count);
-  if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
-    return invalidArgument(
-        fmt::format("parameter '{}' wants an unsigned integer, got '{}'", key, value));
-  }
-  return count;
-}
-
-}  // namespace
 
 Result<std::string> handleCacheParameter(
     std::string_view prefix, const std::string& key, const std::string& value,
@@ -37,7 +24,8 @@ Result<std::string> handleCacheParameter(
                        c.inserts);
   }
   if (name == "set_max_size" || name == "set_max_size_in_bytes" || name == "evict_to_capacity") {
-    KILN_ASSIGN_OR_RETURN(std::uint64_t count, parseCount(key, value));
+    KILN_ASSIGN_OR_RETURN(std::uint64_t count,
+                          parseUnsignedParameter(key, value, "an unsigned integer"));
     apply(name, count);
     const CacheControl now = read();
     if (name == "set_max_size") return std::to_string(now.maxSize);

@@ -2,23 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include "common/parameter_value.h"
 
 namespace kiln {
 
 namespace {
 
 constexpr std::string_view kPrefix = "service.benchmark_cache.";
-
-Result<std::uint64_t> parseBytes(const std::string& key, const std::string& value) {
-  std::uint64_t bytes = 0;
-  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), bytes);
-  if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
-    return invalidArgument(
-        fmt::format("parameter '{}' wants a byte count (unsigned integer), got '{}'", key, value));
-  }
-  return bytes;
-}
 
 }  // namespace
 
@@ -37,12 +27,14 @@ Result<std::string> handleCacheParameter(BenchmarkCache& cache, const std::strin
                        c.inserts);
   }
   if (name == "set_max_size_in_bytes") {
-    KILN_ASSIGN_OR_RETURN(std::uint64_t bytes, parseBytes(key, value));
+    KILN_ASSIGN_OR_RETURN(std::uint64_t bytes,
+                          parseUnsignedParameter(key, value, "a byte count (unsigned integer)"));
     cache.setMaxSizeInBytes(bytes);
     return std::to_string(cache.maxSizeInBytes());
   }
   if (name == "evict_to_capacity") {
-    KILN_ASSIGN_OR_RETURN(std::uint64_t bytes, parseBytes(key, value));
+    KILN_ASSIGN_OR_RETURN(std::uint64_t bytes,
+                          parseUnsignedParameter(key, value, "a byte count (unsigned integer)"));
     cache.evictToCapacity(bytes);
     return std::to_string(cache.sizeInBytes());
   }

@@ -1,0 +1,17 @@
+// Parsing of session and service parameter values, which arrive as text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace kiln {
+
+// The whole of `value` as an unsigned integer, or invalid argument naming the
+// parameter `key`, what it wants (e.g. "an unsigned integer") and what came.
+Result<std::uint64_t> parseUnsignedParameter(const std::string& key, const std::string& value,
+                                             std::string_view wanted);
+
+}  // namespace kiln

@@ -167,31 +167,27 @@ TEST(ClusterTest, WorkerKilledWithSigkillIsLostAndOthersKeepServing) {
   integration::TwoWorkers two;
   ASSERT_NO_FATAL_FAILURE(
       integration::startTwoWorkers(KILN_BINARY, coordinator->endpoint(), *client, two));
-  auto* doomed = two.doomed;
-  auto* survivor = two.survivor;
-  auto& onDoomed = two.onDoomed;
-  auto& onSurvivor = two.onSurvivor;
 
   // Some history to replay: actions, a parameter, and a fingerprint.
   for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(onDoomed->step({Value(std::int64_t{i % 7})}, std::vector<std::string>{}).ok());
+    ASSERT_TRUE(two.onDoomed->step({Value(std::int64_t{i % 7})}, std::vector<std::string>{}).ok());
     if (i == 10) {
-      ASSERT_TRUE(onDoomed->setParameter("noop.busy_us", "10").ok());
+      ASSERT_TRUE(two.onDoomed->setParameter("noop.busy_us", "10").ok());
     }
   }
-  ASSERT_TRUE(onDoomed->history().fingerprint.has_value());
+  ASSERT_TRUE(two.onDoomed->history().fingerprint.has_value());
   std::int64_t expected = 0;
   for (int i = 0; i < 20; ++i) expected += i % 7;
 
-  ::kill(doomed->process.pid(), SIGKILL);
+  ::kill(two.doomed->process.pid(), SIGKILL);
   auto killedAt = std::chrono::steady_clock::now();
   // The next step notices the dropped connection at once, rebuilds the
   // session on the survivor by replay, checks its fingerprint, and succeeds.
-  auto restored = onDoomed->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
+  auto restored = two.onDoomed->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
   ASSERT_TRUE(restored.ok()) << restored.status().toString();
   EXPECT_EQ(restored->observations[0].as<std::int64_t>(), expected + 1);
-  EXPECT_EQ(onDoomed->endpoint(), survivor->endpoint);
-  EXPECT_EQ(onDoomed->restores(), 1u);
+  EXPECT_EQ(two.onDoomed->endpoint(), two.survivor->endpoint);
+  EXPECT_EQ(two.onDoomed->restores(), 1u);
   EXPECT_EQ(client->restoredSessions(), 1u);
   EXPECT_LT(std::chrono::steady_clock::now() - killedAt, 2s);
   while (client->listCluster()->size() != 1 && std::chrono::steady_clock::now() < killedAt + 6s) {
@@ -201,9 +197,9 @@ TEST(ClusterTest, WorkerKilledWithSigkillIsLostAndOthersKeepServing) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killedAt).count();
   ASSERT_EQ(client->listCluster()->size(), 1u);
   EXPECT_LE(seconds, 4.0) << "lost after " << seconds << " s";
-  EXPECT_EQ(client->listCluster()->front().endpoint, survivor->endpoint);
-  EXPECT_TRUE(onSurvivor->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"}).ok());
-  EXPECT_EQ((*client->startSession({"noop", "x"}))->endpoint(), survivor->endpoint);
+  EXPECT_EQ(client->listCluster()->front().endpoint, two.survivor->endpoint);
+  EXPECT_TRUE(two.onSurvivor->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"}).ok());
+  EXPECT_EQ((*client->startSession({"noop", "x"}))->endpoint(), two.survivor->endpoint);
 
   coordinator->stop();
   coordinatorThread.join();

@@ -122,28 +122,24 @@ TEST(LocalTransportTest, WorkerKilledUnderAnIpcSessionIsRestoredOverIpc) {
   integration::TwoWorkers two;
   ASSERT_NO_FATAL_FAILURE(
       integration::startTwoWorkers(KILN_BINARY, coordinator->endpoint(), *client, two));
-  auto* doomed = two.doomed;
-  auto* survivor = two.survivor;
-  auto& onDoomed = two.onDoomed;
-  auto& onSurvivor = two.onSurvivor;
   std::int64_t expected = 0;
   for (int i = 0; i < 20; ++i) {
     expected += i % 5;
-    ASSERT_EQ(stepSum(*onDoomed, i % 5), expected);
+    ASSERT_EQ(stepSum(*two.onDoomed, i % 5), expected);
   }
-  std::string before = connectedAddress(*client, doomed->endpoint);
+  std::string before = connectedAddress(*client, two.doomed->endpoint);
   ASSERT_EQ(before.rfind("ipc://", 0), 0u) << before;
 
-  ::kill(doomed->process.pid(), SIGKILL);
+  ::kill(two.doomed->process.pid(), SIGKILL);
   // The ipc connection drops like a TCP one: the next step rebuilds the
   // session on the survivor by replay.
-  EXPECT_EQ(stepSum(*onDoomed, 1), expected + 1);
-  EXPECT_EQ(onDoomed->endpoint(), survivor->endpoint);
-  EXPECT_EQ(onDoomed->restores(), 1u);
-  std::string after = connectedAddress(*client, survivor->endpoint);
+  EXPECT_EQ(stepSum(*two.onDoomed, 1), expected + 1);
+  EXPECT_EQ(two.onDoomed->endpoint(), two.survivor->endpoint);
+  EXPECT_EQ(two.onDoomed->restores(), 1u);
+  std::string after = connectedAddress(*client, two.survivor->endpoint);
   EXPECT_EQ(after.rfind("ipc://", 0), 0u) << after;
   EXPECT_NE(after, before);
-  EXPECT_EQ(stepSum(*onSurvivor, 2), 2);
+  EXPECT_EQ(stepSum(*two.onSurvivor, 2), 2);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "bench/child_cluster.h"
-#include "bench/worker_killer.h"
+#include "bench/host_supervisor.h"
 #include "client/client.h"
 
 namespace kiln::bench {
@@ -52,8 +52,8 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   auto started = std::chrono::steady_clock::now();
   auto until = started + std::chrono::milliseconds(static_cast<long>(options.seconds * 1000));
   {
-    WorkerKiller chaos(cluster, std::move(workers),
-                       {options.minKillSeconds, options.maxKillSeconds, seed});
+    HostSupervisor chaos(cluster, std::move(workers),
+                         {options.minKillSeconds, options.maxKillSeconds, seed});
     for (std::uint64_t round = 0; std::chrono::steady_clock::now() < until; ++round) {
       std::vector<std::optional<std::uint64_t>> sent(sessions.size());
       for (std::size_t i = 0; i < sessions.size(); ++i) {

@@ -13,7 +13,7 @@ namespace kiln::bench {
 
 // Forks every child of the cluster from one thread that lives as long as
 // the cluster. PR_SET_PDEATHSIG fires when the *thread* that forked a child
-// ends, not its process: forked by a passing thread (the worker killer's),
+// ends, not its process: forked by a passing thread (the supervisor's),
 // a child would die with that thread; forked here, it dies when the cluster
 // is destroyed or when the process ends in any way (signal, SIGKILL, abort),
 // so no coordinator or worker outlives an interrupted benchmark.

@@ -14,10 +14,10 @@
 #include <thread>
 
 #include "bench/child_cluster.h"
+#include "bench/host_supervisor.h"
 #include "bench/process_probe.h"
 #include "bench/soak_growth.h"
 #include "bench/soak_sessions.h"
-#include "bench/worker_killer.h"
 
 namespace kiln::bench {
 
@@ -285,7 +285,11 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
                                        "--heartbeat-seconds", "0.2", "--log-level", "off"}));
   auto hostArgs = [&](const std::string& label, bool nest) {
     std::vector<std::string> args = benchWorkerArgs(coordinator->endpoint, o.slots);
-    if (nest) args[0] = "nest";
+    if (nest) {
+      // Each experiment in its own child process: a crash in one is contained.
+      args[0] = "nest";
+      args.insert(args.begin() + 1, "--isolate");
+    }
     args.insert(args.end(), {"--work-dir", (cluster.directory() / ("work-" + label)).string()});
     return args;
   };
@@ -293,6 +297,10 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   for (unsigned i = 0; i <= o.workers; ++i) {
     std::string label = i < o.workers ? fmt::format("worker-{}", i) : "nest";
     Restartable host{label, hostArgs(label, i == o.workers)};
+    // Killed at random: every plain worker but the first. The first and the
+    // nesting host are only restarted if they stop by themselves, so their
+    // memory is judged over the whole run when nothing crashes in them.
+    host.killable = o.killEvery > 0 && i != 0 && i != o.workers;
     KILN_ASSIGN_OR_RETURN(host.running, cluster.spawn(host.args));
     hosts.push_back(std::move(host));
   }
@@ -327,29 +335,19 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   for (const std::string& p : kPrograms)
     plan.benchmarks.push_back("benchmark://kiln-bench-v0/" + p);
 
-  // Killed: every plain worker but the first; the first and the nesting host
-  // live throughout, so their memory is judged over the whole run.
-  std::vector<Restartable> victims(hosts.begin() + 1, hosts.end() - 1);
   std::vector<Watched> fixed{{"bench", ::getpid(), {}},
                              {"coordinator", coordinator->process.pid(), {}}};
-  for (const Restartable& h : hosts) {
-    bool killable = o.killEvery > 0 && h.label != "worker-0" && h.label != "nest";
-    if (!killable) fixed.push_back({h.label, h.running->process.pid(), {}});
-  }
   auto workBase = [&](const std::string& label) {
     return label == "bench" || label == "coordinator" ? std::filesystem::path()
                                                       : cluster.directory() / ("work-" + label);
   };
-  std::optional<WorkerKiller> killer;
-  if (o.killEvery > 0) {
-    killer.emplace(cluster, victims, KillPacing{0.5 * o.killEvery, 1.5 * o.killEvery, seed});
-  }
-  // What runs now under each label (a killed worker's replacement has a new pid).
+  HostSupervisor supervisor(
+      cluster, std::move(hosts),
+      KillPacing{0.5 * o.killEvery, 1.5 * o.killEvery, seed, o.killEvery > 0});
+  // What runs now under each label (a replaced host has a new pid).
   auto watchedNow = [&] {
     std::vector<Watched> now = fixed;
-    if (killer) {
-      for (const RunningProcess& r : killer->running()) now.push_back({r.label, r.pid, {}});
-    }
+    for (const RunningProcess& r : supervisor.running()) now.push_back({r.label, r.pid, {}});
     for (Watched& w : now) w.workBase = workBase(w.label);
     return now;
   };
@@ -361,10 +359,8 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   const auto until = started + std::chrono::milliseconds(static_cast<long>(o.seconds * 1000));
   while (SteadyTime::now() < until) slots.round();
   SoakFigures figures;
-  if (killer) {
-    killer->stop();
-    figures.kills = killer->kills();
-  }
+  // Hosts stay supervised until the end: ending sessions may still crash one.
+
   slots.endAll();
   Status closed = plain->closeExperiment(kExperiment);
   const double runSeconds = std::chrono::duration<double>(SteadyTime::now() - started).count();
@@ -382,6 +378,9 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
     reaper.reapOrphans("kiln");
   } while ((figures.liveSessions != 0 || !leftovers(final).none()) && SteadyTime::now() < settle);
   final = sampler.sampleNow();  // the verdict's reading, and the last point of every series
+  supervisor.stop();
+  figures.kills = supervisor.kills();
+  figures.restartsAfterCaughtCrash = supervisor.restartsAfterCaughtCrash();
 
   const SoakCounters& c = slots.counters();
   figures.stepsAttempted = c.stepsAttempted;
@@ -405,6 +404,7 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   addSeries(report, all);
   figures.descriptorGrowth = addSummaries(report, all, runSeconds, o.descriptorSlack, o.workers + 1,
                                           figures.growingProcesses, figures.crashes);
+  figures.crashes += static_cast<unsigned>(supervisor.unexpectedDeaths());
   Row end;
   end.numbers = {{"live_sessions", double(figures.liveSessions)},
                  {"compilers", double(figures.compilers)},
@@ -426,7 +426,8 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
                       {"episodes_done", double(c.episodesFinished)},
                       {"requests_failed", double(figures.requestsFailed)},
                       {"noop_mismatch", double(c.mismatched)},
-                      {"workers_killed", double(figures.kills)}};
+                      {"workers_killed", double(figures.kills)},
+                      {"restarts_after_caught_crash", double(figures.restartsAfterCaughtCrash)}};
   report.rows.push_back(std::move(counters));
 
   report.notes.push_back(fmt::format(
@@ -454,9 +455,13 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
       "forks and ends that failed. Lost steps, failed requests and wrong noop sums fail the run");
   for (const std::string& failure : slots.failures()) report.notes.push_back("first " + failure);
   if (!closed.ok()) report.notes.push_back("closing the experiment: " + closed.toString());
-  if (killer && !killer->problem().empty()) {
-    report.notes.push_back("replacement failed: " + killer->problem());
+  if (!supervisor.problem().empty()) {
+    report.notes.push_back("supervisor: " + supervisor.problem());
   }
+  report.notes.push_back(
+      "restarts_after_caught_crash: hosts (or an isolated nesting child, not counted here) that "
+      "caught a crash inside LLVM, answered it as a compile error, and stopped to be restarted "
+      "because their memory could be damaged; their sessions were restored by replay");
   std::vector<std::string> faults;
   if (figures.liveSessions != 0)
     faults.push_back(fmt::format("{} sessions live", figures.liveSessions));

@@ -46,7 +46,10 @@ struct SoakFigures {
   std::uint64_t descriptorGrowth = 0;  // over the slack, summed over long-lived processes
   std::uint64_t orphansReaped = 0;     // compilers that outlived a killed worker
   unsigned growingProcesses = 0;
-  unsigned crashes = 0;  // watched processes that died without being killed (never restarted)
+  unsigned crashes = 0;  // processes that died without being killed, by an uncaught crash
+  // Hosts that caught a crash inside compile work, stopped and were started
+  // again (exit_codes.h): contained, not a failure.
+  std::uint64_t restartsAfterCaughtCrash = 0;
   bool leftBehind() const {
     return liveSessions + compilers + zombies + workingDirectoryEntries + descriptorGrowth != 0;
   }

@@ -1,5 +1,6 @@
 #include "llvmenv/crash_guard.h"
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <mutex>
@@ -28,6 +29,18 @@ void onFatalError(void* /*userData*/, const char* reason, bool /*genCrashDiag*/)
   // Inside a CrashRecoveryContext this long-jumps back to runGuarded;
   // elsewhere it exits as LLVM would have.
   llvm::sys::Process::Exit(1, /*NoCleanup=*/true);
+}
+
+// Process-wide like the signal handlers that feed it: a crash on any thread
+// damages the one heap all threads share.
+std::mutex crashMutex;
+std::optional<std::string> firstCrash;
+std::atomic<bool> crashCaught{false};  // hosts ask after every step: no lock then
+
+void recordCaughtCrash(std::string_view what, const std::string& reason) {
+  std::lock_guard lock(crashMutex);
+  if (!firstCrash) firstCrash = std::string(what) + ": " + reason;
+  crashCaught.store(true, std::memory_order_release);
 }
 
 // LLVM's fatal-error handler and crash recovery are process-wide by LLVM's
@@ -63,8 +76,17 @@ Status runGuarded(std::string_view what, const std::function<void()>& fn) {
   const bool ok = crc.RunSafely([&] { fn(); });
   tlsFatalReason = previous;
   if (ok) return okStatus();
-  if (reason.empty()) reason = describeSignal(crc.RetCode);
+  if (reason.empty()) {
+    reason = describeSignal(crc.RetCode);
+    if (crc.RetCode > 128) recordCaughtCrash(what, reason);
+  }
   return compileError(std::string(what) + ": LLVM failed: " + reason);
+}
+
+std::optional<std::string> firstCaughtCrash() {
+  if (!crashCaught.load(std::memory_order_acquire)) return std::nullopt;
+  std::lock_guard lock(crashMutex);
+  return firstCrash;
 }
 
 void DiagnosticCollector::install(llvm::LLVMContext& context) {

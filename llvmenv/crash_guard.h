@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,15 @@ namespace kiln::llvmenv {
 // normally, otherwise compileError("<what>: <reason>") where the reason is the
 // message of report_fatal_error or the signal that was caught.
 Status runGuarded(std::string_view what, const std::function<void()>& fn);
+
+// The first crash (a signal, not a report_fatal_error) that runGuarded caught
+// in this process, described; nullopt while there was none. A caught crash
+// keeps the process alive for its answer, but the code that crashed may have
+// written through a wild pointer first, or died holding a lock (malloc's
+// among them) that nobody will release: the process's memory can no longer
+// be trusted. Hosts use this to stop serving and be restarted
+// (ServiceContext::damage()).
+std::optional<std::string> firstCaughtCrash();
 
 // Collects error diagnostics of one LLVMContext instead of letting LLVM's
 // default handler print them and exit(1). Install once per context; the

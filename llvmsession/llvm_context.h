@@ -37,6 +37,8 @@ class LlvmContext : public ServiceContext {
   // generator://, corpora).
   Result<Benchmark> resolveBenchmark(const std::string& uri) override;
   Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
+  // A crash caught inside LLVM in this process (llvmenv::firstCaughtCrash).
+  std::optional<std::string> damage() const override { return llvmenv::firstCaughtCrash(); }
 
   const std::shared_ptr<const llvmenv::PassTable>& passes() const { return passes_; }
   ParsedModuleCache& moduleCache() { return moduleCache_; }

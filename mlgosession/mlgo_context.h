@@ -12,6 +12,7 @@
 #include <string>
 
 #include "datasets/registry.h"
+#include "llvmenv/crash_guard.h"
 #include "worker/service_context.h"
 
 namespace kiln::mlgosession {
@@ -42,6 +43,8 @@ class MlgoContext : public ServiceContext {
   // benchmark:// and generator:// URIs through the datasets registry; others as ServiceContext.
   Result<Benchmark> resolveBenchmark(const std::string& uri) override;
   Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
+  // A crash caught inside LLVM in this process (llvmenv::firstCaughtCrash).
+  std::optional<std::string> damage() const override { return llvmenv::firstCaughtCrash(); }
 
   // A copy: sessions keep the configuration they started with.
   MlgoConfig config() const;

@@ -12,6 +12,7 @@
 #include <map>
 #include <vector>
 
+#include "common/exit_codes.h"
 #include "common/readiness_poll.h"
 #include "common/sanitizers.h"
 #include "common/underlying.h"
@@ -113,11 +114,8 @@ class ChildLoop {
       if (poll.ready(host)) readHost();
       if (poll.ready(completions)) {
         completions_.drain(done);
-        for (Completion& completion : done) {
-          auto found = workers_.find(completion.target);
-          if (found != workers_.end()) found->second.host->onCompletion(std::move(completion));
-        }
-        done.clear();
+        dispatch(done);
+        if (auto damage = parts_.types.damage()) leaveDamaged(*damage);
       }
       if (poll.ready(tokens)) {
         tokens_.drain(events);
@@ -140,6 +138,43 @@ class ChildLoop {
   }
 
  private:
+  void dispatch(std::vector<Completion>& done) {
+    for (Completion& completion : done) {
+      auto found = workers_.find(completion.target);
+      if (found != workers_.end()) found->second.host->onCompletion(std::move(completion));
+    }
+    done.clear();
+  }
+
+  // A crash caught inside compile work may have damaged this process's
+  // memory (ServiceContext::damage()): answer what already runs, take nothing
+  // new, and exit for the host to start a fresh child. The host restores the
+  // sessions by replay; the crashing step was answered with its error.
+  [[noreturn]] void leaveDamaged(const std::string& damage) {
+    parts_.logger->error(
+        "compile work crashed inside the child process of experiment '{}' ({}); its memory may "
+        "be damaged: finishing the running requests and exiting to be restarted",
+        setup_.experiment, damage);
+    const auto deadline = std::chrono::steady_clock::now() + parts_.limits.defaultDeadline;
+    std::vector<Completion> done;
+    ReadinessPoll poll;
+    const std::size_t completions = poll.addFd(completions_.fd());
+    while (pool_.busy() > 0 && std::chrono::steady_clock::now() < deadline) {
+      poll.wait(std::chrono::milliseconds(50));
+      if (!poll.ready(completions)) continue;
+      completions_.drain(done);
+      dispatch(done);
+    }
+    completions_.drain(done);
+    dispatch(done);
+    parts_.logger->flush();
+    // The answers must leave before the process does.
+    dealer_.set(zmq::sockopt::linger, 2000);
+    dealer_.close();
+    zmq_.close();
+    ::_exit(kExitRestartAfterCaughtCrash);
+  }
+
   void readHost() {
     for (int i = 0; i < 4096; ++i) {
       std::vector<zmq::message_t> parts;

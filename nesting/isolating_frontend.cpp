@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "common/exit_codes.h"
 #include "common/router_io.h"
 #include "nesting/isolated_child.h"
 
@@ -21,7 +22,14 @@ namespace {
 // before the child is presumed hung (the child answers its own timeouts).
 constexpr Duration kHangGrace = std::chrono::milliseconds(500);
 
+bool stoppedForDamage(int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == kExitRestartAfterCaughtCrash;
+}
+
 std::string describeExit(int status) {
+  if (stoppedForDamage(status)) {
+    return "stopped after a crash it caught (its memory may be damaged)";
+  }
   if (WIFSIGNALED(status)) {
     int signal = WTERMSIG(status);
     return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
@@ -524,10 +532,13 @@ void IsolatingFrontend::checkHangs(Child& child, TimePoint now) {
   }
 }
 
-void IsolatingFrontend::onChildDied(Child& child, const std::string& how) {
+void IsolatingFrontend::onChildDied(Child& child, const std::string& how, bool crashed) {
   std::vector<std::uint64_t> running;
   for (const auto& [key, flight] : child.inflight) running.push_back(flight.chain);
-  std::vector<std::uint64_t> poisoned = guard_.onDeath(running);
+  // A child that stopped for damage answered its crashing request itself:
+  // what is still in flight was merely queued, and is not to blame.
+  std::vector<std::uint64_t> poisoned =
+      crashed ? guard_.onDeath(running) : std::vector<std::uint64_t>{};
   parts_.logger->warn(
       "the child process {} of experiment '{}' {} with {} requests running; "
       "restarting it{}",
@@ -590,7 +601,7 @@ void IsolatingFrontend::tick() {
       int status = 0;
       pid_t ended = ::waitpid(child.pid, &status, WNOHANG);
       if (ended == child.pid) {
-        onChildDied(child, describeExit(status));
+        onChildDied(child, describeExit(status), !stoppedForDamage(status));
         continue;
       }
     }

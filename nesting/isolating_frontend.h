@@ -95,7 +95,9 @@ class IsolatingFrontend final : public WorkerFrontend {
   void onChildMessage(const std::string& identity, std::vector<zmq::message_t>& parts);
   void onReply(Child& child, const std::string& routingId, zmq::message_t frame);
   void onTokenRequest(Child& child);
-  void onChildDied(Child& child, const std::string& how);
+  // `crashed`: it died by itself (not a damage stop, see exit_codes.h), so the
+  // requests it was running are suspects (IsolationGuard).
+  void onChildDied(Child& child, const std::string& how, bool crashed);
   void checkHangs(Child& child, TimePoint now);
   Status spawn(Child& child);
   void sendCreate(Child& child, const UnderlyingSpec& spec);

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -51,6 +52,13 @@ class ServiceContext {
   virtual Result<std::string> handleParameter(const std::string& key, const std::string& value) {
     return notFound("unknown worker parameter '" + key + "'");
   }
+
+  // Non-empty (what happened) once work of this context may have damaged the
+  // process's memory, e.g. a crash caught inside it: the host then stops
+  // taking work, answers what it runs, and exits to be restarted
+  // (WorkerConfig::exitWhenDamaged). Called after every finished request on
+  // the worker's network thread: keep it cheap and thread-safe.
+  virtual std::optional<std::string> damage() const { return std::nullopt; }
 
   const std::filesystem::path& workingDirectory() const { return resources_.workingDirectory; }
   BenchmarkCache& benchmarkCache() { return resources_.benchmarkCache; }

@@ -73,4 +73,11 @@ std::vector<std::string> SessionTypeRegistry::names() const {
   return names;
 }
 
+std::optional<std::string> SessionTypeRegistry::damage() const {
+  for (const auto& [type, context] : contexts_) {
+    if (auto damage = context->damage()) return damage;
+  }
+  return std::nullopt;
+}
+
 }  // namespace kiln

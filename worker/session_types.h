@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <typeindex>
 #include <vector>
@@ -64,6 +65,8 @@ class SessionTypeRegistry {
   Result<std::string> handleContextParameter(const std::string& key,
                                              const std::string& value) const;
   std::vector<std::string> names() const;
+  // The first context's damage() (ServiceContext), nullopt if none reports any.
+  std::optional<std::string> damage() const;
   bool started() const { return !ready_.empty() || pending_.empty(); }
 
  private:

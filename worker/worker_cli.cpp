@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/exit_codes.h"
 #include "common/listen_exposure.h"
 #include "common/signals.h"
 #include "metrics/listen_address.h"
@@ -131,7 +132,7 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
   if ((*server)->metricsPort() != 0) fmt::print("metrics port {}\n", (*server)->metricsPort());
   std::fflush(stdout);
   (*server)->run();
-  return 0;
+  return (*server)->damage() ? kExitRestartAfterCaughtCrash : 0;
 }
 
 }  // namespace kiln

@@ -186,6 +186,7 @@ void WorkerServer::run() {
       completions_.drain(done);
       for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
       done.clear();
+      if (stopForDamage()) break;
     }
     if (linkSocket != nullptr && poll.ready(link)) link_->onReadable(config_.frames);
     frontend_->tick();
@@ -199,6 +200,26 @@ void WorkerServer::run() {
     }
   }
   shutdown();
+}
+
+bool WorkerServer::stopForDamage() {
+  if (damage_ || damageWarned_) return damage_.has_value();
+  std::optional<std::string> damage = types_.damage();
+  if (!damage) return false;
+  if (!config_.exitWhenDamaged) {
+    damageWarned_ = true;
+    logger_->warn(
+        "compile work crashed inside this process ({}); its memory may be damaged, but this "
+        "worker shares its process and cannot be restarted: it keeps serving",
+        *damage);
+    return false;
+  }
+  damage_ = std::move(damage);
+  logger_->error(
+      "compile work crashed inside this process ({}); its memory may be damaged: finishing the "
+      "running requests and exiting to be restarted",
+      *damage_);
+  return true;
 }
 
 void WorkerServer::returnFreedMemory(std::uint32_t liveSessions) {
@@ -225,6 +246,9 @@ void WorkerServer::shutdown() {
   link_.reset();
   Status stopped = types_.shutdown();
   if (!stopped.ok()) logger_->error("context shutdown failed: {}", stopped.toString());
+  // A damaged worker exits next: the answers it just gave must leave first
+  // (a stopped one drops them, as its clients are gone or leaving).
+  if (damage_) router_.set(zmq::sockopt::linger, 2000);
   router_.close();
   workingDirectory_.reset();
   observe_.reset();  // after the hosts that call its hooks are gone

@@ -50,6 +50,12 @@ struct WorkerConfig {
   // A second endpoint for clients on this host (common/local_transport.h):
   // kAutoLocalListen = an abstract ipc:// name when `listen` is TCP; empty = none.
   std::string localListen = kAutoLocalListen;
+  // After a context reports damage (ServiceContext::damage(), e.g. a crash
+  // caught inside LLVM), stop: answer the requests already running, then
+  // leave run() so that the process exits to be restarted. Off for workers
+  // that share a process with others (the in-process cluster): they have
+  // no supervisor to restart them and keep serving with a warning.
+  bool exitWhenDamaged = true;
 };
 
 class WorkerServer {
@@ -74,6 +80,9 @@ class WorkerServer {
   void run();
   // Thread-safe; run() returns soon after.
   void stop();
+  // Why run() stopped on its own (WorkerConfig::exitWhenDamaged); nullopt
+  // when it was stopped or is still serving.
+  const std::optional<std::string>& damage() const { return damage_; }
 
  private:
   class RouterSink;
@@ -83,6 +92,8 @@ class WorkerServer {
   Status bindLocalEndpoint();
   void shutdown();
   void returnFreedMemory(std::uint32_t liveSessions);
+  // Checks the contexts after finished requests; true when run() must stop.
+  bool stopForDamage();
 
   WorkerConfig config_;
   SessionTypeRegistry& types_;
@@ -103,6 +114,8 @@ class WorkerServer {
   std::unique_ptr<WorkerObservability> observe_;  // null unless metricsListen is set
   std::atomic<bool> stopping_{false};
   bool shutDown_ = false;
+  std::optional<std::string> damage_;
+  bool damageWarned_ = false;
   std::uint32_t peakSessions_ = 0;
 };
 

@@ -1,5 +1,9 @@
 #include "tests/fault/fault_support.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
 #include "common/logging.h"
 
 namespace kiln::fault {
@@ -28,6 +32,24 @@ std::unique_ptr<client::Client> connectClient(const std::string& coordinator,
   options.requestTimeout = requestTimeout;
   options.leasePeriod = 100ms;
   return std::move(client::Client::connect(options).value());
+}
+
+client::SessionOptions llvmSession(const std::string& benchmark) {
+  client::SessionOptions options;
+  options.sessionType = "llvm";
+  options.benchmark = benchmark;
+  return options;
+}
+
+Value passAction(const client::Session& session, const std::string& pass) {
+  // Names are pipelines: "function(gvn)", "function(loop(loop-bound-split))".
+  const std::vector<std::string>& names = session.spaces().actionSpaces.at(0).names;
+  auto found = std::find_if(names.begin(), names.end(), [&](const std::string& name) {
+    return name == pass || name.find("(" + pass + ")") != std::string::npos ||
+           name.find("(" + pass + "<") != std::string::npos;
+  });
+  EXPECT_NE(found, names.end()) << "no action " << pass;
+  return Value(static_cast<std::int64_t>(found - names.begin()));
 }
 
 bool waitFor(const std::function<bool()>& done, Duration timeout) {

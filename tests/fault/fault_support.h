@@ -32,6 +32,10 @@ std::unique_ptr<client::Client> connectClient(const std::string& coordinator,
                                               const std::string& experiment = {},
                                               Duration requestTimeout = 5s);
 
+// An `llvm` session of `benchmark`, and the action that applies `pass` in it.
+client::SessionOptions llvmSession(const std::string& benchmark);
+Value passAction(const client::Session& session, const std::string& pass);
+
 // Polls `done` every 20 ms until it holds or `timeout` passes.
 bool waitFor(const std::function<bool()>& done, Duration timeout);
 

@@ -95,6 +95,48 @@ TEST(Isolation, CrashingStepTakesDownOnlyItsExperimentAndIsRefusedOnReplay) {
   EXPECT_TRUE((*fresh)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
 }
 
+TEST(Isolation, AChildThatCaughtAnLlvmCrashIsRestartedWithoutDisturbingOthers) {
+  InProcessCoordinator coordinator;
+  IsolatedHost host(coordinator.endpoint());
+  auto beta = tenant(coordinator.endpoint(), "beta");
+  auto alpha = tenant(coordinator.endpoint(), "alpha", 30s);
+  BackgroundStepper bystander(startSessions(*beta, 2));
+  // LLVM 19's loop-bound-split dies with SIGSEGV on this module (opt-19 too).
+  auto crasher = alpha->startSession(llvmSession("file://" KILN_CRASHER_IR)).value();
+  auto sibling = alpha->startSession(llvmSession("benchmark://kiln-bench-v0/crc32")).value();
+  const std::vector<std::string> count{"IrInstructionCount"};
+  ASSERT_TRUE(sibling->step({passAction(*sibling, "mem2reg")}, count).ok());
+  std::uint64_t stepsBefore = bystander.steps();
+
+  // The child catches the crash, answers it, and stops because its memory
+  // may be damaged; the host starts a fresh child for alpha.
+  auto crashed = crasher->step({passAction(*crasher, "loop-bound-split")}, count);
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_EQ(crashed.status().code(), ErrorCode::kCompileError) << crashed.status().toString();
+  EXPECT_NE(crashed.status().message().find("signal 11"), std::string::npos)
+      << crashed.status().toString();
+
+  // Alpha's other session lived in that child: restored by replay, it steps
+  // on exactly as a session that never moved.
+  auto moved = sibling->step({passAction(*sibling, "gvn")}, count);
+  ASSERT_TRUE(moved.ok()) << moved.status().toString();
+  EXPECT_GE(sibling->restores(), 1u);
+  auto reference = alpha->startSession(llvmSession("benchmark://kiln-bench-v0/crc32")).value();
+  auto expected =
+      reference->step({passAction(*reference, "mem2reg"), passAction(*reference, "gvn")}, count);
+  ASSERT_TRUE(expected.ok()) << expected.status().toString();
+  EXPECT_EQ(moved->observations.at(0).as<std::int64_t>(),
+            expected->observations.at(0).as<std::int64_t>());
+
+  ASSERT_TRUE(waitFor([&] { return bystander.steps() > stepsBefore + 20; }, 10s));
+  bystander.stop();
+  EXPECT_EQ(bystander.failures(), 0u) << bystander.firstFailure();
+  EXPECT_FALSE(host.host->process.poll().has_value()) << "the nesting host itself died";
+  std::ifstream log(host.host->stderrPath);
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("stopped after a crash it caught"), std::string::npos) << text;
+}
+
 TEST(Isolation, ExternallyKilledChildIsRestartedAndSessionsRestored) {
   InProcessCoordinator coordinator;
   IsolatedHost host(coordinator.endpoint());

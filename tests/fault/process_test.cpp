@@ -4,7 +4,8 @@
 // slots), a worker whose loop hangs (given up after one timeout), and a
 // coordinator killed and started again on the same port
 // (sessions keep stepping; hosts re-register; experiments are re-opened
-// and adopt their workers).
+// and adopt their workers), and a worker that caught a real LLVM crash
+// (it answers, exits to be restarted, its other sessions are restored).
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -12,6 +13,7 @@
 #include <cstdio>
 
 #include "bench/child_cluster.h"
+#include "common/exit_codes.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {
@@ -61,6 +63,48 @@ TEST(ProcessFaults, WorkerSigkilledWhileSessionsStepLosesNoStep) {
   }
   EXPECT_GE(client->restoredSessions(), 1u);
   for (auto& session : sessions) EXPECT_NE(session->endpoint(), doomedEndpoint);
+}
+
+TEST(ProcessFaults, AWorkerThatCaughtAnLlvmCrashAnswersExitsAndItsSessionsAreRestored) {
+  InProcessCoordinator coordinator;
+  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto* damaged = children.spawn(workerArgs(coordinator.endpoint())).value();
+  auto client = connectClient(coordinator.endpoint(), {}, 30s);
+  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 1; }, 10s));
+  // LLVM 19's loop-bound-split dies with SIGSEGV on this module (opt-19 too).
+  auto crasher = client->startSession(llvmSession("file://" KILN_CRASHER_IR)).value();
+  auto bystander = client->startSession(llvmSession("benchmark://kiln-bench-v0/crc32")).value();
+  const std::vector<std::string> count{"IrInstructionCount"};
+  ASSERT_TRUE(bystander->step({passAction(*bystander, "mem2reg")}, count).ok());
+  auto* survivor = children.spawn(workerArgs(coordinator.endpoint())).value();
+  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 2; }, 10s));
+
+  auto crashed = crasher->step({passAction(*crasher, "loop-bound-split")}, count);
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_EQ(crashed.status().code(), ErrorCode::kCompileError) << crashed.status().toString();
+  EXPECT_NE(crashed.status().message().find("signal 11"), std::string::npos)
+      << crashed.status().toString();
+  // Its memory can no longer be trusted: it stops by itself, asking to be
+  // started again.
+  std::optional<ExitStatus> exit;
+  ASSERT_TRUE(waitFor([&] { return (exit = damaged->process.poll()).has_value(); }, 30s));
+  EXPECT_FALSE(exit->signaled()) << exit->describe();
+  EXPECT_EQ(exit->exitCode, kExitRestartAfterCaughtCrash) << exit->describe();
+
+  // The other session on it is restored on the survivor by replay and steps
+  // on exactly as a session that never moved.
+  auto moved = bystander->step({passAction(*bystander, "gvn")}, count);
+  ASSERT_TRUE(moved.ok()) << moved.status().toString();
+  EXPECT_EQ(bystander->endpoint(), survivor->endpoint);
+  EXPECT_GE(bystander->restores(), 1u);
+  auto reference = client->startSession(llvmSession("benchmark://kiln-bench-v0/crc32")).value();
+  auto expected =
+      reference->step({passAction(*reference, "mem2reg"), passAction(*reference, "gvn")}, count);
+  ASSERT_TRUE(expected.ok()) << expected.status().toString();
+  EXPECT_EQ(moved->observations.at(0).as<std::int64_t>(),
+            expected->observations.at(0).as<std::int64_t>());
+  // The survivor caught nothing and keeps serving.
+  EXPECT_FALSE(survivor->process.poll().has_value());
 }
 
 TEST(ProcessFaults, HangingStepTimesOutAndThePlainWorkerKeepsItsSlot) {

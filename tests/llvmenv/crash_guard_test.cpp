@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "llvm/Support/ErrorHandling.h"
+
 namespace kiln::llvmenv {
 namespace {
 
@@ -39,6 +41,31 @@ TEST(CrashGuardTest, CrashesOnOtherThreadsAreCaughtEveryTime) {
 TEST(CrashGuardTest, AbortBecomesACompileError) {
   Status status = runGuarded("a pass", [] { std::raise(SIGABRT); });
   EXPECT_EQ(status.code(), ErrorCode::kCompileError);
+}
+
+TEST(CrashGuardTest, ACaughtCrashIsRecordedForTheProcess) {
+  // The record is process-wide and never cleared (a damaged heap stays
+  // damaged): whatever a test before this one caught, it holds a crash now.
+  (void)runGuarded("the recorded pass", crashOnPurpose);
+  std::optional<std::string> crash = firstCaughtCrash();
+  ASSERT_TRUE(crash.has_value());
+  EXPECT_NE(crash->find("signal"), std::string::npos) << *crash;
+}
+
+TEST(CrashGuardTest, AFatalErrorIsNotACrash) {
+  // In a fresh process (a death test re-runs this binary for this test
+  // alone), which has caught no signal: an orderly report_fatal_error must
+  // not mark it damaged, a crash after it must.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto fatalThenCrash = [] {
+    Status fatal = runGuarded("a pass", [] { llvm::report_fatal_error("bad input"); });
+    if (fatal.code() != ErrorCode::kCompileError) std::_Exit(2);
+    if (fatal.message().find("bad input") == std::string::npos) std::_Exit(3);
+    if (firstCaughtCrash()) std::_Exit(4);
+    (void)runGuarded("a pass", crashOnPurpose);
+    std::_Exit(firstCaughtCrash() ? 0 : 5);
+  };
+  EXPECT_EXIT(fatalThenCrash(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

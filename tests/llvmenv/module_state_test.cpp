@@ -3,6 +3,7 @@
 #include <random>
 
 #include "common/sanitizers.h"
+#include "common/subprocess.h"
 #include "llvmenv/ir_text.h"
 #include "tests/llvmenv/test_support.h"
 
@@ -209,6 +210,33 @@ TEST(ModuleStateTest, CrashInsidePassIsCaught) {
   auto fresh = loadBenchmark("matrix");
   ASSERT_NE(fresh, nullptr);
   EXPECT_TRUE(fresh->applyPass(passIndex("gvn")).ok());
+}
+
+TEST(ModuleStateTest, ARealLlvmPassCrashIsCaughtAndRecorded) {
+  // loop-bound-split of LLVM 19 crashes on this module (opt-19 too: checked
+  // below, so that this test notices when LLVM stops crashing on it).
+  const std::string crasher =
+      std::string(KILN_LLVMENV_SOURCE_DATA_DIR) + "/loop_bound_split_crash.ll";
+  auto opt = runSubprocess(
+      {KILN_OPT19, "-passes=function(loop(loop-bound-split))", crasher, "-o", "/dev/null"},
+      std::chrono::seconds(60));
+  ASSERT_TRUE(opt.ok()) << opt.status().toString();
+  ASSERT_TRUE(opt->status.signaled()) << "opt-19 " << opt->status.describe();
+
+  auto state = ModuleState::fromIrText(passTable(), readFile(crasher), "crasher");
+  ASSERT_TRUE(state.ok()) << state.status().toString();
+  Result<PassOutcome> outcome = [&] {
+    LeaksOnPurposeScope abandoned;  // what the crashed frames owned, by design
+    return (*state)->applyPass(passIndex("loop-bound-split"));
+  }();
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), ErrorCode::kCompileError);
+  EXPECT_NE(outcome.status().message().find("loop-bound-split"), std::string::npos)
+      << outcome.status().message();
+  EXPECT_NE(outcome.status().message().find("signal 11"), std::string::npos)
+      << outcome.status().message();
+  EXPECT_FALSE((*state)->usable());
+  ASSERT_TRUE(firstCaughtCrash().has_value());
 }
 
 }  // namespace

@@ -1,0 +1,13 @@
+// Exit codes a supervisor (systemd, Kubernetes, Slurm's batch script, the
+// nesting host, the benchmarks) acts on.
+#pragma once
+
+namespace kiln {
+
+// The process stopped on its own after a crash it caught inside compile work
+// (ServiceContext::damage()): it answered what it ran, but its memory can no
+// longer be trusted. Start it again; its sessions are restored by replay.
+// EX_TEMPFAIL of sysexits.h: "try again later".
+inline constexpr int kExitRestartAfterCaughtCrash = 75;
+
+}  // namespace kiln

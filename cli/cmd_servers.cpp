@@ -146,16 +146,26 @@ CLI::App* addHostCommand(
 void addWorkerCommand(CLI::App& app) {
   addHostCommand(app, "worker", "run a worker hosting kiln's session types", plainWorkerMode());
   auto nestOptions = std::make_shared<WorkerCommandLine>();
+  // Isolated by default: a compile step that crashes (or a process that
+  // stops after catching a crash) must take down only its own experiment.
   auto* nest = addHostCommand(app, "nest",
                               "run a nesting host: underlying workers of several experiments "
-                              "sharing this process's slots, cache and contexts",
-                              nesting::nestingHostMode(), nestOptions);
+                              "sharing this host's slots and cache, each experiment in its own "
+                              "child process",
+                              nesting::isolatingHostMode(), nestOptions);
   // Parsed before the callback runs, which then serves in the chosen mode.
   nest->add_flag_callback(
       "--isolate", [nestOptions] { nestOptions->config.mode = nesting::isolatingHostMode(); },
       "run each experiment's underlying workers in a child process (forked after the contexts "
       "are initialised), so that a crashing or hanging compile step takes down only its own "
-      "experiment; the slots stay one budget shared by experiment weight (docs/faults.md)");
+      "experiment; the slots stay one budget shared by experiment weight (the default; "
+      "docs/faults.md)");
+  nest->add_flag_callback(
+      "--shared-process", [nestOptions] { nestOptions->config.mode = nesting::nestingHostMode(); },
+      "run every experiment's underlying workers in this one process: no fork per experiment, "
+      "but a compile step that crashes takes down every experiment on the host (their sessions "
+      "are restored by replay elsewhere)");
+  nest->get_option("--isolate")->excludes(nest->get_option("--shared-process"));
 }
 
 void addLocalCommand(CLI::App& app) {

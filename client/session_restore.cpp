@@ -4,6 +4,7 @@
 // requests in order), check the fingerprint, then adopt the new session.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "client/client.h"
@@ -95,14 +96,24 @@ Status Session::restore(const Status& why) {
   // process crashed and was restarted) can host the restored session.
   if (client_.channelTo(endpoint_).peerLost()) client_.noteLost(endpoint_);
   Status last = why;
-  for (int attempt = 0; attempt < 5; ++attempt) {
+  // "No ready worker yet" (an experiment's process being restarted on its
+  // host, workers still registering) is waited out for up to one request
+  // timeout; a restore that fails on a worker is tried a few times.
+  const auto waitUntil = std::chrono::steady_clock::now() + timeout();
+  Duration pause = std::chrono::milliseconds(100);
+  for (int attempt = 0; attempt < 5;) {
     auto placed = client_.place(type, timeout());
     if (!placed.ok()) {
       last = placed.status();
-      if (last.code() != ErrorCode::kOverloaded) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));  // no worker yet
+      if (last.code() != ErrorCode::kOverloaded ||
+          std::chrono::steady_clock::now() + pause > waitUntil) {
+        break;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min<Duration>(2 * pause, std::chrono::seconds(1));
       continue;
     }
+    ++attempt;
     auto fresh = client_.startOn(placed->endpoint, placed->target, history_.options, spaces_);
     Status replayed = fresh.ok() ? replayOn(**fresh) : fresh.status();
     if (!replayed.ok()) {

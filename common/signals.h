@@ -2,6 +2,7 @@
 // servers stop through their normal, thread-safe stop() path.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <thread>
 
@@ -18,5 +19,11 @@ class StopOnSignal {
  private:
   std::thread thread_;
 };
+
+// The last resort of a process that is leaving because its memory may be
+// damaged (exit_codes.h): if it is still running `delay` from now, a SIGALRM
+// handler ends it with _exit(`code`), as its cleanup may be stuck on a lock
+// the crash left held. One per process (it uses alarm()).
+void exitAfter(std::chrono::seconds delay, int code);
 
 }  // namespace kiln

@@ -43,8 +43,6 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
     config.listen = "tcp://127.0.0.1:0";
     config.coordinator = cluster->coordinator_->endpoint();
     if (nesting) config.mode = nesting::nestingHostMode();
-    // One process for the whole cluster: nothing would restart a worker.
-    config.exitWhenDamaged = false;
     auto metricsAddress = metrics::parseListenAddress(config.metricsListen);
     if (metricsAddress.ok() && options.workers + options.nestingHosts > 1) {
       // One address for all: each takes a free port of it (workerMetricsPorts()).

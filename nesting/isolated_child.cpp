@@ -15,6 +15,7 @@
 #include "common/exit_codes.h"
 #include "common/readiness_poll.h"
 #include "common/sanitizers.h"
+#include "common/signals.h"
 #include "common/underlying.h"
 #include "nesting/isolation_tokens.h"
 
@@ -155,7 +156,10 @@ class ChildLoop {
         "compile work crashed inside the child process of experiment '{}' ({}); its memory may "
         "be damaged: finishing the running requests and exiting to be restarted",
         setup_.experiment, damage);
-    const auto deadline = std::chrono::steady_clock::now() + parts_.limits.defaultDeadline;
+    // Briefly: a task may never finish in a damaged heap; the host answers
+    // what is left, and the watchdog ends this process if leaving hangs.
+    exitAfter(std::chrono::seconds(10), kExitRestartAfterCaughtCrash);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     std::vector<Completion> done;
     ReadinessPoll poll;
     const std::size_t completions = poll.addFd(completions_.fd());

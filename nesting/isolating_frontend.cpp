@@ -497,6 +497,7 @@ void IsolatingFrontend::stopChild(Child& child) {
     ::kill(child.pid, SIGKILL);
     int status = 0;
     ::waitpid(child.pid, &status, 0);
+    removeSessionDirectoriesOf(parts_.workingDirectory, child.pid);
   }
   child.pid = -1;
   for (TimePoint granted : child.tokens) {
@@ -601,6 +602,8 @@ void IsolatingFrontend::tick() {
       int status = 0;
       pid_t ended = ::waitpid(child.pid, &status, WNOHANG);
       if (ended == child.pid) {
+        // Its compilers died with it (PR_SET_PDEATHSIG); their files did not.
+        removeSessionDirectoriesOf(parts_.workingDirectory, child.pid);
         onChildDied(child, describeExit(status), !stoppedForDamage(status));
         continue;
       }

@@ -4,6 +4,7 @@
 // process's parts: session types and their contexts, benchmark cache, pool.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +30,8 @@ struct FrontendParts {
   ReplySink& replies;
   Mailbox<Completion>& completions;
   Logger logger;
+  // The process's working directory (ServiceContext::makeSessionDirectory).
+  std::filesystem::path workingDirectory;
 };
 
 class WorkerFrontend {

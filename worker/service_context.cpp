@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -50,12 +51,29 @@ Result<Benchmark> ServiceContext::resolveBenchmark(const std::string& uri) {
 }
 
 Result<std::filesystem::path> ServiceContext::makeSessionDirectory(const std::string& prefix) {
-  std::string pattern = (workingDirectory() / (prefix + "-XXXXXX")).string();
+  std::string pattern =
+      (workingDirectory() / fmt::format("{}-{}-XXXXXX", prefix, ::getpid())).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     return internalError(
         fmt::format("cannot create a session directory under '{}'", workingDirectory().string()));
   }
   return std::filesystem::path(pattern);
+}
+
+std::size_t removeSessionDirectoriesOf(const std::filesystem::path& workingDirectory, int pid) {
+  // `<prefix>-<pid>-XXXXXX`: the pid is the second-to-last dash-separated
+  // field (a prefix may contain dashes; mkdtemp's suffix has none).
+  const std::string marker = fmt::format("-{}-", pid);
+  std::size_t removed = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(workingDirectory, error)) {
+    const std::string name = entry.path().filename().string();
+    const std::size_t at = name.rfind(marker);
+    if (at == std::string::npos || name.size() - at - marker.size() != 6) continue;
+    std::error_code ignored;
+    if (std::filesystem::remove_all(entry.path(), ignored) > 0) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace kiln

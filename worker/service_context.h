@@ -68,12 +68,18 @@ class ServiceContext {
   std::uint64_t compileMemoryBytes() const { return resources_.compileMemoryBytes; }
 
   // A new private directory under the working directory (e.g. for a child
-  // compiler's pipes); the caller removes it when done.
+  // compiler's pipes), `<prefix>-<pid>-XXXXXX`; the caller removes it when
+  // done. The pid lets a nesting host remove what a child process that died
+  // left there (removeSessionDirectoriesOf).
   Result<std::filesystem::path> makeSessionDirectory(const std::string& prefix);
 
  private:
   ContextResources& resources_;
 };
+
+// Removes the session directories that process `pid` made under
+// `workingDirectory` (after it died); returns how many.
+std::size_t removeSessionDirectoriesOf(const std::filesystem::path& workingDirectory, int pid);
 
 // Reads a whole file into memory, refusing files over `maxBytes`.
 Result<std::shared_ptr<const std::string>> readFileBounded(const std::filesystem::path& path,

@@ -1,6 +1,7 @@
 #include "worker/worker_cli.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "common/exit_codes.h"
 #include "common/listen_exposure.h"
@@ -99,6 +100,7 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
   Logger logger = makeLogger(role, log);
   zmq::context_t zmq(1);
   WorkerConfig config = options.config;
+  config.exitWhenDamaged = true;  // this process is the worker: its supervisor restarts it
   std::unique_ptr<ZapAuthenticator> authenticator;  // after zmq: closed before it
   if (!options.keyFile.empty()) {
     auto keys = loadKeyFile(options.keyFile);
@@ -132,7 +134,17 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
   if ((*server)->metricsPort() != 0) fmt::print("metrics port {}\n", (*server)->metricsPort());
   std::fflush(stdout);
   (*server)->run();
-  return (*server)->damage() ? kExitRestartAfterCaughtCrash : 0;
+  if ((*server)->damage()) {
+    // See WorkerServer::damage(): the last answers leave with the context,
+    // then the process ends without destructors.
+    server->release();  // never destroyed
+    authenticator.reset();
+    zmq.close();
+    logger->flush();
+    std::fflush(nullptr);
+    ::_exit(kExitRestartAfterCaughtCrash);
+  }
+  return 0;
 }
 
 }  // namespace kiln

@@ -6,11 +6,20 @@
 
 #include <vector>
 
+#include "common/exit_codes.h"
 #include "common/local_transport.h"
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
+#include "common/signals.h"
 
 namespace kiln {
+
+namespace {
+// How long a damaged worker waits for its running tasks to answer, and by
+// when its process must be gone whatever happens (exitAfter).
+constexpr auto kDamagedGrace = std::chrono::seconds(2);
+constexpr auto kDamagedExitWithin = std::chrono::seconds(10);
+}  // namespace
 
 // Replies go to the client's ROUTER route, or down the coordinator link for
 // requests that came from there.
@@ -83,9 +92,9 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   }
   server->pool_ = std::make_unique<TaskPool>(c.slots, c.mode.makeQueue());
   server->sink_ = std::make_unique<RouterSink>(server->router_, server->link_);
-  server->frontend_ =
-      c.mode.makeFrontend(FrontendParts{types, server->cache_, c.limits, clock, *server->pool_,
-                                        *server->sink_, server->completions_, server->logger_});
+  server->frontend_ = c.mode.makeFrontend(
+      FrontendParts{types, server->cache_, c.limits, clock, *server->pool_, *server->sink_,
+                    server->completions_, server->logger_, server->workingDirectory_->path()});
   if (!c.coordinator.empty()) {
     char hostname[256] = {};
     ::gethostname(hostname, sizeof(hostname) - 1);
@@ -186,7 +195,7 @@ void WorkerServer::run() {
       completions_.drain(done);
       for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
       done.clear();
-      if (stopForDamage()) break;
+      if (stopForDamage()) return finishDamaged();
     }
     if (linkSocket != nullptr && poll.ready(link)) link_->onReadable(config_.frames);
     frontend_->tick();
@@ -200,6 +209,32 @@ void WorkerServer::run() {
     }
   }
   shutdown();
+}
+
+void WorkerServer::finishDamaged() {
+  // Answer what already runs, briefly (a task may never finish in a damaged
+  // heap), and run nothing queued: its clients restore those sessions.
+  exitAfter(kDamagedExitWithin, kExitRestartAfterCaughtCrash);
+  const auto until = std::chrono::steady_clock::now() + kDamagedGrace;
+  std::vector<Completion> done;
+  ReadinessPoll poll;
+  const std::size_t completions = poll.addFd(completions_.fd());
+  for (;;) {
+    completions_.drain(done);
+    for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
+    done.clear();
+    if (pool_->busy() == 0 || std::chrono::steady_clock::now() >= until) break;
+    poll.wait(std::chrono::milliseconds(20));
+  }
+  // The answers leave when the ZeroMQ context is closed (serveWorker), up to
+  // the linger; the link says nothing more to the coordinator, which stops
+  // listing this worker when its heartbeats stop.
+  router_.set(zmq::sockopt::linger, 2000);
+  router_.close();
+  link_.reset();
+  // Compilers die with the process (PR_SET_PDEATHSIG); their files go now.
+  workingDirectory_.reset();
+  shutDown_ = true;  // nothing else is cleaned up: the process exits next
 }
 
 bool WorkerServer::stopForDamage() {
@@ -246,9 +281,6 @@ void WorkerServer::shutdown() {
   link_.reset();
   Status stopped = types_.shutdown();
   if (!stopped.ok()) logger_->error("context shutdown failed: {}", stopped.toString());
-  // A damaged worker exits next: the answers it just gave must leave first
-  // (a stopped one drops them, as its clients are gone or leaving).
-  if (damage_) router_.set(zmq::sockopt::linger, 2000);
   router_.close();
   workingDirectory_.reset();
   observe_.reset();  // after the hosts that call its hooks are gone

@@ -52,10 +52,11 @@ struct WorkerConfig {
   std::string localListen = kAutoLocalListen;
   // After a context reports damage (ServiceContext::damage(), e.g. a crash
   // caught inside LLVM), stop: answer the requests already running, then
-  // leave run() so that the process exits to be restarted. Off for workers
-  // that share a process with others (the in-process cluster): they have
-  // no supervisor to restart them and keep serving with a warning.
-  bool exitWhenDamaged = true;
+  // leave run() so that the process exits to be restarted (see damage()).
+  // Only for a process that is this worker alone (`kiln worker`, `kiln
+  // nest`); off, a damaged worker logs a warning and keeps serving (the
+  // in-process cluster has nothing to restart it into).
+  bool exitWhenDamaged = false;
 };
 
 class WorkerServer {
@@ -81,7 +82,12 @@ class WorkerServer {
   // Thread-safe; run() returns soon after.
   void stop();
   // Why run() stopped on its own (WorkerConfig::exitWhenDamaged); nullopt
-  // when it was stopped or is still serving.
+  // when it was stopped or is still serving. After such a stop the server
+  // has answered what ran and removed its working directory, and nothing
+  // else may be cleaned up: the process must close its ZeroMQ context (to
+  // send the last answers) and _exit(kExitRestartAfterCaughtCrash) without
+  // running destructors, which would walk structures the crash may have
+  // broken. A watchdog ends the process within seconds if that hangs.
   const std::optional<std::string>& damage() const { return damage_; }
 
  private:
@@ -94,6 +100,8 @@ class WorkerServer {
   void returnFreedMemory(std::uint32_t liveSessions);
   // Checks the contexts after finished requests; true when run() must stop.
   bool stopForDamage();
+  // The end of run() after damage (see damage()).
+  void finishDamaged();
 
   WorkerConfig config_;
   SessionTypeRegistry& types_;

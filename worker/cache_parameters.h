@@ -1,5 +1,9 @@
-// The worker-level session parameters that read and set the benchmark cache
-// at run time, named as CompilerGym's (`service.benchmark_cache.*`).
+// The worker-level session parameters that read and set a bounded cache at
+// run time, one handler for every cache: `<prefix>{get_counters, get_size,
+// get_size_in_bytes, get_max_size_in_bytes, set_max_size_in_bytes,
+// evict_to_capacity}`, plus get_max_size and set_max_size for a cache bounded
+// in entries too. The benchmark cache's are named as CompilerGym's
+// (`service.benchmark_cache.*`).
 #pragma once
 
 #include <string>
@@ -7,14 +11,19 @@
 
 #include "common/status.h"
 #include "worker/benchmark_cache.h"
+#include "worker/bounded_cache.h"
 
 namespace kiln {
 
 inline constexpr std::string_view kCacheParameterPrefix = "service.benchmark_cache.";
 
-// Keys: service.benchmark_cache.{get,set}_max_size_in_bytes,
-// get_size_in_bytes, get_size, get_counters, evict_to_capacity.
-// Unknown keys give not-found listing the known ones.
+// Setters reply with the new bound (evict_to_capacity: the bytes now held).
+// notFound for keys outside `prefix`, so other handlers get their turn, and
+// for unknown keys inside it, listing the known ones.
+Result<std::string> handleCacheParameter(CacheControls& cache, std::string_view prefix,
+                                         const std::string& key, const std::string& value);
+
+// The benchmark cache's, under kCacheParameterPrefix.
 Result<std::string> handleCacheParameter(BenchmarkCache& cache, const std::string& key,
                                          const std::string& value);
 

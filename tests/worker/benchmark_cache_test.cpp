@@ -73,6 +73,24 @@ TEST(CacheParametersTest, ReadAndSetAtRunTime) {
   EXPECT_EQ(handleCacheParameter(cache, "service.nope", "").status().code(), ErrorCode::kNotFound);
 }
 
+// The handler is shared with the llvm caches, which are bounded in entries
+// too; the benchmark cache (bytes only) must not grow their keys.
+TEST(CacheParametersTest, BenchmarkCacheOffersNoEntryCountKeys) {
+  BenchmarkCache cache(1000);
+  for (const char* key :
+       {"service.benchmark_cache.get_max_size", "service.benchmark_cache.set_max_size"}) {
+    auto reply = handleCacheParameter(cache, key, "4");
+    ASSERT_FALSE(reply.ok()) << key;
+    EXPECT_EQ(reply.status().code(), ErrorCode::kNotFound);
+    EXPECT_NE(reply.status().message().find(
+                  "(known: get_max_size_in_bytes, set_max_size_in_bytes, get_size_in_bytes, "
+                  "get_size, get_counters, evict_to_capacity)"),
+              std::string::npos)
+        << reply.status().message();
+  }
+  EXPECT_EQ(cache.maxSizeInBytes(), 1000u);
+}
+
 // Why LRU: RL training revisits a small hot set of benchmarks (the current
 // curriculum) among a long tail. With a cache smaller than the working set,
 // random eviction throws hot programs out as often as cold ones.

@@ -50,18 +50,29 @@ struct Transcript {
   std::vector<std::string> observations;
 };
 
-std::string describe(const mlgo::Observation& observation) {
+std::vector<kiln::Value> featuresOf(const mlgo::ChannelHeader& header,
+                                    const mlgo::Observation& observation) {
+  auto features = mlgo::decodeFeatures(header, observation);
+  require(features.ok(), "an observation does not decode");
+  require(features->size() == header.features.size(), "an observation lacks features");
+  return std::move(features).value();
+}
+
+std::string describe(const mlgo::ChannelHeader& header, const mlgo::Observation& observation) {
   std::string text = std::to_string(observation.index) + "@" + observation.context + ":";
-  for (const kiln::Value& feature : observation.features) text += feature.describe() + ";";
+  for (const kiln::Value& feature : featuresOf(header, observation)) {
+    text += feature.describe() + ";";
+  }
   return text;
 }
 
 void checkReencodes(const mlgo::ChannelHeader& header, const mlgo::Observation& observation,
                     std::string_view payload) {
+  std::vector<kiln::Value> features = featuresOf(header, observation);
   std::size_t offset = 0;
   for (std::size_t i = 0; i < header.features.size(); ++i) {
     const mlgo::FeatureSpec& spec = header.features[i];
-    auto bytes = mlgo::encodeTensor(spec, observation.features[i]);
+    auto bytes = mlgo::encodeTensor(spec, features[i]);
     std::string_view original = payload.substr(offset, spec.byteSize);
     offset += spec.byteSize;
     // uint64 values above INT64_MAX wrap to negative int64 on the way in and
@@ -90,8 +101,7 @@ Transcript play(mlgo::RecordSource& source, const mlgo::ChannelOptions& options,
       return transcript;
     }
     if (!next->has_value()) break;
-    require((*next)->features.size() == header->features.size(), "an observation lacks features");
-    transcript.observations.push_back(describe(**next));
+    transcript.observations.push_back(describe(*header, **next));
     if (inMemory != nullptr) {
       // The observation's bytes end just before the '\n' the reader stopped after.
       std::size_t end = static_cast<mlgo::BufferSource&>(source).position() - 1;

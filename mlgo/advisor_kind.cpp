@@ -48,23 +48,35 @@ std::vector<std::string> compilerArguments(const AdvisorDescription& description
   return args;
 }
 
-Result<std::int64_t> defaultDecision(const AdvisorDescription& description,
-                                     const ChannelHeader& header, const Observation& observation) {
+Result<std::size_t> defaultDecisionIndex(const AdvisorDescription& description,
+                                         const ChannelHeader& header) {
   if (!description.defaultDecisionSlot) {
     return unimplemented("the " + description.name + " advisor does not expose a default decision");
   }
   const std::string& slot = *description.defaultDecisionSlot;
-  const Value* value = findFeature(header, observation, slot);
-  if (value == nullptr) {
+  std::optional<std::size_t> index = header.featureIndex(slot);
+  if (!index) {
     return invalidArgument("the channel header has no feature \"" + slot +
                            "\" holding the default decision");
   }
-  const auto* tensor = value->getIf<Int64Tensor>();
+  return *index;
+}
+
+Result<std::int64_t> defaultDecisionAt(const ChannelHeader& header, const Observation& observation,
+                                       std::size_t index) {
+  KILN_ASSIGN_OR_RETURN(Value value, decodeFeature(header, observation, index));
+  const auto* tensor = value.getIf<Int64Tensor>();
   if (tensor == nullptr || tensor->values.size() != 1) {
-    return invalidArgument("feature \"" + slot +
-                           "\" is not a single integer: " + value->describe());
+    return invalidArgument("feature \"" + header.features[index].name +
+                           "\" is not a single integer: " + value.describe());
   }
   return tensor->values.front();
+}
+
+Result<std::int64_t> defaultDecision(const AdvisorDescription& description,
+                                     const ChannelHeader& header, const Observation& observation) {
+  KILN_ASSIGN_OR_RETURN(std::size_t index, defaultDecisionIndex(description, header));
+  return defaultDecisionAt(header, observation, index);
 }
 
 }  // namespace kiln::mlgo

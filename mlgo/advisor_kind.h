@@ -51,5 +51,12 @@ std::vector<std::string> compilerArguments(const AdvisorDescription& description
 // the header lacks the feature.
 Result<std::int64_t> defaultDecision(const AdvisorDescription& description,
                                      const ChannelHeader& header, const Observation& observation);
+// defaultDecision() in two halves, so that a caller answering many decisions
+// looks the feature up by name once: where the decision is in `header` (the
+// same errors), then the decision at that index.
+Result<std::size_t> defaultDecisionIndex(const AdvisorDescription& description,
+                                         const ChannelHeader& header);
+Result<std::int64_t> defaultDecisionAt(const ChannelHeader& header, const Observation& observation,
+                                       std::size_t index);
 
 }  // namespace kiln::mlgo

@@ -3,6 +3,7 @@
 #include "mlgo/channel.h"
 
 #include <system_error>
+#include <utility>
 
 #include "mlgo/tensor_codec.h"
 
@@ -16,8 +17,12 @@ struct InteractiveChannel::State {
   UniqueFd advice;                     // write end of BASE.in
   FifoReader records;                  // read end of BASE.out
   std::optional<RecordReader> reader;  // set once the header arrived
+  // Taken whole from the buffer by nextReadiness(); next() hands it out.
+  std::optional<Observation> taken;
   bool pendingAdvice = false;
   bool ended = false;
+  // Named in errors of every advice write: built once, not per decision.
+  std::string inName;
 
   std::filesystem::path in() const { return base.string() + ".in"; }
   std::filesystem::path out() const { return base.string() + ".out"; }
@@ -72,6 +77,7 @@ Result<InteractiveChannel> InteractiveChannel::create(const std::filesystem::pat
   auto state = std::make_unique<State>();
   state->base = directory / baseName;
   state->options = options;
+  state->inName = state->in().string();
   KILN_RETURN_IF_ERROR(makeFifo(state->in()));
   state->inCreated = true;
   KILN_RETURN_IF_ERROR(makeFifo(state->out()));
@@ -110,6 +116,10 @@ Result<std::optional<Observation>> InteractiveChannel::next(TimePoint deadline,
     return invalidArgument("the previous observation has not been answered; call sendAdvice first");
   }
   if (s.ended) return std::optional<Observation>();
+  if (s.taken) {
+    s.pendingAdvice = true;
+    return std::exchange(s.taken, std::nullopt);
+  }
   FifoSource source(s.records, deadline, alive);
   KILN_ASSIGN_OR_RETURN(std::optional<Observation> observation, s.reader->next(source));
   if (!observation) {
@@ -141,7 +151,7 @@ Status InteractiveChannel::sendAdviceBytes(std::string_view bytes, TimePoint dea
   if (!s.advice.valid()) return invalidArgument("the channel is closed");
   // Once some bytes may have gone out the record cannot be retried: stay "answered".
   s.pendingAdvice = false;
-  return writeAll(s.advice.get(), bytes, deadline, alive, s.in().string());
+  return writeAll(s.advice.get(), bytes, deadline, alive, s.inName);
 }
 
 Result<RecordReadiness> InteractiveChannel::nextReadiness() {
@@ -150,11 +160,18 @@ Result<RecordReadiness> InteractiveChannel::nextReadiness() {
   if (s.pendingAdvice) {
     return invalidArgument("the previous observation has not been answered; call sendAdvice first");
   }
+  if (s.taken) return RecordReadiness::kObservation;
   if (s.ended || !s.records.open()) return RecordReadiness::kOther;
   // One observation's worth per call bounds the work; the rest waits for the next call.
-  std::size_t budget = header().observationBytes() + s.options.maxLineBytes + 1;
+  std::size_t budget = s.reader->observationBytes() + s.options.maxLineBytes + 1;
   KILN_ASSIGN_OR_RETURN(bool open, s.records.readAvailable(budget));
-  return recordReadiness(s.records.buffered(), header(), s.options.maxLineBytes, !open);
+  // A whole observation is taken now, parsed once, for next() to hand out.
+  BufferedObservation buffered = s.reader->takeBuffered(s.records.buffered(), !open);
+  if (buffered.observation) {
+    s.records.consume(buffered.consumed);
+    s.taken = std::move(buffered.observation);
+  }
+  return buffered.readiness;
 }
 
 int InteractiveChannel::observationFd() const { return state_ ? state_->records.fd() : -1; }

@@ -58,7 +58,8 @@ class InteractiveChannel {
   Result<std::optional<Observation>> next(TimePoint deadline, const AliveCheck& alive = {});
   bool awaitingAdvice() const;
   // Never waits: reads what the compiler has written so far and says whether
-  // next() can now parse a whole observation without waiting (kObservation).
+  // next() can now return an observation without waiting (kObservation; it
+  // is parsed here, once, and next() hands it out).
   // The fd to poll for more is observationFd() (valid after connect()).
   Result<RecordReadiness> nextReadiness();
   int observationFd() const;

@@ -3,6 +3,7 @@
 // deadline, and gives up early when the peer process is known to be dead.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -81,8 +82,11 @@ class FifoReader {
   // call, so that a fast writer cannot keep the caller reading). False once
   // the writer has closed its end and everything was read.
   Result<bool> readAvailable(std::size_t maxBytes);
-  // The bytes read but not yet consumed by readLine/readExact.
+  // The bytes read but not yet consumed by readLine/readExact/consume.
   std::string_view buffered() const { return std::string_view(buffer_).substr(start_); }
+  // Drops the first `n` bytes of buffered() (at most all of them), which the
+  // caller parsed in place.
+  void consume(std::size_t n) { start_ += std::min(n, buffer_.size() - start_); }
   int fd() const { return fd_.get(); }
 
  private:

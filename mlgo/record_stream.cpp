@@ -1,59 +1,57 @@
-// Record framing of the channel. The control lines are parsed with llvm::json
-// like the header; tensor bytes are read in one bounded block per record.
+// Record framing of the channel. Control lines are parsed by control_line.h;
+// tensor bytes are read in one bounded block per record and kept raw.
 #include "mlgo/record_stream.h"
-
-#include <llvm/Support/Error.h>
-#include <llvm/Support/JSON.h>
 
 #include "mlgo/tensor_codec.h"
 
 namespace kiln::mlgo {
 
-std::string shown(std::string_view text) {
-  constexpr std::size_t kShown = 80;
-  std::string visible(text.substr(0, kShown));
-  for (char& c : visible) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+Result<Value> decodeFeature(const ChannelHeader& header, const Observation& observation,
+                            std::size_t index) {
+  if (index >= header.features.size()) {
+    return invalidArgument("feature #" + std::to_string(index) +
+                           " does not exist: the header has " +
+                           std::to_string(header.features.size()));
   }
-  return "\"" + visible + (text.size() > kShown ? "...\"" : "\"");
+  // Summing the sizes before it is cheaper than keeping offsets: headers are
+  // short (39 features for opt) and only requested features are decoded.
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < index; ++i) offset += header.features[i].byteSize;
+  const FeatureSpec& spec = header.features[index];
+  if (offset + spec.byteSize > observation.tensors.size()) {
+    return invalidArgument("the observation holds " + std::to_string(observation.tensors.size()) +
+                           " tensor bytes, too few for feature \"" + spec.name + "\"");
+  }
+  return decodeTensor(spec, std::string_view(observation.tensors).substr(offset, spec.byteSize));
 }
 
-namespace {
-
-Status protocolError(const std::string& what) {
-  return compileError("the compiler broke the MLGO channel protocol: " + what);
+Result<std::vector<Value>> decodeFeatures(const ChannelHeader& header,
+                                          const Observation& observation) {
+  if (observation.tensors.size() != header.observationBytes()) {
+    return invalidArgument("the observation holds " + std::to_string(observation.tensors.size()) +
+                           " tensor bytes; the header's features take " +
+                           std::to_string(header.observationBytes()));
+  }
+  std::vector<Value> features;
+  features.reserve(header.features.size());
+  std::size_t offset = 0;
+  for (const FeatureSpec& spec : header.features) {
+    KILN_ASSIGN_OR_RETURN(
+        Value value,
+        decodeTensor(spec, std::string_view(observation.tensors).substr(offset, spec.byteSize)));
+    features.push_back(std::move(value));
+    offset += spec.byteSize;
+  }
+  return features;
 }
 
-// A control line is a one-key object: {"context":S}, {"observation":N} or {"outcome":N}.
-struct ControlLine {
-  std::string key;
-  std::optional<std::string> text;
-  std::optional<std::int64_t> number;
-};
-
-Result<ControlLine> parseControlLine(const std::string& line) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(line);
-  if (!parsed) {
-    return protocolError("expected a JSON record line, got " + shown(line) + " (" +
-                         llvm::toString(parsed.takeError()) + ")");
-  }
-  const llvm::json::Object* object = parsed->getAsObject();
-  if (object == nullptr || object->size() != 1) {
-    return protocolError("expected a one-field JSON object, got " + shown(line));
-  }
-  const auto& [key, value] = *object->begin();
-  ControlLine control{key.str(), std::nullopt, value.getAsInteger()};
-  if (auto text = value.getAsString()) control.text = text->str();
-  return control;
-}
-
-}  // namespace
-
-const Value* findFeature(const ChannelHeader& header, const Observation& observation,
-                         std::string_view name) {
+std::optional<Value> findFeature(const ChannelHeader& header, const Observation& observation,
+                                 std::string_view name) {
   std::optional<std::size_t> index = header.featureIndex(name);
-  if (!index || *index >= observation.features.size()) return nullptr;
-  return &observation.features[*index];
+  if (!index) return std::nullopt;
+  Result<Value> value = decodeFeature(header, observation, *index);
+  if (!value.ok()) return std::nullopt;
+  return std::move(value).value();
 }
 
 Result<std::optional<std::string>> BufferSource::readLine(std::size_t maxBytes) {
@@ -95,36 +93,33 @@ Result<std::optional<Observation>> RecordReader::next(RecordSource& source) {
   while (true) {
     KILN_ASSIGN_OR_RETURN(std::optional<std::string> line, source.readLine(maxLineBytes_));
     if (!line) return std::optional<Observation>();
-    KILN_ASSIGN_OR_RETURN(ControlLine control, parseControlLine(*line));
-    if (control.key == "context" && control.text) {
-      context_ = *control.text;
+    KILN_ASSIGN_OR_RETURN(ControlLine control, parseControlLine(*line, header_));
+    if (control.kind == ControlKind::kContext) {
+      context_ = std::move(control.context);
       continue;
     }
-    const bool isObservation = control.key == "observation";
-    if (!(isObservation || (control.key == "outcome" && header_.score)) || !control.number) {
-      return protocolError("unexpected record line " + shown(*line));
-    }
     // Observations carry every feature; outcomes (reward logging) carry the score.
-    std::size_t bytes = isObservation ? header_.observationBytes() : header_.score->byteSize;
-    KILN_ASSIGN_OR_RETURN(std::string data, source.readExact(bytes + 1));
+    std::size_t bytes = bytesAfterLine(control, header_, observationBytes_);
+    KILN_ASSIGN_OR_RETURN(std::string data, source.readExact(bytes));
     if (data.back() != '\n') {
       return protocolError("record " + shown(*line) + " is not followed by exactly " +
-                           std::to_string(bytes) + " tensor bytes and a newline");
+                           std::to_string(bytes - 1) + " tensor bytes and a newline");
     }
-    if (!isObservation) continue;
-    Observation observation;
-    observation.index = *control.number;
-    observation.context = context_;
-    observation.features.reserve(header_.features.size());
-    std::size_t offset = 0;
-    for (const FeatureSpec& spec : header_.features) {
-      KILN_ASSIGN_OR_RETURN(
-          Value value, decodeTensor(spec, std::string_view(data).substr(offset, spec.byteSize)));
-      observation.features.push_back(std::move(value));
-      offset += spec.byteSize;
-    }
-    return std::optional<Observation>(std::move(observation));
+    if (control.kind != ControlKind::kObservation) continue;
+    data.pop_back();
+    return std::optional<Observation>(Observation{control.number, context_, std::move(data)});
   }
+}
+
+BufferedObservation RecordReader::takeBuffered(std::string_view buffered, bool closed) {
+  BufferedRecords scan = scanRecords(buffered, header_, observationBytes_, maxLineBytes_, closed);
+  BufferedObservation taken;
+  taken.readiness = scan.readiness;
+  if (scan.readiness != RecordReadiness::kObservation) return taken;
+  if (scan.context) context_ = std::move(*scan.context);
+  taken.consumed = scan.end;
+  taken.observation = Observation{scan.index, context_, std::string(scan.tensors)};
+  return taken;
 }
 
 }  // namespace kiln::mlgo

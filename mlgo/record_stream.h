@@ -3,7 +3,9 @@
 // fuzzer from a buffer. Sequence: one header line (channel_header.h); then any
 // mix of {"context":NAME} lines and {"observation":N} / {"outcome":N} lines,
 // each followed by its tensor bytes and a '\n'; the end of the stream at a
-// record boundary ends the episode.
+// record boundary ends the episode. An observation keeps its tensors as the
+// raw bytes: a step usually looks at one feature or none, so each feature is
+// decoded only when asked for.
 #pragma once
 
 #include <cstddef>
@@ -16,18 +18,27 @@
 #include "common/status.h"
 #include "common/value.h"
 #include "mlgo/channel_header.h"
+#include "mlgo/control_line.h"
+#include "mlgo/record_ready.h"
 
 namespace kiln::mlgo {
 
 struct Observation {
-  std::int64_t index = 0;       // the N of {"observation":N}
-  std::string context;          // the last {"context":...} (function name for llc)
-  std::vector<Value> features;  // one tensor per header feature, in header order
+  std::int64_t index = 0;  // the N of {"observation":N}
+  std::string context;     // the last {"context":...} (function name for llc)
+  std::string tensors;     // every feature's bytes in header order (header.observationBytes())
 };
 
-// The feature called `name` of `observation`, or nullptr.
-const Value* findFeature(const ChannelHeader& header, const Observation& observation,
-                         std::string_view name);
+// Feature `index` of `observation` (an observation of `header`'s stream),
+// decoded as tensor_codec.h says; invalid-argument if there is no such feature.
+Result<Value> decodeFeature(const ChannelHeader& header, const Observation& observation,
+                            std::size_t index);
+// Every feature, in header order.
+Result<std::vector<Value>> decodeFeatures(const ChannelHeader& header,
+                                          const Observation& observation);
+// The feature called `name`, decoded, or nullopt if the header has none.
+std::optional<Value> findFeature(const ChannelHeader& header, const Observation& observation,
+                                 std::string_view name);
 
 // Where the bytes come from. Both reads follow FifoReader's contract: a line
 // without its '\n' or nullopt at a clean end; exactly `n` bytes or an error.
@@ -55,25 +66,37 @@ class BufferSource final : public RecordSource {
 // compile-error (the compiler broke the protocol) if the line is not a header.
 Result<ChannelHeader> readHeader(RecordSource& source, const HeaderLimits& limits);
 
+// An observation taken from bytes already read, without waiting.
+struct BufferedObservation {
+  RecordReadiness readiness = RecordReadiness::kIncomplete;
+  std::size_t consumed = 0;                // kObservation: the bytes it took (drop them)
+  std::optional<Observation> observation;  // set for kObservation
+};
+
 // Turns the records after the header into observations; outcome records are
 // checked and skipped. Keeps the last context between calls.
 class RecordReader {
  public:
   RecordReader(ChannelHeader header, std::size_t maxLineBytes)
-      : header_(std::move(header)), maxLineBytes_(maxLineBytes) {}
+      : header_(std::move(header)),
+        maxLineBytes_(maxLineBytes),
+        observationBytes_(header_.observationBytes()) {}
 
   // The next observation, or nullopt when the stream ended at a record boundary.
   Result<std::optional<Observation>> next(RecordSource& source);
+  // The next observation if `buffered` (the unread bytes; `closed`: no more
+  // will come) holds all of it, parsed once. Anything else (more bytes
+  // needed, the end, a broken record) consumes nothing: next() reads it then.
+  BufferedObservation takeBuffered(std::string_view buffered, bool closed);
   const ChannelHeader& header() const { return header_; }
+  std::size_t observationBytes() const { return observationBytes_; }
+  std::size_t maxLineBytes() const { return maxLineBytes_; }
 
  private:
   ChannelHeader header_;
   std::size_t maxLineBytes_;
+  std::size_t observationBytes_;
   std::string context_;
 };
-
-// `text` quoted for an error message: at most 80 characters, the
-// unprintable ones as '?', so that compiler garbage cannot garble the log.
-std::string shown(std::string_view text);
 
 }  // namespace kiln::mlgo

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -27,7 +28,7 @@ std::vector<Out> readElements(std::string_view bytes, std::size_t count) {
 }
 
 template <class Wire, class In>
-Result<std::string> writeElements(const FeatureSpec& spec, const std::vector<In>& values) {
+Result<std::string> writeElements(const FeatureSpec& spec, std::span<const In> values) {
   std::string bytes(spec.byteSize, '\0');
   for (std::size_t i = 0; i < values.size(); ++i) {
     In v = values[i];
@@ -44,8 +45,9 @@ Result<std::string> writeElements(const FeatureSpec& spec, const std::vector<In>
   return bytes;
 }
 
+// A span so that a scalar advice is encoded without building a vector for it.
 template <class In>
-Result<std::string> encodeValues(const FeatureSpec& spec, const std::vector<In>& values) {
+Result<std::string> encodeValues(const FeatureSpec& spec, std::span<const In> values) {
   switch (spec.type) {
     case ElementType::kFloat:
       return writeElements<float>(spec, values);
@@ -123,27 +125,27 @@ Result<std::string> encodeTensor(const FeatureSpec& spec, const Value& value) {
   if (const auto* t = value.getIf<Int64Tensor>()) {
     if (floating) return wrongFamily();
     if (t->values.size() != spec.elementCount) return wrongCount(t->values.size());
-    return encodeValues(spec, t->values);
+    return encodeValues(spec, std::span<const std::int64_t>(t->values));
   }
   if (const auto* t = value.getIf<FloatTensor>()) {
     if (!floating) return wrongFamily();
     if (t->values.size() != spec.elementCount) return wrongCount(t->values.size());
-    return encodeValues(spec, t->values);
+    return encodeValues(spec, std::span<const float>(t->values));
   }
   if (const auto* t = value.getIf<DoubleTensor>()) {
     if (!floating) return wrongFamily();
     if (t->values.size() != spec.elementCount) return wrongCount(t->values.size());
-    return encodeValues(spec, t->values);
+    return encodeValues(spec, std::span<const double>(t->values));
   }
   if (const auto* i = value.getIf<std::int64_t>()) {
     if (floating) return wrongFamily();
     if (spec.elementCount != 1) return wrongCount(1);
-    return encodeValues(spec, std::vector<std::int64_t>{*i});
+    return encodeValues(spec, std::span<const std::int64_t>(i, 1));
   }
   if (const auto* d = value.getIf<double>()) {
     if (!floating) return wrongFamily();
     if (spec.elementCount != 1) return wrongCount(1);
-    return encodeValues(spec, std::vector<double>{*d});
+    return encodeValues(spec, std::span<const double>(d, 1));
   }
   return wrongFamily();
 }

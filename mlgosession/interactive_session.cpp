@@ -213,8 +213,8 @@ Status MlgoInteractiveSession::finishEpisode() {
 
 Status MlgoInteractiveSession::answer(std::int64_t answer) {
   if (kind_ == mlgo::AdvisorKind::kRegallocEviction) {
-    const Value* mask = mlgo::findFeature(compiler_->header(), *pending_, "mask");
-    const auto* tensor = mask != nullptr ? mask->getIf<Int64Tensor>() : nullptr;
+    std::optional<Value> mask = mlgo::findFeature(compiler_->header(), *pending_, "mask");
+    const auto* tensor = mask ? mask->getIf<Int64Tensor>() : nullptr;
     if (tensor == nullptr || answer >= static_cast<std::int64_t>(tensor->values.size()) ||
         tensor->values[static_cast<std::size_t>(answer)] == 0) {
       return invalidArgument(
@@ -297,8 +297,8 @@ bool MlgoInteractiveSession::quickObservation(std::size_t spaceIndex) const {
 Result<std::int64_t> MlgoInteractiveSession::defaultAdvice() const {
   if (!pending_) return std::int64_t{0};
   if (kind_ == mlgo::AdvisorKind::kInliner) return compiler_->defaultAdvice(*pending_);
-  const Value* mask = mlgo::findFeature(compiler_->header(), *pending_, "mask");
-  const auto* tensor = mask != nullptr ? mask->getIf<Int64Tensor>() : nullptr;
+  std::optional<Value> mask = mlgo::findFeature(compiler_->header(), *pending_, "mask");
+  const auto* tensor = mask ? mask->getIf<Int64Tensor>() : nullptr;
   std::optional<std::int64_t> answer =
       tensor != nullptr ? evictionReferenceAnswer(*tensor) : std::nullopt;
   if (!answer) return compileError("the eviction decision allows no candidate (mask is all 0)");
@@ -328,16 +328,27 @@ Result<std::int64_t> MlgoInteractiveSession::defaultNativeSize() {
 Status MlgoInteractiveSession::computeObservation(std::size_t spaceIndex, Value& observation) {
   const std::vector<mlgo::FeatureSpec>& features = expectedFeatures(kind_);
   std::size_t n = featureCount(kind_);
+  // Features are decoded here, for the spaces a step asks for only.
   if (spaceIndex < n) {
-    observation = pending_ ? pending_->features[spaceIndex] : zeroTensor(features[spaceIndex]);
+    if (!pending_) {
+      observation = zeroTensor(features[spaceIndex]);
+      return okStatus();
+    }
+    KILN_ASSIGN_OR_RETURN(observation,
+                          mlgo::decodeFeature(compiler_->header(), *pending_, spaceIndex));
     return okStatus();
   }
   switch (spaceIndex - n) {
     case kFeatures: {
+      std::vector<Value> decoded;
+      if (pending_) {
+        KILN_ASSIGN_OR_RETURN(decoded, mlgo::decodeFeatures(compiler_->header(), *pending_));
+      }
       ValueDict dict;
+      dict.reserve(n);
       for (std::size_t i = 0; i < n; ++i) {
         dict.push_back(
-            {features[i].name, pending_ ? pending_->features[i] : zeroTensor(features[i])});
+            {features[i].name, pending_ ? std::move(decoded[i]) : zeroTensor(features[i])});
       }
       observation = std::move(dict);
       return okStatus();

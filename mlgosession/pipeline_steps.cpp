@@ -100,7 +100,10 @@ class InlineDefaultStep final : public Step {
       if (!observation) break;
       KILN_ASSIGN_OR_RETURN(std::int64_t decision, compiler.defaultAdvice(*observation));
       KILN_RETURN_IF_ERROR(compiler.advise(Value(decision), deadline));
-      outputs.records.push_back({std::move(observation->features), decision});
+      // The training log keeps every feature: decode them all.
+      KILN_ASSIGN_OR_RETURN(std::vector<Value> features,
+                            mlgo::decodeFeatures(compiler.header(), *observation));
+      outputs.records.push_back({std::move(features), decision});
     }
     KILN_ASSIGN_OR_RETURN(mlgo::CompileOutcome outcome, compiler.finish(deadline));
     return outcome.output;

@@ -52,9 +52,13 @@ TEST(InteractiveChannelTest, PlaysAWholeEpisode) {
     const Observation& obs = **first;
     EXPECT_EQ(obs.index, 0);
     EXPECT_EQ(obs.context, "f1");
-    EXPECT_EQ(obs.features[0], Value(Int64Tensor{{1}, {42}}));
-    EXPECT_EQ(obs.features[1], Value(FloatTensor{{1, 2}, {1.5f, -2.0f}}));
-    EXPECT_EQ(obs.features[2], Value(Int64Tensor{{3}, {3, -1, 7}}));  // int32 widened
+    Result<std::vector<Value>> features = decodeFeatures(channel.header(), obs);
+    ASSERT_TRUE(features.ok()) << features.status().toString();
+    ASSERT_EQ(features->size(), 3u);
+    EXPECT_EQ((*features)[0], Value(Int64Tensor{{1}, {42}}));
+    EXPECT_EQ((*features)[1], Value(FloatTensor{{1, 2}, {1.5f, -2.0f}}));
+    EXPECT_EQ((*features)[2], Value(Int64Tensor{{3}, {3, -1, 7}}));  // int32 widened
+    EXPECT_EQ(decodeFeature(channel.header(), obs, 1).value(), (*features)[1]);
     EXPECT_EQ(*findFeature(channel.header(), obs, "a"), Value(Int64Tensor{{1}, {42}}));
     EXPECT_TRUE(channel.awaitingAdvice());
     ASSERT_TRUE(channel.sendAdvice(Value(std::int64_t{1}), in(kGenerous)).ok());

@@ -140,10 +140,12 @@ TEST(MlgoLlvmIntegrationTest, RegallocEvictionEpisodeAnsweringZero) {
     ASSERT_TRUE(obs.ok()) << obs.status().toString();
     if (!obs->has_value()) break;
     EXPECT_EQ((*obs)->context, "pressure");
-    const auto* maskTensor = (*obs)->features[*mask].getIf<Int64Tensor>();
+    Result<Value> maskValue = decodeFeature(header, **obs, *mask);
+    ASSERT_TRUE(maskValue.ok()) << maskValue.status().toString();
+    const auto* maskTensor = maskValue->getIf<Int64Tensor>();
     ASSERT_NE(maskTensor, nullptr);
     EXPECT_EQ(maskTensor->values.size(), 33u);
-    EXPECT_TRUE((*obs)->features[*progress].is<FloatTensor>());
+    EXPECT_TRUE(decodeFeature(header, **obs, *progress).value().is<FloatTensor>());
     ASSERT_TRUE(compiler->advise(Value(std::int64_t{0}), in(kStep)).ok());
     ++decisions;
   }

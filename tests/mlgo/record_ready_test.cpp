@@ -8,6 +8,7 @@
 
 #include "mlgo/channel.h"
 #include "mlgo/record_ready.h"
+#include "mlgo/record_stream.h"
 #include "tests/mlgo/test_support.h"
 
 namespace kiln::mlgo {
@@ -62,6 +63,84 @@ TEST(RecordReadiness, EndAndBrokenStreamsAreLeftToTheReader) {
   EXPECT_EQ(judge(std::string(2000, 'x')), RecordReadiness::kOther);  // over the line limit
 }
 
+TEST(TakeBuffered, TakesAWholeObservationParsedOnceAndConsumesExactlyIt) {
+  RecordReader reader(twoFeatures(), 1024);
+  std::string first = "{\"context\":\"main\"}\n" + observation(0);
+  std::string second = observation(1);
+  std::string stream = first + second.substr(0, 20);
+  BufferedObservation taken = reader.takeBuffered(stream, /*closed=*/false);
+  ASSERT_EQ(taken.readiness, RecordReadiness::kObservation);
+  ASSERT_TRUE(taken.observation.has_value());
+  EXPECT_EQ(taken.consumed, first.size());
+  EXPECT_EQ(taken.observation->index, 0);
+  EXPECT_EQ(taken.observation->context, "main");
+  EXPECT_EQ(taken.observation->tensors, std::string(16, '\x01'));
+  EXPECT_EQ(decodeFeature(reader.header(), *taken.observation, 0).value(),
+            Value(Int64Tensor{{1}, {0x0101010101010101}}));
+  // The rest is a part of the next record: nothing is taken or consumed.
+  std::string rest = stream.substr(taken.consumed);
+  BufferedObservation part = reader.takeBuffered(rest, /*closed=*/false);
+  EXPECT_EQ(part.readiness, RecordReadiness::kIncomplete);
+  EXPECT_EQ(part.consumed, 0u);
+  EXPECT_FALSE(part.observation.has_value());
+  BufferedObservation whole = reader.takeBuffered(second, /*closed=*/false);
+  ASSERT_TRUE(whole.observation.has_value());
+  EXPECT_EQ(whole.observation->index, 1);
+  EXPECT_EQ(whole.observation->context, "main");  // the context carries over
+  EXPECT_EQ(whole.consumed, second.size());
+}
+
+TEST(TakeBuffered, AContextBeforeAnIncompleteObservationIsKeptForIt) {
+  RecordReader reader(twoFeatures(), 1024);
+  std::string stream = "{\"context\":\"g\"}\n" + observation(3);
+  EXPECT_EQ(
+      reader.takeBuffered(std::string_view(stream).substr(0, stream.size() - 1), false).readiness,
+      RecordReadiness::kIncomplete);
+  BufferedObservation taken = reader.takeBuffered(stream, false);
+  ASSERT_TRUE(taken.observation.has_value());
+  EXPECT_EQ(taken.observation->context, "g");
+  EXPECT_EQ(taken.observation->index, 3);
+}
+
+// Whatever the scan refuses to take, next() reads from the same bytes and
+// reports with the reader's own error.
+TEST(TakeBuffered, BrokenOrEndedStreamsAreLeftToNext) {
+  std::string unterminated = observation(0);
+  unterminated.back() = 'x';
+  struct Case {
+    std::string bytes;
+    bool closed;
+    ErrorCode error;
+  };
+  for (const Case& c : {Case{"not json\n", false, ErrorCode::kCompileError},
+                        Case{"{\"observation\":1,\"x\":1}\n", false, ErrorCode::kCompileError},
+                        Case{unterminated, false, ErrorCode::kCompileError},
+                        Case{observation(0).substr(0, 25), true, ErrorCode::kDisconnected},
+                        Case{std::string(2000, 'x'), false, ErrorCode::kInvalidArgument},
+                        Case{"", true, ErrorCode::kOk}}) {
+    RecordReader reader(twoFeatures(), 1024);
+    BufferedObservation taken = reader.takeBuffered(c.bytes, c.closed);
+    EXPECT_EQ(taken.readiness, RecordReadiness::kOther) << shown(c.bytes);
+    EXPECT_EQ(taken.consumed, 0u);
+    EXPECT_FALSE(taken.observation.has_value());
+    BufferSource source(c.bytes);
+    Result<std::optional<Observation>> next = reader.next(source);
+    EXPECT_EQ(next.status().code(), c.error) << shown(c.bytes) << ": " << next.status().toString();
+    if (next.ok()) EXPECT_FALSE(next->has_value());  // the clean end
+  }
+}
+
+TEST(DecodeFeature, RefusesAMissingFeatureOrTooFewBytes) {
+  ChannelHeader header = twoFeatures();
+  Observation observation{0, "", std::string(16, '\0')};
+  EXPECT_EQ(decodeFeature(header, observation, 1).value(), Value(FloatTensor{{2}, {0.0F, 0.0F}}));
+  EXPECT_EQ(decodeFeature(header, observation, 2).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(findFeature(header, observation, "nope").has_value());
+  observation.tensors.resize(12);
+  EXPECT_EQ(decodeFeature(header, observation, 1).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(decodeFeatures(header, observation).status().code(), ErrorCode::kInvalidArgument);
+}
+
 // The channel never waits in nextReadiness(): it reports a half-written
 // record as incomplete, then ready once the rest arrives, and next() reads it.
 TEST(RecordReadiness, ChannelReportsReadinessWithoutWaiting) {
@@ -94,10 +173,49 @@ TEST(RecordReadiness, ChannelReportsReadinessWithoutWaiting) {
     ASSERT_EQ(seen, RecordReadiness::kObservation);
     Result<std::optional<Observation>> next = channel->next(in(std::chrono::milliseconds(1)));
     ASSERT_TRUE(next.ok() && next->has_value()) << next.status().toString();
-    EXPECT_EQ((*next)->features[0], Value(Int64Tensor{{1}, {5}}));
+    EXPECT_EQ(decodeFeature(channel->header(), **next, 0).value(), Value(Int64Tensor{{1}, {5}}));
     EXPECT_EQ(channel->nextReadiness().status().code(), ErrorCode::kInvalidArgument);  // unanswered
     ASSERT_TRUE(
         channel->sendAdvice(Value(std::int64_t{0}), in(std::chrono::milliseconds(5000))).ok());
+  }
+}
+
+// Over real FIFOs: an observation taken by nextReadiness() is the one next()
+// returns, and garbage after it is not taken but reported by next().
+TEST(RecordReadiness, ChannelTakesWholeRecordsAndLeavesGarbageToNext) {
+  TempDir dir;
+  {
+    FakeCompilerThread fake(dir.path() / "chan", [&](FakeCompilerThread::Ends& ends) {
+      ends.write(smallHeader() + "{\"context\":\"f\"}\n" + smallRecord(4, 9, 1.0f, 2.0f, 3));
+      if (!ends.readAdvice(8)) return;
+      ends.write("{\"observation\":5} trailing garbage\n");
+    });
+    Result<InteractiveChannel> channel = InteractiveChannel::create(dir.path(), "chan");
+    ASSERT_TRUE(channel.ok());
+    ASSERT_TRUE(channel->connect(in(std::chrono::milliseconds(5000))).ok());
+    auto settle = [&] {
+      RecordReadiness seen = RecordReadiness::kIncomplete;
+      for (int i = 0; i < 5000 && seen == RecordReadiness::kIncomplete; ++i) {
+        seen = channel->nextReadiness().value();
+        if (seen == RecordReadiness::kIncomplete) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
+      return seen;
+    };
+    ASSERT_EQ(settle(), RecordReadiness::kObservation);
+    EXPECT_EQ(channel->nextReadiness().value(), RecordReadiness::kObservation);  // still held
+    Result<std::optional<Observation>> next = channel->next(in(std::chrono::milliseconds(1)));
+    ASSERT_TRUE(next.ok() && next->has_value()) << next.status().toString();
+    EXPECT_EQ((*next)->index, 4);
+    EXPECT_EQ((*next)->context, "f");
+    EXPECT_EQ(decodeFeature(channel->header(), **next, 0).value(), Value(Int64Tensor{{1}, {9}}));
+    ASSERT_TRUE(
+        channel->sendAdvice(Value(std::int64_t{1}), in(std::chrono::milliseconds(5000))).ok());
+    EXPECT_EQ(settle(), RecordReadiness::kOther);
+    Result<std::optional<Observation>> broken = channel->next(in(std::chrono::milliseconds(5000)));
+    EXPECT_EQ(broken.status().code(), ErrorCode::kCompileError) << broken.status().toString();
+    EXPECT_NE(broken.status().message().find("trailing garbage"), std::string::npos);
   }
 }
 

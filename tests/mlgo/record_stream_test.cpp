@@ -29,7 +29,7 @@ TEST(RecordStreamTest, ReadsAnEpisodeFromMemory) {
   auto second = reader.next(source);
   ASSERT_TRUE(second.ok() && second->has_value());
   EXPECT_EQ((*second)->context, "f1");  // the context carries over
-  EXPECT_EQ((*second)->features[2], Value(Int64Tensor{{3}, {4, -1, 7}}));
+  EXPECT_EQ(decodeFeature(*header, **second, 2).value(), Value(Int64Tensor{{3}, {4, -1, 7}}));
   auto end = reader.next(source);
   ASSERT_TRUE(end.ok());
   EXPECT_FALSE(end->has_value());

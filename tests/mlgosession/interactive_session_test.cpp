@@ -3,6 +3,8 @@
 // 100-session leak check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/mlgosession/session_test_support.h"
 
 namespace kiln::mlgosession::testing {
@@ -69,6 +71,48 @@ TEST(MlgoInteractiveSessionTest, FeaturesMatchTheDeclaredSpaces) {
   EXPECT_EQ(dict->size(), 39U);
   // LLVM 19 puts its default decision in the callee_basic_block_count slot.
   EXPECT_EQ(initial[1].as<Int64Tensor>().values.at(0), initial[2].as<std::int64_t>());
+}
+
+// Features are decoded only for the spaces a step asks for: whichever subset
+// is asked, and after steps that asked for none, each feature space holds
+// what the dict holds under its name, and DefaultAdvice reads the same record.
+TEST(MlgoInteractiveSessionTest, EachFeatureSpaceMatchesTheDictAtEveryStep) {
+  ClusterFixture fixture;
+  client::SessionOptions options = sessionOn("mlgo-inline", "generator://csmith-v0/7");
+  options.observations = {"Features"};
+  auto session = fixture.client->startSession(options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  std::vector<std::string> names{"Features", "DefaultAdvice"};
+  for (const NamedValue& feature : (*session)->initialObservations()[0].as<ValueDict>()) {
+    names.push_back(feature.name);
+  }
+  ASSERT_EQ(names.size(), 2U + 39U);
+  std::int64_t advice = 1;
+  int checked = 0;
+  for (int step = 0; step < 12; ++step) {
+    // Every third step observes nothing at all.
+    std::vector<std::string> asked = step % 3 == 1 ? std::vector<std::string>{} : names;
+    auto stepped = (*session)->step({Value(advice)}, asked);
+    ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+    if (stepped->endOfEpisode) break;
+    if (asked.empty()) {
+      EXPECT_TRUE(stepped->observations.empty());
+      continue;
+    }
+    const auto& dict = stepped->observations[0].as<ValueDict>();
+    ASSERT_EQ(dict.size(), 39U);
+    for (std::size_t i = 0; i < dict.size(); ++i) {
+      EXPECT_EQ(dict[i].name, names[2 + i]);
+      EXPECT_EQ(dict[i].value, stepped->observations[2 + i]) << dict[i].name;
+    }
+    // LLVM 19 puts its default decision in the callee_basic_block_count slot.
+    auto slot = std::find(names.begin(), names.end(), "callee_basic_block_count");
+    ASSERT_NE(slot, names.end());
+    advice = stepped->observations[1].as<std::int64_t>();
+    EXPECT_EQ(stepped->observations[slot - names.begin()].as<Int64Tensor>().values.at(0), advice);
+    ++checked;
+  }
+  EXPECT_GT(checked, 2);
 }
 
 TEST(MlgoInteractiveSessionTest, RegallocEpisodeCompletesWithConsistentReward) {

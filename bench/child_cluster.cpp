@@ -63,14 +63,25 @@ class ChildCluster::Spawner {
 
 std::filesystem::path selfExecutable() { return std::filesystem::read_symlink("/proc/self/exe"); }
 
-Result<ChildCluster> ChildCluster::create(std::filesystem::path kiln) {
+Result<ChildCluster> ChildCluster::create(std::filesystem::path kiln,
+                                          std::filesystem::path keepErrorsIn) {
   KILN_ASSIGN_OR_RETURN(auto directory, WorkingDirectory::create({}, "kiln-bench"));
-  return ChildCluster(std::move(kiln), std::move(directory));
+  if (!keepErrorsIn.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(keepErrorsIn, error);
+    if (error) {
+      return invalidArgument(fmt::format("cannot create the log directory '{}': {}",
+                                         keepErrorsIn.string(), error.message()));
+    }
+  }
+  return ChildCluster(std::move(kiln), std::move(directory), std::move(keepErrorsIn));
 }
 
-ChildCluster::ChildCluster(std::filesystem::path kiln, WorkingDirectory directory)
+ChildCluster::ChildCluster(std::filesystem::path kiln, WorkingDirectory directory,
+                           std::filesystem::path keepErrorsIn)
     : kiln_(std::move(kiln)),
       directory_(std::move(directory)),
+      keepErrorsIn_(std::move(keepErrorsIn)),
       spawner_(std::make_unique<Spawner>()),
       mutex_(std::make_unique<std::mutex>()) {}
 
@@ -86,7 +97,7 @@ Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args) 
     number = spawned_++;
   }
   options.stdoutPath = directory_.path() / fmt::format("child-{}.out", number);
-  options.stderrPath = directory_.path() / fmt::format("child-{}.err", number);
+  options.stderrPath = directory_.path() / fmt::format("{}-{}.err", number, args.at(0));
   KILN_ASSIGN_OR_RETURN(Subprocess process, spawner_->spawn(argv, options));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -118,20 +129,31 @@ void ChildCluster::retire(ChildProcess* child) {
     children_.erase(it);
   }
   retired->process.kill();
+  dropOutputs(*retired);
+}
+
+void ChildCluster::dropOutputs(const ChildProcess& child) const {
   std::error_code ignored;
-  std::filesystem::remove(retired->stdoutPath, ignored);
-  std::filesystem::remove(retired->stderrPath, ignored);
+  std::filesystem::remove(child.stdoutPath, ignored);
+  if (!keepErrorsIn_.empty()) {
+    std::filesystem::rename(child.stderrPath, keepErrorsIn_ / child.stderrPath.filename(), ignored);
+  }
+  std::filesystem::remove(child.stderrPath, ignored);
 }
 
 ChildCluster::~ChildCluster() {
   // Workers first, so that none outlives the coordinator by much.
-  for (auto it = children_.rbegin(); it != children_.rend(); ++it) (*it)->process.kill();
+  for (auto it = children_.rbegin(); it != children_.rend(); ++it) {
+    (*it)->process.kill();
+    dropOutputs(**it);
+  }
 }
 
-std::vector<std::string> benchWorkerArgs(const std::string& coordinator, unsigned slots) {
+std::vector<std::string> benchWorkerArgs(const std::string& coordinator, unsigned slots,
+                                         const std::string& logLevel) {
   return {"worker",  "--coordinator",       coordinator,
           "--slots", std::to_string(slots), "--heartbeat-seconds",
-          "0.2",     "--log-level",         "off"};
+          "0.2",     "--log-level",         logLevel};
 }
 
 Status waitForWorkers(client::Client& client, std::size_t count, Duration timeout) {

@@ -24,8 +24,11 @@ struct ChildProcess {
 
 class ChildCluster {
  public:
-  // `kiln` is the path of the kiln binary to run.
-  static Result<ChildCluster> create(std::filesystem::path kiln);
+  // `kiln` is the path of the kiln binary to run. With `keepErrorsIn`, each
+  // child's stderr is moved there when it is retired or the cluster ends
+  // (`<n>-<first argument>.err`) instead of being removed.
+  static Result<ChildCluster> create(std::filesystem::path kiln,
+                                     std::filesystem::path keepErrorsIn = {});
   // Runs `kiln <args...>` and waits for its "<word> <endpoint>" first line.
   // Safe from any thread.
   Result<ChildProcess*> spawn(const std::vector<std::string>& args);
@@ -39,9 +42,13 @@ class ChildCluster {
 
  private:
   class Spawner;
-  ChildCluster(std::filesystem::path kiln, WorkingDirectory directory);
+  ChildCluster(std::filesystem::path kiln, WorkingDirectory directory,
+               std::filesystem::path keepErrorsIn);
+  // Removes `child`'s output files, keeping its stderr if asked to.
+  void dropOutputs(const ChildProcess& child) const;
   std::filesystem::path kiln_;
   WorkingDirectory directory_;
+  std::filesystem::path keepErrorsIn_;
   std::unique_ptr<Spawner> spawner_;
   std::unique_ptr<std::mutex> mutex_;  // guards children_ and spawned_
   std::vector<std::unique_ptr<ChildProcess>> children_;
@@ -50,7 +57,8 @@ class ChildCluster {
 
 // `kiln worker` arguments for a benchmark cluster: quiet, with heartbeats
 // fast enough that a killed worker is noticed within a second.
-std::vector<std::string> benchWorkerArgs(const std::string& coordinator, unsigned slots);
+std::vector<std::string> benchWorkerArgs(const std::string& coordinator, unsigned slots,
+                                         const std::string& logLevel = "off");
 
 // Polls the coordinator until `count` workers (nesting hosts included) are
 // registered, or times out.

@@ -278,13 +278,15 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   const std::uint64_t seed = o.seed != 0 ? o.seed : std::random_device{}();
 
   OrphanReaper reaper;  // before any child: compilers of killed workers come to us
-  KILN_ASSIGN_OR_RETURN(ChildCluster cluster,
-                        ChildCluster::create(o.kiln.empty() ? selfExecutable() : o.kiln));
+  KILN_ASSIGN_OR_RETURN(
+      ChildCluster cluster,
+      ChildCluster::create(o.kiln.empty() ? selfExecutable() : o.kiln, o.logDirectory));
   KILN_ASSIGN_OR_RETURN(ChildProcess * coordinator,
                         cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
                                        "--heartbeat-seconds", "0.2", "--log-level", "off"}));
   auto hostArgs = [&](const std::string& label, bool nest) {
-    std::vector<std::string> args = benchWorkerArgs(coordinator->endpoint, o.slots);
+    std::vector<std::string> args =
+        benchWorkerArgs(coordinator->endpoint, o.slots, o.logDirectory.empty() ? "off" : "warn");
     if (nest) {
       // Each experiment in its own child process: a crash in one is contained.
       args[0] = "nest";

@@ -33,6 +33,9 @@ struct SoakOptions {
   std::uint64_t seed = 0;                           // 0 = random
   std::filesystem::path kiln;                       // the kiln binary; empty = this executable
   unsigned descriptorSlack = 16;                    // end fds may exceed start fds by this much
+  // Where to keep every host's log (warnings and errors), one file per
+  // process, replacements included; empty = hosts log nothing.
+  std::filesystem::path logDirectory;
 };
 
 struct SoakFigures {

@@ -164,6 +164,9 @@ void addBenchCommand(CLI::App& app) {
   soak->add_option("--mix", soakOptions->mix, "session types and weights, TYPE:WEIGHT,...")
       ->capture_default_str();
   soak->add_option("--seed", soakOptions->seed, "random seed (0 = random)");
+  soak->add_option("--logs", soakOptions->logDirectory,
+                   "keep every host's warnings and errors in this directory, one file per "
+                   "process (replacements included)");
   soak->add_flag("--json", *json, "print the figures as JSON");
   soak->callback([soakOptions, json] {
     bench::SoakFigures figures;

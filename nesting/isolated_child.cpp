@@ -15,9 +15,9 @@
 #include "common/exit_codes.h"
 #include "common/readiness_poll.h"
 #include "common/sanitizers.h"
-#include "common/signals.h"
 #include "common/underlying.h"
 #include "nesting/isolation_tokens.h"
+#include "worker/damaged_exit.h"
 
 namespace kiln::nesting {
 
@@ -140,11 +140,12 @@ class ChildLoop {
 
  private:
   void dispatch(std::vector<Completion>& done) {
-    for (Completion& completion : done) {
-      auto found = workers_.find(completion.target);
-      if (found != workers_.end()) found->second.host->onCompletion(std::move(completion));
-    }
+    for (Completion& completion : done) deliver(std::move(completion));
     done.clear();
+  }
+  void deliver(Completion completion) {
+    auto found = workers_.find(completion.target);
+    if (found != workers_.end()) found->second.host->onCompletion(std::move(completion));
   }
 
   // A crash caught inside compile work may have damaged this process's
@@ -156,21 +157,8 @@ class ChildLoop {
         "compile work crashed inside the child process of experiment '{}' ({}); its memory may "
         "be damaged: finishing the running requests and exiting to be restarted",
         setup_.experiment, damage);
-    // Briefly: a task may never finish in a damaged heap; the host answers
-    // what is left, and the watchdog ends this process if leaving hangs.
-    exitAfter(std::chrono::seconds(10), kExitRestartAfterCaughtCrash);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    std::vector<Completion> done;
-    ReadinessPoll poll;
-    const std::size_t completions = poll.addFd(completions_.fd());
-    while (pool_.busy() > 0 && std::chrono::steady_clock::now() < deadline) {
-      poll.wait(std::chrono::milliseconds(50));
-      if (!poll.ready(completions)) continue;
-      completions_.drain(done);
-      dispatch(done);
-    }
-    completions_.drain(done);
-    dispatch(done);
+    answerRunningBeforeExit(pool_, completions_,
+                            [this](Completion completion) { deliver(std::move(completion)); });
     parts_.logger->flush();
     // The answers must leave before the process does.
     dealer_.set(zmq::sockopt::linger, 2000);

@@ -6,20 +6,12 @@
 
 #include <vector>
 
-#include "common/exit_codes.h"
 #include "common/local_transport.h"
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
-#include "common/signals.h"
+#include "worker/damaged_exit.h"
 
 namespace kiln {
-
-namespace {
-// How long a damaged worker waits for its running tasks to answer, and by
-// when its process must be gone whatever happens (exitAfter).
-constexpr auto kDamagedGrace = std::chrono::seconds(2);
-constexpr auto kDamagedExitWithin = std::chrono::seconds(10);
-}  // namespace
 
 // Replies go to the client's ROUTER route, or down the coordinator link for
 // requests that came from there.
@@ -212,20 +204,9 @@ void WorkerServer::run() {
 }
 
 void WorkerServer::finishDamaged() {
-  // Answer what already runs, briefly (a task may never finish in a damaged
-  // heap), and run nothing queued: its clients restore those sessions.
-  exitAfter(kDamagedExitWithin, kExitRestartAfterCaughtCrash);
-  const auto until = std::chrono::steady_clock::now() + kDamagedGrace;
-  std::vector<Completion> done;
-  ReadinessPoll poll;
-  const std::size_t completions = poll.addFd(completions_.fd());
-  for (;;) {
-    completions_.drain(done);
-    for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
-    done.clear();
-    if (pool_->busy() == 0 || std::chrono::steady_clock::now() >= until) break;
-    poll.wait(std::chrono::milliseconds(20));
-  }
+  answerRunningBeforeExit(*pool_, completions_, [this](Completion completion) {
+    frontend_->onCompletion(std::move(completion));
+  });
   // The answers leave when the ZeroMQ context is closed (serveWorker), up to
   // the linger; the link says nothing more to the coordinator, which stops
   // listing this worker when its heartbeats stop.

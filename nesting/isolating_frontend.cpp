@@ -509,11 +509,14 @@ void IsolatingFrontend::stopChild(Child& child) {
 }
 
 void IsolatingFrontend::checkHangs(Child& child, TimePoint now) {
-  bool hung = false;
+  std::string why;  // empty while the child looks alive
   for (auto& [key, flight] : child.inflight) {
     if (flight.answered || now < flight.deadline + kHangGrace) continue;
     flight.answered = true;
-    hung = true;
+    if (why.empty()) {
+      why = fmt::format("request {} (kind {}) is unanswered past its deadline", flight.requestId,
+                        flight.kind == 0 ? '?' : flight.kind);
+    }
     reply(flight.routingId, flight.requestId,
           timeoutError(fmt::format("the request overran its deadline and the compile process of "
                                    "experiment '{}' stopped answering; it is being restarted",
@@ -524,10 +527,13 @@ void IsolatingFrontend::checkHangs(Child& child, TimePoint now) {
   Duration limit = (child.longestTimeout > Duration::zero() ? child.longestTimeout
                                                             : parts_.limits.defaultDeadline) +
                    kHangGrace;
-  if (!child.tokens.empty() && now - child.tokens.front() > limit) hung = true;
-  if (hung && !child.killedForHang && child.pid > 0) {
-    parts_.logger->warn("the child process {} of experiment '{}' is stuck: killing it", child.pid,
-                        child.experiment);
+  if (why.empty() && !child.tokens.empty() && now - child.tokens.front() > limit) {
+    why = fmt::format("a slot token is held for {:.1f} s",
+                      std::chrono::duration<double>(now - child.tokens.front()).count());
+  }
+  if (!why.empty() && !child.killedForHang && child.pid > 0) {
+    parts_.logger->warn("the child process {} of experiment '{}' is stuck ({}): killing it",
+                        child.pid, child.experiment, why);
     child.killedForHang = true;
     ::kill(child.pid, SIGKILL);
   }

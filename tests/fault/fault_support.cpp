@@ -52,6 +52,16 @@ Value passAction(const client::Session& session, const std::string& pass) {
   return Value(static_cast<std::int64_t>(found - names.begin()));
 }
 
+std::int64_t instructionCountAfter(client::Client& client, const std::string& benchmark,
+                                   const std::vector<std::string>& passes) {
+  auto session = client.startSession(llvmSession(benchmark));
+  if (!session.ok()) return -1;
+  std::vector<Value> actions;
+  for (const std::string& pass : passes) actions.push_back(passAction(**session, pass));
+  auto stepped = (*session)->step(actions, std::vector<std::string>{"IrInstructionCount"});
+  return stepped.ok() ? stepped->observations.at(0).as<std::int64_t>() : -1;
+}
+
 bool waitFor(const std::function<bool()>& done, Duration timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!done()) {

@@ -35,6 +35,10 @@ std::unique_ptr<client::Client> connectClient(const std::string& coordinator,
 // An `llvm` session of `benchmark`, and the action that applies `pass` in it.
 client::SessionOptions llvmSession(const std::string& benchmark);
 Value passAction(const client::Session& session, const std::string& pass);
+// The IrInstructionCount of a new `llvm` session of `benchmark` after
+// `passes` (-1 if that fails): what a restored session must match.
+std::int64_t instructionCountAfter(client::Client& client, const std::string& benchmark,
+                                   const std::vector<std::string>& passes);
 
 // Polls `done` every 20 ms until it holds or `timeout` passes.
 bool waitFor(const std::function<bool()>& done, Duration timeout);

@@ -21,6 +21,11 @@ namespace {
 // How long past its deadline a request may stay unanswered by its child
 // before the child is presumed hung (the child answers its own timeouts).
 constexpr Duration kHangGrace = std::chrono::milliseconds(500);
+// A child's loop reports its load every 50 ms: silent this long, it is stuck.
+// A child that still talks answers its own overdue requests (SessionHost),
+// so a request it is merely slow to run (queued behind a replay storm after
+// a restart) is no reason to kill it.
+constexpr Duration kSilentFor = std::chrono::seconds(2);
 
 bool stoppedForDamage(int status) {
   return WIFEXITED(status) && WEXITSTATUS(status) == kExitRestartAfterCaughtCrash;
@@ -392,6 +397,7 @@ void IsolatingFrontend::onChildMessage(const std::string& identity,
   auto found = children_.find(owner->second);
   if (found == children_.end() || found->second.identity != identity) return;
   Child& child = found->second;
+  child.lastHeard = parts_.clock.now();
   std::string_view field =
       parts.size() > 1 ? std::string_view(parts[1].data<char>(), parts[1].size()) : "";
   switch (*parts[0].data<char>()) {
@@ -481,6 +487,7 @@ Status IsolatingFrontend::spawn(Child& child) {
   if (!broken_.ok()) return broken_;
   child.identity = fmt::format("child-{}", ++spawned_);
   child.ready = false;
+  child.lastHeard = parts_.clock.now();  // not silent before its hello is due
   child.solo = false;
   child.killedForHang = false;
   ++child.generation;
@@ -510,12 +517,16 @@ void IsolatingFrontend::stopChild(Child& child) {
 
 void IsolatingFrontend::checkHangs(Child& child, TimePoint now) {
   std::string why;  // empty while the child looks alive
+  const bool silent = now - child.lastHeard > kSilentFor;
   for (auto& [key, flight] : child.inflight) {
     if (flight.answered || now < flight.deadline + kHangGrace) continue;
     flight.answered = true;
-    if (why.empty()) {
-      why = fmt::format("request {} (kind {}) is unanswered past its deadline", flight.requestId,
-                        flight.kind == 0 ? '?' : flight.kind);
+    if (why.empty() && silent) {
+      why = fmt::format(
+          "request {} (kind {}) is unanswered past its deadline and the child has "
+          "been silent for {:.1f} s",
+          flight.requestId, flight.kind == 0 ? '?' : flight.kind,
+          std::chrono::duration<double>(now - child.lastHeard).count());
     }
     reply(flight.routingId, flight.requestId,
           timeoutError(fmt::format("the request overran its deadline and the compile process of "

@@ -80,6 +80,7 @@ class IsolatingFrontend final : public WorkerFrontend {
     std::deque<TimePoint> tokens;                             // grant times of tokens held
     Duration longestTimeout{};
     bool killedForHang = false;
+    TimePoint lastHeard{};  // its last message of any kind
     unsigned restarts = 0;
   };
 

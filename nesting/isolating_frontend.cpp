@@ -507,6 +507,13 @@ void IsolatingFrontend::stopChild(Child& child) {
     removeSessionDirectoriesOf(parts_.workingDirectory, child.pid);
   }
   child.pid = -1;
+  child.ready = false;
+  // Token requests the dead child left queued are stale from now: the pump
+  // below releases them instead of granting them to nobody. (Granted, they
+  // were counted as held by the next child, which never returns them, and
+  // that child was killed as stuck once the grant looked older than every
+  // deadline: after every restart with work queued.)
+  ++child.generation;
   for (TimePoint granted : child.tokens) {
     tokens_.release(child.experiment, parts_.clock.now() - granted);
   }

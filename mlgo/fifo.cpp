@@ -161,6 +161,14 @@ Status writeAll(int fd, std::string_view bytes, TimePoint deadline, const AliveC
   return okStatus();
 }
 
+AfterEmptyRead hangUpOrData(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return AfterEmptyRead::kNothing;
+  if ((p.revents & POLLIN) != 0) return AfterEmptyRead::kData;
+  if ((p.revents & POLLHUP) != 0) return AfterEmptyRead::kHangUp;
+  return AfterEmptyRead::kNothing;
+}
+
 Result<bool> FifoReader::fill(TimePoint deadline, const AliveCheck& alive) {
   if (!fd_.valid()) return internalError("read from a closed channel");
   // Drop the consumed prefix before it grows: an episode may stream many MiB.
@@ -176,10 +184,17 @@ Result<bool> FifoReader::fill(TimePoint deadline, const AliveCheck& alive) {
       return true;
     }
     if (n == 0) {
-      // Without a preceding poll a FIFO with no writer yet reads as EOF; only
-      // trust it once poll() has reported the hang-up.
-      pollfd p{fd_.get(), POLLIN, 0};
-      if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLIN)) != 0) return false;
+      // A FIFO with no writer yet reads as EOF too: only a hang-up that
+      // poll() reports is one. Data that arrived since the read (the
+      // compiler opened its end and wrote) is read on the next turn.
+      switch (hangUpOrData(fd_.get())) {
+        case AfterEmptyRead::kHangUp:
+          return false;
+        case AfterEmptyRead::kData:
+          continue;
+        case AfterEmptyRead::kNothing:
+          break;
+      }
     } else if (errno != EAGAIN && errno != EINTR) {
       return internalError(std::string("read from the compiler failed: ") + errnoText(errno));
     }
@@ -208,8 +223,14 @@ Result<bool> FifoReader::readAvailable(std::size_t maxBytes) {
     }
     if (n == 0) {
       // As in fill(): EOF counts only once poll() reports the hang-up.
-      pollfd p{fd_.get(), POLLIN, 0};
-      return !(::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLIN)) != 0);
+      switch (hangUpOrData(fd_.get())) {
+        case AfterEmptyRead::kHangUp:
+          return false;
+        case AfterEmptyRead::kData:
+          continue;
+        case AfterEmptyRead::kNothing:
+          return true;
+      }
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN) return true;

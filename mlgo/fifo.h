@@ -59,6 +59,14 @@ Result<UniqueFd> openFifoForReading(const std::filesystem::path& path);
 Status writeAll(int fd, std::string_view bytes, TimePoint deadline, const AliveCheck& alive,
                 std::string_view what);
 
+// What a read of 0 bytes from a FIFO meant, asked of poll() right after it:
+// Linux reports POLLHUP only once a writer has come and gone, and POLLIN
+// while data waits (with or without the hang-up). So data that arrived since
+// the read (the compiler opened its end and wrote) is kData, not the end, and
+// a FIFO whose writer has not arrived yet is kNothing.
+enum class AfterEmptyRead { kHangUp, kData, kNothing };
+AfterEmptyRead hangUpOrData(int fd);
+
 // Buffered reads from a non-blocking fd. EOF is only reported after poll()
 // said the fd is readable or hung up, so a FIFO whose writer has not arrived
 // yet is waited for rather than mistaken for an empty stream.

@@ -169,13 +169,17 @@ AfterEmptyRead hangUpOrData(int fd) {
   return AfterEmptyRead::kNothing;
 }
 
-Result<bool> FifoReader::fill(TimePoint deadline, const AliveCheck& alive) {
-  if (!fd_.valid()) return internalError("read from a closed channel");
-  // Drop the consumed prefix before it grows: an episode may stream many MiB.
+void FifoReader::dropConsumed() {
+  // Before the consumed prefix grows: an episode may stream many MiB.
   if (start_ > 0 && (start_ == buffer_.size() || start_ >= (1U << 16))) {
     buffer_.erase(0, start_);
     start_ = 0;
   }
+}
+
+Result<bool> FifoReader::fill(TimePoint deadline, const AliveCheck& alive) {
+  if (!fd_.valid()) return internalError("read from a closed channel");
+  dropConsumed();
   char chunk[16384];
   while (true) {
     ssize_t n = ::read(fd_.get(), chunk, sizeof(chunk));
@@ -187,14 +191,9 @@ Result<bool> FifoReader::fill(TimePoint deadline, const AliveCheck& alive) {
       // A FIFO with no writer yet reads as EOF too: only a hang-up that
       // poll() reports is one. Data that arrived since the read (the
       // compiler opened its end and wrote) is read on the next turn.
-      switch (hangUpOrData(fd_.get())) {
-        case AfterEmptyRead::kHangUp:
-          return false;
-        case AfterEmptyRead::kData:
-          continue;
-        case AfterEmptyRead::kNothing:
-          break;
-      }
+      const AfterEmptyRead after = hangUpOrData(fd_.get());
+      if (after == AfterEmptyRead::kHangUp) return false;
+      if (after == AfterEmptyRead::kData) continue;
     } else if (errno != EAGAIN && errno != EINTR) {
       return internalError(std::string("read from the compiler failed: ") + errnoText(errno));
     }
@@ -204,10 +203,7 @@ Result<bool> FifoReader::fill(TimePoint deadline, const AliveCheck& alive) {
 
 Result<bool> FifoReader::readAvailable(std::size_t maxBytes) {
   if (!fd_.valid()) return internalError("read from a closed channel");
-  if (start_ > 0 && (start_ == buffer_.size() || start_ >= (1U << 16))) {
-    buffer_.erase(0, start_);
-    start_ = 0;
-  }
+  dropConsumed();
   char chunk[16384];
   std::size_t taken = 0;
   while (taken < maxBytes) {
@@ -223,14 +219,9 @@ Result<bool> FifoReader::readAvailable(std::size_t maxBytes) {
     }
     if (n == 0) {
       // As in fill(): EOF counts only once poll() reports the hang-up.
-      switch (hangUpOrData(fd_.get())) {
-        case AfterEmptyRead::kHangUp:
-          return false;
-        case AfterEmptyRead::kData:
-          continue;
-        case AfterEmptyRead::kNothing:
-          return true;
-      }
+      const AfterEmptyRead after = hangUpOrData(fd_.get());
+      if (after == AfterEmptyRead::kData) continue;
+      return after != AfterEmptyRead::kHangUp;
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN) return true;

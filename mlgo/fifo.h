@@ -100,6 +100,8 @@ class FifoReader {
  private:
   // Appends what one read() returns; false at EOF.
   Result<bool> fill(TimePoint deadline, const AliveCheck& alive);
+  // Drops the bytes already consumed once they are many or all of the buffer.
+  void dropConsumed();
 
   UniqueFd fd_;
   std::string buffer_;

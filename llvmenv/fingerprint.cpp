@@ -1,6 +1,7 @@
 #include "llvmenv/fingerprint.h"
 
 #include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/xxhash.h"
@@ -40,6 +41,16 @@ class Hasher {
 
 const void* attributesOf(const llvm::AttributeList& list) { return list.getRawPointer(); }
 
+// The order of a value's use list, by the addresses of its Use slots. It is
+// not in the IR text, but passes that walk users (globalopt over a global's
+// users, for one) follow it, and a pass can reorder it, or add users that
+// are dead constants left in the context, while claiming no change: such a
+// module would step differently from the one read back from its bitcode.
+void addUseList(Hasher& h, const llvm::Value& value) {
+  h.add(value.getNumUses());
+  for (const llvm::Use& use : value.uses()) h.add(static_cast<const void*>(&use));
+}
+
 void addMetadata(Hasher& h, const llvm::Instruction& inst,
                  llvm::SmallVectorImpl<std::pair<unsigned, llvm::MDNode*>>& scratch) {
   scratch.clear();
@@ -48,6 +59,7 @@ void addMetadata(Hasher& h, const llvm::Instruction& inst,
 }
 
 void addGlobal(Hasher& h, const llvm::GlobalValue& global) {
+  addUseList(h, global);
   h.add(global.getName(), static_cast<unsigned>(global.getLinkage()),
         static_cast<unsigned>(global.getVisibility()),
         static_cast<unsigned>(global.getUnnamedAddr()), global.getAddressSpace(),
@@ -60,22 +72,37 @@ void addGlobal(Hasher& h, const llvm::GlobalValue& global) {
   }
 }
 
-void addFunction(Hasher& h, const llvm::Function& function) {
+// Constants (other than globals, hashed with the module) are uniqued in the
+// context and shared by every user, so each one's use list is hashed once.
+void addConstantUseList(Hasher& h, const llvm::Value* value,
+                        llvm::SmallPtrSetImpl<const llvm::Value*>& seen) {
+  if (!llvm::isa<llvm::Constant>(value) || llvm::isa<llvm::GlobalValue>(value)) return;
+  if (seen.insert(value).second) addUseList(h, *value);
+}
+
+void addFunction(Hasher& h, const llvm::Function& function,
+                 llvm::SmallPtrSetImpl<const llvm::Value*>& seenConstants) {
   addGlobal(h, function);
   h.add(attributesOf(function.getAttributes()), static_cast<unsigned>(function.getCallingConv()),
         function.hasGC() ? function.getGC() : std::string());
-  for (const llvm::Argument& arg : function.args()) h.add(arg.getName());
+  for (const llvm::Argument& arg : function.args()) {
+    h.add(arg.getName());
+    addUseList(h, arg);
+  }
   llvm::SmallVector<std::pair<unsigned, llvm::MDNode*>, 4> scratch;
   for (const llvm::BasicBlock& block : function) {
     h.add(static_cast<const void*>(&block), block.getName(), block.size());
+    addUseList(h, block);  // the "; preds" order in the text
     for (const llvm::Instruction& inst : block) {
       h.add(static_cast<const void*>(&inst), inst.getOpcode(),
             static_cast<const void*>(inst.getType()), inst.getName(),
             inst.getRawSubclassOptionalData(), inst.getNumOperands());
+      addUseList(h, inst);
       // Operands by identity: any change of what an operand is, or of the
       // order of instructions, changes the sequence of addresses hashed.
       for (const llvm::Value* operand : inst.operand_values()) {
         h.add(static_cast<const void*>(operand));
+        addConstantUseList(h, operand, seenConstants);
       }
       addMetadata(h, inst, scratch);
       if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst)) {
@@ -142,7 +169,8 @@ std::uint64_t moduleFingerprint(const llvm::Module& module) {
     addGlobal(h, ifunc);
     h.add(static_cast<const void*>(ifunc.getResolver()));
   }
-  for (const llvm::Function& function : module) addFunction(h, function);
+  llvm::SmallPtrSet<const llvm::Value*, 32> seenConstants;
+  for (const llvm::Function& function : module) addFunction(h, function, seenConstants);
   for (const llvm::NamedMDNode& named : module.named_metadata()) {
     h.add(named.getName(), named.getNumOperands());
     for (const llvm::MDNode* node : named.operands()) h.add(static_cast<const void*>(node));

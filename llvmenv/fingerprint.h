@@ -3,7 +3,10 @@
 // StructuralHash covers (opcodes, types, operands, constants, predicates)
 // plus what it leaves out: value names, the operand graph by identity,
 // attribute lists, metadata attachments, instruction flags, alignments and
-// orderings, global properties. Objects are hashed by address (uniqued
+// orderings, global properties, and the order of use lists (of globals,
+// arguments, blocks, instructions and the constants instructions use: the
+// text prints a block's predecessors in that order, and passes that walk
+// users follow it). Objects are hashed by address (uniqued
 // constants, types, attribute lists and metadata, and every block and
 // instruction with its operands), in module order: a pass that leaves the
 // fingerprint equal changed no content and moved nothing (a pass that

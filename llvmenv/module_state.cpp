@@ -18,6 +18,7 @@
 #include "llvmenv/fingerprint.h"
 #include "llvmenv/inst_count.h"
 #include "llvmenv/ir_text.h"
+#include "llvmenv/name_counters.h"
 #include "llvmenv/observations.h"
 #include "llvmenv/pass_runner.h"
 
@@ -243,7 +244,11 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
   // step costs one pass run and one walk over the module (~25 us on a
   // 650-instruction module, against ~150 us to write its bitcode, ~120 us
   // to verify it and ~500 us to print it).
+  // The fingerprint covers use-list order, but not the symbol tables'
+  // suffix counters (name_counters.h): those are set back to what a module
+  // read from bitcode_ has.
   if (allPreserved && afterFingerprint == beforeFingerprint) {
+    resetNameCounters(*module_);
     return PassOutcome{std::string(pipeline), false};
   }
   fingerprint_.reset();

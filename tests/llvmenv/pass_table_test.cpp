@@ -53,7 +53,7 @@ TEST(PassTableTest, DropsPrintersVerifiersAndInstrumentation) {
   }
   for (const char* name :
        {"asan", "msan", "tsan", "trigger-crash-module", "metarenamer", "attributor", "newgvn",
-        "gvn-hoist", "instcount", "aa-eval", "pgo-instr-gen", "memprof-use"}) {
+        "gvn-hoist", "gvn-sink", "instcount", "aa-eval", "pgo-instr-gen", "memprof-use"}) {
     EXPECT_FALSE(passTable()->find(name).has_value()) << name;
   }
   EXPECT_FALSE(passTable()->dropped().empty());

@@ -41,12 +41,23 @@ inline std::shared_ptr<const PassTable> passTable() {
   return table;
 }
 
-inline std::unique_ptr<ModuleState> loadBenchmark(const std::string& program) {
-  const std::string bytes = readFile(benchmarkPath(program));
-  EXPECT_FALSE(bytes.empty()) << "missing " << benchmarkPath(program);
-  auto state = ModuleState::fromBitcode(passTable(), bytes, program + ".bc");
+inline std::unique_ptr<ModuleState> loadBitcodeFile(const std::string& path,
+                                                    const std::string& name) {
+  const std::string bytes = readFile(path);
+  EXPECT_FALSE(bytes.empty()) << "missing " << path;
+  auto state = ModuleState::fromBitcode(passTable(), bytes, name);
   EXPECT_TRUE(state.ok()) << state.status().toString();
   return state.ok() ? std::move(state).value() : nullptr;
+}
+
+// One of this directory's test programs (data/).
+inline std::unique_ptr<ModuleState> loadBenchmark(const std::string& program) {
+  return loadBitcodeFile(benchmarkPath(program), program + ".bc");
+}
+
+// One of kiln-bench-v0's programs (benchmarks/), built with the tree.
+inline std::unique_ptr<ModuleState> loadKilnBenchProgram(const std::string& program) {
+  return loadBitcodeFile(std::string(KILN_BENCH_BC_DIR) + "/" + program + ".bc", program + ".bc");
 }
 
 inline std::size_t passIndex(const std::string& name) {

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstddef>
 #include <cstring>
 
 #include "common/wire_convert.h"
@@ -16,7 +21,8 @@ Channel::Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId,
       clientId_(clientId),
       experiment_(std::move(experiment)),
       limits_(limits),
-      socket_(zmq, zmq::socket_type::dealer) {
+      socket_(zmq, zmq::socket_type::dealer),
+      directReader_(limits.maxMessageBytes) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::sndhwm, 100000);
   socket_.set(zmq::sockopt::rcvhwm, 100000);
@@ -37,19 +43,78 @@ Channel::Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId,
     monitor_.set(zmq::sockopt::linger, 0);
     monitor_.connect(monitorAddress);
   }
-  poll_.addSocket(socket_);
+  pollItems();
   // readEvents() always reads the monitor dry, starting now: its descriptor
   // alone tells when events come.
-  if (monitor_) {
-    poll_.addSocket(monitor_, SocketUse::kDrainedOnly);
-    readEvents();
-  }
+  readEvents();
   socket_.connect(address_);
+}
+
+void Channel::pollItems() {
+  poll_.clear();
+  // Once direct, nothing comes over ZeroMQ but the monitor's events (replies
+  // to earlier requests were all taken: openDirect() needs none outstanding).
+  if (!direct()) socketIndex_ = poll_.addSocket(socket_);
+  if (monitor_) monitorIndex_ = poll_.addSocket(monitor_, SocketUse::kDrainedOnly);
+  if (direct()) directIndex_ = poll_.addFd(directFd_);
 }
 
 Channel::~Channel() {
   // Stop the monitor before its PAIR socket goes away.
   if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
+  if (directFd_ >= 0) ::close(directFd_);
+}
+
+Status Channel::openDirect(Duration timeout) {
+  if (direct()) return okStatus();
+  if (outstanding() != 0) {
+    return invalidArgument("a direct channel is opened before any request is outstanding");
+  }
+  const TimePoint deadline = std::chrono::steady_clock::now() + timeout;
+  capnp::MallocMessageBuilder builder(64);
+  begin(builder, timeout).initRequest().initOpenDirect();
+  KILN_ASSIGN_OR_RETURN(InboundMessage reply, call(builder, timeout));
+  auto envelope = reply.envelope();
+  if (!envelope.getReply().isDirectOpened()) {
+    return internalError(fmt::format("{} answered OpenDirect with something else", endpoint_));
+  }
+  auto opened = envelope.getReply().getDirectOpened();
+  auto token = opened.getToken();
+  return connectDirect(opened.getAddress().cStr(),
+                       std::string(reinterpret_cast<const char*>(token.begin()), token.size()),
+                       deadline);
+}
+
+Status Channel::connectDirect(const std::string& address, const std::string& token,
+                              TimePoint deadline) {
+  sockaddr_un target{};
+  target.sun_family = AF_UNIX;
+  // Only abstract sockets ("@name"): a worker names no file for a client to open.
+  if (address.size() < 2 || address[0] != '@' || address.size() > sizeof(target.sun_path)) {
+    return invalidArgument(
+        fmt::format("{} offered a direct channel at an invalid address '{}'", endpoint_, address));
+  }
+  std::memcpy(target.sun_path + 1, address.data() + 1, address.size() - 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
+  const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size());
+  // A local stream socket connects at once or fails (EAGAIN: backlog full).
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&target), size) != 0) {
+    Status failed = disconnected(fmt::format("cannot connect to {}'s direct channel {}: {}",
+                                             endpoint_, address, std::strerror(errno)));
+    ::close(fd);
+    return failed;
+  }
+  StreamFrameWriter hello;
+  hello.queue(token.data(), token.size());
+  Status sent = hello.flushUntil(fd, deadline);
+  if (!sent.ok()) {
+    ::close(fd);
+    return sent;
+  }
+  directFd_ = fd;
+  pollItems();
+  return okStatus();
 }
 
 void Channel::readEvents() {
@@ -107,7 +172,24 @@ wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration 
 }
 
 Result<std::uint64_t> Channel::send(capnp::MessageBuilder& builder) {
-  std::uint64_t id = builder.getRoot<wire::Envelope>().getRequestId();
+  auto envelope = builder.getRoot<wire::Envelope>();
+  std::uint64_t id = envelope.getRequestId();
+  if (direct()) {
+    if (lost_) return disconnected(fmt::format("cannot send to {}: it is gone", endpoint_));
+    zmq::message_t frame = encodeFrame(builder);
+    directWriter_.queue(frame.data(), frame.size());
+    Status sent = directWriter_.flushUntil(
+        directFd_, std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(std::max(1u, envelope.getTimeoutMs())));
+    if (!sent.ok()) {
+      if (sent.code() == ErrorCode::kDisconnected) lost_ = true;
+      return sent.code() == ErrorCode::kDisconnected
+                 ? disconnected(fmt::format("cannot send to {}: {}", endpoint_, sent.message()))
+                 : overloaded(fmt::format("cannot send to {}: {}", endpoint_, sent.message()));
+    }
+    pending_.emplace(id, true);
+    return id;
+  }
   auto sent = socket_.send(encodeFrame(builder), zmq::send_flags::dontwait);
   if (!sent) {
     // Nothing is queued for a peer known to be gone: say so, not "full".
@@ -148,20 +230,16 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
   // empty reads. A reply that came before a drop is still delivered.
   bool socketReady = false;
   bool monitorReady = lost_ || !refused_.ok();  // it may have come back since
+  bool directReady = false;  // what was read is taken: the socket says when more comes
   for (;;) {
     if (monitorReady) readEvents();
+    if (directReady) {
+      if (auto reply = readDirect(requestId)) return std::move(*reply);
+    }
     if (socketReady || lost_ || !refused_.ok()) {
       zmq::message_t frame;
       while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
-        auto message = InboundMessage::decode(frame, limits_);
-        if (!message.ok()) continue;  // garbage from a broken server: the request times out
-        std::uint64_t id = message->envelope().getRequestId();
-        if (pending_.erase(id) == 0) continue;  // abandoned or duplicate
-        if (id == requestId) {
-          KILN_RETURN_IF_ERROR(unwrapError(*message));
-          return std::move(message).value();
-        }
-        arrived_.emplace(id, std::move(message).value());
+        if (auto reply = take(frame.data(), frame.size(), requestId)) return std::move(*reply);
       }
     }
     if (!refused_.ok()) {
@@ -182,9 +260,40 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
     }
     poll_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
                std::chrono::milliseconds(1));
-    socketReady = poll_.ready(0);
-    monitorReady = monitor_ && poll_.ready(1);
+    socketReady = !direct() && poll_.ready(socketIndex_);
+    monitorReady = monitor_ && poll_.ready(monitorIndex_);
+    directReady = direct() && poll_.ready(directIndex_);
   }
+}
+
+std::optional<Result<InboundMessage>> Channel::take(const void* data, std::size_t size,
+                                                    std::uint64_t requestId) {
+  auto message = InboundMessage::decode(data, size, limits_);
+  if (!message.ok()) return std::nullopt;  // garbage from a broken server: the request times out
+  std::uint64_t id = message->envelope().getRequestId();
+  if (pending_.erase(id) == 0) return std::nullopt;  // abandoned or duplicate
+  if (id != requestId) {
+    arrived_.emplace(id, std::move(message).value());
+    return std::nullopt;
+  }
+  Status error = unwrapError(*message);
+  if (!error.ok()) return Result<InboundMessage>(error);
+  return Result<InboundMessage>(std::move(message).value());
+}
+
+std::optional<Result<InboundMessage>> Channel::readDirect(std::uint64_t requestId) {
+  std::vector<std::string> frames;
+  const Status read = directReader_.readAvailable(directFd_, frames);
+  // Every frame is taken, also after the one asked for: none may be lost.
+  std::optional<Result<InboundMessage>> wanted;
+  for (const std::string& frame : frames) {
+    auto reply = take(frame.data(), frame.size(), requestId);
+    if (reply) wanted = std::move(reply);
+  }
+  // The worker closes its end only when its process ends (or when this
+  // client broke the protocol): the server is gone.
+  if (!read.ok()) lost_ = true;
+  return wanted;
 }
 
 Result<InboundMessage> Channel::call(capnp::MessageBuilder& builder, Duration timeout) {

@@ -20,6 +20,7 @@
 #include "common/ids.h"
 #include "common/readiness_poll.h"
 #include "common/status.h"
+#include "common/stream_frames.h"
 
 namespace kiln::client {
 
@@ -56,6 +57,13 @@ class Channel {
   Result<InboundMessage> await(std::uint64_t requestId, TimePoint deadline);
   // Sends and waits.
   Result<InboundMessage> call(capnp::MessageBuilder& builder, Duration timeout);
+  // Moves this channel's requests to a same-host direct channel, if its
+  // server offers one (worker/direct_channels.h): a request and its reply
+  // then skip ZeroMQ's I/O threads. Call it before any request is
+  // outstanding (a request sent on one transport must not overtake one sent
+  // on the other). On failure the channel stays on ZeroMQ.
+  Status openDirect(Duration timeout);
+  bool direct() const { return directFd_ >= 0; }
   // Forgets a request whose reply is no longer wanted.
   void abandon(std::uint64_t requestId);
   // Requests sent whose replies were not yet collected by await().
@@ -74,6 +82,13 @@ class Channel {
  private:
   Status unwrapError(const InboundMessage& message) const;
   void readEvents();
+  // Takes one received frame: the reply to `requestId` is returned, any
+  // other reply kept for later.
+  std::optional<Result<InboundMessage>> take(const void* data, std::size_t size,
+                                             std::uint64_t requestId);
+  // Reads the direct channel; sets lost_ when it dropped.
+  std::optional<Result<InboundMessage>> readDirect(std::uint64_t requestId);
+  Status connectDirect(const std::string& address, const std::string& token, TimePoint deadline);
 
   std::string endpoint_;
   std::string address_;
@@ -83,7 +98,15 @@ class Channel {
   FrameLimits limits_;
   zmq::socket_t socket_;
   zmq::socket_t monitor_;  // PAIR receiving socket_'s connection events
-  ReadinessPoll poll_;     // socket_, then monitor_ if there is one
+  // Polls socket_ (until direct), monitor_ if there is one, directFd_ if open.
+  void pollItems();
+  ReadinessPoll poll_;
+  std::size_t socketIndex_ = 0;
+  std::size_t monitorIndex_ = 0;
+  std::size_t directIndex_ = 0;
+  int directFd_ = -1;
+  StreamFrameReader directReader_;
+  StreamFrameWriter directWriter_;
   bool connected_ = false;
   bool lost_ = false;
   bool curve_ = false;

@@ -8,6 +8,13 @@
 #include "common/wire_convert.h"
 
 namespace kiln::client {
+namespace {
+
+// How long a new channel waits for a same-host worker to grant a direct
+// channel: a live one answers in well under a millisecond.
+constexpr Duration kDirectOpenTimeout = std::chrono::seconds(1);
+
+}  // namespace
 
 Client::Client(ClientOptions options)
     : options_(std::move(options)), id_{RandomIds().next()}, zmq_(1) {}
@@ -48,6 +55,12 @@ Channel& Client::channelTo(const std::string& endpoint) {
         options_.forceTcp ? TransportChoice::kTcpOnly : TransportChoice::kPreferLocal);
     channel = std::make_unique<Channel>(zmq_, endpoint, id_, options_.experiment, options_.frames,
                                         address, options_.keys);
+    if (options_.directSameHost && address != endpoint) {
+      // A worker that offers none (a nesting host), or that does not answer
+      // at once, is reached over ZeroMQ as before; the wait is short so that
+      // a worker that just died costs little here.
+      (void)channel->openDirect(std::min<Duration>(options_.requestTimeout, kDirectOpenTimeout));
+    }
   }
   return *channel;
 }

@@ -15,9 +15,9 @@ std::size_t ReadinessPoll::addSocket(zmq::socket_t& socket, SocketUse use) {
   return items_.size() - 1;
 }
 
-std::size_t ReadinessPoll::addFd(int fd) {
+std::size_t ReadinessPoll::addFd(int fd, short events) {
   items_.push_back({nullptr, false, false});
-  fds_.push_back({fd, POLLIN, 0});
+  fds_.push_back({fd, events, 0});
   return items_.size() - 1;
 }
 

@@ -31,6 +31,10 @@ enum class SocketUse {
   // signal): its descriptor alone then says when something arrives, with no
   // check before blocking. E.g. a monitor socket's events.
   kDrainedOnly,
+  // Not sent to, received from or asked about since the wait that last
+  // polled it (the owner counts its uses): that wait left its descriptor
+  // current, so no check before blocking either.
+  kUntouched,
 };
 
 class ReadinessPoll {
@@ -38,15 +42,15 @@ class ReadinessPoll {
   void clear();
   // Both return the item's index for ready().
   std::size_t addSocket(zmq::socket_t& socket, SocketUse use = SocketUse::kAny);
-  std::size_t addFd(int fd);
+  std::size_t addFd(int fd, short events = POLLIN);
   std::size_t size() const { return items_.size(); }
 
   // Blocks until an item is ready or `timeout` passes (negative: no limit).
   // Returns how many items are ready; interrupted waits return 0.
   int wait(std::chrono::milliseconds timeout);
 
-  // A socket with a message to receive; a descriptor that is readable, hung
-  // up or in error (the owner reads it to learn which).
+  // A socket with a message to receive; a descriptor that has one of its
+  // events, hung up or is in error (the owner reads it to learn which).
   bool ready(std::size_t index) const { return items_[index].ready; }
 
  private:

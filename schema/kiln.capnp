@@ -150,6 +150,12 @@ struct Version {
   sessionTypes @3 :List(Text);
 }
 
+# Asks a worker for a same-host direct channel (worker/direct_channels.h):
+# the address of its local stream socket and a single-use token that the
+# connection must send first.
+struct OpenDirect {}
+struct DirectOpened { address @0 :Text; token @1 :Data; }
+
 # Keeps the sessions of one client alive (their lease) while it is idle.
 struct KeepAlive {}
 
@@ -284,6 +290,7 @@ struct Request {
     openExperiment @15 :OpenExperiment;
     closeExperiment @16 :CloseExperiment;
     getExperiment @17 :GetExperiment;
+    openDirect @18 :OpenDirect;
   }
 }
 
@@ -306,6 +313,7 @@ struct Reply {
     workerReleased @14 :WorkerReleased;
     underlyingView @15 :UnderlyingView;
     experimentView @16 :ExperimentView;
+    directOpened @17 :DirectOpened;
   }
 }
 

@@ -23,12 +23,14 @@ CoordinatorLink::CoordinatorLink(zmq::context_t& context, std::string coordinato
 
 void CoordinatorLink::send(capnp::MessageBuilder& builder) {
   if (!socket_) return;
+  ++socketUses_;
   // Never block the loop on a coordinator that is not there yet.
   (void)socket_->send(encodeFrame(builder), zmq::send_flags::dontwait);
 }
 
 void CoordinatorLink::connect(const LoadReport& load) {
   socket_.emplace(context_, zmq::socket_type::dealer);
+  ++socketUses_;
   socket_->set(zmq::sockopt::linger, 0);
   if (keys_) applyCurveClient(*socket_, *keys_);
   socket_->connect(endpoint_);
@@ -66,6 +68,7 @@ void CoordinatorLink::dropAndBackOff(const std::string& reason) {
 
 void CoordinatorLink::onReadable(const FrameLimits& limits) {
   while (socket_) {
+    ++socketUses_;
     zmq::message_t frame;
     if (!socket_->recv(frame, zmq::recv_flags::dontwait)) return;
     lastHeard_ = clock_.now();
@@ -134,7 +137,9 @@ void CoordinatorLink::tick(const LoadReport& load) {
 }
 
 void CoordinatorLink::sendReply(zmq::message_t frame) {
-  if (socket_) (void)socket_->send(frame, zmq::send_flags::dontwait);
+  if (!socket_) return;
+  ++socketUses_;
+  (void)socket_->send(frame, zmq::send_flags::dontwait);
 }
 
 }  // namespace kiln

@@ -59,6 +59,8 @@ class CoordinatorLink {
 
   // The socket to poll; null while backing off.
   zmq::socket_t* socket() { return socket_ ? &*socket_ : nullptr; }
+  // Counts sends, receives and new sockets (ReadinessPoll's kUntouched).
+  std::uint64_t socketUses() const { return socketUses_; }
   void onReadable(const FrameLimits& limits);
   void tick(const LoadReport& load);
   // Answers a request that came down the link (dropped while re-registering).
@@ -88,6 +90,7 @@ class CoordinatorLink {
   TimePoint nextHeartbeat_{};
   std::optional<WorkerId> workerId_;
   int registrations_ = 0;
+  std::uint64_t socketUses_ = 0;
 };
 
 }  // namespace kiln

@@ -17,19 +17,27 @@ namespace kiln {
 // requests that came from there.
 class WorkerServer::RouterSink final : public ReplySink {
  public:
-  RouterSink(zmq::socket_t& router, std::unique_ptr<CoordinatorLink>& link)
-      : router_(router), link_(link) {}
+  RouterSink(zmq::socket_t& router, std::uint64_t& routerUses,
+             std::unique_ptr<CoordinatorLink>& link, std::unique_ptr<DirectChannels>& direct)
+      : router_(router), routerUses_(routerUses), link_(link), direct_(direct) {}
   void send(const std::string& routingId, zmq::message_t frame) override {
     if (routingId == kCoordinatorRoute) {
       if (link_) link_->sendReply(std::move(frame));
       return;
     }
+    if (DirectChannels::isDirectRoute(routingId)) {
+      if (direct_) direct_->send(routingId, frame);
+      return;
+    }
+    ++routerUses_;
     sendRouted(router_, routingId, std::move(frame));
   }
 
  private:
   zmq::socket_t& router_;
+  std::uint64_t& routerUses_;
   std::unique_ptr<CoordinatorLink>& link_;
+  std::unique_ptr<DirectChannels>& direct_;
 };
 
 WorkerServer::WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
@@ -70,6 +78,7 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   std::string bound = server->router_.get(zmq::sockopt::last_endpoint);
   server->endpoint_ = c.advertise.empty() ? bound : c.advertise;
   KILN_RETURN_IF_ERROR(server->bindLocalEndpoint());
+  server->listenForDirectChannels();
 
   server->resources_ = std::make_unique<ContextResources>(
       ContextResources{server->workingDirectory_->path(), server->cache_, server->logger_, clock,
@@ -83,7 +92,8 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
     c.limits.observer = server->observe_->observer();
   }
   server->pool_ = std::make_unique<TaskPool>(c.slots, c.mode.makeQueue());
-  server->sink_ = std::make_unique<RouterSink>(server->router_, server->link_);
+  server->sink_ = std::make_unique<RouterSink>(server->router_, server->routerUses_, server->link_,
+                                               server->direct_);
   server->frontend_ = c.mode.makeFrontend(
       FrontendParts{types, server->cache_, c.limits, clock, *server->pool_, *server->sink_,
                     server->completions_, server->logger_, server->workingDirectory_->path()});
@@ -142,6 +152,44 @@ Status WorkerServer::bindLocalEndpoint() {
   return okStatus();
 }
 
+void WorkerServer::listenForDirectChannels() {
+  // Offered where clients on this host already have a same-host route, and
+  // by workers that serve their sessions themselves: a nesting host's
+  // requests go on to its underlying workers.
+  if (localEndpoint_.empty() || config_.mode.nesting) return;
+  auto direct =
+      DirectChannels::listen(fmt::format("kiln-direct-{}-{:016x}", ::getpid(), RandomIds().next()),
+                             config_.frames, clock_, logger_);
+  if (!direct.ok()) {
+    logger_->warn("no direct channels for clients on this host: {}", direct.status().message());
+    return;
+  }
+  direct_ = std::move(direct).value();
+}
+
+void WorkerServer::deliver(const std::string& route, InboundMessage message) {
+  auto envelope = message.envelope();
+  if (envelope.isRequest() && envelope.getRequest().isOpenDirect()) {
+    return answerOpenDirect(route, envelope.getRequestId());
+  }
+  frontend_->handle(route, std::move(message));
+}
+
+void WorkerServer::answerOpenDirect(const std::string& route, std::uint64_t requestId) {
+  Result<DirectGrant> grant =
+      direct_ ? direct_->grant()
+              : unimplemented(config_.mode.nesting
+                                  ? "a nesting host offers no direct channel"
+                                  : "this worker offers no direct channel (no same-host endpoint)");
+  if (!grant.ok()) return sink_->send(route, encodeErrorReply(requestId, grant.status()));
+  capnp::MallocMessageBuilder builder(128);
+  auto opened = initEnvelope(builder, requestId).initReply().initDirectOpened();
+  opened.setAddress(grant->address);
+  opened.setToken(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(grant->token.data()),
+                                      grant->token.size()));
+  sink_->send(route, encodeFrame(builder));
+}
+
 WorkerServer::~WorkerServer() { shutdown(); }
 
 void WorkerServer::stop() {
@@ -150,9 +198,9 @@ void WorkerServer::stop() {
 }
 
 void WorkerServer::readClients() {
-  readRouted(router_, config_.frames, 4096, [this](const std::string& peer, InboundMessage m) {
-    frontend_->handle(peer, std::move(m));
-  });
+  ++routerUses_;
+  readRouted(router_, config_.frames, 4096,
+             [this](const std::string& peer, InboundMessage m) { deliver(peer, std::move(m)); });
 }
 
 void WorkerServer::run() {
@@ -162,12 +210,23 @@ void WorkerServer::run() {
                                   ? config_.stuckTaskAfter
                                   : config_.limits.defaultDeadline + std::chrono::seconds(5);
   ReadinessPoll poll;
+  // The ZeroMQ sockets' uses as of the last wait: a socket left alone since
+  // needs no check before blocking (two system calls each, per iteration,
+  // on the path of every step).
+  std::optional<std::uint64_t> routerUsesAtWait;
+  std::optional<std::uint64_t> linkUsesAtWait;
+  auto use = [](std::uint64_t uses, const std::optional<std::uint64_t>& atWait) {
+    return atWait == uses ? SocketUse::kUntouched : SocketUse::kAny;
+  };
   while (!stopping_.load()) {
     poll.clear();
-    const std::size_t clients = poll.addSocket(router_);
+    const std::size_t clients = poll.addSocket(router_, use(routerUses_, routerUsesAtWait));
     const std::size_t completions = poll.addFd(completions_.fd());
     zmq::socket_t* linkSocket = link_ ? link_->socket() : nullptr;
-    const std::size_t link = linkSocket != nullptr ? poll.addSocket(*linkSocket) : 0;
+    const std::size_t link =
+        linkSocket != nullptr
+            ? poll.addSocket(*linkSocket, use(link_->socketUses(), linkUsesAtWait))
+            : 0;
     zmq::socket_t* frontendSocket = frontend_->socket();
     const std::size_t frontend = frontendSocket != nullptr ? poll.addSocket(*frontendSocket) : 0;
     // Steps waiting for their compiler: their pipes are polled right here.
@@ -175,13 +234,21 @@ void WorkerServer::run() {
     waits.clear();
     frontend_->appendWaits(waits);
     for (const LoopWait& wait : waits) poll.addFd(wait.fd);
+    if (direct_) direct_->addTo(poll);
     poll.wait(std::chrono::milliseconds(50));
+    routerUsesAtWait = routerUses_;
+    linkUsesAtWait = link_ ? std::optional(link_->socketUses()) : std::nullopt;
     if (frontendSocket != nullptr && poll.ready(frontend)) frontend_->onSocketReadable();
     for (std::size_t i = 0; i < waits.size(); ++i) {
       // Readable, or a hang-up: either way the session looks.
       if (poll.ready(firstWait + i)) frontend_->onWaitReady(waits[i]);
     }
 
+    if (direct_) {
+      direct_->onReady(poll, [this](const std::string& route, InboundMessage m) {
+        deliver(route, std::move(m));
+      });
+    }
     if (poll.ready(clients)) readClients();
     if (poll.ready(completions)) {
       completions_.drain(done);
@@ -210,6 +277,7 @@ void WorkerServer::finishDamaged() {
   // The answers leave when the ZeroMQ context is closed (serveWorker), up to
   // the linger; the link says nothing more to the coordinator, which stops
   // listing this worker when its heartbeats stop.
+  if (direct_) direct_->flushAll(std::chrono::seconds(2));
   router_.set(zmq::sockopt::linger, 2000);
   router_.close();
   link_.reset();
@@ -260,6 +328,7 @@ void WorkerServer::shutdown() {
     frontend_->clear();
   }
   link_.reset();
+  direct_.reset();
   Status stopped = types_.shutdown();
   if (!stopped.ok()) logger_->error("context shutdown failed: {}", stopped.toString());
   router_.close();

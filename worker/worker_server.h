@@ -19,6 +19,7 @@
 #include "common/zap_authenticator.h"
 #include "worker/benchmark_cache.h"
 #include "worker/coordinator_link.h"
+#include "worker/direct_channels.h"
 #include "worker/frontend.h"
 #include "worker/session_host.h"
 #include "worker/session_types.h"
@@ -95,7 +96,12 @@ class WorkerServer {
   WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
                const Clock& clock, Logger logger);
   void readClients();
+  // Every request, from ZeroMQ or a direct channel, goes to the frontend
+  // through here; OpenDirect is answered by the server itself.
+  void deliver(const std::string& route, InboundMessage message);
+  void answerOpenDirect(const std::string& route, std::uint64_t requestId);
   Status bindLocalEndpoint();
+  void listenForDirectChannels();
   void shutdown();
   void returnFreedMemory(std::uint32_t liveSessions);
   // Checks the contexts after finished requests; true when run() must stop.
@@ -112,10 +118,12 @@ class WorkerServer {
   BenchmarkCache cache_;
   std::unique_ptr<ContextResources> resources_;
   zmq::socket_t router_;
+  std::uint64_t routerUses_ = 0;  // sends and reads (ReadinessPoll's kUntouched)
   std::string endpoint_;
   std::string localEndpoint_;
   Mailbox<Completion> completions_;
   std::unique_ptr<TaskPool> pool_;
+  std::unique_ptr<DirectChannels> direct_;  // null: none offered
   std::unique_ptr<RouterSink> sink_;
   std::unique_ptr<WorkerFrontend> frontend_;
   std::unique_ptr<CoordinatorLink> link_;

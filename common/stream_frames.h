@@ -1,0 +1,50 @@
+// Frames over a byte stream, for the same-host direct channel between a
+// client and a worker (worker/direct_channels.h): each frame is its length
+// (4 bytes, little-endian) followed by its bytes. A reader keeps a partial
+// frame across reads; a writer keeps what the socket did not take yet, so
+// neither side ever blocks on a slow or stuck peer.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace kiln {
+
+class StreamFrameReader {
+ public:
+  explicit StreamFrameReader(std::size_t maxFrameBytes) : maxFrameBytes_(maxFrameBytes) {}
+
+  // Reads what the nonblocking `fd` holds now and appends each complete
+  // frame to `frames` (also when it then fails). disconnected once the peer
+  // has closed or the socket failed; invalidArgument for a frame over the
+  // limit (its bytes are never buffered). The stream is unusable after an
+  // error.
+  Status readAvailable(int fd, std::vector<std::string>& frames);
+
+ private:
+  Status takeFrames(std::vector<std::string>& frames);
+
+  std::size_t maxFrameBytes_;
+  std::string buffer_;
+  std::size_t consumed_ = 0;  // bytes of buffer_ already taken as frames
+};
+
+class StreamFrameWriter {
+ public:
+  void queue(const void* data, std::size_t size);
+  bool pending() const { return sent_ < buffer_.size(); }
+  // Writes what the nonblocking `fd` takes now; disconnected if the peer is gone.
+  Status flush(int fd);
+  // Writes everything, waiting for `fd` to take it, until `deadline`.
+  Status flushUntil(int fd, TimePoint deadline);
+
+ private:
+  std::string buffer_;
+  std::size_t sent_ = 0;
+};
+
+}  // namespace kiln

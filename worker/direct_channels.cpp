@@ -1,0 +1,221 @@
+#include "worker/direct_channels.h"
+
+#include <fmt/format.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+constexpr std::size_t kTokenBytes = 16;
+constexpr char kRoutePrefix[] = "\0direct-";
+constexpr std::size_t kRoutePrefixSize = sizeof(kRoutePrefix) - 1;
+
+Result<std::string> randomToken() {
+  std::string token(kTokenBytes, '\0');
+  std::size_t filled = 0;
+  while (filled < token.size()) {
+    const ssize_t got = ::getrandom(token.data() + filled, token.size() - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return internalError(fmt::format("getrandom: {}", std::strerror(errno)));
+    filled += static_cast<std::size_t>(got);
+  }
+  return token;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DirectChannels>> DirectChannels::listen(const std::string& name,
+                                                               FrameLimits limits,
+                                                               const Clock& clock, Logger logger) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (name.empty() || name.size() + 1 > sizeof(address.sun_path)) {
+    return invalidArgument(fmt::format("'{}' cannot name an abstract socket", name));
+  }
+  std::memcpy(address.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: abstract
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
+  const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), size) != 0 || ::listen(fd, 64) != 0) {
+    Status failed = invalidArgument(
+        fmt::format("cannot listen for direct channels on @{}: {}", name, std::strerror(errno)));
+    ::close(fd);
+    return failed;
+  }
+  return std::unique_ptr<DirectChannels>(
+      new DirectChannels(fd, "@" + name, limits, clock, std::move(logger)));
+}
+
+DirectChannels::DirectChannels(int listenFd, std::string address, FrameLimits limits,
+                               const Clock& clock, Logger logger)
+    : listenFd_(listenFd),
+      address_(std::move(address)),
+      limits_(limits),
+      clock_(clock),
+      logger_(std::move(logger)) {}
+
+DirectChannels::~DirectChannels() {
+  for (auto& [serial, connection] : connections_) ::close(connection.fd);
+  ::close(listenFd_);
+}
+
+Result<DirectGrant> DirectChannels::grant() {
+  const TimePoint now = clock_.now();
+  std::erase_if(tokens_, [now](const auto& entry) { return entry.second <= now; });
+  if (tokens_.size() >= kMaxConnections) {
+    return overloaded("too many direct channels are being opened on this worker");
+  }
+  KILN_ASSIGN_OR_RETURN(std::string token, randomToken());
+  tokens_.emplace(token, now + kTokenLifetime);
+  return DirectGrant{address_, std::move(token)};
+}
+
+bool DirectChannels::isDirectRoute(const std::string& route) {
+  return route.size() > kRoutePrefixSize &&
+         route.compare(0, kRoutePrefixSize, kRoutePrefix, kRoutePrefixSize) == 0;
+}
+
+std::string DirectChannels::routeOf(std::uint64_t serial) {
+  return std::string(kRoutePrefix, kRoutePrefixSize) + std::to_string(serial);
+}
+
+void DirectChannels::addTo(ReadinessPoll& poll) {
+  listenIndex_ = poll.addFd(listenFd_);
+  polled_.clear();
+  for (auto& [serial, connection] : connections_) {
+    const short events = connection.writer.pending() ? POLLIN | POLLOUT : POLLIN;
+    polled_.emplace_back(serial, poll.addFd(connection.fd, events));
+  }
+}
+
+void DirectChannels::onReady(const ReadinessPoll& poll, const Deliver& deliver) {
+  const TimePoint now = clock_.now();
+  for (const auto& [serial, index] : polled_) {
+    auto found = connections_.find(serial);
+    if (found == connections_.end()) continue;  // closed while delivering an earlier one
+    Connection& connection = found->second;
+    if (!connection.authenticated && now - connection.acceptedAt > kTokenLifetime) {
+      close(serial, "it sent no token in time");
+      continue;
+    }
+    if (!poll.ready(index)) continue;
+    if (connection.writer.pending()) {
+      Status flushed = connection.writer.flush(connection.fd);
+      if (!flushed.ok()) {
+        close(serial, flushed.message());
+        continue;
+      }
+    }
+    (void)readFrom(serial, connection, deliver);
+  }
+  polled_.clear();
+  if (poll.ready(listenIndex_)) acceptAll();
+}
+
+void DirectChannels::acceptAll() {
+  for (;;) {
+    const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        logger_->warn("direct channel: accept failed: {}", std::strerror(errno));
+      }
+      return;
+    }
+    ucred peer{};
+    socklen_t size = sizeof(peer);
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.uid != ::geteuid()) {
+      logger_->warn("direct channel: refused a connection from uid {} (only uid {} may connect)",
+                    peer.uid, ::geteuid());
+      ::close(fd);
+      continue;
+    }
+    if (connections_.size() >= kMaxConnections) {
+      logger_->warn("direct channel: refused a connection from pid {}: {} are open already",
+                    peer.pid, connections_.size());
+      ::close(fd);
+      continue;
+    }
+    connections_.emplace(nextSerial_++, Connection{fd, StreamFrameReader(limits_.maxMessageBytes),
+                                                   StreamFrameWriter{}, false, clock_.now()});
+  }
+}
+
+bool DirectChannels::readFrom(std::uint64_t serial, Connection& connection,
+                              const Deliver& deliver) {
+  std::vector<std::string> frames;
+  const Status read = connection.reader.readAvailable(connection.fd, frames);
+  const std::string route = routeOf(serial);
+  for (const std::string& frame : frames) {
+    if (!connection.authenticated) {
+      if (!authenticate(connection, frame)) {
+        close(serial, "it sent a wrong or expired token");
+        return false;
+      }
+      continue;
+    }
+    auto message = InboundMessage::decode(frame.data(), frame.size(), limits_);
+    if (message.ok()) {
+      deliver(route, std::move(message).value());
+    } else {
+      send(route, encodeErrorReply(0, message.status()));
+    }
+    // A reply that failed to leave closed the connection: look it up again.
+    if (connections_.find(serial) == connections_.end()) return false;
+  }
+  if (!read.ok()) {
+    // A client that goes away closes its end: that is no news.
+    close(serial, read.message(),
+          connection.authenticated && read.code() == ErrorCode::kDisconnected);
+    return false;
+  }
+  return true;
+}
+
+bool DirectChannels::authenticate(Connection& connection, const std::string& token) {
+  auto found = tokens_.find(token);
+  if (found == tokens_.end()) return false;
+  const bool live = found->second > clock_.now();
+  tokens_.erase(found);  // single use, live or not
+  connection.authenticated = live;
+  return live;
+}
+
+void DirectChannels::send(const std::string& route, const zmq::message_t& frame) {
+  const std::uint64_t serial = std::strtoull(route.c_str() + kRoutePrefixSize, nullptr, 10);
+  auto found = connections_.find(serial);
+  if (found == connections_.end()) return;
+  Connection& connection = found->second;
+  connection.writer.queue(frame.data(), frame.size());
+  Status flushed = connection.writer.flush(connection.fd);
+  if (!flushed.ok()) close(serial, flushed.message());
+}
+
+void DirectChannels::flushAll(Duration budget) {
+  const TimePoint deadline = std::chrono::steady_clock::now() + budget;
+  for (auto& [serial, connection] : connections_) {
+    if (connection.writer.pending()) (void)connection.writer.flushUntil(connection.fd, deadline);
+  }
+}
+
+void DirectChannels::close(std::uint64_t serial, const std::string& why, bool expected) {
+  auto found = connections_.find(serial);
+  if (found == connections_.end()) return;
+  if (expected) {
+    logger_->debug("direct channel {} closed: {}", serial, why);
+  } else {
+    logger_->warn("direct channel {} closed: {}", serial, why);
+  }
+  ::close(found->second.fd);
+  connections_.erase(found);
+}
+
+}  // namespace kiln

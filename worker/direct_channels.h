@@ -1,0 +1,106 @@
+// Same-host direct channels: a worker's requests and replies over a local
+// stream socket instead of ZeroMQ.
+//
+// Why: every ZeroMQ message crosses two I/O threads (the sender's and the
+// receiver's), four thread wake-ups per request and reply. A step that a
+// compiler answers in ~100 us (an MLGO decision) pays more for those than
+// for the work. A client on the same host asks for a direct channel over
+// its ZeroMQ connection (OpenDirect), which the worker answers with the
+// address of its abstract Unix socket and a single-use token; the client
+// connects, sends the token as its first frame, and from then on sends its
+// requests there. The worker's poll loop reads them itself.
+//
+// Who may connect: a peer of the worker's own user (SO_PEERCRED) that holds
+// a token obtained through the ZeroMQ connection, so within its CURVE
+// authentication when a cluster key is set. Requests on a direct channel are
+// the same envelopes, checked the same way (experiment, client, limits).
+// A connection that sends a wrong or expired token, an oversized frame or
+// no token in time is closed and logged; nothing else is disturbed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/frame.h"
+#include "common/logging.h"
+#include "common/readiness_poll.h"
+#include "common/stream_frames.h"
+
+namespace kiln {
+
+struct DirectGrant {
+  std::string address;  // "@name": a socket in the abstract namespace
+  std::string token;
+};
+
+class DirectChannels {
+ public:
+  using Deliver = std::function<void(const std::string& route, InboundMessage message)>;
+
+  static constexpr std::chrono::seconds kTokenLifetime{10};
+  static constexpr std::size_t kMaxConnections = 1024;
+
+  // Listens on the abstract socket `name` (without the '@').
+  static Result<std::unique_ptr<DirectChannels>> listen(const std::string& name, FrameLimits limits,
+                                                        const Clock& clock, Logger logger);
+  ~DirectChannels();
+  DirectChannels(const DirectChannels&) = delete;
+  DirectChannels& operator=(const DirectChannels&) = delete;
+
+  const std::string& address() const { return address_; }
+  Result<DirectGrant> grant();
+
+  // Routing ids of direct connections start with a zero byte and are longer
+  // than ZeroMQ's 5-byte ids, so they never collide with a ROUTER peer.
+  static bool isDirectRoute(const std::string& route);
+
+  // Adds the listener and the connections to `poll`; after its wait,
+  // onReady() accepts, reads and hands each request to `deliver`.
+  void addTo(ReadinessPoll& poll);
+  void onReady(const ReadinessPoll& poll, const Deliver& deliver);
+  // Queues a reply and writes what the socket takes now. A reply for a
+  // connection that is gone is dropped (its client sees the drop).
+  void send(const std::string& route, const zmq::message_t& frame);
+  // Before the process exits: waits up to `budget` for queued replies to leave.
+  void flushAll(Duration budget);
+  std::size_t connections() const { return connections_.size(); }
+
+ private:
+  struct Connection {
+    int fd = -1;
+    StreamFrameReader reader;
+    StreamFrameWriter writer;
+    bool authenticated = false;
+    TimePoint acceptedAt;
+  };
+
+  DirectChannels(int listenFd, std::string address, FrameLimits limits, const Clock& clock,
+                 Logger logger);
+  void acceptAll();
+  // Reads one connection; false when it must be closed.
+  bool readFrom(std::uint64_t serial, Connection& connection, const Deliver& deliver);
+  bool authenticate(Connection& connection, const std::string& token);
+  // Logged as a warning unless `expected` (the client closed its end).
+  void close(std::uint64_t serial, const std::string& why, bool expected = false);
+  static std::string routeOf(std::uint64_t serial);
+
+  int listenFd_;
+  std::string address_;
+  FrameLimits limits_;
+  const Clock& clock_;
+  Logger logger_;
+  std::uint64_t nextSerial_ = 1;
+  std::map<std::uint64_t, Connection> connections_;
+  std::map<std::string, TimePoint> tokens_;  // token -> expiry
+  // Poll indices of the last addTo(): the listener, then each connection.
+  std::size_t listenIndex_ = 0;
+  std::vector<std::pair<std::uint64_t, std::size_t>> polled_;
+};
+
+}  // namespace kiln

@@ -140,44 +140,58 @@ struct Floors {
   double tcpUs = 0, ipcUs = 0;
 };
 
+// A client and the path its requests take to the same-host worker.
+struct KilnPath {
+  std::string name;
+  client::Client* client;
+};
+
 Status measureProgram(const std::string& mode, const std::string& uri, const Floors& floors,
                       datasets::DatasetRegistry& registry, const std::filesystem::path& scratch,
-                      client::Client& client, const MlgoBenchOptions& options, Report& report) {
+                      const std::vector<KilnPath>& paths, const MlgoBenchOptions& options,
+                      Report& report) {
   KILN_ASSIGN_OR_RETURN(datasets::BenchmarkBytes bytes, registry.resolve(uri));
   std::filesystem::path input = scratch / "input.bc";
   std::ofstream(input, std::ios::binary) << bytes.bytes;
-  std::vector<double> directUs, kilnUs, directEndUs, kilnEndUs;
+  std::vector<double> directUs, directEndUs;
+  std::vector<std::vector<double>> kilnUs(paths.size()), kilnEndUs(paths.size());
   std::int64_t decisions = 0;
+  // Interleaved, so that the machine's drift touches every path alike.
   for (unsigned r = 0; r < std::max(1U, options.repetitions); ++r) {
     KILN_ASSIGN_OR_RETURN(Episode direct, directEpisode(scratch, input));
-    KILN_ASSIGN_OR_RETURN(Episode viaKiln, kilnEpisode(client, uri));
-    if (direct.decisions < 2 || direct.decisions != viaKiln.decisions) {
-      return internalError(
-          fmt::format("{}: {} decisions direct, {} through kiln (need >= 2, equal)", uri,
-                      direct.decisions, viaKiln.decisions));
-    }
     decisions = direct.decisions;
     directUs.push_back(direct.usPerDecision());
-    kilnUs.push_back(viaKiln.usPerDecision());
     directEndUs.push_back(direct.endUs);
-    kilnEndUs.push_back(viaKiln.endUs);
+    for (std::size_t p = 0; p < paths.size(); ++p) {
+      KILN_ASSIGN_OR_RETURN(Episode viaKiln, kilnEpisode(*paths[p].client, uri));
+      if (direct.decisions < 2 || direct.decisions != viaKiln.decisions) {
+        return internalError(
+            fmt::format("{}: {} decisions direct, {} through kiln over {} (need >= 2, equal)", uri,
+                        direct.decisions, viaKiln.decisions, paths[p].name));
+      }
+      kilnUs[p].push_back(viaKiln.usPerDecision());
+      kilnEndUs[p].push_back(viaKiln.endUs);
+    }
   }
-  Row row;
-  row.text = {{"mode", mode}, {"program", uri}};
-  double directMedian = median(directUs), kilnMedian = median(kilnUs);
-  row.numbers = {{"decisions", static_cast<double>(decisions)},
-                 {"direct_us_min", minimum(directUs)},
-                 {"direct_us_med", directMedian},
-                 {"kiln_us_min", minimum(kilnUs)},
-                 {"kiln_us_med", kilnMedian},
-                 {"added_us_min", minimum(kilnUs) - minimum(directUs)},
-                 {"added_us_med", kilnMedian - directMedian},
-                 {"zmq_tcp_us", floors.tcpUs},
-                 {"zmq_ipc_us", floors.ipcUs},
-                 {"kiln_dec_per_s", kilnMedian > 0 ? 1e6 / kilnMedian : 0},
-                 {"direct_end_us_med", median(directEndUs)},
-                 {"kiln_end_us_med", median(kilnEndUs)}};
-  report.rows.push_back(std::move(row));
+  const double directMedian = median(directUs);
+  for (std::size_t p = 0; p < paths.size(); ++p) {
+    Row row;
+    row.text = {{"mode", mode}, {"program", uri}, {"kiln_path", paths[p].name}};
+    const double kilnMedian = median(kilnUs[p]);
+    row.numbers = {{"decisions", static_cast<double>(decisions)},
+                   {"direct_us_min", minimum(directUs)},
+                   {"direct_us_med", directMedian},
+                   {"kiln_us_min", minimum(kilnUs[p])},
+                   {"kiln_us_med", kilnMedian},
+                   {"added_us_min", minimum(kilnUs[p]) - minimum(directUs)},
+                   {"added_us_med", kilnMedian - directMedian},
+                   {"zmq_tcp_us", floors.tcpUs},
+                   {"zmq_ipc_us", floors.ipcUs},
+                   {"kiln_dec_per_s", kilnMedian > 0 ? 1e6 / kilnMedian : 0},
+                   {"direct_end_us_med", median(directEndUs)},
+                   {"kiln_end_us_med", median(kilnEndUs[p])}};
+    report.rows.push_back(std::move(row));
+  }
   return okStatus();
 }
 
@@ -194,6 +208,11 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   clientOptions.coordinator = cluster->coordinatorEndpoint();
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client,
                         client::Client::connect(clientOptions));
+  clientOptions.directSameHost = false;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> zmqClient,
+                        client::Client::connect(clientOptions));
+  const std::vector<KilnPath> paths = {{"direct channel", client.get()},
+                                       {"zeromq ipc", zmqClient.get()}};
   Floors floors;
   KILN_ASSIGN_OR_RETURN(LatencySummary tcp,
                         rawZmqRoundTrips("tcp://127.0.0.1:0", options.floorSamples));
@@ -204,7 +223,7 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   floors.ipcUs = ipc.p50us;
   for (const std::string& uri : options.programs) {
     KILN_RETURN_IF_ERROR(
-        measureProgram(mode, uri, floors, registry, scratch, *client, options, report));
+        measureProgram(mode, uri, floors, registry, scratch, paths, options, report));
   }
   if (!withBatch) return okStatus();
   KILN_ASSIGN_OR_RETURN(std::vector<std::string> suite,
@@ -248,6 +267,11 @@ Result<Report> runMlgoBench(const MlgoBenchOptions& options) {
       "any request on the transport the "
       "client uses to reach its worker; pinned-cpu0 pins this process's new threads (the "
       "cluster, the echo) and every compiler child to CPU 0.");
+  report.notes.push_back(
+      "kiln_path: how the client's requests reach the same-host worker: 'direct channel' (the "
+      "default: a local stream socket read by the worker's own loop, worker/direct_channels.h) "
+      "or 'zeromq ipc' (ClientOptions::directSameHost = false: through both sides' ZeroMQ I/O "
+      "threads, bounded below by zmq_ipc_us).");
   report.notes.push_back("target: kiln adds <= 50 us per decision (added_us_*)");
   return report;
 }

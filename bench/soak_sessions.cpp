@@ -41,11 +41,24 @@ client::Client& SessionSlots::clientFor(std::size_t slot) {
 }
 
 void SessionSlots::fail(const std::string& what, const Status& status) {
-  // The first of each kind is enough to diagnose; later ones are counted.
-  for (const std::string& seen : failures_) {
-    if (seen.rfind(what + ":", 0) == 0) return;
+  // The first of each kind (what failed, with which code) is enough to
+  // diagnose; later ones are counted.
+  const std::string kind = fmt::format("{} ({})", what, errorCodeName(status.code()));
+  for (Failure& seen : failures_) {
+    if (seen.kind == kind) {
+      ++seen.count;
+      return;
+    }
   }
-  failures_.push_back(what + ": " + status.toString());
+  failures_.push_back({kind, status.message(), 1});
+}
+
+std::vector<std::string> SessionSlots::failures() const {
+  std::vector<std::string> lines;
+  for (const Failure& failure : failures_) {
+    lines.push_back(fmt::format("{} x{}: {}", failure.kind, failure.count, failure.first));
+  }
+  return lines;
 }
 
 void SessionSlots::start(std::size_t index) {
@@ -131,6 +144,14 @@ void SessionSlots::round() {
     auto sent = slot.session->sendStep({Value(slot.pendingAction)}, noObservations);
     if (sent.ok()) {
       slot.pending = *sent;
+      continue;
+    }
+    // A send can restore a session whose worker is known to be gone (and
+    // the replay can end it with a compile error) before the step leaves.
+    if (sent.status().code() == ErrorCode::kCompileError) {
+      ++counters_.compileErrors;
+      fail("compile error " + slot.type, sent.status());
+      end(&slot - slots_.data(), true);
       continue;
     }
     ++counters_.stepsLost;

@@ -58,8 +58,8 @@ class SessionSlots {
   void endAll();
   std::size_t live() const;
   const SoakCounters& counters() const { return counters_; }
-  // The first failure of each kind, for the report.
-  const std::vector<std::string>& failures() const { return failures_; }
+  // Each kind of failure with its count and first message, for the report.
+  std::vector<std::string> failures() const;
 
  private:
   struct Slot {
@@ -84,7 +84,12 @@ class SessionSlots {
   std::discrete_distribution<std::size_t> pickType_;
   std::vector<Slot> slots_;
   SoakCounters counters_;
-  std::vector<std::string> failures_;
+  struct Failure {
+    std::string kind;
+    std::string first;
+    std::uint64_t count = 0;
+  };
+  std::vector<Failure> failures_;
 };
 
 }  // namespace kiln::bench

@@ -78,6 +78,11 @@ void Client::noteRoute(const std::string& endpoint, LocalRoute route) {
   if (channel != workers_.end() && channel->second->outstanding() == 0) workers_.erase(channel);
 }
 
+bool Client::usesDirectChannel(const std::string& endpoint) const {
+  auto channel = workers_.find(endpoint);
+  return channel != workers_.end() && channel->second->direct();
+}
+
 std::string Client::connectedAddress(const std::string& endpoint) {
   auto channel = workers_.find(endpoint);
   return channel == workers_.end() ? std::string() : channel->second->connectedAddress();

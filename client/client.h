@@ -167,6 +167,9 @@ class Client {
   // Where this client's connection to the worker at `endpoint` went (an
   // ipc:// address for a same-host worker); empty before it connected.
   std::string connectedAddress(const std::string& endpoint);
+  // Whether requests to the worker at `endpoint` go over a same-host direct
+  // channel (ClientOptions::directSameHost); false before the first request.
+  bool usesDirectChannel(const std::string& endpoint) const;
   // Sessions rebuilt on another worker after theirs was lost.
   std::uint64_t restoredSessions() const { return restored_; }
 

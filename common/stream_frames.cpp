@@ -25,9 +25,13 @@ std::uint32_t readLength(const char* bytes) {
 
 Status StreamFrameReader::readAvailable(int fd, std::vector<std::string>& frames) {
   char chunk[64 * 1024];
-  for (;;) {
+  // A peer that never stops writing must not hold its reader's loop: after
+  // this much, the rest waits for the next call (the socket stays readable).
+  constexpr std::size_t kBytesPerCall = 4u << 20;
+  for (std::size_t taken = 0; taken < kBytesPerCall;) {
     const ssize_t got = ::recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
     if (got > 0) {
+      taken += static_cast<std::size_t>(got);
       buffer_.append(chunk, static_cast<std::size_t>(got));
       KILN_RETURN_IF_ERROR(takeFrames(frames));
       // A short read took all there was: asking again would only say so
@@ -40,6 +44,7 @@ Status StreamFrameReader::readAvailable(int fd, std::vector<std::string>& frames
     if (errno == EAGAIN || errno == EWOULDBLOCK) return okStatus();
     return disconnected(fmt::format("the direct channel failed: {}", std::strerror(errno)));
   }
+  return okStatus();
 }
 
 Status StreamFrameReader::takeFrames(std::vector<std::string>& frames) {

@@ -18,7 +18,8 @@ class StreamFrameReader {
  public:
   explicit StreamFrameReader(std::size_t maxFrameBytes) : maxFrameBytes_(maxFrameBytes) {}
 
-  // Reads what the nonblocking `fd` holds now and appends each complete
+  // Reads what the nonblocking `fd` holds now (up to 4 MiB per call, so
+  // that one busy peer cannot hold a loop) and appends each complete
   // frame to `frames` (also when it then fails). disconnected once the peer
   // has closed or the socket failed; invalidArgument for a frame over the
   // limit (its bytes are never buffered). The stream is unusable after an

@@ -234,6 +234,42 @@ void writeCoordinatorConversations(Writer& out,
           structured(11, 64, 0) + structured(12, 64, 1) + tick(200) + structured(13, 64, 2));
 }
 
+// Direct channel streams: [limit selector][chunk selector] then frames,
+// each a 4-byte little-endian length and its bytes (common/stream_frames.h).
+std::string streamFrame(const std::string& bytes) {
+  const auto length = static_cast<std::uint32_t>(bytes.size());
+  std::string out;
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
+  return out + bytes;
+}
+
+// The input's first two bytes: the reader's limit (16 + 8 * (limit % 64)
+// bytes) and the chunk size (1 + chunk % 64 bytes).
+std::string selectors(std::uint8_t limit, std::uint8_t chunk) {
+  return {static_cast<char>(limit), static_cast<char>(chunk)};
+}
+
+void writeStreamFrames(Writer& out, const std::vector<std::pair<std::string, Fill>>& requests) {
+  const std::string token(16, '\x5a');
+  std::string session = streamFrame(token);
+  for (const auto& [name, fill] : requests) session += streamFrame(requestFrame(fill));
+  // Limit 520 bytes; chunks of 64, 7 and 1 bytes.
+  out.put("fuzz_stream_frames", "session_chunk64", selectors(0x3f, 0x3f) + session);
+  out.put("fuzz_stream_frames", "session_chunk7", selectors(0x3f, 6) + session);
+  out.put("fuzz_stream_frames", "two_requests_chunk1",
+          selectors(0x3f, 0) + streamFrame(token) + streamFrame(requestFrame(requests[0].second)));
+  out.put("fuzz_stream_frames", "empty_frames",
+          selectors(0, 5) + streamFrame("") + streamFrame("") + streamFrame("garbage"));
+  // Limit 16 bytes: the request's length is over it.
+  out.put("fuzz_stream_frames", "broken_oversized",
+          selectors(0, 0x3f) + streamFrame(token) + streamFrame(requestFrame(requests[0].second)));
+  out.put("fuzz_stream_frames", "broken_huge_length",
+          selectors(0x3f, 0x3f) + streamFrame(token) + std::string("\x00\x00\x00\x40", 4) + "body");
+  std::string cut =
+      selectors(0x3f, 10) + streamFrame(token) + streamFrame(requestFrame(requests[2].second));
+  out.put("fuzz_stream_frames", "broken_truncated", cut.substr(0, cut.size() - 5));
+}
+
 void writeUris(Writer& out) {
   const std::vector<std::string> uris = {"benchmark://kiln-bench-v0/crc32",
                                          "benchmark://kiln-bench-v0/qsort",
@@ -307,6 +343,7 @@ int main(int argc, char** argv) {
   writeCoordinatorConversations(out, requests);
   writeUris(out);
   writeMlgoStreams(out);
+  writeStreamFrames(out, requests);
   std::cout << "wrote " << out.written() << " seed files under " << argv[1] << "\n";
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -149,19 +150,46 @@ void DirectChannels::acceptAll() {
   }
 }
 
+bool DirectChannels::readHello(std::uint64_t serial, Connection& connection) {
+  // Exactly the token's frame and no byte more: what follows stays in the
+  // socket for the frame reader, and a peer without a token can make the
+  // worker hold 20 bytes, not a frame of the full size limit.
+  const std::size_t helloBytes = sizeof(std::uint32_t) + kTokenBytes;
+  char bytes[sizeof(std::uint32_t) + kTokenBytes];
+  const ssize_t got =
+      ::recv(connection.fd, bytes, helloBytes - connection.hello.size(), MSG_DONTWAIT);
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+  if (got <= 0) {
+    close(serial, "it closed before sending its token");
+    return false;
+  }
+  connection.hello.append(bytes, static_cast<std::size_t>(got));
+  // The length says at once whether a token follows.
+  const std::string expected{static_cast<char>(kTokenBytes), '\0', '\0', '\0'};
+  const std::size_t header = std::min(connection.hello.size(), expected.size());
+  if (connection.hello.compare(0, header, expected, 0, header) != 0) {
+    close(serial, "its first frame is not a token");
+    return false;
+  }
+  if (connection.hello.size() < helloBytes) return true;
+  if (!authenticate(connection, connection.hello.substr(expected.size()))) {
+    close(serial, "it sent a wrong or expired token");
+    return false;
+  }
+  connection.hello.clear();
+  return true;
+}
+
 bool DirectChannels::readFrom(std::uint64_t serial, Connection& connection,
                               const Deliver& deliver) {
+  if (!connection.authenticated) {
+    if (!readHello(serial, connection)) return false;
+    if (!connection.authenticated) return true;  // the rest of the token comes later
+  }
   std::vector<std::string> frames;
   const Status read = connection.reader.readAvailable(connection.fd, frames);
   const std::string route = routeOf(serial);
   for (const std::string& frame : frames) {
-    if (!connection.authenticated) {
-      if (!authenticate(connection, frame)) {
-        close(serial, "it sent a wrong or expired token");
-        return false;
-      }
-      continue;
-    }
     auto message = InboundMessage::decode(frame.data(), frame.size(), limits_);
     if (message.ok()) {
       deliver(route, std::move(message).value());
@@ -190,6 +218,7 @@ bool DirectChannels::authenticate(Connection& connection, const std::string& tok
 }
 
 void DirectChannels::send(const std::string& route, const zmq::message_t& frame) {
+  if (!isDirectRoute(route)) return;
   const std::uint64_t serial = std::strtoull(route.c_str() + kRoutePrefixSize, nullptr, 10);
   auto found = connections_.find(serial);
   if (found == connections_.end()) return;

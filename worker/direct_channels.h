@@ -78,6 +78,7 @@ class DirectChannels {
     StreamFrameWriter writer;
     bool authenticated = false;
     TimePoint acceptedAt;
+    std::string hello;  // the token's frame, as far as it came
   };
 
   DirectChannels(int listenFd, std::string address, FrameLimits limits, const Clock& clock,
@@ -85,6 +86,8 @@ class DirectChannels {
   void acceptAll();
   // Reads one connection; false when it must be closed.
   bool readFrom(std::uint64_t serial, Connection& connection, const Deliver& deliver);
+  // Reads the token's frame; false when the connection was closed.
+  bool readHello(std::uint64_t serial, Connection& connection);
   bool authenticate(Connection& connection, const std::string& token);
   // Logged as a warning unless `expected` (the client closed its end).
   void close(std::uint64_t serial, const std::string& why, bool expected = false);

@@ -1,9 +1,21 @@
 // Same-host clients reach workers over ipc:// (checked through the address
-// the client's socket actually connected to): stepping, forcing TCP, a
-// worker without a local endpoint, and a worker SIGKILLed under a session
-// that is then restored by replay on the survivor, again over ipc://.
+// the client's socket actually connected to) and send their requests over a
+// direct channel: stepping, turning direct channels off, forcing TCP, a
+// worker without a local endpoint, hostile connections to a worker's direct
+// socket, and a worker SIGKILLed under a session that is then restored by
+// replay on the survivor, again over ipc:// and a direct channel.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <fstream>
 
 #include <thread>
 
@@ -25,11 +37,13 @@ LocalClusterOptions fastOptions() {
   return options;
 }
 
-std::unique_ptr<client::Client> connect(const std::string& coordinator, bool forceTcp = false) {
+std::unique_ptr<client::Client> connect(const std::string& coordinator, bool forceTcp = false,
+                                        bool direct = true) {
   client::ClientOptions options;
   options.coordinator = coordinator;
   options.requestTimeout = 5s;
   options.forceTcp = forceTcp;
+  options.directSameHost = direct;
   return std::move(client::Client::connect(options).value());
 }
 
@@ -65,6 +79,92 @@ TEST(LocalTransportTest, SameHostClientStepsOverIpc) {
   EXPECT_EQ(stepSum(*session, 3), 3);
   EXPECT_EQ(stepSum(*session, 4), 7);
   EXPECT_EQ(connectedAddress(*client, session->endpoint()), workers[0].localEndpoint);
+  EXPECT_TRUE(client->usesDirectChannel(session->endpoint()));
+  EXPECT_TRUE(session->end().ok());
+}
+
+TEST(LocalTransportTest, DirectChannelsCanBeTurnedOff) {
+  auto cluster = LocalCluster::start(fastOptions()).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto client = connect(cluster->coordinatorEndpoint(), /*forceTcp=*/false, /*direct=*/false);
+  auto session = client->startSession({"noop", "benchmark://t/ipc-only"}).value();
+  EXPECT_EQ(stepSum(*session, 6), 6);
+  EXPECT_FALSE(client->usesDirectChannel(session->endpoint()));
+  EXPECT_EQ(connectedAddress(*client, session->endpoint()).rfind("ipc://", 0), 0u);
+}
+
+// The abstract socket names this process's workers listen on for direct
+// channels, as any local user can list them.
+std::vector<std::string> directSocketsOfThisProcess() {
+  std::ifstream table("/proc/net/unix");
+  std::vector<std::string> names;
+  const std::string prefix = fmt::format("@kiln-direct-{}-", ::getpid());
+  for (std::string line; std::getline(table, line);) {
+    auto at = line.find(prefix);
+    if (at != std::string::npos) names.push_back(line.substr(at + 1));
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// Connects to an abstract socket; -1 on failure.
+int connectAbstract(const std::string& name) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path + 1, name.data(), name.size());
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), size) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True once the worker closed `fd` (a read returns 0 or fails), within 3 s.
+bool closedByPeer(int fd) {
+  pollfd readable{fd, POLLIN, 0};
+  if (::poll(&readable, 1, 3000) <= 0) return false;
+  char byte;
+  return ::recv(fd, &byte, 1, MSG_DONTWAIT) <= 0;
+}
+
+TEST(LocalTransportTest, HostileDirectConnectionsAreClosedWithoutDisturbingSessions) {
+  auto cluster = LocalCluster::start(fastOptions()).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto client = connect(cluster->coordinatorEndpoint());
+  auto session = client->startSession({"noop", "benchmark://t/hostile"}).value();
+  EXPECT_EQ(stepSum(*session, 1), 1);
+  ASSERT_TRUE(client->usesDirectChannel(session->endpoint()));
+  const auto sockets = directSocketsOfThisProcess();
+  ASSERT_EQ(sockets.size(), 1u);
+
+  // A token it was never granted (16 bytes, like a real one).
+  int guesser = connectAbstract(sockets[0]);
+  ASSERT_GE(guesser, 0);
+  const char guessedToken[] =
+      "\x10\0\0\0"
+      "0123456789abcdef";
+  ASSERT_EQ(::send(guesser, guessedToken, 20, MSG_NOSIGNAL), 20);
+  EXPECT_TRUE(closedByPeer(guesser));
+  ::close(guesser);
+
+  // A frame header that claims 4 GiB: refused before anything is buffered.
+  int flooder = connectAbstract(sockets[0]);
+  ASSERT_GE(flooder, 0);
+  const unsigned char huge[] = {0xff, 0xff, 0xff, 0xff};
+  ASSERT_EQ(::send(flooder, huge, sizeof(huge), MSG_NOSIGNAL), 4);
+  EXPECT_TRUE(closedByPeer(flooder));
+  ::close(flooder);
+
+  // Connected and silent: the session keeps stepping meanwhile.
+  int silent = connectAbstract(sockets[0]);
+  ASSERT_GE(silent, 0);
+  EXPECT_EQ(stepSum(*session, 2), 3);
+  EXPECT_EQ(stepSum(*session, 3), 6);
+  ::close(silent);
+  EXPECT_TRUE(client->usesDirectChannel(session->endpoint()));
   EXPECT_TRUE(session->end().ok());
 }
 
@@ -129,6 +229,8 @@ TEST(LocalTransportTest, WorkerKilledUnderAnIpcSessionIsRestoredOverIpc) {
   }
   std::string before = connectedAddress(*client, two.doomed->endpoint);
   ASSERT_EQ(before.rfind("ipc://", 0), 0u) << before;
+  // The steps went over a direct channel: its drop is what the client sees.
+  ASSERT_TRUE(client->usesDirectChannel(two.doomed->endpoint));
 
   ::kill(two.doomed->process.pid(), SIGKILL);
   // The ipc connection drops like a TCP one: the next step rebuilds the
@@ -139,6 +241,7 @@ TEST(LocalTransportTest, WorkerKilledUnderAnIpcSessionIsRestoredOverIpc) {
   std::string after = connectedAddress(*client, two.survivor->endpoint);
   EXPECT_EQ(after.rfind("ipc://", 0), 0u) << after;
   EXPECT_NE(after, before);
+  EXPECT_TRUE(client->usesDirectChannel(two.survivor->endpoint));
   EXPECT_EQ(stepSum(*two.onSurvivor, 2), 2);
 }
 

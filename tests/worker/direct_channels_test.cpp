@@ -1,0 +1,420 @@
+// DirectChannels against real sockets: the abstract listener, client
+// sockets connecting to it as client/channel.cpp does, and the worker side
+// driven by a ReadinessPoll loop in the test's own thread with a fake clock.
+#include "worker/direct_channels.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/wire_convert.h"
+
+namespace kiln {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kMaxTurns = 100;  // every wait below is bounded by this many loop turns
+
+std::string frameText(const zmq::message_t& frame) {
+  return std::string(frame.data<char>(), frame.size());
+}
+
+std::string getVersionRequest(std::uint64_t requestId) {
+  capnp::MallocMessageBuilder builder;
+  initEnvelope(builder, requestId).initRequest().initGetVersion();
+  return frameText(encodeFrame(builder));
+}
+
+std::string uniqueName() {
+  static std::atomic<int> counter{0};
+  return "kiln-direct-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+// The worker's side: a DirectChannels and the loop that drives it.
+struct Worker {
+  FakeClock clock;
+  std::unique_ptr<DirectChannels> channels;
+  std::vector<std::pair<std::string, InboundMessage>> delivered;
+
+  explicit Worker(FrameLimits limits = {}) {
+    auto listening = DirectChannels::listen(uniqueName(), limits, clock, makeNullLogger("direct"));
+    EXPECT_TRUE(listening.ok()) << listening.status().toString();
+    if (listening.ok()) channels = std::move(listening).value();
+  }
+
+  // One turn of the worker's poll loop.
+  void turn(std::chrono::milliseconds wait = 5ms) {
+    ReadinessPoll poll;
+    channels->addTo(poll);
+    (void)poll.wait(wait);
+    channels->onReady(poll, [this](const std::string& route, InboundMessage message) {
+      delivered.emplace_back(route, std::move(message));
+    });
+  }
+
+  bool turnUntilDelivered(std::size_t count) {
+    for (int i = 0; i < kMaxTurns && delivered.size() < count; ++i) turn();
+    return delivered.size() >= count;
+  }
+
+  bool turnUntilConnections(std::size_t count) {
+    for (int i = 0; i < kMaxTurns && channels->connections() != count; ++i) turn();
+    return channels->connections() == count;
+  }
+
+  std::string grantToken() {
+    auto granted = channels->grant();
+    EXPECT_TRUE(granted.ok()) << granted.status().toString();
+    if (!granted.ok()) return {};
+    EXPECT_EQ(granted->address, channels->address());
+    return granted->token;
+  }
+};
+
+// A client's end, connected the way client/channel.cpp connectDirect does.
+class Client {
+ public:
+  explicit Client(const std::string& address) {
+    sockaddr_un target{};
+    target.sun_family = AF_UNIX;
+    EXPECT_TRUE(address.size() >= 2 && address[0] == '@') << address;
+    std::memcpy(target.sun_path + 1, address.data() + 1, address.size() - 1);
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    EXPECT_GE(fd_, 0);
+    const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size());
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<const sockaddr*>(&target), size), 0)
+        << std::strerror(errno);
+  }
+  ~Client() { close(); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  void sendFrame(const std::string& bytes) { sendFrames({bytes}); }
+  // All in one write, so that the worker reads them together.
+  void sendFrames(const std::vector<std::string>& frames) {
+    StreamFrameWriter writer;
+    for (const std::string& frame : frames) writer.queue(frame.data(), frame.size());
+    Status sent = writer.flushUntil(fd_, std::chrono::steady_clock::now() + 2s);
+    EXPECT_TRUE(sent.ok()) << sent.toString();
+  }
+  void sendRaw(const std::string& bytes) {
+    EXPECT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+
+  // The next frame from the worker, turning its loop meanwhile.
+  std::optional<std::string> awaitFrame(Worker& worker) {
+    for (int i = 0; i < kMaxTurns && frames_.empty(); ++i) {
+      Status read = reader_.readAvailable(fd_, frames_);
+      if (!read.ok() || !frames_.empty()) break;
+      worker.turn(1ms);
+    }
+    if (frames_.empty()) return std::nullopt;
+    std::string frame = std::move(frames_.front());
+    frames_.erase(frames_.begin());
+    return frame;
+  }
+
+  // True once the worker closed this connection: a read returns 0. Turns the
+  // worker's loop meanwhile; bytes that arrive first are discarded.
+  bool closedByWorker(Worker& worker) {
+    for (int i = 0; i < kMaxTurns; ++i) {
+      worker.turn(1ms);
+      pollfd readable{fd_, POLLIN, 0};
+      if (::poll(&readable, 1, 5) <= 0) continue;
+      char buffer[4096];
+      const ssize_t got = ::recv(fd_, buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (got == 0) return true;
+      if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return true;  // e.g. reset
+    }
+    return false;
+  }
+
+  // True while the connection is open and quiet: a read would block.
+  bool openAndQuiet() const {
+    char byte = 0;
+    const ssize_t got = ::recv(fd_, &byte, 1, MSG_DONTWAIT | MSG_PEEK);
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+
+ private:
+  int fd_ = -1;
+  StreamFrameReader reader_{1 << 20};
+  std::vector<std::string> frames_;
+};
+
+// Connects a client and authenticates it with a fresh token.
+std::unique_ptr<Client> authenticatedClient(Worker& worker) {
+  auto client = std::make_unique<Client>(worker.channels->address());
+  client->sendFrame(worker.grantToken());
+  return client;
+}
+
+// Sends a request and returns the route it was delivered with ("" if none).
+std::string roundTripRequest(Worker& worker, Client& client, std::uint64_t requestId) {
+  const std::size_t before = worker.delivered.size();
+  client.sendFrame(getVersionRequest(requestId));
+  if (!worker.turnUntilDelivered(before + 1)) return {};
+  const auto& [route, message] = worker.delivered.back();
+  EXPECT_EQ(message.envelope().getRequestId(), requestId);
+  EXPECT_TRUE(message.envelope().isRequest() && message.envelope().getRequest().isGetVersion());
+  return route;
+}
+
+TEST(DirectChannelsTest, AGrantedTokenOpensAChannelWithADirectRoute) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  EXPECT_EQ(worker.channels->address().rfind("@kiln-direct-test-", 0), 0u);
+  Client client(worker.channels->address());
+  // The token and the first request in one write: both are read in one go.
+  std::string token = worker.grantToken();
+  ASSERT_EQ(token.size(), 16u);
+  client.sendFrames({token, getVersionRequest(41)});
+  ASSERT_TRUE(worker.turnUntilDelivered(1));
+  const std::string route = worker.delivered[0].first;
+  EXPECT_TRUE(DirectChannels::isDirectRoute(route));
+  EXPECT_NE(route.size(), 5u);  // never a ZeroMQ ROUTER id
+  EXPECT_EQ(route[0], '\0');
+  EXPECT_EQ(worker.delivered[0].second.envelope().getRequestId(), 41u);
+
+  // The reply reaches the client.
+  worker.channels->send(route, encodeErrorReply(41, notFound("no such thing")));
+  std::optional<std::string> reply = client.awaitFrame(worker);
+  ASSERT_TRUE(reply.has_value());
+  auto decoded = InboundMessage::decode(reply->data(), reply->size(), FrameLimits{});
+  ASSERT_TRUE(decoded.ok()) << decoded.status().toString();
+  EXPECT_EQ(decoded->envelope().getRequestId(), 41u);
+  ASSERT_TRUE(decoded->envelope().isReply() && decoded->envelope().getReply().isError());
+  EXPECT_EQ(fromWire(decoded->envelope().getReply().getError()).code(), ErrorCode::kNotFound);
+
+  // Later requests (in their own writes) use the same route.
+  EXPECT_EQ(roundTripRequest(worker, client, 42), route);
+  EXPECT_EQ(worker.channels->connections(), 1u);
+}
+
+TEST(DirectChannelsTest, ZeroMqRoutesAreNotDirect) {
+  EXPECT_FALSE(DirectChannels::isDirectRoute(std::string("\0abcd", 5)));  // a ROUTER id
+  EXPECT_FALSE(DirectChannels::isDirectRoute(""));
+  EXPECT_FALSE(DirectChannels::isDirectRoute(std::string("\0direct-", 8)));
+  EXPECT_FALSE(DirectChannels::isDirectRoute("direct-1"));
+  EXPECT_TRUE(DirectChannels::isDirectRoute(std::string("\0direct-1", 9)));
+}
+
+TEST(DirectChannelsTest, ATokenOpensOneChannelOnly) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  const std::string token = worker.grantToken();
+  Client first(worker.channels->address());
+  first.sendFrame(token);
+  const std::string route = roundTripRequest(worker, first, 1);
+  ASSERT_FALSE(route.empty());
+
+  Client second(worker.channels->address());
+  second.sendFrame(token);
+  second.sendFrame(getVersionRequest(2));
+  EXPECT_TRUE(second.closedByWorker(worker));
+  EXPECT_EQ(worker.delivered.size(), 1u);  // the second one's request never arrived
+  // The first channel is not disturbed.
+  EXPECT_EQ(roundTripRequest(worker, first, 3), route);
+}
+
+TEST(DirectChannelsTest, AWrongTokenIsClosed) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  std::string token = worker.grantToken();
+  token[0] = static_cast<char>(token[0] ^ 1);
+  Client client(worker.channels->address());
+  client.sendFrame(token);
+  client.sendFrame(getVersionRequest(1));
+  EXPECT_TRUE(client.closedByWorker(worker));
+  EXPECT_TRUE(worker.delivered.empty());
+  EXPECT_EQ(worker.channels->connections(), 0u);
+}
+
+TEST(DirectChannelsTest, AnExpiredTokenIsClosed) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  const std::string token = worker.grantToken();
+  worker.clock.advance(DirectChannels::kTokenLifetime + 1s);
+  Client client(worker.channels->address());
+  client.sendFrame(token);
+  client.sendFrame(getVersionRequest(1));
+  EXPECT_TRUE(client.closedByWorker(worker));
+  EXPECT_TRUE(worker.delivered.empty());
+}
+
+TEST(DirectChannelsTest, ATokenUsedJustBeforeItExpiresWorks) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  const std::string token = worker.grantToken();
+  worker.clock.advance(DirectChannels::kTokenLifetime - 1s);
+  Client client(worker.channels->address());
+  client.sendFrame(token);
+  EXPECT_FALSE(roundTripRequest(worker, client, 5).empty());
+  EXPECT_TRUE(client.openAndQuiet());
+}
+
+TEST(DirectChannelsTest, AConnectionThatSendsNoTokenIsClosedAfterTheLifetime) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  Client silent(worker.channels->address());
+  Client halfToken(worker.channels->address());
+  halfToken.sendRaw(std::string("\x10\x00", 2));  // half a header
+  ASSERT_TRUE(worker.turnUntilConnections(2));
+  for (int i = 0; i < 5; ++i) worker.turn(1ms);
+  EXPECT_TRUE(silent.openAndQuiet());
+  EXPECT_TRUE(halfToken.openAndQuiet());
+  EXPECT_EQ(worker.channels->connections(), 2u);
+
+  worker.clock.advance(DirectChannels::kTokenLifetime + 1ms);
+  EXPECT_TRUE(silent.closedByWorker(worker));
+  EXPECT_TRUE(halfToken.closedByWorker(worker));
+  EXPECT_EQ(worker.channels->connections(), 0u);
+}
+
+TEST(DirectChannelsTest, AnAuthenticatedConnectionOutlivesTheTokenLifetime) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  auto client = authenticatedClient(worker);
+  ASSERT_FALSE(roundTripRequest(worker, *client, 1).empty());
+  worker.clock.advance(DirectChannels::kTokenLifetime * 3);
+  for (int i = 0; i < 5; ++i) worker.turn(1ms);
+  EXPECT_TRUE(client->openAndQuiet());
+  EXPECT_FALSE(roundTripRequest(worker, *client, 2).empty());
+}
+
+TEST(DirectChannelsTest, AnOversizedFrameClosesOnlyItsConnection) {
+  FrameLimits limits;
+  limits.maxMessageBytes = 4096;
+  Worker worker(limits);
+  ASSERT_TRUE(worker.channels);
+  auto bad = authenticatedClient(worker);
+  auto good = authenticatedClient(worker);
+  ASSERT_FALSE(roundTripRequest(worker, *bad, 1).empty());
+  const std::string goodRoute = roundTripRequest(worker, *good, 2);
+  ASSERT_FALSE(goodRoute.empty());
+
+  // A header claiming 1 GiB, and a little of its body.
+  bad->sendRaw(std::string("\x00\x00\x00\x40", 4) + "body");
+  EXPECT_TRUE(bad->closedByWorker(worker));
+  EXPECT_EQ(worker.channels->connections(), 1u);
+
+  EXPECT_EQ(roundTripRequest(worker, *good, 3), goodRoute);
+  worker.channels->send(goodRoute, encodeErrorReply(3, okStatus()));
+  std::optional<std::string> reply = good->awaitFrame(worker);
+  ASSERT_TRUE(reply.has_value());
+  auto decoded = InboundMessage::decode(reply->data(), reply->size(), FrameLimits{});
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->envelope().getRequestId(), 3u);
+}
+
+TEST(DirectChannelsTest, AFrameJustOverTheLimitClosesTheConnection) {
+  FrameLimits limits;
+  limits.maxMessageBytes = 4096;
+  Worker worker(limits);
+  ASSERT_TRUE(worker.channels);
+  auto client = authenticatedClient(worker);
+  ASSERT_FALSE(roundTripRequest(worker, *client, 1).empty());
+  client->sendFrame(std::string(4097, 'x'));
+  EXPECT_TRUE(client->closedByWorker(worker));
+  EXPECT_EQ(worker.delivered.size(), 1u);
+}
+
+TEST(DirectChannelsTest, AMalformedFrameGetsAnErrorReplyAndTheChannelStays) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  auto client = authenticatedClient(worker);
+  client->sendFrame("this is not a Cap'n Proto message");
+  std::optional<std::string> reply = client->awaitFrame(worker);
+  ASSERT_TRUE(reply.has_value());
+  auto decoded = InboundMessage::decode(reply->data(), reply->size(), FrameLimits{});
+  ASSERT_TRUE(decoded.ok()) << decoded.status().toString();
+  EXPECT_EQ(decoded->envelope().getRequestId(), 0u);
+  ASSERT_TRUE(decoded->envelope().isReply() && decoded->envelope().getReply().isError());
+  EXPECT_EQ(fromWire(decoded->envelope().getReply().getError()).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(worker.delivered.empty());
+
+  EXPECT_FALSE(roundTripRequest(worker, *client, 9).empty());
+  EXPECT_TRUE(client->openAndQuiet());
+}
+
+TEST(DirectChannelsTest, SendingToARouteThatIsGoneDoesNothing) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  auto leaving = authenticatedClient(worker);
+  auto staying = authenticatedClient(worker);
+  const std::string goneRoute = roundTripRequest(worker, *leaving, 1);
+  const std::string stayingRoute = roundTripRequest(worker, *staying, 2);
+  ASSERT_FALSE(goneRoute.empty());
+  ASSERT_NE(goneRoute, stayingRoute);
+
+  leaving->close();
+  ASSERT_TRUE(worker.turnUntilConnections(1));
+  worker.channels->send(goneRoute, encodeErrorReply(1, okStatus()));
+  worker.channels->send(std::string("\0direct-999999", 14), encodeErrorReply(1, okStatus()));
+  for (int i = 0; i < 5; ++i) worker.turn(1ms);
+  EXPECT_EQ(worker.channels->connections(), 1u);
+  // Nothing went to the other connection.
+  EXPECT_TRUE(staying->openAndQuiet());
+  EXPECT_EQ(roundTripRequest(worker, *staying, 3), stayingRoute);
+}
+
+TEST(DirectChannelsTest, GrantRefusesOnceTooManyTokensAreLive) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  std::vector<std::string> tokens;
+  for (std::size_t i = 0; i < DirectChannels::kMaxConnections; ++i) {
+    auto granted = worker.channels->grant();
+    ASSERT_TRUE(granted.ok()) << "grant " << i << ": " << granted.status().toString();
+    tokens.push_back(granted->token);
+  }
+  auto refused = worker.channels->grant();
+  EXPECT_EQ(refused.status().code(), ErrorCode::kOverloaded) << refused.status().toString();
+  // Tokens are random: no two alike.
+  std::sort(tokens.begin(), tokens.end());
+  EXPECT_EQ(std::adjacent_find(tokens.begin(), tokens.end()), tokens.end());
+
+  // Using one frees its place.
+  Client client(worker.channels->address());
+  client.sendFrame(tokens[0]);
+  EXPECT_FALSE(roundTripRequest(worker, client, 1).empty());
+  EXPECT_TRUE(worker.channels->grant().ok());
+  EXPECT_EQ(worker.channels->grant().status().code(), ErrorCode::kOverloaded);
+
+  // Expired tokens free theirs.
+  worker.clock.advance(DirectChannels::kTokenLifetime + 1s);
+  EXPECT_TRUE(worker.channels->grant().ok());
+}
+
+TEST(DirectChannelsTest, ListeningOnANameInUseFails) {
+  FakeClock clock;
+  const std::string name = uniqueName();
+  auto first = DirectChannels::listen(name, {}, clock, makeNullLogger("direct"));
+  ASSERT_TRUE(first.ok()) << first.status().toString();
+  auto second = DirectChannels::listen(name, {}, clock, makeNullLogger("direct"));
+  EXPECT_EQ(second.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(DirectChannels::listen("", {}, clock, makeNullLogger("direct")).status().code(),
+            ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kiln

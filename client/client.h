@@ -283,6 +283,7 @@ class Session {
   std::uint64_t target_ = 0;  // underlying worker on a nesting host
   SessionId id_;
   SessionTypeSpaces spaces_;
+  std::optional<std::uint32_t> fingerprintIndex_;  // in spaces_.observationSpaces, if replayable
   SessionHistory history_;
   std::vector<Value> initial_;
   bool ended_ = false;

@@ -16,7 +16,13 @@ Session::Session(Client& client, std::string endpoint, std::uint64_t target, Ses
       id_(id),
       spaces_(std::move(spaces)),
       history_(std::move(history)),
-      initial_(std::move(initial)) {}
+      initial_(std::move(initial)) {
+  // Looked up once: every step may ask for it.
+  if (auto fingerprint = findSpace(spaces_.observationSpaces, spaces_.fingerprint);
+      spaces_.replayable && fingerprint.ok()) {
+    fingerprintIndex_ = static_cast<std::uint32_t>(*fingerprint);
+  }
+}
 
 Session::~Session() {
   if (ended_) return;
@@ -81,9 +87,8 @@ Result<std::uint64_t> Session::sendStep(const std::vector<Value>& actions,
   if (ended_) return notFound(fmt::format("session {:x} has ended", id_.value));
   InFlight sent{actions, observations, restores_, std::chrono::steady_clock::now()};
   // Every few steps, also fetch the fingerprint a replay must reproduce.
-  if (auto fingerprint = findSpace(spaces_.observationSpaces, spaces_.fingerprint);
-      spaces_.replayable && fingerprint.ok()) {
-    auto index = static_cast<std::uint32_t>(*fingerprint);
+  if (fingerprintIndex_) {
+    const std::uint32_t index = *fingerprintIndex_;
     auto asked = std::find(observations.begin(), observations.end(), index);
     std::size_t stepNumber = history_.steps.size() + inflight_.size() + 1;
     unsigned every = client_.options_.fingerprintEvery;

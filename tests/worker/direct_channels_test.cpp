@@ -301,10 +301,15 @@ TEST(DirectChannelsTest, AnAuthenticatedConnectionOutlivesTheTokenLifetime) {
   EXPECT_FALSE(roundTripRequest(worker, *client, 2).empty());
 }
 
-TEST(DirectChannelsTest, AnOversizedFrameClosesOnlyItsConnection) {
+// Frames of at most 4 KiB, so that a test can exceed the limit cheaply.
+FrameLimits smallFrames() {
   FrameLimits limits;
   limits.maxMessageBytes = 4096;
-  Worker worker(limits);
+  return limits;
+}
+
+TEST(DirectChannelsTest, AnOversizedFrameClosesOnlyItsConnection) {
+  Worker worker(smallFrames());
   ASSERT_TRUE(worker.channels);
   auto bad = authenticatedClient(worker);
   auto good = authenticatedClient(worker);
@@ -327,9 +332,7 @@ TEST(DirectChannelsTest, AnOversizedFrameClosesOnlyItsConnection) {
 }
 
 TEST(DirectChannelsTest, AFrameJustOverTheLimitClosesTheConnection) {
-  FrameLimits limits;
-  limits.maxMessageBytes = 4096;
-  Worker worker(limits);
+  Worker worker(smallFrames());
   ASSERT_TRUE(worker.channels);
   auto client = authenticatedClient(worker);
   ASSERT_FALSE(roundTripRequest(worker, *client, 1).empty());

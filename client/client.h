@@ -276,7 +276,8 @@ class Session {
   static bool isLoss(const Status& status);
   // Rebuilds the session elsewhere (see the class comment).
   Status restore(const Status& why);
-  Status replayOn(Session& fresh);
+  // `diverged`: the replay ran, but its fingerprint differs from the original's.
+  Status replayOn(Session& fresh, bool& diverged);
 
   Client& client_;
   std::string endpoint_;

@@ -14,7 +14,7 @@
 namespace kiln {
 
 void registerBuiltinSessionTypes(SessionTypeRegistry& types) {
-  types.add<NoopSession>("noop");
+  types.add<NoopSession, NoopContext>("noop");
 #ifdef KILN_WITH_LLVM_SESSION
   types.add<llvmsession::LlvmSession, llvmsession::LlvmContext>(
       llvmsession::LlvmSession::kSessionTypeName);

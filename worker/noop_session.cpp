@@ -42,8 +42,28 @@ std::vector<Space> NoopSession::observationSpaces() const {
   return spaces;
 }
 
+Result<std::string> NoopContext::handleParameter(const std::string& key, const std::string& value) {
+  if (key != "noop.skew_next_starts") return ServiceContext::handleParameter(key, value);
+  char* end = nullptr;
+  const long count = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || count < 0 || count > 1000) {
+    return invalidArgument(
+        fmt::format("noop.skew_next_starts wants a count in [0, 1000], got '{}'", value));
+  }
+  skewedStarts_.store(static_cast<int>(count));
+  return std::to_string(count);
+}
+
+bool NoopContext::takeSkew() {
+  int left = skewedStarts_.load();
+  while (left > 0 && !skewedStarts_.compare_exchange_weak(left, left - 1)) {
+  }
+  return left > 0;
+}
+
 Status NoopSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmark) {
   benchmarkUri_ = benchmark.uri;
+  if (noopContext_ != nullptr && noopContext_->takeSkew()) sum_ = 1;
   return okStatus();
 }
 

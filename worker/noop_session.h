@@ -11,6 +11,21 @@
 
 namespace kiln {
 
+// The `noop` type's per-process state: fault injection for replay tests.
+class NoopContext final : public ServiceContext {
+ public:
+  using ServiceContext::ServiceContext;
+  // "noop.skew_next_starts" = N (worker parameter): the next N sessions
+  // started in this process begin with Sum 1 instead of 0, as a compiler
+  // that is not deterministic would, so a replay here diverges.
+  Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
+  // True (and one fewer left) if the session starting now is skewed.
+  bool takeSkew();
+
+ private:
+  std::atomic<int> skewedStarts_{0};
+};
+
 class NoopSession final : public CompilationSession {
  public:
   // Action indices of the `noop` action space.
@@ -20,6 +35,7 @@ class NoopSession final : public CompilationSession {
   static constexpr std::int64_t kActionCount = 10;
 
   explicit NoopSession(ServiceContext& context) : context_(context) {}
+  explicit NoopSession(NoopContext& context) : context_(context), noopContext_(&context) {}
 
   std::vector<Space> actionSpaces() const override;
   std::vector<Space> observationSpaces() const override;
@@ -41,6 +57,7 @@ class NoopSession final : public CompilationSession {
 
  private:
   ServiceContext& context_;
+  NoopContext* noopContext_ = nullptr;  // none when hosted with a plain context
   std::string benchmarkUri_;
   std::int64_t sum_ = 0;
   std::int64_t steps_ = 0;

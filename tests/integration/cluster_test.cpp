@@ -205,5 +205,69 @@ TEST(ClusterTest, WorkerKilledWithSigkillIsLostAndOthersKeepServing) {
   coordinatorThread.join();
 }
 
+// Kills the worker under a noop session after `skew` of the survivor's next
+// sessions were set to start skewed (as under a compiler that is rarely not
+// deterministic, their replays diverge), then steps the session once more.
+struct SkewedRestore {
+  Result<client::StepResult> step = internalError("not run");
+  std::int64_t expectedSum = 0;
+  std::size_t restores = 0;
+};
+
+SkewedRestore restoreWithSkewedStarts(int skew) {
+  SkewedRestore outcome;
+  zmq::context_t zmq(1);
+  SteadyClock clock;
+  CoordinatorConfig config;
+  config.listen = "tcp://127.0.0.1:0";
+  auto coordinator =
+      CoordinatorServer::create(config, zmq, clock, makeNullLogger("coordinator")).value();
+  std::thread coordinatorThread([&] { coordinator->run(); });
+  struct StopCoordinator {
+    CoordinatorServer& server;
+    std::thread& thread;
+    ~StopCoordinator() {
+      server.stop();
+      thread.join();
+    }
+  } stopCoordinator{*coordinator, coordinatorThread};
+
+  auto client = connect(coordinator->endpoint());
+  integration::TwoWorkers two;
+  integration::startTwoWorkers(KILN_BINARY, coordinator->endpoint(), *client, two);
+  if (!two.onDoomed) return outcome;
+  // Enough steps for the client to have fetched a fingerprint to check.
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(two.onDoomed->step({Value(std::int64_t{i % 5})}, std::vector<std::string>{}).ok());
+    outcome.expectedSum += i % 5;
+  }
+  EXPECT_TRUE(two.onDoomed->history().fingerprint.has_value());
+  auto skewed = client->workerParameter(two.survivor->endpoint, "noop.skew_next_starts",
+                                        std::to_string(skew));
+  EXPECT_TRUE(skewed.ok()) << skewed.status().toString();
+
+  ::kill(two.doomed->process.pid(), SIGKILL);
+  outcome.step = two.onDoomed->step({Value(std::int64_t{2})}, std::vector<std::string>{"Sum"});
+  outcome.expectedSum += 2;
+  outcome.restores = two.onDoomed->restores();
+  return outcome;
+}
+
+TEST(ClusterTest, AReplayThatDivergesOnceIsTriedAgainAndTheStepSucceeds) {
+  SkewedRestore outcome = restoreWithSkewedStarts(1);
+  ASSERT_TRUE(outcome.step.ok()) << outcome.step.status().toString();
+  EXPECT_EQ(outcome.step->observations[0].as<std::int64_t>(), outcome.expectedSum);
+  EXPECT_EQ(outcome.restores, 1u);
+}
+
+TEST(ClusterTest, AReplayThatDivergesAgainIsALostSessionThatSaysSo) {
+  SkewedRestore outcome = restoreWithSkewedStarts(2);
+  ASSERT_FALSE(outcome.step.ok());
+  EXPECT_EQ(outcome.step.status().code(), ErrorCode::kDisconnected);
+  EXPECT_NE(outcome.step.status().message().find("diverged"), std::string::npos)
+      << outcome.step.status().toString();
+  EXPECT_EQ(outcome.restores, 0u);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
+
 #include "tests/mlgo/test_support.h"
 
 namespace kiln::mlgo {
@@ -55,6 +58,32 @@ TEST(ControlLineTest, RefusesWhatIsNotARecordAndNamesIt) {
   std::string message = parseControlLine(binary, header).status().message();
   EXPECT_NE(message.find("\"??zzz"), std::string::npos) << message;
   EXPECT_NE(message.find("...\""), std::string::npos) << message;
+}
+
+// The decision lines LLVM writes are read without the JSON parser; every
+// line near that form must still mean what JSON says it means.
+TEST(ControlLineTest, CanonicalNumberLinesAgreeWithJson) {
+  ChannelHeader scored = headerWith(/*score=*/true);
+  struct Case {
+    std::string_view line;
+    std::optional<std::int64_t> number;  // nullopt: refused
+  };
+  for (const Case& c :
+       {Case{R"({"observation":0})", 0}, Case{R"({"observation":263})", 263},
+        Case{R"({"observation":-4})", -4}, Case{R"({"observation":-0})", 0},
+        Case{R"({"observation":9223372036854775807})", INT64_MAX},
+        Case{R"({"observation":9223372036854775808})", std::nullopt},
+        Case{R"({"observation":007})",
+             7},  // llvm::json takes leading zeros Case{R"({"observation":+7})", std::nullopt},
+        Case{R"({"observation":7 })", 7}, Case{R"({"observation":})", std::nullopt},
+        Case{R"({"observation":-})", std::nullopt}, Case{R"({"observation":7}})", std::nullopt},
+        Case{R"({"observation":7,"x":1})", std::nullopt}, Case{R"({"outcome":12})", 12}}) {
+    Result<ControlLine> parsed = parseControlLine(c.line, scored);
+    ASSERT_EQ(parsed.ok(), c.number.has_value()) << c.line << ": " << parsed.status().toString();
+    if (c.number) EXPECT_EQ(parsed->number, *c.number) << c.line;
+  }
+  // An outcome line without a score announced stays refused.
+  EXPECT_FALSE(parseControlLine(R"({"outcome":12})", headerWith(/*score=*/false)).ok());
 }
 
 }  // namespace

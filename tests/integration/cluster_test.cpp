@@ -216,25 +216,11 @@ struct SkewedRestore {
 
 SkewedRestore restoreWithSkewedStarts(int skew) {
   SkewedRestore outcome;
-  zmq::context_t zmq(1);
-  SteadyClock clock;
-  CoordinatorConfig config;
-  config.listen = "tcp://127.0.0.1:0";
-  auto coordinator =
-      CoordinatorServer::create(config, zmq, clock, makeNullLogger("coordinator")).value();
-  std::thread coordinatorThread([&] { coordinator->run(); });
-  struct StopCoordinator {
-    CoordinatorServer& server;
-    std::thread& thread;
-    ~StopCoordinator() {
-      server.stop();
-      thread.join();
-    }
-  } stopCoordinator{*coordinator, coordinatorThread};
+  integration::ThreadedCoordinator coordinator;
 
-  auto client = connect(coordinator->endpoint());
+  auto client = connect(coordinator.endpoint());
   integration::TwoWorkers two;
-  integration::startTwoWorkers(KILN_BINARY, coordinator->endpoint(), *client, two);
+  integration::startTwoWorkers(KILN_BINARY, coordinator.endpoint(), *client, two);
   if (!two.onDoomed) return outcome;
   // Enough steps for the client to have fetched a fingerprint to check.
   for (int i = 0; i < 20; ++i) {

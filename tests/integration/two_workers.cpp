@@ -7,6 +7,18 @@
 
 namespace kiln::integration {
 
+ThreadedCoordinator::ThreadedCoordinator() {
+  CoordinatorConfig config;
+  config.listen = "tcp://127.0.0.1:0";
+  server_ = CoordinatorServer::create(config, zmq_, clock_, makeNullLogger("coordinator")).value();
+  thread_ = std::thread([this] { server_->run(); });
+}
+
+ThreadedCoordinator::~ThreadedCoordinator() {
+  server_->stop();
+  thread_.join();
+}
+
 using namespace std::chrono_literals;
 
 void startTwoWorkers(const std::string& kiln, const std::string& coordinator,

@@ -6,11 +6,31 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <zmq.hpp>
 
 #include "bench/child_cluster.h"
 #include "client/client.h"
+#include "common/clock.h"
+#include "coordinator/coordinator_server.h"
 
 namespace kiln::integration {
+
+// A coordinator on loopback, served by its own thread until destroyed.
+class ThreadedCoordinator {
+ public:
+  ThreadedCoordinator();
+  ~ThreadedCoordinator();
+  ThreadedCoordinator(const ThreadedCoordinator&) = delete;
+  ThreadedCoordinator& operator=(const ThreadedCoordinator&) = delete;
+  std::string endpoint() const { return server_->endpoint(); }
+
+ private:
+  zmq::context_t zmq_{1};
+  SteadyClock clock_;
+  std::unique_ptr<CoordinatorServer> server_;
+  std::thread thread_;
+};
 
 struct TwoWorkers {
   std::optional<bench::ChildCluster> children;

@@ -75,6 +75,12 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          [&c](double s) { c.limits.defaultDeadline = std::chrono::milliseconds(long(s * 1000)); },
          "deadline of a request that sets none (default 300)")
       ->check(CLI::Range(0.01, 86400.0));
+  app.add_option_function<std::uint64_t>(
+         "--inline-step-us",
+         [&c](std::uint64_t us) { c.limits.inlineStepBudget = std::chrono::microseconds(us); },
+         "a step whose session's steps took less than this runs on the loop thread itself, "
+         "when no pool thread is busy (default 60; 0 = never)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{10'000'000}));
   app.add_option_function<double>(
          "--heartbeat-seconds",
          [&c](double s) { c.link.heartbeatInterval = std::chrono::milliseconds(long(s * 1000)); },

@@ -153,7 +153,11 @@ TEST(ProcessFaults, HangingStepTimesOutAndThePlainWorkerKeepsItsSlot) {
 TEST(ProcessFaults, WorkerWithAStuckLoopIsGivenUpAfterOneTimeout) {
   InProcessCoordinator coordinator;
   auto children = bench::ChildCluster::create(KILN_BINARY).value();
-  auto* stuckWorker = children.spawn(workerArgs(coordinator.endpoint())).value();
+  // Its cheap steps run on its loop thread however loaded the machine is
+  // (the default budget, 60 us, is missed under load: the hang then takes a
+  // pool thread and the loop keeps serving).
+  auto* stuckWorker =
+      children.spawn(workerArgs(coordinator.endpoint(), {"--inline-step-us", "1000000"})).value();
   auto* survivor = children.spawn(workerArgs(coordinator.endpoint())).value();
   const Duration timeout = 2s;
   auto client = connectClient(coordinator.endpoint(), {}, timeout);

@@ -154,8 +154,8 @@ TEST(ProcessFaults, WorkerWithAStuckLoopIsGivenUpAfterOneTimeout) {
   InProcessCoordinator coordinator;
   auto children = bench::ChildCluster::create(KILN_BINARY).value();
   // Its cheap steps run on its loop thread however loaded the machine is
-  // (the default budget, 60 us, is missed under load: the hang then takes a
-  // pool thread and the loop keeps serving).
+  // (a noop step can miss the default budget, 60 us, under load: the hang
+  // then takes a pool thread and the loop keeps serving).
   auto* stuckWorker =
       children.spawn(workerArgs(coordinator.endpoint(), {"--inline-step-us", "1000000"})).value();
   auto* survivor = children.spawn(workerArgs(coordinator.endpoint())).value();
@@ -176,6 +176,10 @@ TEST(ProcessFaults, WorkerWithAStuckLoopIsGivenUpAfterOneTimeout) {
     }
   }
   ASSERT_TRUE(sessions[0]->setParameter("noop.hang_on_step", "forever").ok());
+  // The pool thread that set it counts itself idle just after its answer
+  // left; a step that arrives before that runs on the pool, not the loop
+  // (seen on a loaded machine over a direct channel, which answers sooner).
+  std::this_thread::sleep_for(50ms);
 
   auto sentAt = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> sent;

@@ -168,10 +168,14 @@ void WorkerServer::listenForDirectChannels() {
 }
 
 void WorkerServer::deliver(const std::string& route, InboundMessage message) {
-  auto envelope = message.envelope();
-  if (envelope.isRequest() && envelope.getRequest().isOpenDirect()) {
-    return answerOpenDirect(route, envelope.getRequestId());
+  bool openDirect = false;
+  try {
+    auto envelope = message.envelope();
+    openDirect = envelope.isRequest() && envelope.getRequest().isOpenDirect();
+  } catch (const kj::Exception&) {
+    // A malformed request pointer: the frontend answers it with the reason.
   }
+  if (openDirect) return answerOpenDirect(route, message.envelope().getRequestId());
   frontend_->handle(route, std::move(message));
 }
 

@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <cstddef>
 #include <cstring>
 
+#include "common/abstract_socket.h"
 #include "common/wire_convert.h"
 
 namespace kiln::client {
@@ -87,19 +86,17 @@ Status Channel::openDirect(Duration timeout) {
 
 Status Channel::connectDirect(const std::string& address, const std::string& token,
                               TimePoint deadline) {
-  sockaddr_un target{};
-  target.sun_family = AF_UNIX;
   // Only abstract sockets ("@name"): a worker names no file for a client to open.
-  if (address.size() < 2 || address[0] != '@' || address.size() > sizeof(target.sun_path)) {
+  auto target = address.starts_with('@') ? abstractAddress(std::string_view(address).substr(1))
+                                         : Result<AbstractAddress>(invalidArgument("no '@'"));
+  if (!target.ok()) {
     return invalidArgument(
         fmt::format("{} offered a direct channel at an invalid address '{}'", endpoint_, address));
   }
-  std::memcpy(target.sun_path + 1, address.data() + 1, address.size() - 1);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
-  const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size());
   // A local stream socket connects at once or fails (EAGAIN: backlog full).
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&target), size) != 0) {
+  if (::connect(fd, target->get(), target->size) != 0) {
     Status failed = disconnected(fmt::format("cannot connect to {}'s direct channel {}: {}",
                                              endpoint_, address, std::strerror(errno)));
     ::close(fd);
@@ -182,10 +179,10 @@ Result<std::uint64_t> Channel::send(capnp::MessageBuilder& builder) {
         directFd_, std::chrono::steady_clock::now() +
                        std::chrono::milliseconds(std::max(1u, envelope.getTimeoutMs())));
     if (!sent.ok()) {
-      if (sent.code() == ErrorCode::kDisconnected) lost_ = true;
-      return sent.code() == ErrorCode::kDisconnected
-                 ? disconnected(fmt::format("cannot send to {}: {}", endpoint_, sent.message()))
-                 : overloaded(fmt::format("cannot send to {}: {}", endpoint_, sent.message()));
+      // Gone (the stream broke), or alive but not taking it (its buffer full).
+      lost_ = sent.code() == ErrorCode::kDisconnected;
+      std::string why = fmt::format("cannot send to {}: {}", endpoint_, sent.message());
+      return lost_ ? disconnected(std::move(why)) : overloaded(std::move(why));
     }
     pending_.emplace(id, true);
     return id;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,8 @@
 #include <cstddef>
 #include <cstring>
 #include <vector>
+
+#include "common/abstract_socket.h"
 
 namespace kiln {
 namespace {
@@ -36,16 +37,10 @@ Result<std::string> randomToken() {
 Result<std::unique_ptr<DirectChannels>> DirectChannels::listen(const std::string& name,
                                                                FrameLimits limits,
                                                                const Clock& clock, Logger logger) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (name.empty() || name.size() + 1 > sizeof(address.sun_path)) {
-    return invalidArgument(fmt::format("'{}' cannot name an abstract socket", name));
-  }
-  std::memcpy(address.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: abstract
+  KILN_ASSIGN_OR_RETURN(AbstractAddress address, abstractAddress(name));
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
-  const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), size) != 0 || ::listen(fd, 64) != 0) {
+  if (::bind(fd, address.get(), address.size) != 0 || ::listen(fd, 64) != 0) {
     Status failed = invalidArgument(
         fmt::format("cannot listen for direct channels on @{}: {}", name, std::strerror(errno)));
     ::close(fd);

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "bench/child_cluster.h"
+#include "common/abstract_socket.h"
 #include "common/local_transport.h"
 #include "local/local_cluster.h"
 #include "tests/integration/two_workers.h"
@@ -110,12 +111,10 @@ std::vector<std::string> directSocketsOfThisProcess() {
 
 // Connects to an abstract socket; -1 on failure.
 int connectAbstract(const std::string& name) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path + 1, name.data(), name.size());
+  auto address = abstractAddress(name);
+  if (!address.ok()) return -1;
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), size) != 0) {
+  if (::connect(fd, address->get(), address->size) != 0) {
     ::close(fd);
     return -1;
   }

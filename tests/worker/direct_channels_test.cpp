@@ -2,6 +2,7 @@
 // sockets connecting to it as client/channel.cpp does, and the worker side
 // driven by a ReadinessPoll loop in the test's own thread with a fake clock.
 #include "worker/direct_channels.h"
+#include "common/abstract_socket.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -88,15 +89,14 @@ struct Worker {
 class Client {
  public:
   explicit Client(const std::string& address) {
-    sockaddr_un target{};
-    target.sun_family = AF_UNIX;
     EXPECT_TRUE(address.size() >= 2 && address[0] == '@') << address;
-    std::memcpy(target.sun_path + 1, address.data() + 1, address.size() - 1);
+    auto target = abstractAddress(std::string_view(address).substr(1));
+    EXPECT_TRUE(target.ok()) << address;
     fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     EXPECT_GE(fd_, 0);
-    const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size());
-    EXPECT_EQ(::connect(fd_, reinterpret_cast<const sockaddr*>(&target), size), 0)
-        << std::strerror(errno);
+    if (target.ok()) {
+      EXPECT_EQ(::connect(fd_, target->get(), target->size), 0) << std::strerror(errno);
+    }
   }
   ~Client() { close(); }
   Client(const Client&) = delete;

@@ -28,10 +28,17 @@ double microsSince(Clock::time_point start) {
 }
 
 struct Episode {
-  std::int64_t decisions = 0;  // answers given, the last one included
-  double decisionUs = 0;       // summed over the decisions that led to another decision
-  double endUs = 0;            // the last answer until the episode's end was known
-  double usPerDecision() const { return decisions > 1 ? decisionUs / (decisions - 1) : 0; }
+  std::int64_t decisions = 0;      // answers given, the last one included
+  std::vector<double> decisionUs;  // each decision that led to another decision, in order
+  // Through kiln: the part of each of those that the worker spent in the
+  // compiler (Stepped.actionMicros), so decisionUs - compilerUs is kiln's own.
+  std::vector<double> compilerUs;
+  double endUs = 0;  // the last answer until the episode's end was known
+  double usPerDecision() const {
+    double sum = 0;
+    for (double us : decisionUs) sum += us;
+    return decisionUs.empty() ? 0 : sum / static_cast<double>(decisionUs.size());
+  }
 };
 
 double median(std::vector<double> values) {
@@ -41,6 +48,44 @@ double median(std::vector<double> values) {
 
 double minimum(const std::vector<double>& values) {
   return values.empty() ? 0 : *std::min_element(values.begin(), values.end());
+}
+
+// The same decision takes the compiler about the same time in every episode,
+// but different decisions differ by milliseconds (huffman: 0.2 to 3 ms). So
+// each decision's median over the episodes of one path is compared with the
+// same decision's median on the other, and the differences are averaged: the
+// compiler's spread between decisions and its outliers cancel out.
+double pairedAddedUs(const std::vector<Episode>& viaKiln, const std::vector<Episode>& direct,
+                     std::vector<double> Episode::*kilnSide) {
+  if (viaKiln.empty() || direct.empty()) return 0;
+  const std::size_t decisions = direct.front().decisionUs.size();
+  double sum = 0;
+  for (std::size_t i = 0; i < decisions; ++i) {
+    std::vector<double> kilnUs, directUs;
+    for (const Episode& e : viaKiln) kilnUs.push_back((e.*kilnSide)[i]);
+    for (const Episode& e : direct) directUs.push_back(e.decisionUs[i]);
+    sum += median(kilnUs) - median(directUs);
+  }
+  return decisions == 0 ? 0 : sum / static_cast<double>(decisions);
+}
+
+// What kiln itself spent on each decision: its round trip less the worker's
+// time in the compiler, over every decision of every episode. Unlike the
+// comparisons with the direct loop, the compiler's own noise is not in it.
+std::vector<double> relayUs(const std::vector<Episode>& viaKiln) {
+  std::vector<double> relay;
+  for (const Episode& e : viaKiln) {
+    for (std::size_t i = 0; i < e.decisionUs.size(); ++i) {
+      relay.push_back(e.decisionUs[i] - e.compilerUs[i]);
+    }
+  }
+  std::sort(relay.begin(), relay.end());
+  return relay;
+}
+
+double percentile(const std::vector<double>& sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(fraction * sorted.size()))];
 }
 
 Result<Episode> directEpisode(const std::filesystem::path& directory,
@@ -61,7 +106,7 @@ Result<Episode> directEpisode(const std::filesystem::path& directory,
     KILN_ASSIGN_OR_RETURN(observation, compiler.next(deadline));
     if (observation) {
       KILN_RETURN_IF_ERROR(compiler.defaultAdvice(*observation).status());
-      episode.decisionUs += microsSince(sent);
+      episode.decisionUs.push_back(microsSince(sent));
       continue;
     }
     KILN_ASSIGN_OR_RETURN(mlgo::CompileOutcome outcome, compiler.finish(deadline));
@@ -92,7 +137,8 @@ Result<Episode> kilnEpisode(client::Client& client, const std::string& uri) {
       episode.endUs = us;
       break;
     }
-    episode.decisionUs += us;
+    episode.decisionUs.push_back(us);
+    episode.compilerUs.push_back(static_cast<double>(stepped.actionTime.count()));
     advice = stepped.observations.front().as<std::int64_t>();
   }
   (void)session->end();
@@ -155,6 +201,8 @@ Status measureProgram(const std::string& mode, const std::string& uri, const Flo
   std::ofstream(input, std::ios::binary) << bytes.bytes;
   std::vector<double> directUs, directEndUs;
   std::vector<std::vector<double>> kilnUs(paths.size()), kilnEndUs(paths.size());
+  std::vector<Episode> directEpisodes;
+  std::vector<std::vector<Episode>> kilnEpisodes(paths.size());
   std::int64_t decisions = 0;
   // Interleaved, so that the machine's drift touches every path alike.
   for (unsigned r = 0; r < std::max(1U, options.repetitions); ++r) {
@@ -162,6 +210,7 @@ Status measureProgram(const std::string& mode, const std::string& uri, const Flo
     decisions = direct.decisions;
     directUs.push_back(direct.usPerDecision());
     directEndUs.push_back(direct.endUs);
+    directEpisodes.push_back(direct);
     for (std::size_t p = 0; p < paths.size(); ++p) {
       KILN_ASSIGN_OR_RETURN(Episode viaKiln, kilnEpisode(*paths[p].client, uri));
       if (direct.decisions < 2 || direct.decisions != viaKiln.decisions) {
@@ -171,6 +220,7 @@ Status measureProgram(const std::string& mode, const std::string& uri, const Flo
       }
       kilnUs[p].push_back(viaKiln.usPerDecision());
       kilnEndUs[p].push_back(viaKiln.endUs);
+      kilnEpisodes[p].push_back(std::move(viaKiln));
     }
   }
   const double directMedian = median(directUs);
@@ -178,18 +228,25 @@ Status measureProgram(const std::string& mode, const std::string& uri, const Flo
     Row row;
     row.text = {{"mode", mode}, {"program", uri}, {"kiln_path", paths[p].name}};
     const double kilnMedian = median(kilnUs[p]);
-    row.numbers = {{"decisions", static_cast<double>(decisions)},
-                   {"direct_us_min", minimum(directUs)},
-                   {"direct_us_med", directMedian},
-                   {"kiln_us_min", minimum(kilnUs[p])},
-                   {"kiln_us_med", kilnMedian},
-                   {"added_us_min", minimum(kilnUs[p]) - minimum(directUs)},
-                   {"added_us_med", kilnMedian - directMedian},
-                   {"zmq_tcp_us", floors.tcpUs},
-                   {"zmq_ipc_us", floors.ipcUs},
-                   {"kiln_dec_per_s", kilnMedian > 0 ? 1e6 / kilnMedian : 0},
-                   {"direct_end_us_med", median(directEndUs)},
-                   {"kiln_end_us_med", median(kilnEndUs[p])}};
+    const std::vector<double> relay = relayUs(kilnEpisodes[p]);
+    row.numbers = {
+        {"decisions", static_cast<double>(decisions)},
+        {"direct_us_min", minimum(directUs)},
+        {"direct_us_med", directMedian},
+        {"kiln_us_min", minimum(kilnUs[p])},
+        {"kiln_us_med", kilnMedian},
+        {"added_us_min", minimum(kilnUs[p]) - minimum(directUs)},
+        {"added_us_med", kilnMedian - directMedian},
+        {"added_us_paired", pairedAddedUs(kilnEpisodes[p], directEpisodes, &Episode::decisionUs)},
+        {"relay_us_p50", percentile(relay, 0.5)},
+        {"relay_us_p90", percentile(relay, 0.9)},
+        {"compiler_slower_us_paired",
+         pairedAddedUs(kilnEpisodes[p], directEpisodes, &Episode::compilerUs)},
+        {"zmq_tcp_us", floors.tcpUs},
+        {"zmq_ipc_us", floors.ipcUs},
+        {"kiln_dec_per_s", kilnMedian > 0 ? 1e6 / kilnMedian : 0},
+        {"direct_end_us_med", median(directEndUs)},
+        {"kiln_end_us_med", median(kilnEndUs[p])}};
     report.rows.push_back(std::move(row));
   }
   return okStatus();

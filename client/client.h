@@ -6,6 +6,7 @@
 // action history so that it can be replayed elsewhere.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -112,6 +113,9 @@ struct StepResult {
   bool actionHadNoEffect = false;
   std::optional<Space> newActionSpace;
   std::uint32_t actionsApplied = 0;
+  // The worker's wall time in the actions; the rest of the step's round trip
+  // is the way there and back, queueing and observing.
+  std::chrono::microseconds actionTime{0};
 };
 
 // What is needed to rebuild a session elsewhere: replaying it from scratch.

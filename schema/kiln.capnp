@@ -128,6 +128,9 @@ struct Stepped {
   hasNewActionSpace @3 :Bool;
   newActionSpace @4 :Space;
   actionsApplied @5 :UInt32;            # actions before the episode ended (<= actions sent)
+  actionMicros @6 :UInt64;              # worker wall time in the actions (an MLGO step: the
+                                        # compiler's time to its next decision); the rest of a
+                                        # step's round trip is transport, queueing and observing
 }
 
 struct Fork { sessionId @0 :UInt64; }

@@ -146,6 +146,7 @@ std::optional<Completion> prepareStep(SessionRecord& record, const InboundMessag
     state.actions.push_back(std::move(action).value());
   }
   state.total.actionHadNoEffect = true;
+  state.actionsBegan = std::chrono::steady_clock::now();
   return std::nullopt;
 }
 
@@ -158,7 +159,9 @@ bool recordAction(SessionRecord& record, StepState& state, ActionOutcome& outcom
     record.actionSpace = *state.total.newActionSpace;
   }
   if (outcome.endOfEpisode) state.total.endOfEpisode = true;
-  return state.total.endOfEpisode || state.nextAction == state.actions.size();
+  if (!state.total.endOfEpisode && state.nextAction < state.actions.size()) return false;
+  state.actionTime = std::chrono::steady_clock::now() - state.actionsBegan;
+  return true;
 }
 
 Completion completeStep(SessionRecord& record, const InboundMessage& message, StepState& state) {
@@ -178,6 +181,8 @@ Completion completeStep(SessionRecord& record, const InboundMessage& message, St
   stepped.setEndOfEpisode(state.total.endOfEpisode);
   stepped.setActionHadNoEffect(state.total.actionHadNoEffect);
   stepped.setActionsApplied(state.applied);
+  stepped.setActionMicros(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(state.actionTime).count()));
   if (state.total.newActionSpace) {
     stepped.setHasNewActionSpace(true);
     toWire(*state.total.newActionSpace, stepped.initNewActionSpace());

@@ -4,6 +4,7 @@
 // validated here before any action is applied, so a bad Step changes nothing.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,8 @@ struct StepState {
   std::size_t nextAction = 0;
   std::uint32_t applied = 0;
   ActionOutcome total;
+  std::chrono::steady_clock::time_point actionsBegan;  // set once the request checked out
+  std::chrono::steady_clock::duration actionTime{};    // set when the last action is done
 };
 // Checks the observation indices and decodes every action; the error reply
 // when the request is bad (nothing was applied then).

@@ -81,6 +81,15 @@ TEST(LocalTransportTest, SameHostClientStepsOverIpc) {
   EXPECT_EQ(stepSum(*session, 4), 7);
   EXPECT_EQ(connectedAddress(*client, session->endpoint()), workers[0].localEndpoint);
   EXPECT_TRUE(client->usesDirectChannel(session->endpoint()));
+  // The worker's share of a step reaches the client: 20 ms of work in the
+  // action, inside the step's round trip.
+  ASSERT_TRUE(session->setParameter("noop.busy_us", "20000").ok());
+  auto sent = std::chrono::steady_clock::now();
+  auto stepped = session->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
+  auto roundTrip = std::chrono::steady_clock::now() - sent;
+  ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+  EXPECT_GE(stepped->actionTime, 20ms);
+  EXPECT_LE(stepped->actionTime, roundTrip);
   EXPECT_TRUE(session->end().ok());
 }
 

@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <functional>
+#include <thread>
 
 #include "tests/worker/host_harness.h"
 
@@ -184,6 +185,21 @@ TEST_F(SplitStepTest, ActionsOfOneStepWaitInTurn) {
   auto stepped = lastReply().getStepped();
   EXPECT_EQ(stepped.getActionsApplied(), 2u);
   EXPECT_EQ(stepped.getObservations()[0].getInt64(), 5);
+}
+
+// actionMicros is the compiler's share of a step: the wait for its answer is
+// in it, the observation computed afterwards (on the pool here) is not.
+TEST_F(SplitStepTest, ActionTimeCoversTheWaitForTheCompilerOnly) {
+  std::uint64_t id = start();
+  step(id, {1}, /*slow-sum*/ 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  compilerWrites('o');
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  runPool();
+  auto stepped = lastReply();
+  ASSERT_TRUE(stepped.isStepped()) << errorOf(stepped).toString();
+  EXPECT_GE(stepped.getStepped().getActionMicros(), 30'000u);
+  EXPECT_LT(stepped.getStepped().getActionMicros(), 200'000u);
 }
 
 TEST_F(SplitStepTest, HeavyWorkGoesToThePool) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "bench/relay_floor.h"
 #include "bench/zmq_floor.h"
 #include "common/working_directory.h"
 #include "datasets/registry.h"
@@ -70,17 +71,28 @@ double pairedAddedUs(const std::vector<Episode>& viaKiln, const std::vector<Epis
 }
 
 // What kiln itself spent on each decision: its round trip less the worker's
-// time in the compiler, over every decision of every episode. Unlike the
+// time in the compiler, over every decision of every episode (all of them, or
+// those that followed at least `afterCompilerUs` of compiler work: by then
+// the compiler has evicted kiln's code and data from the caches). Unlike the
 // comparisons with the direct loop, the compiler's own noise is not in it.
-std::vector<double> relayUs(const std::vector<Episode>& viaKiln) {
+std::vector<double> relayUs(const std::vector<Episode>& viaKiln, double afterCompilerUs = 0) {
   std::vector<double> relay;
   for (const Episode& e : viaKiln) {
     for (std::size_t i = 0; i < e.decisionUs.size(); ++i) {
-      relay.push_back(e.decisionUs[i] - e.compilerUs[i]);
+      if (e.compilerUs[i] >= afterCompilerUs) relay.push_back(e.decisionUs[i] - e.compilerUs[i]);
     }
   }
   std::sort(relay.begin(), relay.end());
   return relay;
+}
+
+// A decision that followed this much compiler work finds kiln's caches cold.
+constexpr double kColdAfterUs = 1000;
+
+double mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
 double percentile(const std::vector<double>& sorted, double fraction) {
@@ -224,11 +236,18 @@ Status measureProgram(const std::string& mode, const std::string& uri, const Flo
     }
   }
   const double directMedian = median(directUs);
+  // The floor of one more hop, after as much compute as this program's
+  // decisions take: about a third of a second of rounds.
+  const auto compute = std::chrono::microseconds(static_cast<std::int64_t>(directMedian));
+  const unsigned rounds = static_cast<unsigned>(
+      std::clamp<std::int64_t>(300'000 / std::max<std::int64_t>(1, compute.count()), 50, 1000));
+  KILN_ASSIGN_OR_RETURN(RelayFloor hop, measureRelayFloor(compute, rounds));
   for (std::size_t p = 0; p < paths.size(); ++p) {
     Row row;
     row.text = {{"mode", mode}, {"program", uri}, {"kiln_path", paths[p].name}};
     const double kilnMedian = median(kilnUs[p]);
     const std::vector<double> relay = relayUs(kilnEpisodes[p]);
+    const std::vector<double> coldRelay = relayUs(kilnEpisodes[p], kColdAfterUs);
     row.numbers = {
         {"decisions", static_cast<double>(decisions)},
         {"direct_us_min", minimum(directUs)},
@@ -238,8 +257,12 @@ Status measureProgram(const std::string& mode, const std::string& uri, const Flo
         {"added_us_min", minimum(kilnUs[p]) - minimum(directUs)},
         {"added_us_med", kilnMedian - directMedian},
         {"added_us_paired", pairedAddedUs(kilnEpisodes[p], directEpisodes, &Episode::decisionUs)},
+        {"relay_us_mean", mean(relay)},
         {"relay_us_p50", percentile(relay, 0.5)},
         {"relay_us_p90", percentile(relay, 0.9)},
+        {"relay_cold_us_p50", percentile(coldRelay, 0.5)},
+        {"hop_floor_us", hop.relayUs - hop.directUs},
+        {"cold_decisions", static_cast<double>(coldRelay.size())},
         {"compiler_slower_us_paired",
          pairedAddedUs(kilnEpisodes[p], directEpisodes, &Episode::compilerUs)},
         {"zmq_tcp_us", floors.tcpUs},

@@ -17,7 +17,7 @@ namespace kiln::bench {
 struct MlgoBenchOptions {
   std::vector<std::string> programs = {"benchmark://kiln-bench-v0/huffman",
                                        "generator://csmith-v0/11"};
-  unsigned repetitions = 5;      // episodes per program and path (min and median reported)
+  unsigned repetitions = 20;     // episodes per program and path (min and median reported)
   unsigned jobs = 200;           // -Oz compile jobs
   unsigned slots = 2;            // worker slots = jobs kept in flight
   bool pinned = true;            // also measure the decisions with every thread and child on CPU 0

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <numeric>
 
 namespace kiln::bench {
@@ -50,14 +51,24 @@ void Report::print(bool json) const {
     return;
   }
   fmt::print("{}\n", title);
+  // A text column is as wide as its longest value in any row, so that rows
+  // under one header line up.
+  std::map<std::string, std::size_t> textWidths;
+  for (const Row& row : rows) {
+    for (const auto& [key, value] : row.text) {
+      std::size_t& width = textWidths[key];
+      width = std::max({width, key.size(), value.size()});
+    }
+  }
   // Rows may have different columns (latency rows, memory rows): print each
   // group of same-shaped rows under its own header.
   std::string lastHeader;
   for (const Row& row : rows) {
-    // Columns are as wide as their name (at least 12) plus two spaces.
+    // Number columns are as wide as their name (at least 12); each column
+    // is followed by two spaces.
     std::string header, line;
     for (const auto& [key, value] : row.text) {
-      std::size_t width = std::max<std::size_t>(key.size(), 12) + 2;
+      std::size_t width = std::max<std::size_t>(textWidths[key], 12) + 2;
       header += fmt::format("{:<{}}", key, width);
       line += fmt::format("{:<{}}", value, width);
     }

@@ -29,6 +29,8 @@ bool ReadinessPoll::socketReadable(void* socket) {
   return (events & ZMQ_POLLIN) != 0;
 }
 
+bool ReadinessPoll::anyDescriptorReadyNow() { return ::poll(fds_.data(), fds_.size(), 0) > 0; }
+
 int ReadinessPoll::wait(std::chrono::milliseconds timeout) {
   int ready = 0;
   for (Item& item : items_) {

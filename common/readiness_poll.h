@@ -49,6 +49,11 @@ class ReadinessPoll {
   // Returns how many items are ready; interrupted waits return 0.
   int wait(std::chrono::milliseconds timeout);
 
+  // Whether a descriptor has something now, without blocking and without
+  // asking the ZeroMQ sockets (a message already queued on one is left for
+  // the next wait()). Leaves ready() as it was.
+  bool anyDescriptorReadyNow();
+
   // A socket with a message to receive; a descriptor that has one of its
   // events, hung up or is in error (the owner reads it to learn which).
   bool ready(std::size_t index) const { return items_[index].ready; }

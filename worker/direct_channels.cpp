@@ -218,6 +218,7 @@ void DirectChannels::send(const std::string& route, const zmq::message_t& frame)
   auto found = connections_.find(serial);
   if (found == connections_.end()) return;
   Connection& connection = found->second;
+  ++repliesSent_;
   connection.writer.queue(frame.data(), frame.size());
   Status flushed = connection.writer.flush(connection.fd);
   if (!flushed.ok()) close(serial, flushed.message());

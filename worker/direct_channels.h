@@ -70,6 +70,8 @@ class DirectChannels {
   // Before the process exits: waits up to `budget` for queued replies to leave.
   void flushAll(Duration budget);
   std::size_t connections() const { return connections_.size(); }
+  // Replies sent so far (a loop turn that sent some may poll before sleeping).
+  std::uint64_t repliesSent() const { return repliesSent_; }
 
  private:
   struct Connection {
@@ -95,6 +97,7 @@ class DirectChannels {
 
   int listenFd_;
   std::string address_;
+  std::uint64_t repliesSent_ = 0;
   FrameLimits limits_;
   const Clock& clock_;
   Logger logger_;

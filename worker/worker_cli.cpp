@@ -81,6 +81,11 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          "a step whose session's steps took less than this runs on the loop thread itself, "
          "when no pool thread is busy (default 60; 0 = never)")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{10'000'000}));
+  app.add_option_function<std::uint64_t>(
+         "--reply-spin-us", [&c](std::uint64_t us) { c.replySpin = std::chrono::microseconds(us); },
+         "after replying to a client on this host, poll this long before sleeping while the "
+         "client answers that soon: saves it a wake-up (default 50; 0 = sleep at once)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000}));
   app.add_option_function<double>(
          "--heartbeat-seconds",
          [&c](double s) { c.link.heartbeatInterval = std::chrono::milliseconds(long(s * 1000)); },

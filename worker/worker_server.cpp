@@ -1,5 +1,7 @@
 #include "worker/worker_server.h"
 
+#include <sched.h>
+
 #include <fmt/format.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
 #include "worker/damaged_exit.h"
+#include "worker/reply_spin.h"
 
 namespace kiln {
 
@@ -207,6 +210,21 @@ void WorkerServer::readClients() {
              [this](const std::string& peer, InboundMessage m) { deliver(peer, std::move(m)); });
 }
 
+namespace {
+
+// Until a descriptor has input or `window` passes. Yields between polls: a
+// client on this CPU must get to answer.
+bool pollWithoutSleeping(ReadinessPoll& poll, Duration window) {
+  const auto until = std::chrono::steady_clock::now() + window;
+  do {
+    if (poll.anyDescriptorReadyNow()) return true;
+    sched_yield();
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
+}
+
+}  // namespace
+
 void WorkerServer::run() {
   std::vector<Completion> done;
   std::vector<LoopWait> waits;
@@ -219,6 +237,8 @@ void WorkerServer::run() {
   // on the path of every step).
   std::optional<std::uint64_t> routerUsesAtWait;
   std::optional<std::uint64_t> linkUsesAtWait;
+  ReplySpin replySpin(config_.replySpin);
+  std::uint64_t directRepliesAtWait = 0;
   auto use = [](std::uint64_t uses, const std::optional<std::uint64_t>& atWait) {
     return atWait == uses ? SocketUse::kUntouched : SocketUse::kAny;
   };
@@ -239,7 +259,16 @@ void WorkerServer::run() {
     frontend_->appendWaits(waits);
     for (const LoopWait& wait : waits) poll.addFd(wait.fd);
     if (direct_) direct_->addTo(poll);
-    poll.wait(std::chrono::milliseconds(50));
+    bool inputWaiting = false;
+    if (direct_ && direct_->repliesSent() != directRepliesAtWait) {
+      directRepliesAtWait = direct_->repliesSent();
+      const Duration spin = replySpin.afterReply();
+      if (spin > Duration::zero()) {
+        inputWaiting = pollWithoutSleeping(poll, spin);
+        replySpin.outcome(inputWaiting);
+      }
+    }
+    poll.wait(std::chrono::milliseconds(inputWaiting ? 0 : 50));
     routerUsesAtWait = routerUses_;
     linkUsesAtWait = link_ ? std::optional(link_->socketUses()) : std::nullopt;
     if (frontendSocket != nullptr && poll.ready(frontend)) frontend_->onSocketReadable();

@@ -58,6 +58,10 @@ struct WorkerConfig {
   // nest`); off, a damaged worker logs a warning and keeps serving (the
   // in-process cluster has nothing to restart it into).
   bool exitWhenDamaged = false;
+  // After replying on a same-host direct channel, poll this long before
+  // sleeping, while the client answers that soon (worker/reply_spin.h);
+  // zero = sleep at once.
+  Duration replySpin = std::chrono::microseconds(50);
 };
 
 class WorkerServer {

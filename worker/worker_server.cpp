@@ -1,9 +1,8 @@
 #include "worker/worker_server.h"
 
-#include <sched.h>
-
 #include <fmt/format.h>
 #include <malloc.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <vector>

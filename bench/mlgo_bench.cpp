@@ -55,7 +55,11 @@ double median(std::vector<double> values) {
 double pairedAddedUs(const std::vector<Episode>& viaKiln, const std::vector<Episode>& direct,
                      std::vector<double> Episode::*kilnSide) {
   if (viaKiln.empty() || direct.empty()) return 0;
-  const std::size_t decisions = direct.front().decisionUs.size();
+  // Every episode of one program makes the same decisions; should one not,
+  // only the decisions all of them reached are compared.
+  std::size_t decisions = direct.front().decisionUs.size();
+  for (const Episode& e : viaKiln) decisions = std::min(decisions, (e.*kilnSide).size());
+  for (const Episode& e : direct) decisions = std::min(decisions, e.decisionUs.size());
   double sum = 0;
   for (std::size_t i = 0; i < decisions; ++i) {
     std::vector<double> kilnUs, directUs;

@@ -75,30 +75,19 @@ double pairedAddedUs(const std::vector<Episode>& viaKiln, const std::vector<Epis
 // those that followed at least `afterCompilerUs` of compiler work: by then
 // the compiler has evicted kiln's code and data from the caches). Unlike the
 // comparisons with the direct loop, the compiler's own noise is not in it.
-std::vector<double> relayUs(const std::vector<Episode>& viaKiln, double afterCompilerUs = 0) {
-  std::vector<double> relay;
+LatencySummary relay(const std::vector<Episode>& viaKiln, double afterCompilerUs = 0) {
+  std::vector<std::int64_t> nanos;
   for (const Episode& e : viaKiln) {
     for (std::size_t i = 0; i < e.decisionUs.size(); ++i) {
-      if (e.compilerUs[i] >= afterCompilerUs) relay.push_back(e.decisionUs[i] - e.compilerUs[i]);
+      if (e.compilerUs[i] < afterCompilerUs) continue;
+      nanos.push_back(static_cast<std::int64_t>((e.decisionUs[i] - e.compilerUs[i]) * 1e3));
     }
   }
-  std::sort(relay.begin(), relay.end());
-  return relay;
+  return summarize(nanos);
 }
 
 // A decision that followed this much compiler work finds kiln's caches cold.
 constexpr double kColdAfterUs = 1000;
-
-double mean(const std::vector<double>& values) {
-  double sum = 0;
-  for (double v : values) sum += v;
-  return values.empty() ? 0 : sum / static_cast<double>(values.size());
-}
-
-double percentile(const std::vector<double>& sorted, double fraction) {
-  if (sorted.empty()) return 0;
-  return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(fraction * sorted.size()))];
-}
 
 Result<Episode> directEpisode(const std::filesystem::path& directory,
                               const std::filesystem::path& input) {
@@ -242,8 +231,8 @@ Status measureProgram(const std::string& mode, const std::string& uri, double ip
     Row row;
     row.text = {{"mode", mode}, {"program", uri}, {"kiln_path", paths[p].name}};
     const double kilnMedian = median(kilnUs[p]);
-    const std::vector<double> relay = relayUs(kilnEpisodes[p]);
-    const std::vector<double> coldRelay = relayUs(kilnEpisodes[p], kColdAfterUs);
+    const LatencySummary relayed = relay(kilnEpisodes[p]);
+    const LatencySummary coldRelayed = relay(kilnEpisodes[p], kColdAfterUs);
     row.numbers = {
         {"decisions", static_cast<double>(decisions)},
         {"direct_us_med", directMedian},
@@ -252,10 +241,10 @@ Status measureProgram(const std::string& mode, const std::string& uri, double ip
         {"added_us_paired", pairedAddedUs(kilnEpisodes[p], directEpisodes, &Episode::decisionUs)},
         {"compiler_us_paired",
          pairedAddedUs(kilnEpisodes[p], directEpisodes, &Episode::compilerUs)},
-        {"relay_us_mean", mean(relay)},
-        {"relay_us_p50", percentile(relay, 0.5)},
-        {"relay_us_p90", percentile(relay, 0.9)},
-        {"relay_cold_us_p50", percentile(coldRelay, 0.5)},
+        {"relay_us_mean", relayed.meanUs},
+        {"relay_us_p50", relayed.p50us},
+        {"relay_us_p90", relayed.p90us},
+        {"relay_cold_us_p50", coldRelayed.p50us},
         {"hop_floor_us", hop.relayUs - hop.directUs},
         {"zmq_ipc_us", ipcFloorUs},
         {"direct_end_us_med", median(directEndUs)},

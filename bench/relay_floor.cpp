@@ -6,13 +6,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "bench/stats.h"
 #include "mlgo/fifo.h"
 
 namespace kiln::bench {
@@ -107,15 +107,14 @@ struct Compiler {
 // Times `rounds` asks of `ask` (a question out, its answer back), less the compute.
 template <class Ask>
 Result<double> medianRoundTripUs(unsigned rounds, std::chrono::microseconds compute, Ask ask) {
-  std::vector<double> us;
-  us.reserve(rounds);
+  std::vector<std::int64_t> nanos;
+  nanos.reserve(rounds);
   for (unsigned i = 0; i < rounds; ++i) {
     const auto sent = Clock::now();
     if (!ask()) return internalError("the relay floor's stand-in compiler stopped answering");
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - sent - compute).count());
+    nanos.push_back(std::chrono::nanoseconds(Clock::now() - sent - compute).count());
   }
-  std::sort(us.begin(), us.end());
-  return us.empty() ? 0 : us[us.size() / 2];
+  return summarize(nanos).p50us;
 }
 
 }  // namespace

@@ -75,13 +75,16 @@ struct Plan {
 };
 
 ExperimentFigures runExperiment(const NestingOptions& o, const Plan& plan, unsigned index,
-                                const std::string& coordinator, const std::string& endpoint,
-                                SteadyTime::time_point start) {
+                                const std::string& coordinator, const std::string& experimentKey,
+                                const std::string& endpoint, SteadyTime::time_point start) {
   ExperimentFigures figures;
   client::ClientOptions options;
   options.coordinator = coordinator;
   options.requestTimeout = 60s;
-  if (plan.nested) options.experiment = fmt::format("exp-{}", index);
+  if (plan.nested) {
+    options.experiment = fmt::format("exp-{}", index);
+    options.experimentKey = experimentKey;
+  }
   auto client = client::Client::connect(options);
   if (!client.ok()) return {{}, 0, client.status()};
   unsigned sessionCount = plan.nested ? plan.slots : plan.slots / plan.experiments;
@@ -126,12 +129,14 @@ Result<LayoutFigures> runLayout(const NestingOptions& o, const Plan& plan) {
   client::ClientOptions operatorOptions;
   operatorOptions.coordinator = cluster->coordinatorEndpoint();
   KILN_ASSIGN_OR_RETURN(auto operatorClient, client::Client::connect(operatorOptions));
+  std::vector<std::string> keys(plan.experiments);
   if (plan.nested) {
     for (unsigned i = 0; i < plan.experiments; ++i) {
       ExperimentSpec spec;
       spec.name = fmt::format("exp-{}", i);
       spec.workers = 1;
-      KILN_RETURN_IF_ERROR(operatorClient->openExperiment(spec).status());
+      KILN_ASSIGN_OR_RETURN(client::ExperimentStatus opened, operatorClient->openExperiment(spec));
+      keys[i] = opened.key;
       KILN_RETURN_IF_ERROR(operatorClient->waitForExperiment(spec.name, 1, 10s).status());
     }
   }
@@ -146,7 +151,7 @@ Result<LayoutFigures> runLayout(const NestingOptions& o, const Plan& plan) {
     std::string endpoint = plan.nested ? "" : endpoints[i];
     threads.emplace_back([&, i, endpoint] {
       figures.experiments[i] =
-          runExperiment(o, plan, i, cluster->coordinatorEndpoint(), endpoint, start);
+          runExperiment(o, plan, i, cluster->coordinatorEndpoint(), keys[i], endpoint, start);
     });
   }
   std::this_thread::sleep_until(start);

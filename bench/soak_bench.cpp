@@ -315,9 +315,10 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   KILN_RETURN_IF_ERROR(waitForWorkers(*plain, o.workers + 1, 20s));
   ExperimentSpec spec;
   spec.name = kExperiment;
-  KILN_RETURN_IF_ERROR(plain->openExperiment(spec).status());
+  KILN_ASSIGN_OR_RETURN(client::ExperimentStatus opened, plain->openExperiment(spec));
   KILN_RETURN_IF_ERROR(plain->waitForExperiment(kExperiment, 1, 20s).status());
   clientOptions.experiment = kExperiment;
+  clientOptions.experimentKey = opened.key;
   KILN_ASSIGN_OR_RETURN(auto nested, client::Client::connect(clientOptions));
 
   Report report;

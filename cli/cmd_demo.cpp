@@ -33,10 +33,11 @@ Status useExperimentIfOnlyNestingHosts(client::Client& probe, client::ClientOpti
   spec.name = "demo-noop";
   spec.workers = nesting;
   spec.sessionTypes = {"noop"};
-  KILN_RETURN_IF_ERROR(probe.openExperiment(spec).status());
+  KILN_ASSIGN_OR_RETURN(client::ExperimentStatus opened, probe.openExperiment(spec));
   KILN_RETURN_IF_ERROR(
       probe.waitForExperiment(spec.name, nesting, std::chrono::seconds(30)).status());
   options.experiment = spec.name;
+  options.experimentKey = opened.key;
   return okStatus();
 }
 

@@ -12,13 +12,17 @@
 
 namespace kiln::client {
 
-Channel::Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId,
-                 std::string experiment, FrameLimits limits, std::string address,
-                 std::optional<ClusterKeys> keys)
+void RequestIdentity::stamp(wire::Envelope::Builder envelope) const {
+  envelope.setClientSecret(clientSecret.data());
+  if (!experiment.empty()) envelope.setExperiment(experiment);
+  if (!experimentKey.empty()) envelope.setExperimentKey(experimentKey.data());
+}
+
+Channel::Channel(zmq::context_t& zmq, std::string endpoint, const RequestIdentity& identity,
+                 FrameLimits limits, std::string address, std::optional<ClusterKeys> keys)
     : endpoint_(std::move(endpoint)),
       address_(address.empty() ? endpoint_ : std::move(address)),
-      clientId_(clientId),
-      experiment_(std::move(experiment)),
+      identity_(identity),
       limits_(limits),
       socket_(zmq, zmq::socket_type::dealer),
       directReader_(limits.maxMessageBytes) {
@@ -161,9 +165,8 @@ wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration 
                                        std::uint64_t target) {
   lastBegun_ = nextRequestId_++;
   auto envelope = initEnvelope(builder, lastBegun_);
-  envelope.setClientId(clientId_.value);
+  identity_.stamp(envelope);
   envelope.setTimeoutMs(static_cast<std::uint32_t>(std::max<std::int64_t>(1, toMillis(timeout))));
-  if (!experiment_.empty()) envelope.setExperiment(experiment_);
   envelope.setTarget(target);
   return envelope;
 }

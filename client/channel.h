@@ -17,12 +17,24 @@
 #include "common/clock.h"
 #include "common/curve_keys.h"
 #include "common/frame.h"
+#include "common/identity.h"
 #include "common/ids.h"
 #include "common/readiness_poll.h"
 #include "common/status.h"
 #include "common/stream_frames.h"
 
 namespace kiln::client {
+
+// Who a client's requests come from (common/identity.h): its secret, and the
+// experiment it acts for with that experiment's key. Owned by the Client,
+// which outlives its channels; each request is stamped with it.
+struct RequestIdentity {
+  Secret clientSecret = Secret::draw();
+  std::string experiment;
+  Secret experimentKey;  // empty until known (opened, or ClientOptions::experimentKey)
+
+  void stamp(wire::Envelope::Builder envelope) const;
+};
 
 class Channel {
  public:
@@ -34,7 +46,7 @@ class Channel {
   // With `keys`, the connection is CURVE-authenticated and encrypted; a
   // server that refuses the handshake fails requests at once with
   // permission denied ("refused by authentication"), not at their deadline.
-  Channel(zmq::context_t& zmq, std::string endpoint, ClientId clientId, std::string experiment,
+  Channel(zmq::context_t& zmq, std::string endpoint, const RequestIdentity& identity,
           FrameLimits limits, std::string address = {},
           std::optional<ClusterKeys> keys = std::nullopt);
 
@@ -93,8 +105,7 @@ class Channel {
   std::string endpoint_;
   std::string address_;
   std::string connectedAddress_;
-  ClientId clientId_;
-  std::string experiment_;
+  const RequestIdentity& identity_;
   FrameLimits limits_;
   zmq::socket_t socket_;
   zmq::socket_t monitor_;  // PAIR receiving socket_'s connection events

@@ -16,8 +16,9 @@ constexpr Duration kDirectOpenTimeout = std::chrono::seconds(1);
 
 }  // namespace
 
-Client::Client(ClientOptions options)
-    : options_(std::move(options)), id_{RandomIds().next()}, zmq_(1) {}
+Client::Client(ClientOptions options) : options_(std::move(options)), zmq_(1) {
+  identity_.experiment = options_.experiment;
+}
 
 Client::~Client() {
   leases_.reset();
@@ -30,10 +31,18 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
     return invalidArgument("no coordinator address given (e.g. tcp://127.0.0.1:7700)");
   }
   std::unique_ptr<Client> client(new Client(std::move(options)));
+  if (!client->options_.experimentKey.empty()) {
+    if (client->options_.experiment.empty()) {
+      return invalidArgument(
+          "an experiment key needs the experiment's name (ClientOptions::experiment)");
+    }
+    KILN_ASSIGN_OR_RETURN(client->identity_.experimentKey,
+                          Secret::fromHex(client->options_.experimentKey));
+  }
   try {
-    client->coordinator_ = std::make_unique<Channel>(
-        client->zmq_, client->options_.coordinator, client->id_, client->options_.experiment,
-        client->options_.frames, std::string(), client->options_.keys);
+    client->coordinator_ =
+        std::make_unique<Channel>(client->zmq_, client->options_.coordinator, client->identity_,
+                                  client->options_.frames, std::string(), client->options_.keys);
   } catch (const zmq::error_t& e) {
     return invalidArgument(
         fmt::format("bad coordinator address '{}': {}", client->options_.coordinator, e.what()));
@@ -41,7 +50,7 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
   const ClientOptions& o = client->options_;
   if (!o.forceTcp) client->hostIdentity_ = currentHostIdentity();
   client->leases_ =
-      std::make_unique<LeaseKeeper>(client->zmq_, client->id_, o.leasePeriod, o.experiment,
+      std::make_unique<LeaseKeeper>(client->zmq_, client->identity_, o.leasePeriod,
                                     o.experiment.empty() ? std::string() : o.coordinator, o.keys);
   return client;
 }
@@ -53,8 +62,8 @@ Channel& Client::channelTo(const std::string& endpoint) {
     std::string address = chooseWorkerAddress(
         endpoint, route == routes_.end() ? LocalRoute{} : route->second, hostIdentity_,
         options_.forceTcp ? TransportChoice::kTcpOnly : TransportChoice::kPreferLocal);
-    channel = std::make_unique<Channel>(zmq_, endpoint, id_, options_.experiment, options_.frames,
-                                        address, options_.keys);
+    channel = std::make_unique<Channel>(zmq_, endpoint, identity_, options_.frames, address,
+                                        options_.keys);
     if (options_.directSameHost && address != endpoint) {
       // A worker that offers none (a nesting host), or that does not answer
       // at once, is reached over ZeroMQ as before; the wait is short so that
@@ -202,7 +211,7 @@ Result<Client::Placed> Client::place(const std::string& sessionType, Duration ti
   // A restarted coordinator has forgotten our experiment: open it again; it
   // adopts the workers its hosts still run once they report them, so retry
   // while it says it has no ready worker yet.
-  KILN_RETURN_IF_ERROR(openExperiment(reopen->second).status());
+  KILN_RETURN_IF_ERROR(openExperiment(reopen->second.spec).status());
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     placed = placeOnce(sessionType, timeout);

@@ -28,6 +28,10 @@ struct ClientOptions {
   Duration requestTimeout = std::chrono::seconds(60);  // per request unless overridden
   Duration leasePeriod = std::chrono::seconds(5);      // keep-alive cadence while idle
   std::string experiment;                              // owning experiment, if any
+  // The experiment's key (32 hex digits) as opening it returned it
+  // (ExperimentStatus::key): what lets this client act for an experiment
+  // another client opened. Not needed by the client that opens it.
+  std::string experimentKey;
   FrameLimits frames;
   // Lost sessions of replayable types are rebuilt on another worker (see
   // Session); every this many steps a step also fetches the type's
@@ -80,6 +84,10 @@ struct ExperimentWorker {
 
 struct ExperimentStatus {
   ExperimentSpec spec;
+  // The experiment's key (32 hex digits): only from openExperiment. Give it
+  // to the other clients of the experiment (ClientOptions::experimentKey);
+  // whoever holds it may act for the experiment.
+  std::string key;
   std::vector<ExperimentWorker> workers;
   std::uint32_t msSinceHeard = 0;
   std::vector<float> utilization;  // busy share of its hosts' slots, one sample per second
@@ -166,7 +174,8 @@ class Client {
   Result<std::string> workerParameter(const std::string& endpoint, const std::string& key,
                                       const std::string& value);
 
-  ClientId id() const { return id_; }
+  // What workers know this client by: a hash of its secret (common/identity.h).
+  ClientId id() const { return clientIdOf(identity_.clientSecret.data()); }
   const ClientOptions& options() const { return options_; }
   // Where this client's connection to the worker at `endpoint` went (an
   // ipc:// address for a same-host worker); empty before it connected.
@@ -205,8 +214,12 @@ class Client {
   // Forgets a request sent on `endpoint`'s channel, if that channel still exists.
   void abandon(const std::string& endpoint, std::uint64_t requestId);
 
+  // The key to present for experiment `name`: the one this client opened it
+  // with, or its own experiment's; empty if it holds none.
+  Secret keyFor(const std::string& name) const;
+
   ClientOptions options_;
-  ClientId id_;
+  RequestIdentity identity_;
   zmq::context_t zmq_;
   std::unique_ptr<Channel> coordinator_;
   std::map<std::string, std::unique_ptr<Channel>> workers_;
@@ -217,7 +230,11 @@ class Client {
   std::map<std::string, TimePoint> lostEndpoints_;  // recently seen dying
   // Experiments this client opened, to open again when a restarted
   // coordinator no longer knows them (its hosts' workers are then adopted).
-  std::map<std::string, ExperimentSpec> opened_;
+  struct Opened {
+    ExperimentSpec spec;
+    Secret key;
+  };
+  std::map<std::string, Opened> opened_;
   std::uint64_t restored_ = 0;
 };
 

@@ -22,27 +22,44 @@ ExperimentStatus decodeExperiment(wire::ExperimentView::Reader view) {
                                               fromWire(worker.getLoad())});
   }
   status.msSinceHeard = view.getMsSinceHeard();
+  auto key = view.getKey();
+  if (key.size() != 0) {
+    auto secret = Secret::fromBytes({reinterpret_cast<const char*>(key.begin()), key.size()},
+                                    "the experiment key");
+    if (secret.ok()) status.key = secret->hex();
+  }
   for (float sample : view.getUtilization()) status.utilization.push_back(sample);
   return status;
 }
 
+Secret Client::keyFor(const std::string& name) const {
+  if (auto opened = opened_.find(name); opened != opened_.end()) return opened->second.key;
+  if (name == identity_.experiment) return identity_.experimentKey;
+  return {};
+}
+
 Result<ExperimentStatus> Client::openExperiment(const ExperimentSpec& spec) {
   capnp::MallocMessageBuilder builder(256);
-  toWire(spec, coordinator_->begin(builder, options_.requestTimeout)
-                   .initRequest()
-                   .initOpenExperiment()
-                   .initSpec());
+  auto envelope = coordinator_->begin(builder, options_.requestTimeout);
+  // Re-opening (a restarted coordinator, a spec update) presents the key.
+  if (Secret key = keyFor(spec.name); !key.empty()) envelope.setExperimentKey(key.data());
+  toWire(spec, envelope.initRequest().initOpenExperiment().initSpec());
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, coordinator_->call(builder, options_.requestTimeout));
-  opened_[spec.name] = spec;
-  return decodeExperiment(reply.envelope().getReply().getExperimentView());
+  ExperimentStatus status = decodeExperiment(reply.envelope().getReply().getExperimentView());
+  KILN_ASSIGN_OR_RETURN(Secret key, Secret::fromHex(status.key));
+  opened_[spec.name] = Opened{spec, key};
+  if (spec.name == identity_.experiment && identity_.experimentKey.bytes() != key.bytes()) {
+    identity_.experimentKey = key;
+    leases_->setExperimentKey(key);
+  }
+  return status;
 }
 
 Result<ExperimentStatus> Client::experimentStatus(const std::string& name) {
   capnp::MallocMessageBuilder builder(128);
-  coordinator_->begin(builder, options_.requestTimeout)
-      .initRequest()
-      .initGetExperiment()
-      .setName(name);
+  auto envelope = coordinator_->begin(builder, options_.requestTimeout);
+  envelope.setExperimentKey(keyFor(name).data());
+  envelope.initRequest().initGetExperiment().setName(name);
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, coordinator_->call(builder, options_.requestTimeout));
   return decodeExperiment(reply.envelope().getReply().getExperimentView());
 }
@@ -65,10 +82,9 @@ Result<ExperimentStatus> Client::waitForExperiment(const std::string& name, std:
 
 Status Client::closeExperiment(const std::string& name) {
   capnp::MallocMessageBuilder builder(128);
-  coordinator_->begin(builder, options_.requestTimeout)
-      .initRequest()
-      .initCloseExperiment()
-      .setName(name);
+  auto envelope = coordinator_->begin(builder, options_.requestTimeout);
+  envelope.setExperimentKey(keyFor(name).data());
+  envelope.initRequest().initCloseExperiment().setName(name);
   opened_.erase(name);
   return coordinator_->call(builder, options_.requestTimeout).status();
 }

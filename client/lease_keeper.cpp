@@ -6,13 +6,11 @@
 
 namespace kiln::client {
 
-LeaseKeeper::LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period,
-                         std::string experiment, std::string alwaysPing,
-                         std::optional<ClusterKeys> keys)
+LeaseKeeper::LeaseKeeper(zmq::context_t& zmq, RequestIdentity identity, Duration period,
+                         std::string alwaysPing, std::optional<ClusterKeys> keys)
     : zmq_(zmq),
-      clientId_(clientId),
+      identity_(std::move(identity)),
       period_(period),
-      experiment_(std::move(experiment)),
       alwaysPing_(std::move(alwaysPing)),
       keys_(std::move(keys)),
       thread_([this] { run(); }) {}
@@ -24,6 +22,11 @@ LeaseKeeper::~LeaseKeeper() {
   }
   wake_.notify_all();
   thread_.join();
+}
+
+void LeaseKeeper::setExperimentKey(const Secret& key) {
+  std::lock_guard lock(mutex_);
+  identity_.experimentKey = key;
 }
 
 void LeaseKeeper::addSession(const std::string& endpoint) {
@@ -51,6 +54,7 @@ void LeaseKeeper::run() {
     std::vector<std::string> endpoints;
     for (const auto& [endpoint, count] : sessionsByEndpoint_) endpoints.push_back(endpoint);
     if (!alwaysPing_.empty()) endpoints.push_back(alwaysPing_);
+    const RequestIdentity identity = identity_;
     lock.unlock();
     for (const std::string& endpoint : endpoints) {
       auto [it, inserted] = sockets.try_emplace(endpoint, zmq_, zmq::socket_type::dealer);
@@ -65,8 +69,7 @@ void LeaseKeeper::run() {
       }
       capnp::MallocMessageBuilder builder(64);
       auto envelope = initEnvelope(builder, 0);
-      envelope.setClientId(clientId_.value);
-      if (!experiment_.empty()) envelope.setExperiment(experiment_);
+      identity.stamp(envelope);
       envelope.initRequest().initKeepAlive();
       (void)it->second.send(encodeFrame(builder), zmq::send_flags::dontwait);
     }

@@ -13,9 +13,9 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "client/channel.h"
 #include "common/clock.h"
 #include "common/curve_keys.h"
-#include "common/ids.h"
 
 namespace kiln::client {
 
@@ -25,9 +25,12 @@ class LeaseKeeper {
   // client's leases on that experiment's workers) and `alwaysPing` (the
   // coordinator, which keeps the experiment open) is pinged even when idle.
   // With `keys`, its sockets use CURVE like the client's own.
-  LeaseKeeper(zmq::context_t& zmq, ClientId clientId, Duration period, std::string experiment = {},
+  LeaseKeeper(zmq::context_t& zmq, RequestIdentity identity, Duration period,
               std::string alwaysPing = {}, std::optional<ClusterKeys> keys = std::nullopt);
   ~LeaseKeeper();
+
+  // The experiment's key once the client learns it (it opened the experiment).
+  void setExperimentKey(const Secret& key);
 
   // Counts sessions per worker endpoint; a worker with none gets no keep-alive.
   void addSession(const std::string& endpoint);
@@ -38,9 +41,8 @@ class LeaseKeeper {
   void run();
 
   zmq::context_t& zmq_;
-  ClientId clientId_;
+  RequestIdentity identity_;  // guarded by mutex_
   Duration period_;
-  std::string experiment_;
   std::string alwaysPing_;
   std::optional<ClusterKeys> keys_;
   std::mutex mutex_;

@@ -17,6 +17,9 @@ struct UnderlyingSpec {
   std::uint32_t weight = 1;
   std::uint32_t maxSessions = 0;  // 0 = the host's limit
   std::vector<std::string> sessionTypes;
+  // Digest of the owning experiment's key (common/identity.h): a client must
+  // present the key to reach this worker. Empty on a spec not yet keyed.
+  std::string keyDigest;
 };
 
 struct LoadFigures {

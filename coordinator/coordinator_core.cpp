@@ -103,7 +103,7 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
       std::vector<std::string> avoid;
       for (auto endpoint : request.getPlace().getAvoid()) avoid.emplace_back(endpoint.cStr());
       return place(peer, requestId, request.getPlace().getSessionType().cStr(),
-                   envelope.getExperiment().cStr(), avoid, out);
+                   envelope.getExperiment().cStr(), envelope.getExperimentKey(), avoid, out);
     }
     case wire::Request::OPEN_EXPERIMENT:
     case wire::Request::CLOSE_EXPERIMENT:
@@ -258,8 +258,12 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
 
 void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
                             const std::string& sessionType, const std::string& experiment,
+                            capnp::Data::Reader experimentKey,
                             const std::vector<std::string>& avoid, std::vector<Outgoing>& out) {
   if (!experiment.empty()) {
+    if (Status allowed = experiments_.authorize(experiment, experimentKey); !allowed.ok()) {
+      return replyError(out, peer, requestId, allowed);
+    }
     auto placed = experiments_.place(experiment, sessionType, workers_, avoid);
     if (!placed.ok()) return replyError(out, peer, requestId, placed.status());
     ++placements_;
@@ -323,27 +327,33 @@ void CoordinatorCore::handleExperimentRequest(const std::string& peer,
   std::uint64_t requestId = envelope.getRequestId();
   auto request = envelope.getRequest();
   std::string name = envelope.getExperiment().cStr();
+  capnp::Data::Reader key = envelope.getExperimentKey();
+  // What the caller may do is decided by the key it presents, never by the
+  // name it writes: the name only says which experiment it means.
   switch (request.which()) {
     case wire::Request::OPEN_EXPERIMENT: {
       ExperimentSpec spec = fromWire(request.getOpenExperiment().getSpec());
       if (!name.empty() && name != spec.name) {
         return replyError(out, peer, requestId,
-                          permissionDenied(fmt::format("a client of experiment '{}' cannot open "
-                                                       "experiment '{}'",
-                                                       name, spec.name)));
+                          invalidArgument(fmt::format("Envelope.experiment '{}' and the spec's "
+                                                      "name '{}' differ",
+                                                      name, spec.name)));
       }
       name = spec.name;
-      if (Status opened = experiments_.open(std::move(spec)); !opened.ok()) {
-        return replyError(out, peer, requestId, opened);
-      }
+      Result<Secret> opened = experiments_.open(std::move(spec), key);
+      if (!opened.ok()) return replyError(out, peer, requestId, opened.status());
       experiments_.reconcile(workers_, out);  // create its workers now, not at the next tick
-      break;
+      const ExperimentRecord* record = experiments_.find(name);
+      if (record == nullptr) {
+        return replyError(out, peer, requestId,
+                          internalError(fmt::format("experiment '{}' vanished on open", name)));
+      }
+      return replyExperiment(peer, requestId, *record, out, &*opened);
     }
     case wire::Request::CLOSE_EXPERIMENT: {
       std::string target = request.getCloseExperiment().getName().cStr();
-      if (!name.empty() && name != target) {
-        return replyError(out, peer, requestId,
-                          permissionDenied("a client may close only its own experiment"));
+      if (Status allowed = experiments_.authorize(target, key); !allowed.ok()) {
+        return replyError(out, peer, requestId, allowed);
       }
       if (Status closed = experiments_.close(target, workers_, out); !closed.ok()) {
         return replyError(out, peer, requestId, closed);
@@ -353,37 +363,32 @@ void CoordinatorCore::handleExperimentRequest(const std::string& peer,
       return reply(out, peer, builder);
     }
     case wire::Request::KEEP_ALIVE: {
+      if (Status allowed = experiments_.authorize(name, key); !allowed.ok()) {
+        return replyError(out, peer, requestId, allowed);
+      }
       experiments_.touch(name);
       capnp::MallocMessageBuilder builder(64);
       initEnvelope(builder, requestId).initReply().setKeptAlive();
       return reply(out, peer, builder);
     }
     default: {
-      std::string target = request.getGetExperiment().getName().cStr();
-      if (!name.empty() && name != target) {
-        // Other experiments are invisible to an experiment's clients.
-        return replyError(out, peer, requestId,
-                          notFound(fmt::format("no experiment named '{}' is open", target)));
+      name = request.getGetExperiment().getName().cStr();
+      if (Status allowed = experiments_.authorize(name, key); !allowed.ok()) {
+        return replyError(out, peer, requestId, allowed);
       }
-      name = target;
       experiments_.touch(name);
-      break;
+      return replyExperiment(peer, requestId, *experiments_.find(name), out);
     }
   }
-  const ExperimentRecord* record = experiments_.find(name);
-  if (record == nullptr) {
-    return replyError(out, peer, requestId,
-                      notFound(fmt::format("no experiment named '{}' is open", name)));
-  }
-  replyExperiment(peer, requestId, *record, out);
 }
 
 void CoordinatorCore::replyExperiment(const std::string& peer, std::uint64_t requestId,
                                       const ExperimentRecord& experiment,
-                                      std::vector<Outgoing>& out) {
+                                      std::vector<Outgoing>& out, const Secret* key) {
   capnp::MallocMessageBuilder builder;
-  writeExperimentView(experiment,
-                      initEnvelope(builder, requestId).initReply().initExperimentView());
+  auto view = initEnvelope(builder, requestId).initReply().initExperimentView();
+  writeExperimentView(experiment, view);
+  if (key != nullptr) view.setKey(key->data());
   reply(out, peer, builder);
 }
 

@@ -55,12 +55,14 @@ class CoordinatorCore {
   void listCluster(const std::string& peer, std::uint64_t requestId, const std::string& experiment,
                    std::vector<Outgoing>& out);
   void place(const std::string& peer, std::uint64_t requestId, const std::string& sessionType,
-             const std::string& experiment, const std::vector<std::string>& avoid,
-             std::vector<Outgoing>& out);
+             const std::string& experiment, capnp::Data::Reader experimentKey,
+             const std::vector<std::string>& avoid, std::vector<Outgoing>& out);
   void handleExperimentRequest(const std::string& peer, wire::Envelope::Reader envelope,
                                std::vector<Outgoing>& out);
+  // `key`: set only in the answer to openExperiment.
   void replyExperiment(const std::string& peer, std::uint64_t requestId,
-                       const ExperimentRecord& experiment, std::vector<Outgoing>& out);
+                       const ExperimentRecord& experiment, std::vector<Outgoing>& out,
+                       const Secret* key = nullptr);
   void writeExperimentView(const ExperimentRecord& experiment, wire::ExperimentView::Builder view);
   void recordHeartbeat(WorkerRecord& worker, wire::Heartbeat::Reader heartbeat,
                        std::vector<Outgoing>& out);

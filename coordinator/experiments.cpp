@@ -14,7 +14,7 @@ ExperimentBook::ExperimentBook(const Clock& clock, Logger logger, Duration heart
                                Duration lease)
     : clock_(clock), logger_(std::move(logger)), interval_(heartbeatInterval), lease_(lease) {}
 
-Status ExperimentBook::open(ExperimentSpec spec) {
+Result<Secret> ExperimentBook::open(ExperimentSpec spec, capnp::Data::Reader presentedKey) {
   if (spec.name.empty() || spec.name.size() > 128) {
     return invalidArgument("an experiment needs a name of 1 to 128 characters");
   }
@@ -25,8 +25,21 @@ Status ExperimentBook::open(ExperimentSpec spec) {
   if (spec.weight == 0 || spec.weight > 1000) {
     return invalidArgument(fmt::format("experiment '{}': weight must be 1 to 1000", spec.name));
   }
+  Secret key;
+  if (presentedKey.size() != 0) {
+    KILN_ASSIGN_OR_RETURN(
+        key, Secret::fromBytes(
+                 {reinterpret_cast<const char*>(presentedKey.begin()), presentedKey.size()},
+                 "an experiment key"));
+  }
+  if (experiments_.contains(spec.name)) {
+    KILN_RETURN_IF_ERROR(authorize(spec.name, presentedKey));
+  } else if (key.empty()) {
+    key = Secret::draw();
+  }
   auto [it, created] = experiments_.try_emplace(spec.name);
   ExperimentRecord& record = it->second;
+  if (created) record.keyDigest = keyDigest(key.bytes());
   if (!created && record.spec.sessionTypes != spec.sessionTypes) {
     return invalidArgument(
         fmt::format("experiment '{}' is open with other session types; close it first", spec.name));
@@ -36,6 +49,21 @@ Status ExperimentBook::open(ExperimentSpec spec) {
                   spec.workers, spec.weight);
   record.spec = std::move(spec);
   record.lastHeard = clock_.now();
+  return key;
+}
+
+Status ExperimentBook::authorize(const std::string& name, capnp::Data::Reader key) const {
+  auto found = experiments_.find(name);
+  if (found == experiments_.end()) {
+    return notFound(fmt::format("no experiment named '{}' is open", name));
+  }
+  if (!keyMatches(key, found->second.keyDigest)) {
+    return permissionDenied(fmt::format(
+        "experiment '{}' is open, and this request does not carry its key: present the key that "
+        "opening it returned (ClientOptions::experimentKey; experiment_key= in Python), or use "
+        "another name",
+        name));
+  }
   return okStatus();
 }
 
@@ -70,8 +98,12 @@ void ExperimentBook::sendCreate(const WorkerRecord& host, const ExperimentRecord
   capnp::MallocMessageBuilder builder(256);
   auto envelope = initEnvelope(builder, nextRequestId_++);
   envelope.setExperiment(experiment.spec.name);
-  UnderlyingSpec spec{workerId, experiment.spec.name, experiment.spec.weight,
-                      experiment.spec.maxSessions, experiment.spec.sessionTypes};
+  UnderlyingSpec spec{workerId,
+                      experiment.spec.name,
+                      experiment.spec.weight,
+                      experiment.spec.maxSessions,
+                      experiment.spec.sessionTypes,
+                      experiment.keyDigest};
   toWire(spec, envelope.initRequest().initCreateWorker().initSpec());
   out.push_back({host.routingId, encodeFrame(builder)});
   logger_->info("experiment worker create: {} worker={:x} host={}",
@@ -99,7 +131,9 @@ void ExperimentBook::onHostReport(const WorkerRecord& host, std::vector<Outgoing
     std::uint64_t id = status.spec.workerId;
     reported.insert(id);
     auto experiment = experiments_.find(status.spec.experiment);
-    if (experiment != experiments_.end()) {
+    // Only a worker made for this very experiment (its key's digest) is its:
+    // another of the same name is a stray.
+    if (experiment != experiments_.end() && experiment->second.keyDigest == status.spec.keyDigest) {
       ExperimentRecord& record = experiment->second;
       auto worker = record.workers.find(id);
       if (worker == record.workers.end() && record.workers.size() < record.spec.workers) {
@@ -144,6 +178,7 @@ void ExperimentBook::adoptReported(ExperimentRecord& record, const HostTable& ho
     for (const UnderlyingStatus& status : host.underlying) {
       if (record.workers.size() >= record.spec.workers) return;
       if (status.spec.experiment != record.spec.name) continue;
+      if (status.spec.keyDigest != record.keyDigest) continue;
       std::uint64_t id = status.spec.workerId;
       if (record.workers.contains(id)) continue;
       ExperimentWorkerState adopted{hostId};

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/identity.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "common/underlying.h"
@@ -34,6 +35,7 @@ struct ExperimentWorkerState {
 
 struct ExperimentRecord {
   ExperimentSpec spec;
+  std::string keyDigest;  // of the key issued at open (common/identity.h); the key is not kept
   TimePoint lastHeard;
   std::map<std::uint64_t, ExperimentWorkerState> workers;  // by underlying worker id
   std::string problem;                                     // why workers are missing, if they are
@@ -52,8 +54,14 @@ class ExperimentBook {
  public:
   ExperimentBook(const Clock& clock, Logger logger, Duration heartbeatInterval, Duration lease);
 
-  // Creates the experiment or updates its spec (e.g. more workers).
-  Status open(ExperimentSpec spec);
+  // Creates the experiment, or updates its spec (e.g. more workers) for a
+  // caller that presents its key. A new experiment is issued a fresh key,
+  // or takes the presented one: a client re-opening what a restarted
+  // coordinator forgot keeps its key, and the hosts' workers that carry its
+  // digest are adopted again. Returns the key (the caller's to hand out).
+  Result<Secret> open(ExperimentSpec spec, capnp::Data::Reader presentedKey = {});
+  // ok if `name` is open and `key` is its key; not-found or permission-denied.
+  Status authorize(const std::string& name, capnp::Data::Reader key) const;
   Status close(const std::string& name, const HostTable& hosts, std::vector<Outgoing>& out);
   void touch(const std::string& name);
   const ExperimentRecord* find(const std::string& name) const;

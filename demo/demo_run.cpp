@@ -22,6 +22,7 @@ using SearchFn = Result<SearchResult> (*)(client::Client&, const std::string&, c
 
 struct ExperimentRun {
   std::string name;
+  std::string key;  // the experiment's key, for the clients that act for it
   SearchFn search;
   std::unique_ptr<client::WorkPool> pool;
   std::atomic<unsigned> done{0};
@@ -222,10 +223,12 @@ Status runDemo(const DemoOptions& o, std::FILE* out) {
     spec.name = run->name;
     spec.workers = 1;
     spec.sessionTypes = {"llvm"};
-    KILN_RETURN_IF_ERROR(operatorClient->openExperiment(spec).status());
+    KILN_ASSIGN_OR_RETURN(client::ExperimentStatus opened, operatorClient->openExperiment(spec));
     KILN_RETURN_IF_ERROR(operatorClient->waitForExperiment(spec.name, 1, 30s).status());
+    run->key = opened.key;
     client::ClientOptions options = operatorOptions;
     options.experiment = run->name;
+    options.experimentKey = run->key;
     KILN_ASSIGN_OR_RETURN(run->pool, client::WorkPool::create(options, slots));
   }
   fmt::print(out,
@@ -261,6 +264,7 @@ Status runDemo(const DemoOptions& o, std::FILE* out) {
   // first experiment's workers (a cluster of nesting hosts has no others).
   client::ClientOptions evaluationOptions = operatorOptions;
   evaluationOptions.experiment = runs[0]->name;
+  evaluationOptions.experimentKey = runs[0]->key;
   KILN_ASSIGN_OR_RETURN(auto evaluator, client::Client::connect(evaluationOptions));
   fmt::print(out, "\n{:<40} {:<14} {:>6} {:>9} {:>8} {:>9} {:>9} {:>8}\n", "BENCHMARK", "FOUND BY",
              "PASSES", "IR INSTS", "vs -Oz", ".TEXT B", "-Oz B", "vs -Oz");

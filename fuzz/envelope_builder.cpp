@@ -3,6 +3,8 @@
 #include <array>
 #include <string>
 
+#include "common/identity.h"
+
 namespace kiln::fuzz {
 namespace {
 
@@ -10,6 +12,19 @@ namespace {
 constexpr std::array<const char*, 6> kSessionTypes = {"noop", "llvm", "mlgo-inline",
                                                       "",     "NOOP", "noop\x01"};
 constexpr std::array<const char*, 4> kExperiments = {"", "exp-a", "exp-b", "a/b"};
+
+// One of a few fixed 16-byte secrets (client secrets, experiment keys), a
+// wrong-sized one, or none: owners and keys then match now and then.
+std::string pickSecret(FuzzedDataProvider& data) {
+  int which = data.ConsumeIntegralInRange<int>(0, 4);
+  if (which == 0) return {};
+  if (which == 4) return std::string(5, 'x');
+  return std::string(kSecretBytes, static_cast<char>('a' + which));
+}
+
+capnp::Data::Reader asData(const std::string& bytes) {
+  return {reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()};
+}
 constexpr std::array<const char*, 9> kParameterKeys = {
     "service.benchmark_cache.get_size",
     "service.benchmark_cache.set_max_size_in_bytes",
@@ -133,6 +148,8 @@ void fillSpec(FuzzedDataProvider& data, const KnownIds& known, wire::UnderlyingS
   spec.setWeight(pickSmall32(data));
   spec.setMaxSessions(pickSmall32(data));
   fillTexts(data, spec.initSessionTypes(pickCount(data) % 4), kSessionTypes);
+  std::string key = pickSecret(data);
+  if (!key.empty()) spec.setKeyDigest(asData(keyDigest(key)));
 }
 
 void fillUnderlying(FuzzedDataProvider& data, const KnownIds& known,
@@ -260,9 +277,10 @@ void buildEnvelope(FuzzedDataProvider& data, const KnownIds& known,
                                   : wire::PROTOCOL_VERSION);
   envelope.setRequestId(data.ConsumeIntegral<std::uint64_t>());
   envelope.setTimeoutMs(data.ConsumeBool() ? 0 : pickSmall32(data));
-  envelope.setClientId(data.ConsumeIntegralInRange<std::uint64_t>(0, 3));
+  envelope.setClientSecret(asData(pickSecret(data)));
   envelope.setTarget(data.ConsumeBool() ? 0 : pickId(data, known.workers));
   envelope.setExperiment(pickText(data, kExperiments));
+  envelope.setExperimentKey(asData(pickSecret(data)));
   switch (data.ConsumeIntegralInRange<int>(0, 11)) {
     case 0: {
       auto heartbeat = envelope.initHeartbeat();

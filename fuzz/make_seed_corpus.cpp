@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/identity.h"
 #include "fuzz/fuzz_input.h"
 
 namespace {
@@ -28,7 +29,10 @@ std::string frameOf(const std::function<void(kiln::wire::Envelope::Builder)>& fi
                     const char* experiment = "") {
   capnp::MallocMessageBuilder builder;
   auto envelope = kiln::initEnvelope(builder, requestId);
-  envelope.setClientId(client);
+  // The same fixed secrets the envelope builder picks from (one per client).
+  const std::string secret(kiln::kSecretBytes, static_cast<char>('a' + client));
+  envelope.setClientSecret(
+      capnp::Data::Reader(reinterpret_cast<const kj::byte*>(secret.data()), secret.size()));
   envelope.setExperiment(experiment);
   fill(envelope);
   zmq::message_t frame = kiln::encodeFrame(builder);

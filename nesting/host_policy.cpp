@@ -2,28 +2,40 @@
 
 #include <fmt/format.h>
 
+#include "common/identity.h"
+
 namespace kiln::nesting {
 
-bool visibleTo(const std::string& owner, bool releasing, bool fromCoordinator,
-               const std::string& experiment) {
-  return !releasing && (fromCoordinator || owner == experiment);
+bool visibleTo(const UnderlyingSpec& worker, bool releasing, bool fromCoordinator,
+               const std::string& experiment, capnp::Data::Reader key) {
+  if (releasing) return false;
+  if (fromCoordinator) return true;
+  return worker.experiment == experiment && keyMatches(key, worker.keyDigest);
 }
 
 Status unknownWorker(std::uint64_t workerId, const std::string& experiment) {
   return notFound(
       fmt::format("no underlying worker {:x} for experiment '{}' on this host "
-                  "(released, never created, or another experiment's)",
+                  "(released, never created, another experiment's, or the experiment key "
+                  "is missing or wrong)",
                   workerId, experiment));
 }
 
-Status checkCreate(const UnderlyingSpec& spec, bool fromCoordinator, const std::string& experiment,
+Status checkCreate(const UnderlyingSpec& spec, bool fromCoordinator,
                    const SessionTypeRegistry& types) {
-  if (!fromCoordinator && spec.experiment != experiment) {
-    return permissionDenied(fmt::format(
-        "experiment '{}' cannot create a worker for experiment '{}'", experiment, spec.experiment));
+  if (!fromCoordinator) {
+    return permissionDenied(
+        "only the coordinator creates underlying workers: open an experiment at the coordinator "
+        "(Client::openExperiment, kiln.Experiment) and it plans them");
   }
   if (spec.experiment.empty()) {
     return invalidArgument("an underlying worker needs an owning experiment");
+  }
+  if (spec.keyDigest.size() != kKeyDigestBytes) {
+    return invalidArgument(
+        fmt::format("an underlying worker needs its experiment's key digest ({} "
+                    "bytes), got {} bytes",
+                    kKeyDigestBytes, spec.keyDigest.size()));
   }
   for (const std::string& type : spec.sessionTypes) {
     if (types.find(type) == nullptr) {
@@ -32,6 +44,12 @@ Status checkCreate(const UnderlyingSpec& spec, bool fromCoordinator, const std::
     }
   }
   return okStatus();
+}
+
+Status checkRelease(bool fromCoordinator) {
+  if (fromCoordinator) return okStatus();
+  return permissionDenied(
+      "only the coordinator releases underlying workers: close the experiment at the coordinator");
 }
 
 std::optional<Status> refuseAtHost(wire::Request::Reader request) {

@@ -15,18 +15,22 @@
 
 namespace kiln::nesting {
 
-// A worker owned by `owner` (and not being released) is visible to a request
-// of `experiment`, or to any request that came down the coordinator link.
-bool visibleTo(const std::string& owner, bool releasing, bool fromCoordinator,
-               const std::string& experiment);
+// A worker (not being released) is visible to any request that came down the
+// coordinator link, and to a request acting for its experiment that presents
+// the experiment's key (common/identity.h). A name alone shows nothing.
+bool visibleTo(const UnderlyingSpec& worker, bool releasing, bool fromCoordinator,
+               const std::string& experiment, capnp::Data::Reader key);
 
 // The answer for a worker that does not exist or is not visible: the same
 // in both cases, so that clients cannot see other experiments' workers.
 Status unknownWorker(std::uint64_t workerId, const std::string& experiment);
 
-// Checks a createWorker spec from `experiment` (or from the coordinator).
-Status checkCreate(const UnderlyingSpec& spec, bool fromCoordinator, const std::string& experiment,
+// Checks a createWorker spec. Only the coordinator, on the link this host
+// opened to it, creates or releases underlying workers: it plans them and
+// issues their experiment's key.
+Status checkCreate(const UnderlyingSpec& spec, bool fromCoordinator,
                    const SessionTypeRegistry& types);
+Status checkRelease(bool fromCoordinator);
 
 // Session requests sent to the host itself instead of an underlying worker.
 std::optional<Status> refuseAtHost(wire::Request::Reader request);

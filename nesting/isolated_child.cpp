@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/exit_codes.h"
+#include "common/identity.h"
 #include "common/readiness_poll.h"
 #include "common/sanitizers.h"
 #include "common/underlying.h"
@@ -238,9 +239,12 @@ class ChildLoop {
       case kBenchmark: {
         auto message = InboundMessage::decode(parts[1], FrameLimits{});
         if (!message.ok()) return;
+        // As SessionHost::addBenchmarks keeps them: under the client's own key.
+        ClientId client = clientIdOf(message->envelope().getClientSecret());
+        if (!client.valid()) return;
         for (auto benchmark : message->envelope().getRequest().getAddBenchmark().getBenchmarks()) {
           auto bytes = benchmark.getProgram();
-          parts_.cache.insert(benchmark.getUri().cStr(),
+          parts_.cache.insert(privateCacheKey(client, benchmark.getUri().cStr()),
                               std::make_shared<const std::string>(
                                   reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
         }

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "common/exit_codes.h"
+#include "common/identity.h"
 #include "common/router_io.h"
 #include "nesting/isolated_child.h"
 
@@ -104,8 +105,8 @@ void IsolatingFrontend::handle(const std::string& routingId, InboundMessage mess
     auto found = workers_.find(target);
     std::string experiment = envelope.getExperiment().cStr();
     if (found == workers_.end() ||
-        !visibleTo(found->second.spec.experiment, found->second.release.has_value(),
-                   routingId == kCoordinatorRoute, experiment)) {
+        !visibleTo(found->second.spec, found->second.release.has_value(),
+                   routingId == kCoordinatorRoute, experiment, envelope.getExperimentKey())) {
       return reply(routingId, requestId, unknownWorker(target, experiment));
     }
     forward(children_.at(found->second.spec.experiment), routingId, std::move(message));
@@ -123,27 +124,33 @@ void IsolatingFrontend::handleHostRequest(const std::string& routingId, InboundM
   auto request = envelope.getRequest();
   switch (request.which()) {
     case wire::Request::CREATE_WORKER:
-      return createWorker(routingId, requestId, fromCoordinator, experiment,
+      return createWorker(routingId, requestId, fromCoordinator,
                           fromWire(request.getCreateWorker().getSpec()));
     case wire::Request::RELEASE_WORKER:
-      return releaseWorker(routingId, requestId, fromCoordinator, experiment,
+      return releaseWorker(routingId, requestId, fromCoordinator,
                            request.getReleaseWorker().getWorkerId());
     case wire::Request::LIST_UNDERLYING:
-      return listUnderlying(routingId, requestId, fromCoordinator, experiment);
+      return listUnderlying(routingId, requestId, fromCoordinator, experiment,
+                            envelope.getExperimentKey());
     case wire::Request::KEEP_ALIVE: {
-      if (auto child = children_.find(experiment); child != children_.end()) {
-        std::string client;
-        putU64(client, envelope.getClientId());
-        sendToChild(child->second, {std::string(1, kKeepAlive), client}, true);
+      ClientId client = clientIdOf(envelope.getClientSecret());
+      if (Child* child = childVisibleTo(experiment, envelope.getExperimentKey());
+          child != nullptr && client.valid()) {
+        std::string id;
+        putU64(id, client.value);
+        sendToChild(*child, {std::string(1, kKeepAlive), id}, true);
       }
       return lobby_.handle(routingId, std::move(message));
     }
     case wire::Request::ADD_BENCHMARK: {
-      // Children forked later inherit the host's cache; running ones get a copy.
-      zmq::message_t copy = reencode(message);
-      std::string frame(copy.data<char>(), copy.size());
-      for (auto& [name, child] : children_) {
-        sendToChild(child, {std::string(1, kBenchmark), frame}, true);
+      // Children forked later inherit the host's cache; the running child of
+      // the caller's own experiment gets a copy. Both keep the bytes under
+      // the client's own cache key (privateCacheKey).
+      if (Child* child = childVisibleTo(experiment, envelope.getExperimentKey())) {
+        zmq::message_t copy = reencode(message);
+        sendToChild(*child,
+                    {std::string(1, kBenchmark), std::string(copy.data<char>(), copy.size())},
+                    true);
       }
       return lobby_.handle(routingId, std::move(message));
     }
@@ -153,17 +160,28 @@ void IsolatingFrontend::handleHostRequest(const std::string& routingId, InboundM
   }
 }
 
+IsolatingFrontend::Child* IsolatingFrontend::childVisibleTo(const std::string& experiment,
+                                                            capnp::Data::Reader key) {
+  for (const auto& [id, worker] : workers_) {
+    if (visibleTo(worker.spec, worker.release.has_value(), false, experiment, key)) {
+      auto child = children_.find(experiment);
+      return child == children_.end() ? nullptr : &child->second;
+    }
+  }
+  return nullptr;
+}
+
 void IsolatingFrontend::createWorker(const std::string& routingId, std::uint64_t requestId,
-                                     bool fromCoordinator, const std::string& experiment,
-                                     UnderlyingSpec spec) {
-  if (Status valid = checkCreate(spec, fromCoordinator, experiment, parts_.types); !valid.ok()) {
+                                     bool fromCoordinator, UnderlyingSpec spec) {
+  if (Status valid = checkCreate(spec, fromCoordinator, parts_.types); !valid.ok()) {
     return reply(routingId, requestId, valid);
   }
   if (!broken_.ok()) return reply(routingId, requestId, broken_);
   if (spec.workerId == 0) spec.workerId = ids_.next();
   auto existing = workers_.find(spec.workerId);
   if (existing != workers_.end()) {
-    if (existing->second.spec.experiment != spec.experiment || existing->second.release) {
+    if (existing->second.spec.experiment != spec.experiment ||
+        existing->second.spec.keyDigest != spec.keyDigest || existing->second.release) {
       return reply(
           routingId, requestId,
           invalidArgument(fmt::format("underlying worker {:x} already exists", spec.workerId)));
@@ -200,13 +218,13 @@ void IsolatingFrontend::sendCreate(Child& child, const UnderlyingSpec& spec) {
 }
 
 void IsolatingFrontend::releaseWorker(const std::string& routingId, std::uint64_t requestId,
-                                      bool fromCoordinator, const std::string& experiment,
-                                      std::uint64_t workerId) {
+                                      bool fromCoordinator, std::uint64_t workerId) {
+  if (Status allowed = checkRelease(fromCoordinator); !allowed.ok()) {
+    return reply(routingId, requestId, allowed);
+  }
   auto found = workers_.find(workerId);
-  if (found == workers_.end() ||
-      !visibleTo(found->second.spec.experiment, found->second.release.has_value(), fromCoordinator,
-                 experiment)) {
-    return reply(routingId, requestId, unknownWorker(workerId, experiment));
+  if (found == workers_.end() || found->second.release.has_value()) {
+    return reply(routingId, requestId, unknownWorker(workerId, ""));
   }
   found->second.release = std::make_pair(routingId, requestId);
   std::string id;
@@ -237,10 +255,11 @@ void IsolatingFrontend::finishRelease(std::uint64_t workerId, std::uint32_t sess
 }
 
 void IsolatingFrontend::listUnderlying(const std::string& routingId, std::uint64_t requestId,
-                                       bool fromCoordinator, const std::string& experiment) {
+                                       bool fromCoordinator, const std::string& experiment,
+                                       capnp::Data::Reader key) {
   LoadReport report = load();
   std::erase_if(report.underlying, [&](const UnderlyingStatus& status) {
-    return !fromCoordinator && status.spec.experiment != experiment;
+    return !visibleTo(status.spec, false, fromCoordinator, experiment, key);
   });
   capnp::MallocMessageBuilder builder;
   auto list = initEnvelope(builder, requestId)

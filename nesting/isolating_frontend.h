@@ -86,11 +86,13 @@ class IsolatingFrontend final : public WorkerFrontend {
 
   void handleHostRequest(const std::string& routingId, InboundMessage message);
   void createWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                    const std::string& experiment, UnderlyingSpec spec);
+                    UnderlyingSpec spec);
   void releaseWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                     const std::string& experiment, std::uint64_t workerId);
+                     std::uint64_t workerId);
   void listUnderlying(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                      const std::string& experiment);
+                      const std::string& experiment, capnp::Data::Reader key);
+  // The child of `experiment` if the key opens one of its workers here.
+  Child* childVisibleTo(const std::string& experiment, capnp::Data::Reader key);
   void forward(Child& child, const std::string& routingId, InboundMessage message);
   void pump(Child& child);
   void onChildMessage(const std::string& identity, std::vector<zmq::message_t>& parts);

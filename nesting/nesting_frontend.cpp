@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/identity.h"
 #include "nesting/fair_share.h"
 #include "nesting/host_policy.h"
 
@@ -56,8 +57,8 @@ void NestingFrontend::handle(const std::string& routingId, InboundMessage messag
     auto found = workers_.find(target);
     std::string experiment = envelope.getExperiment().cStr();
     if (found == workers_.end() ||
-        !visibleTo(found->second->spec.experiment, found->second->release.has_value(),
-                   routingId == kCoordinatorRoute, experiment)) {
+        !visibleTo(found->second->spec, found->second->release.has_value(),
+                   routingId == kCoordinatorRoute, experiment, envelope.getExperimentKey())) {
       return reply(routingId, requestId, unknownWorker(target, experiment));
     }
     found->second->host->handle(routingId, std::move(message));
@@ -75,18 +76,22 @@ void NestingFrontend::handleHostRequest(const std::string& routingId, InboundMes
   auto request = envelope.getRequest();
   switch (request.which()) {
     case wire::Request::CREATE_WORKER:
-      return createWorker(routingId, requestId, fromCoordinator, experiment,
+      return createWorker(routingId, requestId, fromCoordinator,
                           fromWire(request.getCreateWorker().getSpec()));
     case wire::Request::RELEASE_WORKER:
-      return releaseWorker(routingId, requestId, fromCoordinator, experiment,
+      return releaseWorker(routingId, requestId, fromCoordinator,
                            request.getReleaseWorker().getWorkerId());
     case wire::Request::LIST_UNDERLYING:
-      return listUnderlying(routingId, requestId, fromCoordinator, experiment);
+      return listUnderlying(routingId, requestId, fromCoordinator, experiment,
+                            envelope.getExperimentKey());
     case wire::Request::KEEP_ALIVE: {
       // One keep-alive refreshes the client's leases on every worker it may use.
-      ClientId client{envelope.getClientId()};
+      ClientId client = clientIdOf(envelope.getClientSecret());
       for (auto& [id, worker] : workers_) {
-        if (worker->spec.experiment == experiment) worker->host->touchLease(client);
+        if (client.valid() && visibleTo(worker->spec, worker->release.has_value(), false,
+                                        experiment, envelope.getExperimentKey())) {
+          worker->host->touchLease(client);
+        }
       }
       return lobby_.handle(routingId, std::move(message));
     }
@@ -97,9 +102,8 @@ void NestingFrontend::handleHostRequest(const std::string& routingId, InboundMes
 }
 
 void NestingFrontend::createWorker(const std::string& routingId, std::uint64_t requestId,
-                                   bool fromCoordinator, const std::string& experiment,
-                                   UnderlyingSpec spec) {
-  if (Status valid = checkCreate(spec, fromCoordinator, experiment, parts_.types); !valid.ok()) {
+                                   bool fromCoordinator, UnderlyingSpec spec) {
+  if (Status valid = checkCreate(spec, fromCoordinator, parts_.types); !valid.ok()) {
     return reply(routingId, requestId, valid);
   }
   if (spec.workerId == 0) spec.workerId = ids_.next();
@@ -107,7 +111,8 @@ void NestingFrontend::createWorker(const std::string& routingId, std::uint64_t r
   if (existing != workers_.end()) {
     // Creating what exists is idempotent for its owner (the coordinator may
     // repeat a request whose answer it missed), an error for anyone else.
-    if (existing->second->spec.experiment != spec.experiment || existing->second->release) {
+    if (existing->second->spec.experiment != spec.experiment ||
+        existing->second->spec.keyDigest != spec.keyDigest || existing->second->release) {
       return reply(
           routingId, requestId,
           invalidArgument(fmt::format("underlying worker {:x} already exists", spec.workerId)));
@@ -130,13 +135,13 @@ void NestingFrontend::createWorker(const std::string& routingId, std::uint64_t r
 }
 
 void NestingFrontend::releaseWorker(const std::string& routingId, std::uint64_t requestId,
-                                    bool fromCoordinator, const std::string& experiment,
-                                    std::uint64_t workerId) {
+                                    bool fromCoordinator, std::uint64_t workerId) {
+  if (Status allowed = checkRelease(fromCoordinator); !allowed.ok()) {
+    return reply(routingId, requestId, allowed);
+  }
   auto found = workers_.find(workerId);
-  if (found == workers_.end() ||
-      !visibleTo(found->second->spec.experiment, found->second->release.has_value(),
-                 fromCoordinator, experiment)) {
-    return reply(routingId, requestId, unknownWorker(workerId, experiment));
+  if (found == workers_.end() || found->second->release.has_value()) {
+    return reply(routingId, requestId, unknownWorker(workerId, ""));
   }
   Underlying& worker = *found->second;
   worker.release = PendingRelease{routingId, requestId};
@@ -183,10 +188,11 @@ void NestingFrontend::updateWeights() {
 }
 
 void NestingFrontend::listUnderlying(const std::string& routingId, std::uint64_t requestId,
-                                     bool fromCoordinator, const std::string& experiment) {
+                                     bool fromCoordinator, const std::string& experiment,
+                                     capnp::Data::Reader key) {
   LoadReport report = load();
   std::erase_if(report.underlying, [&](const UnderlyingStatus& status) {
-    return !fromCoordinator && status.spec.experiment != experiment;
+    return !visibleTo(status.spec, false, fromCoordinator, experiment, key);
   });
   capnp::MallocMessageBuilder builder;
   auto list = initEnvelope(builder, requestId)

@@ -5,10 +5,11 @@
 //
 // Addressing: Envelope.target names the underlying worker; target 0 is the
 // host itself (version, spaces, keep-alive, worker parameters, and the
-// control requests createWorker / releaseWorker / listUnderlying). A request
-// for a worker of another experiment is answered exactly like one for an id
-// that does not exist: clients cannot see other experiments. Requests that
-// come down the coordinator link may address every worker.
+// control requests createWorker / releaseWorker / listUnderlying, of which
+// only the coordinator may send the first two). A request for a worker
+// without its experiment's name and key is answered exactly like one for an
+// id that does not exist: clients cannot see other experiments. Requests
+// that come down the coordinator link may address every worker.
 #pragma once
 
 #include <map>
@@ -43,11 +44,11 @@ class NestingFrontend final : public WorkerFrontend {
 
   void handleHostRequest(const std::string& routingId, InboundMessage message);
   void createWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                    const std::string& experiment, UnderlyingSpec spec);
+                    UnderlyingSpec spec);
   void releaseWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                     const std::string& experiment, std::uint64_t workerId);
+                     std::uint64_t workerId);
   void listUnderlying(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                      const std::string& experiment);
+                      const std::string& experiment, capnp::Data::Reader key);
   void finishReleases();
   void updateWeights();
   void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);

@@ -19,7 +19,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("kiln::wire");
 
-const protocolVersion :UInt16 = 1;
+const protocolVersion :UInt16 = 2;
 
 # ---------------------------------------------------------------- values
 
@@ -193,6 +193,8 @@ struct UnderlyingSpec {
   weight @2 :UInt32;                # share of the host's slots under contention (0 = 1)
   maxSessions @3 :UInt32;           # 0 = the host's limit
   sessionTypes @4 :List(Text);      # empty = every type the host serves
+  keyDigest @5 :Data;               # BLAKE2b-256 of the experiment's key (common/identity.h):
+                                    # requests for this worker must present the key
 }
 struct UnderlyingStatus { spec @0 :UnderlyingSpec; load @1 :Load; }
 
@@ -233,6 +235,7 @@ struct ExperimentView {
   workers @1 :List(ExperimentWorker);
   msSinceHeard @2 :UInt32;
   utilization @3 :List(Float32);    # busy share of its workers' hosts, one sample per second, oldest first
+  key @4 :Data;                     # the experiment's key: only in the answer to openExperiment
 }
 
 struct WorkerInfo {
@@ -320,17 +323,23 @@ struct Reply {
   }
 }
 
+# Identity (common/identity.h, docs/security.md): a client is who its secret
+# says, an experiment's client is who presents the key the coordinator issued
+# when the experiment was opened. No field is taken on its word.
 struct Envelope {
   protocolVersion @0 :UInt16;
   requestId @1 :UInt64;         # echoed by the reply; 0 for heartbeats
   timeoutMs @2 :UInt32;         # the caller's deadline for this request; 0 = server default
-  clientId @3 :UInt64;          # owner of the sessions it creates (leases, isolation)
+                                # (the operator's deadline caps it)
+  clientSecret @3 :Data;        # 16 random bytes the client drew; servers know it by a hash
+                                # of them, which owns the sessions it creates (leases, quotas)
   target @4 :UInt64;            # underlying worker id on a nesting host; 0 = this process
-  experiment @5 :Text;          # owning experiment, for isolation on shared hosts
+  experiment @5 :Text;          # the experiment it acts for (with experimentKey)
   union {
     request @6 :Request;
     reply @7 :Reply;
     heartbeat @8 :Heartbeat;
     disconnect @9 :Error;       # "I do not know you": re-register on a fresh socket
   }
+  experimentKey @10 :Data;      # the key of `experiment`, as openExperiment answered it
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "common/ids.h"
 #include "worker/bounded_cache.h"
 
 namespace kiln {
@@ -51,5 +52,10 @@ class BenchmarkCache : private BoundedCache<CachedProgram> {
   // entry bound and so offer no entry-count keys.
   CacheControls& controls() { return *this; }
 };
+
+// Where a client's own bytes (inline or AddBenchmark) are cached: a key no URI
+// can spell (it starts with a NUL byte, which Cap'n Proto text cannot carry),
+// so that they never answer another client's request for the same URI.
+std::string privateCacheKey(ClientId client, const std::string& uri);
 
 }  // namespace kiln

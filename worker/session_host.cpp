@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/identity.h"
 #include "common/wire_convert.h"
 #include "metrics/log_fields.h"
 #include "worker/cache_parameters.h"
@@ -102,7 +103,7 @@ void SessionHost::handle(const std::string& routingId, InboundMessage message) {
 void SessionHost::dispatch(const std::string& routingId, InboundMessage message) {
   auto envelope = message.envelope();
   std::uint64_t requestId = envelope.getRequestId();
-  ClientId client{envelope.getClientId()};
+  ClientId client = clientIdOf(envelope.getClientSecret());
   if (client.valid()) leases_[client] = clock_.now();
   auto request = envelope.getRequest();
   switch (request.which()) {
@@ -123,7 +124,7 @@ void SessionHost::dispatch(const std::string& routingId, InboundMessage message)
                                    parameter.getValue().cStr());
     }
     case wire::Request::ADD_BENCHMARK:
-      return addBenchmarks(routingId, message);
+      return addBenchmarks(routingId, message, client);
     case wire::Request::KEEP_ALIVE: {
       capnp::MallocMessageBuilder builder(64);
       initEnvelope(builder, requestId).initReply().setKeptAlive();
@@ -177,8 +178,10 @@ void SessionHost::replySpaces(const std::string& routingId, std::uint64_t reques
   replies_.send(routingId, encodeFrame(builder));
 }
 
-void SessionHost::addBenchmarks(const std::string& routingId, const InboundMessage& message) {
+void SessionHost::addBenchmarks(const std::string& routingId, const InboundMessage& message,
+                                ClientId client) {
   auto envelope = message.envelope();
+  if (!client.valid()) return reply(routingId, envelope.getRequestId(), anonymousClient());
   for (auto benchmark : envelope.getRequest().getAddBenchmark().getBenchmarks()) {
     auto bytes = benchmark.getProgram();
     std::string uri = benchmark.getUri().cStr();
@@ -191,8 +194,10 @@ void SessionHost::addBenchmarks(const std::string& routingId, const InboundMessa
                    invalidArgument(fmt::format("benchmark '{}' is {} bytes, over the limit of {}",
                                                uri, bytes.size(), limits_.maxBenchmarkBytes)));
     }
-    cache_.insert(uri, std::make_shared<const std::string>(
-                           reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
+    // Under the client's own name: its bytes never answer another client's URI.
+    cache_.insert(privateCacheKey(client, uri),
+                  std::make_shared<const std::string>(reinterpret_cast<const char*>(bytes.begin()),
+                                                      bytes.size()));
   }
   capnp::MallocMessageBuilder builder(64);
   initEnvelope(builder, envelope.getRequestId()).initReply().setBenchmarkAdded();
@@ -228,8 +233,9 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
                                         "or on another worker",
                                         limits_.maxSessions)));
   }
+  ClientId owner = clientIdOf(envelope.getClientSecret());
+  if (!owner.valid()) return reply(routingId, requestId, anonymousClient());
   SessionId id{ids_.next()};
-  ClientId owner{envelope.getClientId()};
   // Every field is read before anything is reserved: a malformed one throws,
   // and a throw after the reservation would hold a slot forever (fuzzing).
   std::string key = schedulingKey(envelope.getExperiment().cStr());
@@ -272,7 +278,9 @@ void SessionHost::handleSessionRequest(const std::string& routingId, InboundMess
                                       sessionId)));
   }
   SessionRecord& record = *found->second;
-  if (record.owner.valid() && record.owner.value != envelope.getClientId()) {
+  // Every session has an owner (startSession refuses anonymous clients), and
+  // only the holder of the owner's secret is that owner.
+  if (record.owner != clientIdOf(envelope.getClientSecret())) {
     return reply(
         routingId, envelope.getRequestId(),
         permissionDenied(fmt::format("session {:x} belongs to another client", sessionId)));

@@ -153,7 +153,7 @@ class SessionHost {
   void handleSessionRequest(const std::string& routingId, InboundMessage message);
   void replyVersion(const std::string& routingId, std::uint64_t requestId);
   void replySpaces(const std::string& routingId, std::uint64_t requestId, const std::string& type);
-  void addBenchmarks(const std::string& routingId, const InboundMessage& message);
+  void addBenchmarks(const std::string& routingId, const InboundMessage& message, ClientId client);
   void startSession(const std::string& routingId, InboundMessage message);
   void handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
                              const std::string& key, const std::string& value);

@@ -31,10 +31,11 @@ Status observe(CompilationSession& session, capnp::List<std::uint32_t>::Reader i
   return okStatus();
 }
 
-// Looks the benchmark up in the cache, or takes the inline bytes, or asks the
-// session type's context to resolve the URI (and caches what it returns).
+// Takes the client's inline bytes (cached under the client's own key), or
+// its own earlier bytes, or what the worker itself resolved for the URI
+// (cache, else the session type's context, whose answer is cached for all).
 Result<Benchmark> obtainBenchmark(const ReadySessionType& type, wire::Benchmark::Reader wire,
-                                  std::uint64_t maxBytes, bool& cached) {
+                                  ClientId owner, std::uint64_t maxBytes, bool& cached) {
   std::string uri = wire.getUri().cStr();
   BenchmarkCache& cache = type.context->benchmarkCache();
   cached = false;
@@ -47,10 +48,13 @@ Result<Benchmark> obtainBenchmark(const ReadySessionType& type, wire::Benchmark:
     if (uri.empty()) return invalidArgument("an inline benchmark needs a URI to be cached under");
     auto program = std::make_shared<const std::string>(reinterpret_cast<const char*>(bytes.begin()),
                                                        bytes.size());
-    cache.insert(uri, program);
+    cache.insert(privateCacheKey(owner, uri), program);
     return Benchmark{uri, std::move(program)};
   }
-  if (auto program = cache.get(uri)) {
+  // contains() first: a lookup of the private key counts a miss in the
+  // cache's counters, which should see one lookup per start.
+  const std::string own = privateCacheKey(owner, uri);
+  if (auto program = cache.get(cache.contains(own) ? own : uri)) {
     cached = true;
     return Benchmark{uri, std::move(program)};
   }
@@ -101,7 +105,8 @@ Completion executeStart(const ReadySessionType& type, SessionId id, ClientId own
     Status indices = checkObservationIndices(type, request.getObservationSpaces());
     if (!indices.ok()) return errorCompletion(requestId, indices, false);
     bool cached = false;
-    auto benchmark = obtainBenchmark(type, request.getBenchmark(), maxBenchmarkBytes, cached);
+    auto benchmark =
+        obtainBenchmark(type, request.getBenchmark(), owner, maxBenchmarkBytes, cached);
     if (!benchmark.ok()) return errorCompletion(requestId, benchmark.status(), false);
 
     auto record = std::make_unique<SessionRecord>();

@@ -42,6 +42,7 @@ def make(
     timeout=60.0,
     experiment=None,
     key_file=None,
+    experiment_key=None,
 ):
     """A new env of type `env_id` (see kiln.env_ids()), or of a kiln.EnvSpec
     for a session type of your own.
@@ -57,6 +58,8 @@ def make(
     timeout: seconds any request may take before kiln.Timeout.
     experiment: run the env's sessions on this experiment's workers (see
       kiln.Experiment, which passes it for you).
+    experiment_key: that experiment's key (32 hex digits, Experiment.key):
+      the coordinator and nesting hosts act for an experiment only on it.
     key_file: the cluster key file (`kiln keygen`) of a cluster run with
       --key-file; without it such a cluster refuses with kiln.PermissionDenied.
     """
@@ -65,7 +68,9 @@ def make(
         _check_benchmark(benchmark)
     lease = cluster_module.lease(cluster)
     try:
-        client = _kiln.Client(lease.endpoint, timeout, experiment or "", key_file or "")
+        client = _kiln.Client(
+            lease.endpoint, timeout, experiment or "", key_file or "", experiment_key or ""
+        )
         actions, observations = client.get_spaces(spec.session_type)
         return Env(
             spec=spec,

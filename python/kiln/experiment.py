@@ -43,9 +43,10 @@ class Experiment:
         self._lease = cluster_module.lease(cluster)
         try:
             self._client = _kiln.Client(self._lease.endpoint, timeout, name, key_file or "")
-            self._client.open_experiment(
+            opened = self._client.open_experiment(
                 name, workers=workers, weight=weight, session_types=list(session_types or [])
             )
+            self._key = opened["key"]
             self.status = self._client.wait_for_experiment(name, workers, ready_timeout)
         except BaseException:
             self._lease.release()
@@ -63,6 +64,12 @@ class Experiment:
         return self._lease.endpoint
 
     @property
+    def key(self):
+        """The experiment's key (32 hex digits): whoever holds it may act for the
+        experiment (its envs, other processes of it: experiment_key= in kiln.make)."""
+        return self._key
+
+    @property
     def cancelled(self):
         """True after cancel() until the next round starts: running units should stop early."""
         return self._cancelled.is_set()
@@ -70,7 +77,13 @@ class Experiment:
     def make(self, env_id, **kwargs):
         """An env whose sessions run on this experiment's workers."""
         kwargs.setdefault("key_file", self._key_file)
-        return env_module.make(env_id, cluster=self.endpoint, experiment=self.name, **kwargs)
+        return env_module.make(
+            env_id,
+            cluster=self.endpoint,
+            experiment=self.name,
+            experiment_key=self._key,
+            **kwargs,
+        )
 
     def info(self):
         """The experiment as the coordinator sees it (workers, readiness, utilization)."""

@@ -19,11 +19,13 @@ Duration secondsToDuration(double seconds, const char* what) {
 std::shared_ptr<ClientHandle> ClientHandle::connect(const std::string& endpoint,
                                                     double timeoutSeconds,
                                                     const std::string& experiment,
-                                                    const std::string& keyFile) {
+                                                    const std::string& keyFile,
+                                                    const std::string& experimentKey) {
   client::ClientOptions options;
   options.coordinator = endpoint;
   if (!keyFile.empty()) options.keys = unwrap(loadKeyFile(keyFile));
   options.experiment = experiment;
+  options.experimentKey = experimentKey;
   options.requestTimeout = secondsToDuration(timeoutSeconds, "timeout");
   auto connected = [&] {
     pybind11::gil_scoped_release noGil;

@@ -21,11 +21,13 @@ class ClientHandle {
  public:
   // A client of the coordinator at `endpoint` (nothing is sent yet); every
   // request waits at most `timeoutSeconds` for its answer.
-  // With an experiment, sessions are placed on that experiment's workers.
+  // With an experiment, sessions are placed on that experiment's workers;
+  // `experimentKey` (hex) is its key, needed unless this client opens it.
   // With a key file (`kiln keygen`), every connection uses CURVE.
   static std::shared_ptr<ClientHandle> connect(const std::string& endpoint, double timeoutSeconds,
                                                const std::string& experiment,
-                                               const std::string& keyFile);
+                                               const std::string& keyFile,
+                                               const std::string& experimentKey);
 
   std::vector<client::WorkerStatus> listCluster();
   client::SessionTypeSpaces getSpaces(const std::string& sessionType);

@@ -59,6 +59,7 @@ py::dict workerToPython(const client::WorkerStatus& w) {
 py::dict experimentToPython(const client::ExperimentStatus& e) {
   py::dict d;
   d["name"] = e.spec.name;
+  if (!e.key.empty()) d["key"] = e.key;
   d["workers"] = e.spec.workers;
   d["weight"] = e.spec.weight;
   d["ready"] = e.readyWorkers();
@@ -119,7 +120,7 @@ void bindSpace(py::module_& m) {
 void bindClient(py::module_& m) {
   py::class_<ClientHandle, std::shared_ptr<ClientHandle>>(m, "Client")
       .def(py::init(&ClientHandle::connect), py::arg("endpoint"), py::arg("timeout") = 60.0,
-           py::arg("experiment") = "", py::arg("key_file") = "")
+           py::arg("experiment") = "", py::arg("key_file") = "", py::arg("experiment_key") = "")
       .def(
           "open_experiment",
           [](ClientHandle& c, const std::string& name, unsigned workers, unsigned weight,

@@ -4,6 +4,7 @@
 
 #include "common/wire_convert.h"
 #include "coordinator/coordinator_core.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln {
 namespace {
@@ -54,7 +55,7 @@ class CoordinatorCoreTest : public ::testing::Test {
     fill(envelope);
     zmq::message_t frame = encodeFrame(builder);
     std::vector<Outgoing> out;
-    core_.handle(peer, InboundMessage::decode(frame, FrameLimits{}).value(), out);
+    target_->handle(peer, InboundMessage::decode(frame, FrameLimits{}).value(), out);
     return out;
   }
 
@@ -87,6 +88,7 @@ class CoordinatorCoreTest : public ::testing::Test {
 
   FakeClock clock_;
   CoordinatorCore core_;
+  CoordinatorCore* target_ = &core_;  // where send() delivers (a test may restart it)
 };
 
 TEST_F(CoordinatorCoreTest, SilentWorkerIsLostAfterThreeIntervals) {
@@ -142,6 +144,152 @@ TEST_F(CoordinatorCoreTest, BadRegistrationIsRefused) {
   std::optional<InboundMessage> keep;
   EXPECT_TRUE(decode(out, 0, keep).getReply().isError());
   EXPECT_TRUE(core_.workers().empty());
+}
+
+// Experiment keys (common/identity.h): the coordinator issues one per
+// experiment, hands it out once, and acts for the experiment only on it.
+class ExperimentKeyTest : public CoordinatorCoreTest {
+ protected:
+  void registerNestingHost(const std::string& peer, std::vector<UnderlyingStatus> running = {}) {
+    auto out = send(peer, [&](wire::Envelope::Builder e) {
+      auto r = e.initRequest().initRegisterWorker();
+      r.setEndpoint("tcp://127.0.0.1:9");
+      r.setSlots(2);
+      r.setNesting(true);
+      r.initSessionTypes(1).set(0, "noop");
+      auto list = r.initUnderlying(running.size());
+      for (unsigned i = 0; i < running.size(); ++i) toWire(running[i], list[i]);
+    });
+    std::optional<InboundMessage> keep;
+    ASSERT_TRUE(decode(out, 0, keep).getReply().isRegistered());
+  }
+
+  // Sends an experiment request for `name` presenting `key` (raw bytes).
+  std::vector<Outgoing> request(const std::string& name, const std::string& key,
+                                const std::function<void(wire::Request::Builder)>& fill) {
+    return send("client", [&](wire::Envelope::Builder e) {
+      e.setExperiment(name);
+      e.setExperimentKey(testsupport::asData(key));
+      fill(e.initRequest());
+    });
+  }
+
+  static void openSpec(wire::Request::Builder r, const std::string& name) {
+    auto spec = r.initOpenExperiment().initSpec();
+    spec.setName(name);
+    spec.setWorkers(1);
+    spec.setWeight(1);
+  }
+
+  // The answer to the client among what the core sent (creates may come first).
+  static wire::Reply::Reader replyIn(std::vector<Outgoing>& out,
+                                     std::optional<InboundMessage>& keep) {
+    for (auto& message : out) {
+      if (message.routingId != "client") continue;
+      keep.emplace(InboundMessage::decode(message.frame, FrameLimits{}).value());
+      return keep->envelope().getReply();
+    }
+    ADD_FAILURE() << "no answer to the client";
+    keep.emplace(InboundMessage::decode(encodeErrorReply(0, internalError("none")), {}).value());
+    return keep->envelope().getReply();
+  }
+  static Status answer(std::vector<Outgoing>& out) {
+    std::optional<InboundMessage> keep;
+    auto reply = replyIn(out, keep);
+    return reply.isError() ? fromWire(reply.getError()) : okStatus();
+  }
+
+  // Opens `name`; returns the key (raw) and the digest sent in createWorker.
+  std::pair<std::string, std::string> open(const std::string& name, const std::string& key = {}) {
+    auto out = request(name, key, [&](wire::Request::Builder r) { openSpec(r, name); });
+    std::optional<InboundMessage> keep;
+    auto view = replyIn(out, keep).getExperimentView();
+    std::string issued(reinterpret_cast<const char*>(view.getKey().begin()), view.getKey().size());
+    std::string digest;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      std::optional<InboundMessage> created;
+      auto envelope = decode(out, i, created);
+      if (envelope.isRequest() && envelope.getRequest().isCreateWorker()) {
+        auto bytes = envelope.getRequest().getCreateWorker().getSpec().getKeyDigest();
+        digest.assign(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+      }
+    }
+    return {issued, digest};
+  }
+};
+
+TEST_F(ExperimentKeyTest, OpeningIssuesAKeyAndHostsGetOnlyItsDigest) {
+  registerNestingHost("h1");
+  auto [key, digest] = open("alpha");
+  ASSERT_EQ(key.size(), kSecretBytes);
+  EXPECT_EQ(digest, keyDigest(key));
+  // Another experiment gets another key.
+  EXPECT_NE(open("beta").first, key);
+}
+
+TEST_F(ExperimentKeyTest, OnlyTheKeyHolderActsForTheExperiment) {
+  registerNestingHost("h1");
+  std::string key = open("alpha").first;
+  std::string wrong = std::string(Secret::draw().bytes());
+  const std::vector<std::function<void(wire::Request::Builder)>> acts = {
+      [](wire::Request::Builder r) { r.initGetExperiment().setName("alpha"); },
+      [](wire::Request::Builder r) { r.initPlace().setSessionType("noop"); },
+      [](wire::Request::Builder r) { r.initKeepAlive(); },
+      [](wire::Request::Builder r) { openSpec(r, "alpha"); },
+      [](wire::Request::Builder r) { r.initCloseExperiment().setName("alpha"); }};
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    SCOPED_TRACE(i);
+    for (const std::string& presented : {std::string(), wrong, std::string(5, 'k')}) {
+      auto out = request("alpha", presented, acts[i]);
+      Status refused = answer(out);
+      EXPECT_NE(refused.code(), ErrorCode::kOk);
+      if (presented.size() == kSecretBytes || presented.empty()) {
+        EXPECT_EQ(refused.code(), ErrorCode::kPermissionDenied) << refused.toString();
+      }
+    }
+  }
+  // A name written in the request without its key closes nothing either.
+  auto out =
+      request("", "", [](wire::Request::Builder r) { r.initCloseExperiment().setName("alpha"); });
+  EXPECT_EQ(answer(out).code(), ErrorCode::kPermissionDenied);
+  ASSERT_NE(core_.experiments().find("alpha"), nullptr);
+  // The holder does all of it.
+  for (std::size_t i = 0; i + 1 < acts.size(); ++i) {
+    auto done = request("alpha", key, acts[i]);
+    Status status = answer(done);
+    // Placement finds no ready worker yet (no heartbeat listed it): retryable.
+    EXPECT_TRUE(status.ok() || status.code() == ErrorCode::kOverloaded) << status.toString();
+  }
+  auto closed = request("alpha", key, acts.back());
+  EXPECT_TRUE(answer(closed).ok());
+  EXPECT_EQ(core_.experiments().find("alpha"), nullptr);
+}
+
+// A restarted coordinator knows no experiment; the hosts report the workers
+// they run with their digests. The client that re-opens with its key gets
+// them back; someone else who opens the name first gets none of them.
+TEST_F(ExperimentKeyTest, ARestartedCoordinatorHandsWorkersBackOnlyForTheirKey) {
+  std::string key = std::string(Secret::draw().bytes());
+  UnderlyingStatus running;
+  running.spec.workerId = 0xabc;
+  running.spec.experiment = "alpha";
+  running.spec.keyDigest = keyDigest(key);
+  registerNestingHost("h1", {running});
+  auto [squatterKey, squatterDigest] = open("alpha", std::string(Secret::draw().bytes()));
+  EXPECT_EQ(squatterDigest, keyDigest(squatterKey));  // a worker of its own is created
+  const ExperimentRecord* record = core_.experiments().find("alpha");
+  ASSERT_NE(record, nullptr);
+  EXPECT_FALSE(record->workers.contains(0xabc));
+
+  CoordinatorCore restarted(CoordinatorConfig{}, clock_, makeNullLogger("c"));
+  target_ = &restarted;
+  registerNestingHost("h1", {running});
+  auto [reopened, created] = open("alpha", key);
+  EXPECT_EQ(reopened, key);
+  EXPECT_TRUE(created.empty()) << "the reported worker was not adopted";
+  record = restarted.experiments().find("alpha");
+  ASSERT_NE(record, nullptr);
+  EXPECT_TRUE(record->workers.contains(0xabc));
 }
 
 }  // namespace

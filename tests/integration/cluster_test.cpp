@@ -10,6 +10,7 @@
 #include "common/wire_convert.h"
 #include "local/local_cluster.h"
 #include "tests/integration/two_workers.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln {
 namespace {
@@ -138,7 +139,7 @@ TEST(ClusterTest, VanishedClientsSessionsAreCleanedUp) {
     for (int i = 0; i < 3; ++i) {
       capnp::MallocMessageBuilder builder;
       auto envelope = initEnvelope(builder, i + 1);
-      envelope.setClientId(0xdead);
+      testsupport::setTestClient(envelope, 0xdead);
       auto start = envelope.initRequest().initStartSession();
       start.setSessionType("noop");
       start.initBenchmark().setUri("benchmark://t/orphan");

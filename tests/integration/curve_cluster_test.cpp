@@ -348,7 +348,8 @@ TEST_F(CurveClusterTest, AServerWhosePortWasTakenByAnotherIsLostNotRefusing) {
   server->set(zmq::sockopt::linger, 0);
   server->bind("tcp://127.0.0.1:0");
   const std::string endpoint = server->get(zmq::sockopt::last_endpoint);
-  client::Channel channel(zmq, endpoint, ClientId{7}, "", FrameLimits{});
+  client::RequestIdentity identity;
+  client::Channel channel(zmq, endpoint, identity, FrameLimits{});
   auto ask = [&channel](Duration timeout) {
     capnp::MallocMessageBuilder builder(64);
     channel.begin(builder, timeout).initRequest().initListCluster();

@@ -14,6 +14,7 @@
 #include "client/work_pool.h"
 #include "common/wire_convert.h"
 #include "local/local_cluster.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln {
 namespace {
@@ -50,10 +51,35 @@ ExperimentSpec experiment(const std::string& name, std::uint32_t workers) {
   return spec;
 }
 
-// Speaks to a nesting host directly, as the coordinator or a tool would.
+// Opens an experiment at the coordinator and waits for its workers: what a
+// test needs to speak to a nesting host as that experiment's client.
+struct OpenedExperiment {
+  std::string key;  // hex
+  std::vector<std::uint64_t> workers;
+};
+OpenedExperiment openAndWait(LocalCluster& cluster, const std::string& name,
+                             std::uint32_t workers = 1) {
+  auto owner = connect(cluster.coordinatorEndpoint());
+  auto opened = owner->openExperiment(experiment(name, workers));
+  EXPECT_TRUE(opened.ok()) << opened.status().toString();
+  auto ready = owner->waitForExperiment(name, workers, 5s);
+  EXPECT_TRUE(ready.ok()) << ready.status().toString();
+  OpenedExperiment result{opened.ok() ? opened->key : ""};
+  if (ready.ok()) {
+    for (const auto& worker : ready->workers) result.workers.push_back(worker.workerId);
+  }
+  return result;
+}
+
+// Speaks to a nesting host directly, as a client of `experimentName` that
+// presents `key` (hex; empty = none) and client secret number `clientNumber`.
 struct HostPeer {
-  HostPeer(const std::string& endpoint, std::string experimentName)
-      : socket(zmq, zmq::socket_type::dealer), experiment(std::move(experimentName)) {
+  HostPeer(const std::string& endpoint, std::string experimentName, const std::string& keyHex,
+           std::uint64_t clientNumber = 77)
+      : socket(zmq, zmq::socket_type::dealer),
+        experiment(std::move(experimentName)),
+        clientId(clientNumber) {
+    if (!keyHex.empty()) key = std::string(Secret::fromHex(keyHex).value().bytes());
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::rcvtimeo, 5000);
     socket.connect(endpoint);
@@ -63,8 +89,9 @@ struct HostPeer {
   Result<InboundMessage> call(std::uint64_t target, Fill fill) {
     capnp::MallocMessageBuilder builder;
     auto envelope = initEnvelope(builder, ++requestId);
-    envelope.setClientId(clientId);
+    testsupport::setTestClient(envelope, clientId);
     envelope.setExperiment(experiment);
+    envelope.setExperimentKey(testsupport::asData(key));
     envelope.setTarget(target);
     fill(envelope.initRequest());
     socket.send(encodeFrame(builder), zmq::send_flags::none);
@@ -77,11 +104,18 @@ struct HostPeer {
     }
     return message;
   }
-  Result<std::uint64_t> create(const std::string& owner) {
-    KILN_ASSIGN_OR_RETURN(auto reply, call(0, [&](wire::Request::Builder r) {
-                            r.initCreateWorker().initSpec().setExperiment(owner);
-                          }));
-    return reply.envelope().getReply().getWorkerCreated().getWorkerId();
+  Status create(const std::string& owner) {
+    return call(0,
+                [&](wire::Request::Builder r) {
+                  auto spec = r.initCreateWorker().initSpec();
+                  spec.setExperiment(owner);
+                  spec.setKeyDigest(testsupport::asData(keyDigest(key)));
+                })
+        .status();
+  }
+  Status release(std::uint64_t worker) {
+    return call(0, [&](wire::Request::Builder r) { r.initReleaseWorker().setWorkerId(worker); })
+        .status();
   }
   Result<std::uint64_t> start(std::uint64_t target) {
     KILN_ASSIGN_OR_RETURN(auto reply, call(target, [](wire::Request::Builder r) {
@@ -100,83 +134,127 @@ struct HostPeer {
                 })
         .status();
   }
+  std::size_t listed() {
+    auto list = call(0, [](wire::Request::Builder r) { r.initListUnderlying(); });
+    return list.ok() ? list->envelope().getReply().getUnderlyingView().getWorkers().size() : 999;
+  }
 
   zmq::context_t zmq{1};
   zmq::socket_t socket;
   std::string experiment;
-  std::uint64_t clientId = 77;
+  std::string key;  // raw bytes
+  std::uint64_t clientId;
   std::uint64_t requestId = 0;
 };
 
-TEST(Nesting, CreateCallReleaseByIdLeavesNothingBehind) {
+TEST(Nesting, OnlyTheCoordinatorCreatesAndReleasesUnderlyingWorkers) {
   auto cluster = LocalCluster::start(nestingOptions(1)).value();
-  HostPeer peer(cluster->workerEndpoints()[0], "alpha");
-  auto worker = peer.create("alpha");
-  ASSERT_TRUE(worker.ok()) << worker.status().toString();
-  auto first = peer.start(*worker);
-  auto second = peer.start(*worker);
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  OpenedExperiment alpha = openAndWait(*cluster, "alpha");
+  ASSERT_EQ(alpha.workers.size(), 1u);
+  HostPeer peer(cluster->workerEndpoints()[0], "alpha", alpha.key);
+  auto first = peer.start(alpha.workers[0]);
+  auto second = peer.start(alpha.workers[0]);
   ASSERT_TRUE(first.ok()) << first.status().toString();
   ASSERT_TRUE(second.ok());
-  EXPECT_TRUE(peer.step(*worker, *first).ok());
+  EXPECT_TRUE(peer.step(alpha.workers[0], *first).ok());
+  EXPECT_EQ(peer.listed(), 1u);
 
-  // Release with live sessions ends them cleanly and says how many.
-  auto released =
-      peer.call(0, [&](wire::Request::Builder r) { r.initReleaseWorker().setWorkerId(*worker); });
-  ASSERT_TRUE(released.ok()) << released.status().toString();
-  EXPECT_EQ(released->envelope().getReply().getWorkerReleased().getSessionsEnded(), 2u);
+  // A client, even one holding the key, neither creates nor releases workers.
+  Status created = peer.create("alpha");
+  EXPECT_EQ(created.code(), ErrorCode::kPermissionDenied) << created.toString();
+  EXPECT_NE(created.message().find("only the coordinator"), std::string::npos);
+  EXPECT_EQ(peer.release(alpha.workers[0]).code(), ErrorCode::kPermissionDenied);
+  EXPECT_TRUE(peer.step(alpha.workers[0], *first).ok());
 
-  // The id is gone, with a clear error, and the host lists nothing.
-  Status after = peer.step(*worker, *first);
+  // Closing the experiment at the coordinator releases it: the id is gone,
+  // with a clear error, and the host lists nothing.
+  auto owner = connect(cluster->coordinatorEndpoint(), "alpha");
+  client::ClientOptions options = owner->options();
+  options.experimentKey = alpha.key;
+  auto keyed = client::Client::connect(options).value();
+  ASSERT_TRUE(keyed->closeExperiment("alpha").ok());
+  Status after = okStatus();
+  for (auto deadline = std::chrono::steady_clock::now() + 5s;
+       std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(20ms)) {
+    after = peer.step(alpha.workers[0], *first);
+    if (!after.ok()) break;
+  }
   EXPECT_EQ(after.code(), ErrorCode::kNotFound);
   EXPECT_NE(after.message().find("no underlying worker"), std::string::npos) << after.toString();
-  auto list = peer.call(0, [](wire::Request::Builder r) { r.initListUnderlying(); });
-  ASSERT_TRUE(list.ok());
-  EXPECT_EQ(list->envelope().getReply().getUnderlyingView().getWorkers().size(), 0u);
+  EXPECT_EQ(peer.listed(), 0u);
 }
 
 TEST(Nesting, UnknownIdsAndMisaddressedRequestsGetClearErrors) {
   auto cluster = LocalCluster::start(nestingOptions(1)).value();
-  HostPeer peer(cluster->workerEndpoints()[0], "alpha");
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  OpenedExperiment alpha = openAndWait(*cluster, "alpha");
+  HostPeer peer(cluster->workerEndpoints()[0], "alpha", alpha.key);
   EXPECT_EQ(peer.start(12345).status().code(), ErrorCode::kNotFound);
   // Sessions are hosted by underlying workers, never by the host itself.
   EXPECT_EQ(peer.start(0).status().code(), ErrorCode::kInvalidArgument);
-  // An experiment cannot create workers for another one.
-  EXPECT_EQ(peer.create("beta").status().code(), ErrorCode::kPermissionDenied);
-  // Releasing twice: the second is not found.
-  auto worker = peer.create("alpha").value();
-  auto release = [&] {
-    return peer
-        .call(0, [&](wire::Request::Builder r) { r.initReleaseWorker().setWorkerId(worker); })
-        .status();
-  };
-  EXPECT_TRUE(release().ok());
-  EXPECT_EQ(release().code(), ErrorCode::kNotFound);
-  // Unknown session types in a worker spec are refused up front.
-  auto bad = peer.call(0, [](wire::Request::Builder r) {
-    auto spec = r.initCreateWorker().initSpec();
-    spec.setExperiment("alpha");
-    spec.initSessionTypes(1).set(0, "no-such-type");
-  });
-  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+  // A client without a secret starts nothing.
+  HostPeer anonymous(cluster->workerEndpoints()[0], "alpha", alpha.key, 0);
+  Status refused = anonymous.start(alpha.workers[0]).status();
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument) << refused.toString();
+  EXPECT_NE(refused.message().find("clientSecret"), std::string::npos);
+  EXPECT_TRUE(peer.start(alpha.workers[0]).ok());
 }
 
-TEST(Nesting, ExperimentsAreIsolated) {
+// What a client may touch is decided by the experiment key and its own
+// secret, never by the names and ids it writes.
+TEST(Nesting, ExperimentsAndClientsAreIsolated) {
   auto cluster = LocalCluster::start(nestingOptions(1)).value();
-  HostPeer alpha(cluster->workerEndpoints()[0], "alpha");
-  HostPeer beta(cluster->workerEndpoints()[0], "beta");
-  auto alphaWorker = alpha.create("alpha").value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  OpenedExperiment alphaOpened = openAndWait(*cluster, "alpha");
+  OpenedExperiment betaOpened = openAndWait(*cluster, "beta");
+  const std::string host = cluster->workerEndpoints()[0];
+  HostPeer alpha(host, "alpha", alphaOpened.key);
+  std::uint64_t alphaWorker = alphaOpened.workers.at(0);
   auto session = alpha.start(alphaWorker).value();
-  // beta can neither step alpha's session nor start one on alpha's worker,
-  // and the error is the same as for an id that does not exist.
-  Status stepped = beta.step(alphaWorker, session);
-  EXPECT_EQ(stepped.code(), ErrorCode::kNotFound);
-  EXPECT_EQ(beta.start(alphaWorker).status().code(), ErrorCode::kNotFound);
-  auto released = beta.call(
-      0, [&](wire::Request::Builder r) { r.initReleaseWorker().setWorkerId(alphaWorker); });
-  EXPECT_EQ(released.status().code(), ErrorCode::kNotFound);
-  auto list = beta.call(0, [](wire::Request::Builder r) { r.initListUnderlying(); });
-  ASSERT_TRUE(list.ok());
-  EXPECT_EQ(list->envelope().getReply().getUnderlyingView().getWorkers().size(), 0u);
+
+  // Another experiment, a peer that writes alpha's name with beta's key, a
+  // wrong key or none: each is told the worker does not exist.
+  std::string wrongKey = Secret::draw().hex();
+  for (auto [name, key] :
+       std::vector<std::pair<std::string, std::string>>{{"beta", betaOpened.key},
+                                                        {"alpha", betaOpened.key},
+                                                        {"alpha", wrongKey},
+                                                        {"alpha", ""}}) {
+    SCOPED_TRACE(name + " with key '" + key + "'");
+    HostPeer stranger(host, name, key, 91);
+    Status stepped = stranger.step(alphaWorker, session);
+    EXPECT_EQ(stepped.code(), ErrorCode::kNotFound) << stepped.toString();
+    EXPECT_EQ(stranger.start(alphaWorker).status().code(), ErrorCode::kNotFound);
+    EXPECT_EQ(stranger.release(alphaWorker).code(), ErrorCode::kPermissionDenied);
+    EXPECT_EQ(stranger.listed(), name == "beta" && key == betaOpened.key ? 1u : 0u);
+  }
+
+  // A second client of alpha (same key, its own secret) reaches the worker
+  // but not the first client's session: step, fork, parameters and end are
+  // refused, even when it writes the first client's id and session id.
+  HostPeer colleague(host, "alpha", alphaOpened.key, 78);
+  EXPECT_TRUE(colleague.start(alphaWorker).ok());
+  auto refused = [&](auto fill) {
+    auto reply = colleague.call(alphaWorker, fill);
+    EXPECT_EQ(reply.status().code(), ErrorCode::kPermissionDenied) << reply.status().toString();
+  };
+  refused([&](wire::Request::Builder r) {
+    r.initStep().setSessionId(session);
+    toWire(Value(std::int64_t{1}), r.getStep().initActions(1)[0]);
+  });
+  refused([&](wire::Request::Builder r) {
+    r.initStep().setSessionId(session);  // a read: no actions, one observation
+    r.getStep().initObservationSpaces(1).set(0, 0);
+  });
+  refused([&](wire::Request::Builder r) { r.initFork().setSessionId(session); });
+  refused([&](wire::Request::Builder r) {
+    auto parameter = r.initSendSessionParameter();
+    parameter.setSessionId(session);
+    parameter.setKey("noop.busy_us");
+    parameter.setValue("1");
+  });
+  refused([&](wire::Request::Builder r) { r.initEndSession().setSessionId(session); });
   EXPECT_TRUE(alpha.step(alphaWorker, session).ok());
 }
 
@@ -212,7 +290,8 @@ TEST(Nesting, CoordinatorPlacesExperimentsAndSessionsStepOnTheirWorkers) {
   ASSERT_TRUE(fork.ok()) << fork.status().toString();
   EXPECT_EQ((*fork)->target(), sessions[0]->target());
 
-  // An experiment's client sees only its own experiment.
+  // An experiment's client is shown only its own experiment (a view, not a
+  // boundary: names and loads are visible to every client of the cluster).
   auto seen = beta->clusterStatus();
   ASSERT_TRUE(seen.ok());
   ASSERT_EQ(seen->experiments.size(), 1u);
@@ -270,7 +349,9 @@ TEST(Nesting, AnExperimentThatVanishesIsClosedWhileAnotherKeepsStepping) {
   EXPECT_TRUE(session->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
 }
 
-TEST(Nesting, BenchmarkCacheIsSharedAcrossExperiments) {
+// A client's own bytes are cached for that client only: another client that
+// names the same URI never gets them (cache poisoning across experiments).
+TEST(Nesting, InlineBenchmarksAreCachedForTheirClientOnly) {
   auto cluster = LocalCluster::start(nestingOptions(1)).value();
   ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
   auto alpha = connect(cluster->coordinatorEndpoint(), "alpha");
@@ -279,26 +360,34 @@ TEST(Nesting, BenchmarkCacheIsSharedAcrossExperiments) {
   ASSERT_TRUE(beta->openExperiment(experiment("beta", 1)).ok());
   ASSERT_TRUE(alpha->waitForExperiment("alpha", 1, 5s).ok());
   ASSERT_TRUE(beta->waitForExperiment("beta", 1, 5s).ok());
+  auto hits = [&] {
+    auto counters = beta->workerParameter(cluster->workerEndpoints()[0],
+                                          "service.benchmark_cache.get_counters", "");
+    EXPECT_TRUE(counters.ok()) << counters.status().toString();
+    return counters.ok() ? *counters : std::string();
+  };
   client::SessionOptions withBytes{"noop", "benchmark://shared/program"};
   withBytes.program = std::string(1000, 'x');
   ASSERT_TRUE(alpha->startSession(withBytes).ok());
-  // beta names the benchmark only: the host's cache has it from alpha.
+  // beta names the benchmark only: alpha's bytes are not its answer.
   ASSERT_TRUE(beta->startSession({"noop", "benchmark://shared/program"}).ok());
-  auto counters = beta->workerParameter(cluster->workerEndpoints()[0],
-                                        "service.benchmark_cache.get_counters", "");
-  ASSERT_TRUE(counters.ok()) << counters.status().toString();
-  EXPECT_NE(counters->find("hits=1"), std::string::npos) << *counters;
+  EXPECT_NE(hits().find("hits=0"), std::string::npos) << hits();
+  // alpha itself finds its bytes again by name.
+  ASSERT_TRUE(alpha->startSession({"noop", "benchmark://shared/program"}).ok());
+  EXPECT_NE(hits().find("hits=1"), std::string::npos) << hits();
 }
 
 TEST(Nesting, WorkPoolRunsUnitsOnFreeWorkersAndCancelsTheRest) {
   auto cluster = LocalCluster::start(nestingOptions(1)).value();
   ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
   auto owner = connect(cluster->coordinatorEndpoint(), "pool");
-  ASSERT_TRUE(owner->openExperiment(experiment("pool", 2)).ok());
+  auto opened = owner->openExperiment(experiment("pool", 2));
+  ASSERT_TRUE(opened.ok());
   ASSERT_TRUE(owner->waitForExperiment("pool", 2, 5s).ok());
   client::ClientOptions options;
   options.coordinator = cluster->coordinatorEndpoint();
   options.experiment = "pool";
+  options.experimentKey = opened->key;
   options.requestTimeout = 5s;
   auto pool = client::WorkPool::create(options, 2).value();
 

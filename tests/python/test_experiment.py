@@ -74,6 +74,28 @@ def test_experiments_do_not_see_each_other(cluster):
         assert episode(alpha, 2) == 2 and episode(beta, 3) == 3
 
 
+def test_an_experiment_acts_only_for_the_holder_of_its_key(cluster):
+    with kiln.Experiment("py-keyed", cluster=cluster) as exp:
+        assert len(exp.key) == 32 and int(exp.key, 16) >= 0
+        # Its name alone, or another key, places nothing on its workers.
+        for key in (None, "0" * 32):
+            with pytest.raises(kiln.PermissionDenied, match="key"):
+                with kiln.make(
+                    "noop-v0", cluster=cluster.endpoint, experiment="py-keyed", experiment_key=key
+                ) as env:
+                    env.reset()
+        # Another process of the experiment, given the key, joins it.
+        with kiln.make(
+            "noop-v0", cluster=cluster.endpoint, experiment="py-keyed", experiment_key=exp.key
+        ) as env:
+            env.reset()
+            observation, _, _, _, _ = env.step(2)
+            assert observation == 2
+        # Opening the same name again is refused: it is taken.
+        with pytest.raises(kiln.PermissionDenied):
+            kiln.Experiment("py-keyed", cluster=cluster)
+
+
 def test_bad_arguments_are_value_errors(cluster):
     with pytest.raises(ValueError):
         kiln.Experiment("", cluster=cluster)

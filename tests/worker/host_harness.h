@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/wire_convert.h"
+#include "tests/support/test_identity.h"
 #include "worker/session_host.h"
 
 namespace kiln::testsupport {
@@ -45,7 +46,7 @@ class HostHarness : public ::testing::Test {
             std::uint64_t client = 1, std::uint32_t timeoutMs = 0) {
     capnp::MallocMessageBuilder builder;
     auto envelope = initEnvelope(builder, ++requestId_);
-    envelope.setClientId(client);
+    setTestClient(envelope, client);
     envelope.setTimeoutMs(timeoutMs);
     fill(envelope.initRequest());
     zmq::message_t frame = encodeFrame(builder);

@@ -266,13 +266,14 @@ TEST_F(SessionHostTest, MalformedStartSessionHoldsNoPlace) {
   for (int i = 0; i < 4; ++i) {  // more than limits().maxSessions
     capnp::MallocMessageBuilder builder;
     auto envelope = initEnvelope(builder, 100 + i);
-    envelope.setClientId(1);
+    testsupport::setTestClient(envelope, 1);
     auto start = envelope.initRequest().initStartSession();
     start.setSessionType("noop");
     start.initBenchmark().setUri("benchmark://test/a");
-    // A struct where the schema has text: `experiment` is the first pointer.
+    // A struct where the schema has text: `experiment` is the second pointer
+    // (after clientSecret).
     wire::Envelope::Builder raw = envelope;
-    capnp::AnyStruct::Builder(kj::mv(raw)).getPointerSection()[0].initAs<wire::Load>();
+    capnp::AnyStruct::Builder(kj::mv(raw)).getPointerSection()[1].initAs<wire::Load>();
     zmq::message_t frame = encodeFrame(builder);
     auto message = InboundMessage::decode(frame, FrameLimits{});
     ASSERT_TRUE(message.ok());

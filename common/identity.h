@@ -1,0 +1,60 @@
+// Who a request comes from and what it may touch, taken from secrets the
+// sender holds, never from names it writes (docs/security.md):
+//   - a client draws a 16-byte secret (Envelope.clientSecret) when it starts;
+//     servers know it by clientIdOf(secret), a hash, so claiming another
+//     client's id means finding a preimage;
+//   - the coordinator issues each experiment a 16-byte key when it is opened
+//     (Envelope.experimentKey); servers keep only its digest
+//     (UnderlyingSpec.keyDigest) and check presented keys against it.
+// Hashing is BLAKE2b (libsodium); comparisons take constant time.
+#pragma once
+
+#include <capnp/blob.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/ids.h"
+#include "common/status.h"
+
+namespace kiln {
+
+inline constexpr std::size_t kSecretBytes = 16;
+inline constexpr std::size_t kKeyDigestBytes = 32;
+
+// 16 bytes from the OS's random source: a client's secret or an experiment key.
+class Secret {
+ public:
+  Secret() = default;  // empty: no secret
+  static Secret draw();
+  // 32 hexadecimal digits, as users pass experiment keys around.
+  static Result<Secret> fromHex(std::string_view text);
+  // Exactly kSecretBytes raw bytes, or an error naming `what`.
+  static Result<Secret> fromBytes(std::string_view bytes, std::string_view what);
+
+  bool empty() const { return !set_; }
+  std::string hex() const;
+  std::string_view bytes() const;
+  capnp::Data::Reader data() const { return {bytes_.data(), set_ ? bytes_.size() : 0}; }
+
+ private:
+  std::array<std::uint8_t, kSecretBytes> bytes_{};
+  bool set_ = false;
+};
+
+// The id servers know a client by: a hash of its secret (never 0). An
+// envelope without a well-formed secret has no client (ClientId{0}).
+ClientId clientIdOf(capnp::Data::Reader secret);
+
+// The answer to a request that needs a client and carries no secret.
+Status anonymousClient();
+
+// The digest servers store for an experiment key (kKeyDigestBytes raw bytes).
+std::string keyDigest(std::string_view key);
+
+// Whether `presented` is the key of `digest`. False when either is empty.
+bool keyMatches(capnp::Data::Reader presented, std::string_view digest);
+
+}  // namespace kiln

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -234,7 +235,15 @@ Result<FileAccess> resolveFileAccess(
     std::filesystem::path real = std::filesystem::canonical(root, error);
     if (!error && real != root) aliases.push_back(std::move(real));
   }
-  access.roots.insert(access.roots.end(), aliases.begin(), aliases.end());
+  // Once each, in the operator's order.
+  std::vector<std::filesystem::path> unique;
+  for (std::filesystem::path& root : access.roots) {
+    if (std::find(unique.begin(), unique.end(), root) == unique.end()) unique.push_back(root);
+  }
+  for (std::filesystem::path& alias : aliases) {
+    if (std::find(unique.begin(), unique.end(), alias) == unique.end()) unique.push_back(alias);
+  }
+  access.roots = std::move(unique);
   return access;
 }
 

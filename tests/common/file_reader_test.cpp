@@ -208,6 +208,14 @@ TEST_F(ResolveFileAccessTest, ARootReachedThroughASymlinkIsAlsoAllowedUnderItsRe
   EXPECT_EQ(access->roots[1], fs::canonical(base_->path() / "real"));
 }
 
+TEST_F(ResolveFileAccessTest, EachRootIsKeptOnce) {
+  fs::create_directory(base_->path() / "a");
+  std::vector<fs::path> allowed{base_->path() / "a", base_->path() / "a"};
+  auto access = resolveFileAccess(allowed, {"tcp://127.0.0.1:0"});
+  ASSERT_TRUE(access.ok());
+  EXPECT_EQ(access->roots.size(), fs::canonical(base_->path()) == base_->path() ? 1u : 2u);
+}
+
 TEST_F(ResolveFileAccessTest, ExplicitNoneAllowsNothingWhereverItListens) {
   auto access = resolveFileAccess(std::vector<fs::path>{}, {"tcp://127.0.0.1:0"});
   ASSERT_TRUE(access.ok());

@@ -21,6 +21,7 @@ struct NoopDemoOptions {
   unsigned steps = 200;
   unsigned workers = 2;
   std::optional<ClusterKeys> keys;
+  std::optional<std::vector<std::filesystem::path>> allowFiles;
 };
 
 // On a cluster of nesting hosts only, sessions need an experiment.
@@ -47,6 +48,7 @@ void runNoopDemo(const NoopDemoOptions& o) {
   clientOptions.keys = o.keys;
   LocalClusterOptions local;
   local.workers = o.workers;
+  local.worker.allowFiles = o.allowFiles;
   auto embedded = connectOrStartLocal(clientOptions, local);
   if (!embedded.ok()) {
     fmt::print(stderr, "kiln demo: {}\n", embedded.status().toString());
@@ -137,6 +139,13 @@ void addDemoCommand(CLI::App& app) {
                       "use this cluster instead of starting one");
   auto keyFile = std::make_shared<std::string>();
   addKeyFileOption(*command, *keyFile);
+  auto allowFiles = std::make_shared<std::vector<std::string>>();
+  addAllowFilesOption(*command, *allowFiles)
+      ->excludes(command->get_option("--coordinator"))
+      ->description(
+          "embedded cluster only: a directory below which its workers may read files that "
+          "clients name (file:// benchmarks); repeatable; 'none' = no files; default: the "
+          "current directory");
   command->add_option("--rounds", options->rounds, "collection rounds per experiment")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100u));
@@ -160,9 +169,16 @@ void addDemoCommand(CLI::App& app) {
   command->add_option("--workers", noop->workers, "--noop: workers of the embedded cluster")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
-  command->callback([options, noop, useNoop, quick, keyFile] {
+  command->callback([options, noop, useNoop, quick, keyFile, allowFiles] {
     options->keys = loadKeyFileOrExit(*keyFile, "demo");
     noop->keys = options->keys;
+    auto allowed = allowFilesFromFlags(*allowFiles);
+    if (!allowed.ok()) {
+      fmt::print(stderr, "kiln demo: {}\n", allowed.status().toString());
+      throw CLI::RuntimeError(1);
+    }
+    options->allowFiles = std::move(allowed).value();
+    noop->allowFiles = options->allowFiles;
     if (*useNoop) {
       noop->coordinator = options->coordinator;
       return runNoopDemo(*noop);

@@ -199,8 +199,16 @@ void addLocalCommand(CLI::App& app) {
   auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();
   addKeyFileOption(*command, keyFiles->first);
   addAuthorizedKeysOption(*command, keyFiles->second);
-  command->callback([options, keyFiles] {
+  auto allowFiles = std::make_shared<std::vector<std::string>>();
+  addAllowFilesOption(*command, *allowFiles);
+  command->callback([options, keyFiles, allowFiles] {
     Logger logger = makeLogger("local", options->log);
+    auto allowed = allowFilesFromFlags(*allowFiles);
+    if (!allowed.ok()) {
+      logger->error("cannot start: {}", allowed.status().toString());
+      throw CLI::RuntimeError(1);
+    }
+    options->worker.allowFiles = std::move(allowed).value();
     ServerKeys keys = loadServerKeys(keyFiles->first, keyFiles->second, logger);
     options->keys = keys.keys;
     options->authorizedKeys = keys.authorized;

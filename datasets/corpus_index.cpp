@@ -5,6 +5,7 @@
 
 #include <system_error>
 
+#include "common/file_reader.h"
 #include "datasets/benchmark_uri.h"
 #include "datasets/file_source.h"
 
@@ -54,16 +55,19 @@ Status CorpusIndex::scanDirectory() {
     auto format = formatFromExtension(it->path());
     if (!format.ok()) continue;
     auto relative = it->path().lexically_relative(root_);
-    relative.replace_extension();
-    add(relative.generic_string(), CorpusEntry{it->path(), *format});
+    auto benchmark = relative;
+    benchmark.replace_extension();
+    add(benchmark.generic_string(), CorpusEntry{relative, *format});
   }
   // A name present as both .bc and .ll keeps the bitcode: add() skips the second,
   // so prefer .bc deterministically by re-pointing any .ll entry that has a .bc twin.
   for (auto& [benchmark, entry] : entries_) {
     if (entry.format != Format::kIr) continue;
-    auto twin = entry.file;
+    auto twin = entry.relative;
     twin.replace_extension(".bc");
-    if (std::filesystem::is_regular_file(twin, ec)) entry = CorpusEntry{twin, Format::kBitcode};
+    if (std::filesystem::is_regular_file(root_ / twin, ec)) {
+      entry = CorpusEntry{twin, Format::kBitcode};
+    }
   }
   return okStatus();
 }
@@ -71,7 +75,8 @@ Status CorpusIndex::scanDirectory() {
 Status CorpusIndex::scanMlgo(const std::filesystem::path& descriptionFile) {
   mlgo_ = true;
   auto where = "corpus " + name_ + ": " + descriptionFile.string();
-  KILN_ASSIGN_OR_RETURN(std::string text, readBoundedFile(descriptionFile, kMaxDescriptionBytes));
+  KILN_ASSIGN_OR_RETURN(std::string text,
+                        readFileBeneath(root_, descriptionFile.filename(), kMaxDescriptionBytes));
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     return invalidArgument(where + " is not valid JSON: " + llvm::toString(parsed.takeError()));
@@ -86,7 +91,7 @@ Status CorpusIndex::scanMlgo(const std::filesystem::path& descriptionFile) {
     if (!path) return invalidArgument(where + " lists a module that is not a string");
     std::string moduleName = path->str();
     // Module names come from a file; add() rejects absolute paths and '..' via the URI rules.
-    add(moduleName, CorpusEntry{root_ / (moduleName + ".bc"), Format::kBitcode});
+    add(moduleName, CorpusEntry{moduleName + ".bc", Format::kBitcode});
   }
   return okStatus();
 }
@@ -118,6 +123,10 @@ std::vector<std::string> CorpusIndex::names(std::size_t limit) const {
     out.push_back(benchmark);
   }
   return out;
+}
+
+Result<std::string> CorpusIndex::read(const CorpusEntry& entry, std::uint64_t maxBytes) const {
+  return readBenchmarkBeneath(root_, entry.relative, entry.format, maxBytes);
 }
 
 const CorpusEntry* CorpusIndex::find(std::string_view benchmark) const {

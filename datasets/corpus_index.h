@@ -18,7 +18,7 @@
 namespace kiln::datasets {
 
 struct CorpusEntry {
-  std::filesystem::path file;
+  std::filesystem::path relative;  // below the corpus root
   Format format = Format::kBitcode;
 };
 
@@ -36,6 +36,9 @@ class CorpusIndex {
   // Benchmark names (relative paths without extension), sorted, at most `limit`.
   std::vector<std::string> names(std::size_t limit) const;
   const CorpusEntry* find(std::string_view name) const;
+  // The entry's module, read only below the corpus root (a symlink out of it
+  // is refused: permission-denied) and checked against its format.
+  Result<std::string> read(const CorpusEntry& entry, std::uint64_t maxBytes) const;
 
  private:
   CorpusIndex() = default;

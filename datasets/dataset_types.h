@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/file_access.h"
+
 namespace kiln::datasets {
 
 enum class Format : std::uint8_t {
@@ -30,7 +32,9 @@ struct DatasetInfo {
 };
 
 // A directory of .bc/.ll files, or an MLGO corpus (corpus_description.json at its
-// root), served as benchmark://<name>/<relative path without extension>.
+// root), served as benchmark://<name>/<relative path without extension>. Its
+// files are read only below `root`, by the same rule as file:// below an
+// --allow-files directory.
 struct CorpusDirectory {
   std::string name;
   std::filesystem::path root;
@@ -49,8 +53,10 @@ struct DatasetConfig {
   std::chrono::milliseconds compileTimeout{60'000};    // clang on generated C
   std::optional<std::uint64_t> toolMemoryLimitBytes = std::uint64_t{4} << 30;
 
-  // file:// URIs read any .bc/.ll the worker can read; a shared worker may turn them off.
-  bool allowFileUris = true;
+  // file:// URIs read .bc/.ll files only below these directories (a worker
+  // passes its --allow-files ones), never through a symlink or '..' that
+  // leaves them; none = file:// refused (permission denied).
+  FileAccess fileAccess;
 
   // Larger files or generated modules are refused (invalid argument).
   std::uint64_t maxBenchmarkBytes = std::uint64_t{64} << 20;

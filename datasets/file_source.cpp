@@ -1,11 +1,12 @@
 #include "datasets/file_source.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "common/file_reader.h"
 
 namespace kiln::datasets {
 namespace {
@@ -20,44 +21,15 @@ Status openError(const std::filesystem::path& path, int err) {
 }  // namespace
 
 Result<std::string> readBoundedFile(const std::filesystem::path& path, std::uint64_t maxBytes) {
-  // O_NONBLOCK so that opening a FIFO cannot hang the worker; fstat on the open
-  // descriptor so the checks apply to the file actually read.
+  // O_NONBLOCK so that opening a FIFO cannot hang the worker; the checks
+  // apply to the descriptor actually read.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return openError(path, errno);
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return openError(path, errno);
-  if (!S_ISREG(st.st_mode)) {
-    return invalidArgument(path.string() + " is not a regular file");
-  }
-  auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size > maxBytes) {
-    return invalidArgument(path.string() + " is " + std::to_string(size) +
-                           " bytes, over the benchmark size limit of " + std::to_string(maxBytes));
-  }
-  std::string bytes(size, '\0');
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t got = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      return permissionDenied("cannot read " + path.string() + ": " + std::strerror(errno));
-    }
-    if (got == 0) break;  // shrank while reading: return what is there
-    done += static_cast<std::size_t>(got);
-  }
-  bytes.resize(done);
-  // A file that grew past its fstat size is still held to the limit.
-  char extra;
-  ssize_t more = ::read(fd, &extra, 1);
-  if (more > 0) {
-    return invalidArgument(path.string() + " grew while being read; refusing a moving target");
-  }
-  return bytes;
+  return readBoundedDescriptor(fd, path.string(), maxBytes);
 }
 
 Result<Format> formatFromExtension(const std::filesystem::path& path) {
@@ -76,15 +48,28 @@ bool looksLikeBitcode(std::string_view bytes) {
   return raw || wrapped;
 }
 
+Status checkBenchmarkBytes(std::string_view bytes, Format format, const std::string& name) {
+  if (format == Format::kBitcode && !looksLikeBitcode(bytes)) {
+    return invalidArgument(name + " does not start with the LLVM bitcode magic");
+  }
+  if (format == Format::kIr && bytes.find('\0') != std::string::npos) {
+    return invalidArgument(name + " contains NUL bytes; it is not textual IR");
+  }
+  return okStatus();
+}
+
 Result<std::string> readBenchmarkFile(const std::filesystem::path& path, Format format,
                                       std::uint64_t maxBytes) {
   KILN_ASSIGN_OR_RETURN(std::string bytes, readBoundedFile(path, maxBytes));
-  if (format == Format::kBitcode && !looksLikeBitcode(bytes)) {
-    return invalidArgument(path.string() + " does not start with the LLVM bitcode magic");
-  }
-  if (format == Format::kIr && bytes.find('\0') != std::string::npos) {
-    return invalidArgument(path.string() + " contains NUL bytes; it is not textual IR");
-  }
+  KILN_RETURN_IF_ERROR(checkBenchmarkBytes(bytes, format, path.string()));
+  return bytes;
+}
+
+Result<std::string> readBenchmarkBeneath(const std::filesystem::path& root,
+                                         const std::filesystem::path& relative, Format format,
+                                         std::uint64_t maxBytes) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, readFileBeneath(root, relative, maxBytes));
+  KILN_RETURN_IF_ERROR(checkBenchmarkBytes(bytes, format, (root / relative).string()));
   return bytes;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "benchmarks/kiln_bench_v0.h"
+#include "common/file_access.h"
 #include "datasets/benchmark_uri.h"
 #include "datasets/file_source.h"
 #include "datasets/generators.h"
@@ -85,12 +86,12 @@ Result<BenchmarkBytes> DatasetRegistry::resolve(std::string_view text) const {
   KILN_ASSIGN_OR_RETURN(BenchmarkUri uri, parseBenchmarkUri(text));
   std::string canonical = uri.toString();
   if (uri.scheme == "file") {
-    if (!config_.allowFileUris) {
-      return permissionDenied("file:// benchmarks are disabled on this worker (" + canonical + ")");
-    }
+    // The operator's directories answer first: a path outside them gets the
+    // same refusal whatever is (or is not) there.
+    KILN_ASSIGN_OR_RETURN(AllowedFile file, checkFileRequest(config_.fileAccess, uri.name));
     KILN_ASSIGN_OR_RETURN(Format format, formatFromExtension(uri.name));
-    KILN_ASSIGN_OR_RETURN(std::string bytes,
-                          readBenchmarkFile(uri.name, format, config_.maxBenchmarkBytes));
+    KILN_ASSIGN_OR_RETURN(std::string bytes, readBenchmarkBeneath(file.root, file.relative, format,
+                                                                  config_.maxBenchmarkBytes));
     return BenchmarkBytes{canonical, std::move(bytes), format};
   }
   if (uri.scheme == "benchmark") return resolveBenchmark(uri.dataset, uri.name, canonical);
@@ -131,8 +132,7 @@ Result<BenchmarkBytes> DatasetRegistry::resolveBenchmark(const std::string& data
   }
   const CorpusEntry* entry = corpus->find(name);
   if (entry == nullptr) return notFound("no benchmark '" + name + "' in benchmark://" + dataset);
-  KILN_ASSIGN_OR_RETURN(std::string bytes,
-                        readBenchmarkFile(entry->file, entry->format, config_.maxBenchmarkBytes));
+  KILN_ASSIGN_OR_RETURN(std::string bytes, corpus->read(*entry, config_.maxBenchmarkBytes));
   return BenchmarkBytes{canonical, std::move(bytes), entry->format};
 }
 

@@ -1,6 +1,6 @@
 // Resolves benchmark URIs to program bytes on a worker: the embedded
 // kiln-bench-v0 suite, csmith and llvm-stress generators, registered corpora and
-// (if allowed) file:// paths. Immutable after create(), so concurrent resolve()
+// file:// paths below DatasetConfig::fileAccess. Immutable after create(), so concurrent resolve()
 // calls from any number of threads are safe.
 #pragma once
 
@@ -34,7 +34,9 @@ class DatasetRegistry {
 
   // The benchmark's bytes. invalid-argument for a malformed URI or an oversized
   // benchmark, not-found for unknown datasets/benchmarks/files, compile-error
-  // for a generator seed that does not compile, timeout for a stuck tool.
+  // for a generator seed that does not compile, timeout for a stuck tool,
+  // permission-denied for a file outside the allowed directories (or one
+  // that a symlink leads out of its directory or corpus).
   Result<BenchmarkBytes> resolve(std::string_view uri) const;
 
   const DatasetConfig& config() const { return config_; }

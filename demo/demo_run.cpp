@@ -187,6 +187,7 @@ Status runDemo(const DemoOptions& o, std::FILE* out) {
     local.coordinator.heartbeatInterval = 250ms;
     local.worker.link.heartbeatInterval = 250ms;
     local.keys = o.keys;
+    local.worker.allowFiles = o.allowFiles;
     KILN_ASSIGN_OR_RETURN(cluster, LocalCluster::start(local));
     KILN_RETURN_IF_ERROR(cluster->waitUntilReady(10s));
     coordinator = cluster->coordinatorEndpoint();

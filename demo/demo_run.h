@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct DemoOptions {
   double lullFactor = 1.0;  // lull = this x the round's collection time
   std::string report = "kiln-demo-report.html";
   std::optional<ClusterKeys> keys;  // the cluster key (--key-file); also used by an embedded one
+  // The embedded cluster's --allow-files roots (WorkerConfig::allowFiles);
+  // nullopt = its default, the current directory (it listens on loopback).
+  std::optional<std::vector<std::filesystem::path>> allowFiles;
 };
 
 std::vector<std::string> defaultBenchmarks();

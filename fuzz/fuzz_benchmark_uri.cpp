@@ -38,7 +38,7 @@ struct Fixture {
     std::ofstream(root / "sub" / "mod.ll") << "define i32 @f() {\n  ret i32 0\n}\n";
     std::ofstream(root / "tiny.bc") << std::string("BC\xc0\xde", 4) << std::string(12, '\0');
     ds::DatasetConfig config;
-    config.allowFileUris = false;
+    config.fileAccess = {};  // no directory: file:// refused
     config.maxBenchmarkBytes = 1 << 20;
     config.corpora.push_back({"corpus-v0", root});
     auto created = ds::DatasetRegistry::create(config);

@@ -31,6 +31,7 @@ Status LlvmContext::init() {
   datasets::DatasetConfig config;
   config.maxBenchmarkBytes = maxBenchmarkBytes();
   config.scratchDirectory = workingDirectory();
+  config.fileAccess = fileAccess();
   KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
                         datasets::DatasetRegistry::create(std::move(config)));
   registry_.emplace(std::move(registry));

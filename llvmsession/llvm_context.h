@@ -31,7 +31,7 @@ class LlvmContext : public ServiceContext {
   explicit LlvmContext(ContextResources& resources) : ServiceContext(resources) {}
 
   // Builds the pass table and the dataset registry (default datasets; file://
-  // allowed; limits from the worker).
+  // below the worker's --allow-files directories; limits from the worker).
   Status init() override;
   // Benchmark URIs through the dataset registry (file://, benchmark://,
   // generator://, corpora).

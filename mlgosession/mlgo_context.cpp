@@ -53,6 +53,7 @@ Result<std::string> applyConfigParameter(MlgoConfig& config, const std::string& 
 Status MlgoContext::init() {
   datasets::DatasetConfig datasetConfig;
   datasetConfig.scratchDirectory = workingDirectory();
+  datasetConfig.fileAccess = fileAccess();
   KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
                         datasets::DatasetRegistry::create(std::move(datasetConfig)));
   datasets_.emplace(std::move(registry));

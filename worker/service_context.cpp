@@ -4,36 +4,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <fstream>
 #include <system_error>
+
+#include "common/file_reader.h"
 
 namespace kiln {
 
-Result<std::shared_ptr<const std::string>> readFileBounded(const std::filesystem::path& path,
-                                                           std::uint64_t maxBytes) {
-  std::error_code error;
-  auto status = std::filesystem::status(path, error);
-  if (error || !std::filesystem::exists(status)) {
-    return notFound(fmt::format("benchmark file '{}' does not exist", path.string()));
-  }
-  if (!std::filesystem::is_regular_file(status)) {
-    return invalidArgument(fmt::format("benchmark '{}' is not a regular file", path.string()));
-  }
-  auto size = std::filesystem::file_size(path, error);
-  if (error) return notFound(fmt::format("cannot read '{}': {}", path.string(), error.message()));
-  if (size > maxBytes) {
-    return invalidArgument(fmt::format("benchmark '{}' is {} bytes, over the limit of {} bytes",
-                                       path.string(), size, maxBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return notFound(fmt::format("cannot open '{}'", path.string()));
-  auto data = std::make_shared<std::string>(size, '\0');
-  in.read(data->data(), static_cast<std::streamsize>(size));
-  if (static_cast<std::uint64_t>(in.gcount()) != size) {
-    return internalError(fmt::format("short read of '{}'", path.string()));
-  }
-  return std::shared_ptr<const std::string>(std::move(data));
+Result<std::shared_ptr<const std::string>> ServiceContext::readClientFile(
+    const std::filesystem::path& path) const {
+  KILN_ASSIGN_OR_RETURN(std::string bytes,
+                        readAllowedFile(fileAccess(), path, maxBenchmarkBytes()));
+  return std::make_shared<const std::string>(std::move(bytes));
 }
 
 Result<Benchmark> ServiceContext::resolveBenchmark(const std::string& uri) {
@@ -43,7 +24,7 @@ Result<Benchmark> ServiceContext::resolveBenchmark(const std::string& uri) {
     if (!path.is_absolute()) {
       return invalidArgument(fmt::format("file URI '{}' must hold an absolute path", uri));
     }
-    KILN_ASSIGN_OR_RETURN(auto program, readFileBounded(path, maxBenchmarkBytes()));
+    KILN_ASSIGN_OR_RETURN(auto program, readClientFile(path));
     return Benchmark{uri, std::move(program)};
   }
   if (uri.empty()) return invalidArgument("the benchmark URI is empty");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/file_access.h"
 #include "common/logging.h"
 #include "common/status.h"
 #include "worker/benchmark_cache.h"
@@ -28,6 +29,8 @@ struct ContextResources {
   // Address-space limit (RLIMIT_AS) of each compiler process a context
   // starts; 0 = none (HostLimits::compileMemoryBytes).
   std::uint64_t compileMemoryBytes = 0;
+  // Where files a client names may be read (--allow-files); empty = nowhere.
+  FileAccess files;
 };
 
 class ServiceContext {
@@ -41,8 +44,8 @@ class ServiceContext {
   virtual Status shutdown() { return okStatus(); }
 
   // Turns a URI the cache does not hold into a benchmark. The default reads
-  // file:// URIs (bounded by maxBenchmarkBytes) and accepts any other URI
-  // without a program, for session types that need no input.
+  // file:// URIs with readClientFile() and accepts any other URI without a
+  // program, for session types that need no input.
   virtual Result<Benchmark> resolveBenchmark(const std::string& uri);
 
   // A worker-level parameter (a SendSessionParameter with session id 0) that
@@ -66,6 +69,14 @@ class ServiceContext {
   const Clock& clock() const { return resources_.clock; }
   std::uint64_t maxBenchmarkBytes() const { return resources_.maxBenchmarkBytes; }
   std::uint64_t compileMemoryBytes() const { return resources_.compileMemoryBytes; }
+  const FileAccess& fileAccess() const { return resources_.files; }
+
+  // A file a client named (e.g. by a file:// URI): read only below the
+  // operator's --allow-files directories, never through a symlink or '..'
+  // that leaves them (common/file_reader.h), and at most maxBenchmarkBytes.
+  // permission-denied outside them, not-found for a missing file inside.
+  Result<std::shared_ptr<const std::string>> readClientFile(
+      const std::filesystem::path& path) const;
 
   // A new private directory under the working directory (e.g. for a child
   // compiler's pipes), `<prefix>-<pid>-XXXXXX`; the caller removes it when
@@ -80,9 +91,5 @@ class ServiceContext {
 // Removes the session directories that process `pid` made under
 // `workingDirectory` (after it died); returns how many.
 std::size_t removeSessionDirectoriesOf(const std::filesystem::path& workingDirectory, int pid);
-
-// Reads a whole file into memory, refusing files over `maxBytes`.
-Result<std::shared_ptr<const std::string>> readFileBounded(const std::filesystem::path& path,
-                                                           std::uint64_t maxBytes);
 
 }  // namespace kiln

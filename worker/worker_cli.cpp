@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <system_error>
+
 #include "common/exit_codes.h"
+#include "common/file_access.h"
 #include "common/listen_exposure.h"
 #include "common/signals.h"
 #include "metrics/listen_address.h"
@@ -29,6 +32,24 @@ void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys) {
   app.add_option("--authorized-keys", authorizedKeys,
                  "with --key-file: a file of extra client public keys (Z85, one per line) "
                  "accepted besides the cluster key");
+}
+
+CLI::Option* addAllowFilesOption(CLI::App& app, std::vector<std::string>& values) {
+  return app.add_option(
+      "--allow-files", values,
+      "a directory below which files that clients name (file:// benchmarks) may be read; "
+      "repeatable; symlinks and '..' may not lead out of it; 'none' = no files. Default: the "
+      "current directory when every endpoint taking requests is loopback or ipc://, else none");
+}
+
+Result<std::optional<std::vector<std::filesystem::path>>> allowFilesFromFlags(
+    const std::vector<std::string>& values) {
+  std::error_code error;
+  std::filesystem::path current = std::filesystem::current_path(error);
+  if (error && !values.empty()) {
+    return invalidArgument("--allow-files: the current directory is unknown: " + error.message());
+  }
+  return parseAllowFiles(values, current);
 }
 
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
@@ -93,6 +114,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
       ->check(CLI::Range(0.01, 60.0));
   app.add_option("--work-dir", c.workingDirectoryBase,
                  "where the worker creates its private working directory (default: temp dir)");
+  addAllowFilesOption(app, o.allowFiles);
   app.add_option("--metrics-listen", c.metricsListen,
                  "serve Prometheus metrics over HTTP on ADDR:PORT (port 0 = any free port, "
                  "printed in the log); default: off")
@@ -111,6 +133,12 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
   Logger logger = makeLogger(role, log);
   zmq::context_t zmq(1);
   WorkerConfig config = options.config;
+  auto allowFiles = allowFilesFromFlags(options.allowFiles);
+  if (!allowFiles.ok()) {
+    logger->error("cannot start: {}", allowFiles.status().toString());
+    return 1;
+  }
+  config.allowFiles = std::move(allowFiles).value();
   config.exitWhenDamaged = true;  // this process is the worker: its supervisor restarts it
   std::unique_ptr<ZapAuthenticator> authenticator;  // after zmq: closed before it
   if (!options.keyFile.empty()) {

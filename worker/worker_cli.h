@@ -11,14 +11,21 @@ namespace kiln {
 struct WorkerCommandLine {
   WorkerConfig config;
   std::string logLevel = "info";
-  std::string keyFile;         // the cluster key (kiln keygen); empty = plaintext
-  std::string authorizedKeys;  // extra client public keys, one per line
+  std::string keyFile;                  // the cluster key (kiln keygen); empty = plaintext
+  std::string authorizedKeys;           // extra client public keys, one per line
+  std::vector<std::string> allowFiles;  // --allow-files as given (parseAllowFiles)
 };
 
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& options);
 // Adds --key-file (and, for servers, --authorized-keys) with one wording everywhere.
 void addKeyFileOption(CLI::App& app, std::string& keyFile);
 void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys);
+// Adds --allow-files (repeatable) with one wording everywhere; the values
+// go through parseAllowFiles (common/file_access.h) when the command runs.
+CLI::Option* addAllowFilesOption(CLI::App& app, std::vector<std::string>& values);
+// parseAllowFiles against the current directory.
+Result<std::optional<std::vector<std::filesystem::path>>> allowFilesFromFlags(
+    const std::vector<std::string>& values);
 // Checks --metrics-listen values (ADDR:PORT) before anything starts.
 CLI::Validator metricsListenValidator();
 // Starts a worker with `types`, serves until SIGINT/SIGTERM; returns the exit code.

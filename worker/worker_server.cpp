@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "common/file_reader.h"
 #include "common/local_transport.h"
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
@@ -41,6 +42,22 @@ class WorkerServer::RouterSink final : public ReplySink {
   std::unique_ptr<CoordinatorLink>& link_;
   std::unique_ptr<DirectChannels>& direct_;
 };
+
+namespace {
+
+// Where requests can come from: the endpoints bound and the one advertised
+// (clients may reach a loopback listener through a forwarded port it names).
+// The same-host endpoint (automatic) and the direct channels are local.
+std::vector<std::string> requestEndpoints(const WorkerConfig& c) {
+  std::vector<std::string> endpoints{c.listen};
+  if (!c.advertise.empty()) endpoints.push_back(c.advertise);
+  if (!c.localListen.empty() && c.localListen != kAutoLocalListen) {
+    endpoints.push_back(c.localListen);
+  }
+  return endpoints;
+}
+
+}  // namespace
 
 WorkerServer::WorkerServer(WorkerConfig config, SessionTypeRegistry& types, zmq::context_t& zmq,
                            const Clock& clock, Logger logger)
@@ -82,9 +99,12 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   KILN_RETURN_IF_ERROR(server->bindLocalEndpoint());
   server->listenForDirectChannels();
 
+  KILN_ASSIGN_OR_RETURN(FileAccess files, resolveFileAccess(c.allowFiles, requestEndpoints(c)));
+  server->logger_->info("{} {}", c.mode.nesting ? "nesting host" : "worker",
+                        describeFileAccess(files));
   server->resources_ = std::make_unique<ContextResources>(
       ContextResources{server->workingDirectory_->path(), server->cache_, server->logger_, clock,
-                       c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes});
+                       c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes, std::move(files)});
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "common/clock.h"
@@ -40,6 +41,11 @@ struct WorkerConfig {
   std::uint64_t cacheBytes = 256u << 20;
   EvictionPolicy evictionPolicy = EvictionPolicy::kLeastRecentlyUsed;
   std::filesystem::path workingDirectoryBase;  // empty = system temp dir
+  // Directories below which files that clients name (file:// benchmarks)
+  // may be read: absolute (parseAllowFiles in common/file_access.h); an
+  // empty list allows none. nullopt = the default: the current directory
+  // when every endpoint that takes requests stays on this host, else none.
+  std::optional<std::vector<std::filesystem::path>> allowFiles;
   FrameLimits frames;
   ServingMode mode = plainWorkerMode();  // nesting/ provides the nesting host's
   // A pool thread busy this long is presumed stuck and replaced (its task

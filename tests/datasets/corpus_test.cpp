@@ -50,6 +50,39 @@ TEST(CorpusTest, DirectoryCorpusListsAndResolves) {
   EXPECT_EQ(registry->resolve("benchmark://mine/sub").status().code(), ErrorCode::kNotFound);
 }
 
+TEST(CorpusTest, SymlinksOutOfACorpusAreNotRead) {
+  TempDir dir;
+  writeFile(dir.path() / "corpus" / "a.bc", sampleBitcode());
+  writeFile(dir.path() / "outside" / "secret.bc", sampleBitcode());
+  std::filesystem::create_symlink("../outside/secret.bc", dir.path() / "corpus" / "relative.bc");
+  std::filesystem::create_symlink(dir.path() / "outside" / "secret.bc",
+                                  dir.path() / "corpus" / "absolute.bc");
+  std::filesystem::create_directories(dir.path() / "corpus" / "sub");
+  std::filesystem::create_symlink("../a.bc", dir.path() / "corpus" / "sub" / "inside.bc");
+  auto registry = registryWith({{"linked", dir.path() / "corpus"}});
+  ASSERT_TRUE(registry.ok()) << registry.status().toString();
+  EXPECT_TRUE(registry->resolve("benchmark://linked/a").ok());
+  auto inside = registry->resolve("benchmark://linked/sub/inside");
+  EXPECT_TRUE(inside.ok()) << inside.status().toString();
+  for (const char* uri : {"benchmark://linked/relative", "benchmark://linked/absolute"}) {
+    auto refused = registry->resolve(uri);
+    EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied) << uri;
+  }
+}
+
+TEST(CorpusTest, MlgoModulesLinkedOutOfTheCorpusAreNotRead) {
+  TempDir dir;
+  writeFile(dir.path() / "corpus" / "corpus_description.json", R"({"modules": ["in", "out"]})");
+  writeFile(dir.path() / "corpus" / "in.bc", sampleBitcode());
+  writeFile(dir.path() / "outside" / "secret.bc", sampleBitcode());
+  std::filesystem::create_symlink("../outside/secret.bc", dir.path() / "corpus" / "out.bc");
+  auto registry = registryWith({{"mlgo-linked", dir.path() / "corpus"}});
+  ASSERT_TRUE(registry.ok()) << registry.status().toString();
+  EXPECT_TRUE(registry->resolve("benchmark://mlgo-linked/in").ok());
+  EXPECT_EQ(registry->resolve("benchmark://mlgo-linked/out").status().code(),
+            ErrorCode::kPermissionDenied);
+}
+
 TEST(CorpusTest, BitcodeWinsOverTextualTwin) {
   TempDir dir;
   writeFile(dir.path() / "x.bc", sampleBitcode());

@@ -28,6 +28,12 @@ DatasetRegistry makeRegistry(DatasetConfig config = {}) {
   return std::move(registry).value();
 }
 
+// A registry that reads file:// below `directory` only.
+DatasetRegistry allowing(const std::filesystem::path& directory, DatasetConfig config = {}) {
+  config.fileAccess.roots = {directory};
+  return makeRegistry(std::move(config));
+}
+
 TEST(RegistryTest, ListsBuiltInDatasets) {
   auto registry = makeRegistry();
   auto datasets = registry.list();
@@ -103,7 +109,7 @@ TEST(RegistryTest, FileUris) {
   auto ll = dir.path() / "prog.ll";
   writeFile(bc, sampleBitcode());
   writeFile(ll, "define i32 @f() {\n  ret i32 0\n}\n");
-  auto registry = makeRegistry();
+  auto registry = allowing(dir.path());
 
   auto bitcode = registry.resolve("file://" + bc.string());
   ASSERT_TRUE(bitcode.ok()) << bitcode.status().toString();
@@ -118,7 +124,7 @@ TEST(RegistryTest, FileUris) {
 
 TEST(RegistryTest, FileUriFailures) {
   TempDir dir;
-  auto registry = makeRegistry();
+  auto registry = allowing(dir.path());
   auto missing = registry.resolve("file://" + (dir.path() / "missing.bc").string());
   EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound);
   EXPECT_NE(missing.status().message().find("missing.bc"), std::string::npos);
@@ -154,7 +160,7 @@ TEST(RegistryTest, OversizedFileIsRefusedBeforeReading) {
   TempDir dir;
   DatasetConfig config;
   config.maxBenchmarkBytes = 1000;
-  auto registry = makeRegistry(config);
+  auto registry = allowing(dir.path(), config);
   auto big = dir.path() / "big.bc";
   writeFile(big, sampleBitcode());  // several KB of real bitcode
   auto result = registry.resolve("file://" + big.string());
@@ -171,14 +177,34 @@ TEST(RegistryTest, OversizedFileIsRefusedBeforeReading) {
             ErrorCode::kInvalidArgument);
 }
 
-TEST(RegistryTest, FileUrisCanBeDisabled) {
+TEST(RegistryTest, FileUrisAreRefusedWithoutAnAllowedDirectory) {
   TempDir dir;
   writeFile(dir.path() / "prog.bc", sampleBitcode());
-  DatasetConfig config;
-  config.allowFileUris = false;
-  auto registry = makeRegistry(config);
-  EXPECT_EQ(registry.resolve("file://" + (dir.path() / "prog.bc").string()).status().code(),
-            ErrorCode::kPermissionDenied);
+  auto registry = makeRegistry();
+  auto refused = registry.resolve("file://" + (dir.path() / "prog.bc").string());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(refused.status().message().find("--allow-files"), std::string::npos);
+}
+
+TEST(RegistryTest, FileUrisOutsideTheAllowedDirectoryAreRefusedAlike) {
+  TempDir dir;
+  writeFile(dir.path() / "allowed" / "prog.bc", sampleBitcode());
+  writeFile(dir.path() / "outside" / "prog.bc", sampleBitcode());
+  auto registry = allowing(dir.path() / "allowed");
+  EXPECT_TRUE(registry.resolve("file://" + (dir.path() / "allowed" / "prog.bc").string()).ok());
+  // Existing or not, with a benchmark extension or not: the same refusal.
+  for (const char* name : {"prog.bc", "missing.bc", "prog.txt"}) {
+    auto refused = registry.resolve("file://" + (dir.path() / "outside" / name).string());
+    EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied) << name;
+  }
+  // Symlinks out of the allowed directory, absolute or relative, are refused too.
+  std::filesystem::create_symlink(dir.path() / "outside" / "prog.bc",
+                                  dir.path() / "allowed" / "absolute.bc");
+  std::filesystem::create_symlink("../outside/prog.bc", dir.path() / "allowed" / "relative.bc");
+  for (const char* name : {"absolute.bc", "relative.bc"}) {
+    auto refused = registry.resolve("file://" + (dir.path() / "allowed" / name).string());
+    EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied) << name;
+  }
 }
 
 TEST(RegistryTest, ConcurrentResolvesAgree) {

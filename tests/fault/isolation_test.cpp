@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "bench/child_cluster.h"
@@ -16,12 +17,16 @@
 namespace kiln::fault {
 namespace {
 
+const std::string kCrasherDir = std::filesystem::path(KILN_CRASHER_IR).parent_path().string();
+
 struct IsolatedHost {
   explicit IsolatedHost(const std::string& coordinator, std::vector<std::string> extra = {})
       : children(bench::ChildCluster::create(KILN_BINARY).value()) {
+    // The crasher module lives in the source tree, outside the test's
+    // directory; the children read it with the host's --allow-files.
     std::vector<std::string> args{"nest",        "--isolate", "--coordinator",       coordinator,
                                   "--slots",     "2",         "--heartbeat-seconds", "0.1",
-                                  "--log-level", "warn"};
+                                  "--log-level", "warn",      "--allow-files",       kCrasherDir};
     args.insert(args.end(), extra.begin(), extra.end());
     host = children.spawn(args).value();
   }
@@ -93,6 +98,21 @@ TEST(Isolation, CrashingStepTakesDownOnlyItsExperimentAndIsRefusedOnReplay) {
   auto fresh = alpha->startSession({"noop", "benchmark://iso/y"});
   ASSERT_TRUE(fresh.ok()) << fresh.status().toString();
   EXPECT_TRUE((*fresh)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
+}
+
+TEST(Isolation, ChildrenReadFilesOnlyBelowTheHostsAllowedDirectories) {
+  InProcessCoordinator coordinator;
+  IsolatedHost host(coordinator.endpoint());
+  auto alpha = tenant(coordinator.endpoint(), "alpha", 30s);
+  auto inside = alpha->startSession(llvmSession("file://" KILN_CRASHER_IR));
+  EXPECT_TRUE(inside.ok()) << inside.status().toString();
+  auto outside = alpha->startSession(
+      llvmSession("file://" + (std::filesystem::current_path() / "no-such.ll").string()));
+  EXPECT_EQ(outside.status().code(), ErrorCode::kPermissionDenied) << outside.status().toString();
+  auto sibling = alpha->startSession(llvmSession("benchmark://kiln-bench-v0/crc32"));
+  ASSERT_TRUE(sibling.ok()) << sibling.status().toString();
+  const std::vector<std::string> count{"IrInstructionCount"};
+  EXPECT_TRUE((*sibling)->step({passAction(**sibling, "mem2reg")}, count).ok());
 }
 
 TEST(Isolation, AChildThatCaughtAnLlvmCrashIsRestartedWithoutDisturbingOthers) {

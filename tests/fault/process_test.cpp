@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "bench/child_cluster.h"
 #include "common/exit_codes.h"
@@ -19,10 +20,14 @@
 namespace kiln::fault {
 namespace {
 
+// The crasher module lives in the source tree, outside the test's directory.
+const std::string kCrasherDir = std::filesystem::path(KILN_CRASHER_IR).parent_path().string();
+
 std::vector<std::string> workerArgs(const std::string& coordinator,
                                     std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"worker", "--coordinator", coordinator, "--heartbeat-seconds",
-                                "0.1",    "--log-level",   "off"};
+  std::vector<std::string> args{"worker",   "--coordinator", coordinator, "--heartbeat-seconds",
+                                "0.1",      "--log-level",   "off",       "--allow-files",
+                                kCrasherDir};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

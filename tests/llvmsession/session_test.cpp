@@ -252,9 +252,14 @@ TEST(LlvmSessionTest, BadBenchmarksFailCleanlyWhileAnotherSessionKeepsStepping) 
     auto step = good->step({Value(pass)}, std::vector<std::string>{"IrInstructionCount"});
     ASSERT_TRUE(step.ok()) << "after " << bad.what << ": " << step.status().toString();
   }
-  // A missing file and an unknown benchmark name are not-found, not a crash.
-  auto missing = c.client->startSession(llvmOptions("file:///nonexistent/kiln/x.bc"));
+  // A missing file and an unknown benchmark name are not-found, not a crash:
+  // the cluster listens on loopback, so it reads the current directory.
+  auto missing = c.client->startSession(
+      llvmOptions("file://" + (std::filesystem::current_path() / "no-such-kiln-x.bc").string()));
   EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound) << missing.status().toString();
+  // A file outside the allowed directories is refused whether it exists or not.
+  auto outside = c.client->startSession(llvmOptions("file:///nonexistent/kiln/x.bc"));
+  EXPECT_EQ(outside.status().code(), ErrorCode::kPermissionDenied) << outside.status().toString();
   auto unknown = c.client->startSession(llvmOptions(benchUri("no-such-program")));
   EXPECT_FALSE(unknown.ok());
   // Inline .ll text that is valid works, and the worker still serves.

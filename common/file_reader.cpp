@@ -199,7 +199,11 @@ Result<std::string> readFileBeneath(const std::filesystem::path& root,
   if (resolver == BeneathResolver::kKernel) {
     opened = openWithKernel(rootFd.get(), relative);
   }
-  if (resolver == BeneathResolver::kPortable || opened.error == ENOSYS) {
+  // ENOSYS: a kernel without openat2. EPERM: a container whose seccomp
+  // filter refuses syscalls it does not know with EPERM rather than ENOSYS
+  // (openat2 itself reports a file's permissions as EACCES). The walk
+  // applies the same rule with plain openat.
+  if (resolver == BeneathResolver::kPortable || opened.error == ENOSYS || opened.error == EPERM) {
     opened = openByWalking(rootFd.get(), relative);
   }
   if (opened.fd.get() < 0) return openError(root, shown, opened.error);

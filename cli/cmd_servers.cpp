@@ -120,6 +120,7 @@ CLI::App* addHostCommand(
   options->config.mode = std::move(mode);
   addWorkerOptions(*command, *options);
   WorkerConfig& config = options->config;
+  addMlgoOptions(*command, config.settings);
   command
       ->add_option_function<double>(
           "--stuck-seconds",
@@ -196,6 +197,7 @@ void addLocalCommand(CLI::App& app) {
           [options](std::uint64_t mb) { options->worker.limits.compileMemoryBytes = mb << 20; },
           "address-space limit of each compile process (see `kiln worker --help`); 0 = none")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 24));
+  addMlgoOptions(*command, options->worker.settings);
   auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();
   addKeyFileOption(*command, keyFiles->first);
   addAuthorizedKeysOption(*command, keyFiles->second);

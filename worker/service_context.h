@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "worker/benchmark_cache.h"
 #include "worker/compilation_session.h"
+#include "worker/operator_settings.h"
 
 namespace kiln {
 
@@ -28,6 +29,8 @@ struct ContextResources {
   // Address-space limit (RLIMIT_AS) of each compiler process a context
   // starts; 0 = none (HostLimits::compileMemoryBytes).
   std::uint64_t compileMemoryBytes = 0;
+  // The operator's flags for the contexts (programs, ceilings, fault hooks).
+  OperatorSettings settings;
 };
 
 class ServiceContext {
@@ -66,6 +69,7 @@ class ServiceContext {
   const Clock& clock() const { return resources_.clock; }
   std::uint64_t maxBenchmarkBytes() const { return resources_.maxBenchmarkBytes; }
   std::uint64_t compileMemoryBytes() const { return resources_.compileMemoryBytes; }
+  const OperatorSettings& settings() const { return resources_.settings; }
 
   // A new private directory under the working directory (e.g. for a child
   // compiler's pipes), `<prefix>-<pid>-XXXXXX`; the caller removes it when

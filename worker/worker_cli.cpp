@@ -31,6 +31,28 @@ void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys) {
                  "accepted besides the cluster key");
 }
 
+void addMlgoOptions(CLI::App& app, OperatorSettings& settings) {
+  app.add_option("--mlgo-opt", settings.mlgoOpt,
+                 "the opt the mlgo-inline and mlgo-compile types run (a path, or a name looked up "
+                 "in PATH)")
+      ->capture_default_str();
+  app.add_option("--mlgo-llc", settings.mlgoLlc,
+                 "the llc the mlgo-regalloc type runs (a path, or a name looked up in PATH)")
+      ->capture_default_str();
+  app.add_option_function<std::int64_t>(
+         "--mlgo-decision-timeout-ms",
+         [&settings](std::int64_t ms) { settings.mlgoDecisionTimeout = milliseconds(ms); },
+         "the longest an mlgo compiler may take to open its channel or between two decisions "
+         "(default 30000); clients may lower it (mlgo.decision_timeout_ms), not raise it")
+      ->check(CLI::Range(std::int64_t{1}, kMaxCompilerTimeoutMs));
+  app.add_option_function<std::int64_t>(
+         "--mlgo-compile-timeout-ms",
+         [&settings](std::int64_t ms) { settings.mlgoCompileTimeout = milliseconds(ms); },
+         "the longest a whole non-interactive mlgo compile may take (default 120000); clients "
+         "may lower it (mlgo.compile_timeout_ms, a job's timeout_ms), not raise it")
+      ->check(CLI::Range(std::int64_t{1}, kMaxCompilerTimeoutMs));
+}
+
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   WorkerConfig& c = o.config;
   app.add_option("--coordinator", c.coordinator,

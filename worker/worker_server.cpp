@@ -84,7 +84,7 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
 
   server->resources_ = std::make_unique<ContextResources>(
       ContextResources{server->workingDirectory_->path(), server->cache_, server->logger_, clock,
-                       c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes});
+                       c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes, c.settings});
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 

@@ -21,6 +21,7 @@
 #include "worker/coordinator_link.h"
 #include "worker/direct_channels.h"
 #include "worker/frontend.h"
+#include "worker/operator_settings.h"
 #include "worker/session_host.h"
 #include "worker/session_types.h"
 #include "worker/task_pool.h"
@@ -45,6 +46,8 @@ struct WorkerConfig {
   // A pool thread busy this long is presumed stuck and replaced (its task
   // ignored cancel()); zero = the default deadline plus 5 s.
   Duration stuckTaskAfter{};
+  // The operator's decisions for the session types' contexts.
+  OperatorSettings settings;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics; empty = off
   // CURVE on the client socket and the coordinator link when it holds keys.
   ServerSecurity security;

@@ -171,8 +171,7 @@ TEST(MlgoPipelineTest, JobTimeoutKillsAHangingCompiler) {
 
 TEST(MlgoPipelineTest, CancelKillsTheRunningCompilersAtOnce) {
   ClusterFixture fixture;
-  ASSERT_TRUE(
-      fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt("hang")).ok());
+  fixture.useOpt(fixture.fakeOpt("hang"));
   // Several jobs in flight; the request deadline cancels them (the worker calls cancel()).
   client::SessionOptions options;
   options.sessionType = "mlgo-compile";
@@ -206,8 +205,8 @@ TEST(MlgoPipelineTest, CancelFromAnotherThreadStopsAJobDirectly) {
   BenchmarkCache cache(1 << 20);
   SteadyClock clock;
   ContextResources resources{temp.path() / "work", cache, makeNullLogger("test"), clock};
+  resources.settings.mlgoOpt = links.fakeOpt("hang");  // the operator's --mlgo-opt
   MlgoContext context(resources);
-  ASSERT_TRUE(context.handleParameter("mlgo.opt", links.fakeOpt("hang")).ok());
   MlgoCompileSession session(context);
   ASSERT_TRUE(
       session.init(0, {"benchmark://x", benchmarkBytes("benchmark://kiln-bench-v0/bfs")}).ok());

@@ -198,6 +198,7 @@ void addLocalCommand(CLI::App& app) {
           "address-space limit of each compile process (see `kiln worker --help`); 0 = none")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 24));
   addMlgoOptions(*command, options->worker.settings);
+  addFaultInjectionOption(*command, options->worker.settings);
   auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();
   addKeyFileOption(*command, keyFiles->first);
   addAuthorizedKeysOption(*command, keyFiles->second);

@@ -31,6 +31,13 @@ void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys) {
                  "accepted besides the cluster key");
 }
 
+void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings) {
+  app.add_flag("--enable-fault-injection", settings.faultInjection,
+               "let clients use the noop type's test hooks that crash, hang or skew sessions "
+               "(noop.crash_on_step, noop.hang_on_step, noop.skew_next_starts): for fault tests "
+               "only; without it they answer permission denied");
+}
+
 void addMlgoOptions(CLI::App& app, OperatorSettings& settings) {
   app.add_option("--mlgo-opt", settings.mlgoOpt,
                  "the opt the mlgo-inline and mlgo-compile types run (a path, or a name looked up "
@@ -113,6 +120,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          [&c](double s) { c.link.heartbeatInterval = std::chrono::milliseconds(long(s * 1000)); },
          "heartbeat interval with the coordinator (default 1)")
       ->check(CLI::Range(0.01, 60.0));
+  addFaultInjectionOption(app, c.settings);
   app.add_option("--work-dir", c.workingDirectoryBase,
                  "where the worker creates its private working directory (default: temp dir)");
   app.add_option("--metrics-listen", c.metricsListen,

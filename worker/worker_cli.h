@@ -19,6 +19,8 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& options);
 // Adds --key-file (and, for servers, --authorized-keys) with one wording everywhere.
 void addKeyFileOption(CLI::App& app, std::string& keyFile);
 void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys);
+// --enable-fault-injection (worker, nest, local and runWorker<...>() binaries).
+void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings);
 // --mlgo-opt, --mlgo-llc and the mlgo time limits (kiln worker, nest, local).
 void addMlgoOptions(CLI::App& app, OperatorSettings& settings);
 // Checks --metrics-listen values (ADDR:PORT) before anything starts.

@@ -1,10 +1,12 @@
 // The fault-handling policies without processes: the replay guard's blame,
 // slot tokens across children, the token-gated child queue, a pool that
-// replaces a stuck thread, and the noop type's fault parameters.
+// replaces a stuck thread, and the noop type's fault parameters (refused
+// unless the operator enabled them).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <csignal>
+#include <functional>
 #include <thread>
 
 #include "common/sanitizers.h"
@@ -142,13 +144,48 @@ TEST(TaskPoolStuck, AStuckThreadIsReplacedAndThePoolKeepsItsSize) {
   EXPECT_EQ(pool.threads(), 1u);
 }
 
-// The noop type needs a context only to exist.
+// The noop type needs a context only to exist; its fault hooks need the
+// operator's --enable-fault-injection.
 struct NoopFixture {
+  explicit NoopFixture(bool faultInjection = true) {
+    resources.settings.faultInjection = faultInjection;
+  }
   BenchmarkCache cache;
   SteadyClock clock;
   ContextResources resources{{}, cache, makeNullLogger("noop"), clock};
   ServiceContext context{resources};
 };
+
+TEST(NoopFaults, FaultHooksAreRefusedUnlessTheOperatorEnabledThem) {
+  NoopFixture fixture(/*faultInjection=*/false);
+  NoopSession session(fixture.context);
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"noop.crash_on_step", "segv"},
+                                                        {"noop.crash_on_step", "abort"},
+                                                        {"noop.hang_on_step", "forever"},
+                                                        {"noop.hang_on_step", "until_cancelled"}}) {
+    auto refused = session.handleParameter(key, value);
+    ASSERT_FALSE(refused.ok()) << key;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied);
+    EXPECT_NE(refused.status().message().find("--enable-fault-injection"), std::string::npos)
+        << refused.status().toString();
+  }
+  // Nothing was armed: the step runs.
+  ActionOutcome outcome;
+  EXPECT_TRUE(session.applyAction(Value(std::int64_t{1}), outcome).ok());
+  // Load is not a fault.
+  EXPECT_TRUE(session.handleParameter("noop.busy_us", "10").ok());
+
+  NoopContext noopContext(fixture.resources);
+  auto skew = noopContext.handleParameter("noop.skew_next_starts", "1");
+  EXPECT_EQ(skew.status().code(), ErrorCode::kPermissionDenied) << skew.status().toString();
+  EXPECT_FALSE(noopContext.takeSkew());
+
+  NoopFixture allowed;
+  NoopContext allowedContext(allowed.resources);
+  EXPECT_TRUE(allowedContext.handleParameter("noop.skew_next_starts", "1").ok());
+  EXPECT_TRUE(allowedContext.takeSkew());
+}
 
 TEST(NoopFaults, ParametersAreCheckedAndAHangEndsOnCancel) {
   NoopFixture fixture;

@@ -22,7 +22,7 @@ namespace {
 std::vector<std::string> workerArgs(const std::string& coordinator,
                                     std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"worker", "--coordinator", coordinator, "--heartbeat-seconds",
-                                "0.1",    "--log-level",   "off"};
+                                "0.1",    "--log-level",   "off",       "--enable-fault-injection"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

@@ -9,6 +9,7 @@
 #include "local/local_cluster.h"
 #include "nesting/isolating_frontend.h"
 #include "nesting/nesting_frontend.h"
+#include "worker/config_check.h"
 #include "worker/worker_cli.h"
 
 namespace kiln::cli {
@@ -128,7 +129,7 @@ CLI::App* addHostCommand(
             config.stuckTaskAfter = std::chrono::milliseconds(long(s * 1000));
           },
           "replace a compile thread busy this long (a step that ignores cancellation); "
-          "default: the deadline plus 5 s")
+          "default: the longest deadline plus 5 s")
       ->check(CLI::Range(0.05, 86400.0));
   command->callback([options] {
     SessionTypeRegistry types;
@@ -190,13 +191,8 @@ void addLocalCommand(CLI::App& app) {
       ->check(metricsListenValidator());
   command->add_option("--slots", options->worker.slots, "slots per worker")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
-  command
-      ->add_option_function<std::uint64_t>(
-          "--compile-memory-mb",
-          [options](std::uint64_t mb) { options->worker.limits.compileMemoryBytes = mb << 20; },
-          "address-space limit of each compile process (see `kiln worker --help`); 0 = none")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 24));
+      ->check(CLI::Range(1u, kMaxSlots));
+  addCompileMemoryOption(*command, options->worker.limits.compileMemoryBytes);
   addMlgoOptions(*command, options->worker.settings);
   addFaultInjectionOption(*command, options->worker.settings);
   auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();

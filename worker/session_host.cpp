@@ -20,12 +20,23 @@ struct SessionHost::Ticket {
   bool answered = false;            // a timeout was already sent
   bool creates = false;             // a start or fork: counts against maxSessions meanwhile
   ClientId creator;                 // whose per-client count it reserved
+  bool shortened = false;           // it asked for more than longestDeadline()
 };
 
 struct SessionHost::Split {
   SplitStep step;
   std::chrono::steady_clock::time_point started;
 };
+
+Duration longestDeadline(const HostLimits& limits) {
+  return limits.maxDeadline > Duration::zero() ? limits.maxDeadline : limits.defaultDeadline;
+}
+
+Duration requestTimeout(const HostLimits& limits, std::uint32_t timeoutMs) {
+  const Duration asked =
+      timeoutMs != 0 ? Duration(milliseconds(timeoutMs)) : limits.defaultDeadline;
+  return std::min(asked, longestDeadline(limits));
+}
 
 SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
                          const Clock& clock, Executor& executor, ReplySink& replies,
@@ -204,8 +215,9 @@ std::uint64_t SessionHost::openTicket(const std::string& routingId, std::uint64_
   auto ticket = std::make_unique<Ticket>();
   ticket->routingId = routingId;
   ticket->requestId = requestId;
-  ticket->deadline =
-      clock_.now() + (timeoutMs != 0 ? Duration(milliseconds(timeoutMs)) : limits_.defaultDeadline);
+  const Duration timeout = requestTimeout(limits_, timeoutMs);
+  ticket->deadline = clock_.now() + timeout;
+  ticket->shortened = timeoutMs != 0 && Duration(milliseconds(timeoutMs)) > timeout;
   ticket->record = record;
   std::uint64_t id = nextTicket_++;
   inflight_.emplace(id, std::move(ticket));
@@ -552,8 +564,7 @@ void SessionHost::tick() {
           logfields::sessionAndExperiment(ticket->record->id.value, ticket->record->experiment),
           ticket->requestId);
     }
-    reply(ticket->routingId, ticket->requestId,
-          timeoutError("the request overran its deadline; its session is ended"));
+    reply(ticket->routingId, ticket->requestId, overran(*ticket));
     if (ticket->record != nullptr && ticket->record->session) ticket->record->session->cancel();
   }
   if (now < nextLeaseSweep_) return;
@@ -566,6 +577,17 @@ void SessionHost::tick() {
       ++it;
     }
   }
+}
+
+Status SessionHost::overran(const Ticket& ticket) const {
+  std::string message = "the request overran its deadline; its session is ended";
+  if (ticket.shortened) {
+    message += fmt::format(
+        " (it asked for longer than this worker's longest deadline, {} ms, and was given that: "
+        "the operator sets it with --max-deadline-seconds)",
+        toMillis(longestDeadline(limits_)));
+  }
+  return timeoutError(std::move(message));
 }
 
 void SessionHost::clear() {

@@ -7,6 +7,7 @@
 #include "common/listen_exposure.h"
 #include "common/signals.h"
 #include "metrics/listen_address.h"
+#include "worker/config_check.h"
 
 namespace kiln {
 
@@ -29,6 +30,15 @@ void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys) {
   app.add_option("--authorized-keys", authorizedKeys,
                  "with --key-file: a file of extra client public keys (Z85, one per line) "
                  "accepted besides the cluster key");
+}
+
+void addCompileMemoryOption(CLI::App& app, std::uint64_t& bytes) {
+  app.add_option_function<std::uint64_t>(
+         "--compile-memory-mb", [&bytes](std::uint64_t mb) { bytes = mb << 20; },
+         "address-space limit (RLIMIT_AS) of each compile process: compiler children of the "
+         "mlgo types, and the children of `kiln nest --isolate`; 0 = none (default 4096); a job "
+         "spec's memory_limit_mb may only lower it")
+      ->check(CLI::Range(std::uint64_t{0}, kMaxCompileMemoryMb));
 }
 
 void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings) {
@@ -75,7 +85,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
       ->capture_default_str();
   app.add_option("--slots", c.slots, "sessions stepped in parallel (threads)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
+      ->check(CLI::Range(1u, kMaxSlots));
   app.add_option("--max-sessions-per-client", c.limits.maxSessionsPerClient,
                  "live sessions one client may hold on this worker")
       ->capture_default_str()
@@ -83,17 +93,17 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   app.add_option("--max-sessions", c.limits.maxSessions, "live sessions accepted")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000000u));
-  app.add_option("--cache-bytes", c.cacheBytes, "benchmark cache bound in bytes")
-      ->capture_default_str();
+  app.add_option("--cache-bytes", c.cacheBytes,
+                 "benchmark cache bound in bytes; clients may lower it, never raise it above this")
+      ->capture_default_str()
+      ->check(CLI::Range(kMinCacheBytes, kMaxCacheBytes));
   app.add_option("--max-benchmark-bytes", c.limits.maxBenchmarkBytes, "largest benchmark accepted")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, kMaxBenchmarkBytes));
   app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
-      ->capture_default_str();
-  app.add_option_function<std::uint64_t>(
-         "--compile-memory-mb", [&c](std::uint64_t mb) { c.limits.compileMemoryBytes = mb << 20; },
-         "address-space limit (RLIMIT_AS) of each compile process: compiler children of the "
-         "mlgo types, and the children of `kiln nest --isolate`; 0 = none (default 4096)")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 24));
+      ->capture_default_str()
+      ->check(CLI::Range(kMinMessageBytes, kMaxMessageBytes));
+  addCompileMemoryOption(app, c.limits.compileMemoryBytes);
   app.add_option_function<double>(
          "--lease-seconds",
          [&c](double s) { c.limits.leaseTimeout = std::chrono::milliseconds(long(s * 1000)); },
@@ -103,7 +113,13 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          "--deadline-seconds",
          [&c](double s) { c.limits.defaultDeadline = std::chrono::milliseconds(long(s * 1000)); },
          "deadline of a request that sets none (default 300)")
-      ->check(CLI::Range(0.01, 86400.0));
+      ->check(CLI::Range(0.01, kMaxDeadlineSeconds));
+  app.add_option_function<double>(
+         "--max-deadline-seconds",
+         [&c](double s) { c.limits.maxDeadline = std::chrono::milliseconds(long(s * 1000)); },
+         "the longest deadline a request may ask for: a longer one is shortened to this, and its "
+         "timeout says so (default: --deadline-seconds)")
+      ->check(CLI::Range(0.01, kMaxDeadlineSeconds));
   app.add_option_function<std::uint64_t>(
          "--inline-step-us",
          [&c](std::uint64_t us) { c.limits.inlineStepBudget = std::chrono::microseconds(us); },

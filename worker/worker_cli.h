@@ -19,6 +19,8 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& options);
 // Adds --key-file (and, for servers, --authorized-keys) with one wording everywhere.
 void addKeyFileOption(CLI::App& app, std::string& keyFile);
 void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys);
+// --compile-memory-mb into `bytes` (worker, nest, local).
+void addCompileMemoryOption(CLI::App& app, std::uint64_t& bytes);
 // --enable-fault-injection (worker, nest, local and runWorker<...>() binaries).
 void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings);
 // --mlgo-opt, --mlgo-llc and the mlgo time limits (kiln worker, nest, local).

@@ -10,6 +10,7 @@
 #include "common/local_transport.h"
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
+#include "worker/config_check.h"
 #include "worker/damaged_exit.h"
 #include "worker/reply_spin.h"
 
@@ -56,7 +57,7 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                                                            SessionTypeRegistry& types,
                                                            zmq::context_t& zmq, const Clock& clock,
                                                            Logger logger) {
-  if (config.slots == 0) return invalidArgument("a worker needs at least one slot");
+  KILN_RETURN_IF_ERROR(checkWorkerConfig(config));
   std::unique_ptr<WorkerServer> server(
       new WorkerServer(std::move(config), types, zmq, clock, std::move(logger)));
   WorkerConfig& c = server->config_;
@@ -229,7 +230,7 @@ void WorkerServer::run() {
   std::vector<LoopWait> waits;
   const Duration stuckAfter = config_.stuckTaskAfter > Duration::zero()
                                   ? config_.stuckTaskAfter
-                                  : config_.limits.defaultDeadline + std::chrono::seconds(5);
+                                  : longestDeadline(config_.limits) + std::chrono::seconds(5);
   ReadinessPoll poll;
   // The ZeroMQ sockets' uses as of the last wait: a socket left alone since
   // needs no check before blocking (two system calls each, per iteration,

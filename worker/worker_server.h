@@ -44,7 +44,7 @@ struct WorkerConfig {
   FrameLimits frames;
   ServingMode mode = plainWorkerMode();  // nesting/ provides the nesting host's
   // A pool thread busy this long is presumed stuck and replaced (its task
-  // ignored cancel()); zero = the default deadline plus 5 s.
+  // ignored cancel()); zero = the longest deadline plus 5 s.
   Duration stuckTaskAfter{};
   // The operator's decisions for the session types' contexts.
   OperatorSettings settings;

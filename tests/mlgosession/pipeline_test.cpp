@@ -150,6 +150,69 @@ TEST(MlgoPipelineTest, OverriddenDependenciesBindAtRunTime) {
   EXPECT_NE(missing.status().message().find("clock"), std::string::npos);
 }
 
+// What a step was given for the dependencies it declared.
+class RecordingStep final : public Step {
+ public:
+  explicit RecordingStep(std::vector<Resolved>& seen) : seen_(seen) {}
+  std::string name() const override { return "record"; }
+  std::vector<Dependency> needs() const override {
+    return {Dependency::kDeadline, Dependency::kLimits};
+  }
+  Result<std::filesystem::path> run(const std::filesystem::path& input, const Resolved& deps,
+                                    JobOutputs&) override {
+    seen_.push_back(deps);
+    return input;
+  }
+
+ private:
+  std::vector<Resolved>& seen_;
+};
+
+// A job spec is a client's: its timeout_ms and memory_limit_mb may lower
+// the operator's compile timeout and --compile-memory-mb, never raise them.
+TEST(MlgoPipelineTest, AJobsLimitsOnlyLowerTheOperators) {
+  FakeClock clock;
+  Dependencies operatorLimits;
+  operatorLimits.provide(Dependency::kClock, [&clock](Resolved& r) {
+    r.clock = &clock;
+    return okStatus();
+  });
+  operatorLimits.provide(Dependency::kDeadline, [&clock](Resolved& r) {
+    r.deadline = clock.now() + 10s;
+    return okStatus();
+  });
+  operatorLimits.provide(Dependency::kLimits, [](Resolved& r) {
+    r.memoryLimitBytes = std::uint64_t{256} << 20;
+    return okStatus();
+  });
+  auto runWith = [&](std::chrono::milliseconds timeout, std::uint64_t memoryMb,
+                     const Dependencies& deps) {
+    std::vector<Resolved> seen;
+    JobSpec spec;
+    spec.steps.push_back(std::make_unique<RecordingStep>(seen));
+    spec.timeout = timeout;
+    spec.memoryLimitBytes = memoryMb << 20;
+    EXPECT_TRUE(runJob(spec, deps).ok());
+    EXPECT_EQ(seen.size(), 1u);
+    return seen.empty() ? Resolved{} : seen.front();
+  };
+  // Asked for more than the operator gives: the operator's limits hold.
+  Resolved higher = runWith(3'600'000ms, 1 << 20, operatorLimits);
+  EXPECT_EQ(higher.deadline, clock.now() + 10s);
+  EXPECT_EQ(higher.memoryLimitBytes, std::uint64_t{256} << 20);
+  // Asked for less: the job's hold.
+  Resolved lower = runWith(2000ms, 64, operatorLimits);
+  EXPECT_EQ(lower.deadline, clock.now() + 2s);
+  EXPECT_EQ(lower.memoryLimitBytes, std::uint64_t{64} << 20);
+  // No operator memory limit (--compile-memory-mb 0): the job may set one.
+  Dependencies unlimited = operatorLimits;
+  unlimited.provide(Dependency::kLimits, [](Resolved& r) {
+    r.memoryLimitBytes.reset();
+    return okStatus();
+  });
+  EXPECT_EQ(runWith(2000ms, 64, unlimited).memoryLimitBytes, std::uint64_t{64} << 20);
+}
+
 TEST(MlgoPipelineTest, JobTimeoutKillsAHangingCompiler) {
   JobFixture fixture;
   ClusterFixture links;  // for fakeOpt(); its cluster is idle

@@ -128,8 +128,8 @@ CLI::App* addHostCommand(
           [&config](double s) {
             config.stuckTaskAfter = std::chrono::milliseconds(long(s * 1000));
           },
-          "replace a compile thread busy this long (a step that ignores cancellation); "
-          "default: the longest deadline plus 5 s")
+          "replace a compile thread busy this long (a step that ignores cancellation), at "
+          "most --slots of them still running at once; default: the longest deadline plus 5 s")
       ->check(CLI::Range(0.05, 86400.0));
   command->callback([options] {
     SessionTypeRegistry types;

@@ -240,6 +240,7 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
                                         "or on another worker",
                                         limits_.maxSessions)));
   }
+  if (!executor_.acceptsWork()) return reply(routingId, requestId, refusedWhileStuck());
   SessionId id{ids_.next()};
   ClientId owner{envelope.getClientId()};
   // Every field is read before anything is reserved: a malformed one throws,
@@ -306,6 +307,9 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   }
   auto envelope = message.envelope();
   auto request = envelope.getRequest();
+  if (!executor_.acceptsWork()) {
+    return reply(routingId, envelope.getRequestId(), refusedWhileStuck());
+  }
   // A fork reserves its place when it runs, not while it waits on the strand.
   if (request.isFork()) {
     if (Status reserved = reserveFor(record.owner); !reserved.ok()) {
@@ -587,7 +591,13 @@ Status SessionHost::overran(const Ticket& ticket) const {
         "the operator sets it with --max-deadline-seconds)",
         toMillis(longestDeadline(limits_)));
   }
+  if (std::string stuck = executor_.stuckNote(); !stuck.empty()) message += "; " + stuck;
   return timeoutError(std::move(message));
+}
+
+Status SessionHost::refusedWhileStuck() const {
+  return overloaded(executor_.stuckNote() +
+                    "; this worker takes no new work meanwhile: retry on another worker");
 }
 
 void SessionHost::clear() {

@@ -91,6 +91,11 @@ class Executor {
   virtual void post(const std::string& key, UniqueTask task) = 0;
   // No task runs or waits: a cheap step may run on the caller instead.
   virtual bool idle() const { return false; }
+  // Why work may wait behind tasks that ignore cancellation (see
+  // TaskPool::replaceStuck); empty while none holds a thread.
+  virtual std::string stuckNote() const { return {}; }
+  // False while every thread is held by such a task: new work would never run.
+  virtual bool acceptsWork() const { return true; }
 };
 
 // The result of a task, applied by the loop thread.
@@ -191,6 +196,8 @@ class SessionHost {
   void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
   // The timeout answer of a request past its deadline.
   Status overran(const Ticket& ticket) const;
+  // The answer to new work while every thread is held by a stuck task.
+  Status refusedWhileStuck() const;
 
   const SessionTypeRegistry& types_;
   BenchmarkCache& cache_;

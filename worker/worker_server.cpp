@@ -228,9 +228,10 @@ bool pollWithoutSleeping(ReadinessPoll& poll, Duration window) {
 void WorkerServer::run() {
   std::vector<Completion> done;
   std::vector<LoopWait> waits;
-  const Duration stuckAfter = config_.stuckTaskAfter > Duration::zero()
-                                  ? config_.stuckTaskAfter
-                                  : longestDeadline(config_.limits) + std::chrono::seconds(5);
+  // Past the longest deadline any request may have, a busy thread is stuck.
+  stuckAfter_ = config_.stuckTaskAfter > Duration::zero()
+                    ? config_.stuckTaskAfter
+                    : longestDeadline(config_.limits) + std::chrono::seconds(5);
   ReadinessPoll poll;
   // The ZeroMQ sockets' uses as of the last wait: a socket left alone since
   // needs no check before blocking (two system calls each, per iteration,
@@ -291,7 +292,7 @@ void WorkerServer::run() {
     }
     if (linkSocket != nullptr && poll.ready(link)) link_->onReadable(config_.frames);
     frontend_->tick();
-    pool_->replaceStuck(stuckAfter);
+    reportStuck(pool_->replaceStuck(stuckAfter_));
     LoadReport load = frontend_->load();
     returnFreedMemory(load.total.liveSessions);
     if (link_) link_->tick(load);
@@ -301,6 +302,18 @@ void WorkerServer::run() {
     }
   }
   shutdown();
+}
+
+void WorkerServer::reportStuck(const StuckThreads& stuck) {
+  if (stuck.replaced != 0) {
+    logger_->warn(
+        "replaced {} compile threads busy for over {} ms in steps that ignore cancellation; {} "
+        "replaced threads still run (at most {})",
+        stuck.replaced, toMillis(stuckAfter_), pool_->stuck(), pool_->maxWrittenOff());
+  }
+  // Once per episode: the note stays true on every loop until a step returns.
+  if (stuck.held != 0 && !stuckReported_) logger_->error("{}", describeStuck(*pool_));
+  stuckReported_ = stuck.held != 0;
 }
 
 void WorkerServer::finishDamaged() {

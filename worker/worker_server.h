@@ -44,7 +44,8 @@ struct WorkerConfig {
   FrameLimits frames;
   ServingMode mode = plainWorkerMode();  // nesting/ provides the nesting host's
   // A pool thread busy this long is presumed stuck and replaced (its task
-  // ignored cancel()); zero = the longest deadline plus 5 s.
+  // ignored cancel()), at most `slots` of them still running at a time;
+  // zero = the longest deadline plus 5 s.
   Duration stuckTaskAfter{};
   // The operator's decisions for the session types' contexts.
   OperatorSettings settings;
@@ -115,6 +116,8 @@ class WorkerServer {
   bool stopForDamage();
   // The end of run() after damage (see damage()).
   void finishDamaged();
+  // Logs what TaskPool::replaceStuck() did.
+  void reportStuck(const StuckThreads& stuck);
 
   WorkerConfig config_;
   SessionTypeRegistry& types_;
@@ -139,6 +142,8 @@ class WorkerServer {
   bool shutDown_ = false;
   std::optional<std::string> damage_;
   bool damageWarned_ = false;
+  Duration stuckAfter_{};
+  bool stuckReported_ = false;  // the error that slots are held was logged
   std::uint32_t peakSessions_ = 0;
 };
 

@@ -342,5 +342,31 @@ TEST_F(SessionHostTest, AClientsDeadlineIsCappedAtTheOperatorsLongest) {
   host.clear();
 }
 
+TEST_F(SessionHostTest, WorkBehindStuckThreadsIsToldWhyAndRefusedWhenNoneIsLeft) {
+  std::uint64_t id = start();
+  executor_.stuck = "1 of this worker's 1 compile threads are stuck";
+  step(id, 1, 0, 1, /*run=*/false);
+  clock_.advance(std::chrono::seconds(301));
+  host_.tick();
+  Status timedOut = errorOf(lastReply());
+  EXPECT_EQ(timedOut.code(), ErrorCode::kTimeout);
+  EXPECT_NE(timedOut.message().find("compile threads are stuck"), std::string::npos)
+      << timedOut.toString();
+  executor_.tasks.clear();
+
+  // Every thread held: new work is refused at once, not queued forever.
+  executor_.accepting = false;
+  auto refused = call([](wire::Request::Builder r) {
+    auto s = r.initStartSession();
+    s.setSessionType("noop");
+    s.initBenchmark().setUri("benchmark://test/a");
+  });
+  EXPECT_EQ(errorOf(refused).code(), ErrorCode::kOverloaded);
+  EXPECT_NE(errorOf(refused).message().find("compile threads are stuck"), std::string::npos)
+      << errorOf(refused).toString();
+  EXPECT_NE(errorOf(refused).message().find("another worker"), std::string::npos);
+  EXPECT_TRUE(executor_.tasks.empty());
+}
+
 }  // namespace
 }  // namespace kiln

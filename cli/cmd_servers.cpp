@@ -9,6 +9,7 @@
 #include "local/local_cluster.h"
 #include "nesting/isolating_frontend.h"
 #include "nesting/nesting_frontend.h"
+#include "worker/config_check.h"
 #include "worker/worker_cli.h"
 
 namespace kiln::cli {
@@ -120,14 +121,15 @@ CLI::App* addHostCommand(
   options->config.mode = std::move(mode);
   addWorkerOptions(*command, *options);
   WorkerConfig& config = options->config;
+  addMlgoOptions(*command, config.settings);
   command
       ->add_option_function<double>(
           "--stuck-seconds",
           [&config](double s) {
             config.stuckTaskAfter = std::chrono::milliseconds(long(s * 1000));
           },
-          "replace a compile thread busy this long (a step that ignores cancellation); "
-          "default: the deadline plus 5 s")
+          "replace a compile thread busy this long (a step that ignores cancellation), at "
+          "most --slots of them still running at once; default: the longest deadline plus 5 s")
       ->check(CLI::Range(0.05, 86400.0));
   command->callback([options] {
     SessionTypeRegistry types;
@@ -189,13 +191,10 @@ void addLocalCommand(CLI::App& app) {
       ->check(metricsListenValidator());
   command->add_option("--slots", options->worker.slots, "slots per worker")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
-  command
-      ->add_option_function<std::uint64_t>(
-          "--compile-memory-mb",
-          [options](std::uint64_t mb) { options->worker.limits.compileMemoryBytes = mb << 20; },
-          "address-space limit of each compile process (see `kiln worker --help`); 0 = none")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 24));
+      ->check(CLI::Range(1u, kMaxSlots));
+  addCompileMemoryOption(*command, options->worker.limits.compileMemoryBytes);
+  addMlgoOptions(*command, options->worker.settings);
+  addFaultInjectionOption(*command, options->worker.settings);
   auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();
   addKeyFileOption(*command, keyFiles->first);
   addAuthorizedKeysOption(*command, keyFiles->second);

@@ -44,6 +44,9 @@ class LocalCluster {
   // 0 where metrics are off; workers in the order of workerEndpoints().
   int coordinatorMetricsPort() const { return coordinator_->metricsPort(); }
   std::vector<int> workerMetricsPorts() const;
+  // The session types and contexts of worker `index` (as workerEndpoints()),
+  // for whoever runs the cluster in process (its operator, e.g. a test).
+  SessionTypeRegistry& sessionTypes(std::size_t index) { return *workers_.at(index).types; }
   // Waits until every worker has registered (or the timeout passes).
   Status waitUntilReady(Duration timeout);
   void stop();

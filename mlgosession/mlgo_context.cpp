@@ -1,5 +1,7 @@
 // Parameters arrive on the worker's network thread while sessions run on the
 // task pool, so the configuration is copied under a lock and never shared.
+// It starts as the operator's (ServiceContext::settings()), which also bounds
+// what a client's parameter may set.
 #include "mlgosession/mlgo_context.h"
 
 #include <fmt/format.h>
@@ -11,44 +13,63 @@ namespace kiln::mlgosession {
 
 namespace {
 
-constexpr std::int64_t kMaxTimeoutMs = 3'600'000;
-
-Result<std::chrono::milliseconds> parseTimeout(const std::string& key, const std::string& value) {
+Result<std::chrono::milliseconds> parseTimeout(const std::string& key, const std::string& value,
+                                               std::chrono::milliseconds ceiling,
+                                               std::string_view setBy) {
   std::int64_t ms = 0;
   auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
-  if (error != std::errc() || end != value.data() + value.size() || ms < 1 || ms > kMaxTimeoutMs) {
+  if (error != std::errc() || end != value.data() + value.size() || ms < 1 ||
+      ms > kMaxCompilerTimeoutMs) {
     return invalidArgument(
         fmt::format("{} must be a whole number of milliseconds in [1, {}], got '{}'", key,
-                    kMaxTimeoutMs, value));
+                    kMaxCompilerTimeoutMs, value));
+  }
+  if (ms > ceiling.count()) {
+    return aboveCeiling(key, static_cast<std::uint64_t>(ms),
+                        static_cast<std::uint64_t>(ceiling.count()), "ms", setBy);
   }
   return std::chrono::milliseconds(ms);
 }
 
-Status checkProgram(const std::string& key, const std::string& value) {
-  if (value.empty() || value.size() > 4096 || value.find('\0') != std::string::npos) {
-    return invalidArgument(key + " must name a program (a non-empty path or PATH name)");
-  }
-  return okStatus();
-}
-
 }  // namespace
 
-Result<std::string> applyConfigParameter(MlgoConfig& config, const std::string& key,
-                                         const std::string& value) {
-  if (key == "mlgo.opt" || key == "mlgo.llc") {
-    KILN_RETURN_IF_ERROR(checkProgram(key, value));
-    (key == "mlgo.opt" ? config.opt : config.llc) = value;
-    return value;
+MlgoConfig operatorConfig(const OperatorSettings& settings, std::uint64_t compileMemoryBytes) {
+  MlgoConfig config;
+  config.opt = settings.mlgoOpt;
+  config.llc = settings.mlgoLlc;
+  config.decisionTimeout = settings.mlgoDecisionTimeout;
+  config.compileTimeout = settings.mlgoCompileTimeout;
+  // The worker's --compile-memory-mb bounds every compiler child of these types.
+  config.memoryLimitBytes =
+      compileMemoryBytes == 0 ? std::nullopt : std::optional<std::uint64_t>(compileMemoryBytes);
+  return config;
+}
+
+Result<std::string> applyConfigParameter(MlgoConfig& config, const MlgoConfig& ceiling,
+                                         const std::string& key, const std::string& value) {
+  // A client that could name the program would run code of its choice on the host.
+  if (key == "mlgo.opt") return operatorOnly(key, "--mlgo-opt PATH");
+  if (key == "mlgo.llc") return operatorOnly(key, "--mlgo-llc PATH");
+  if (key == "mlgo.decision_timeout_ms") {
+    KILN_ASSIGN_OR_RETURN(config.decisionTimeout,
+                          parseTimeout(key, value, ceiling.decisionTimeout,
+                                       "the operator's --mlgo-decision-timeout-ms"));
+    return std::to_string(config.decisionTimeout.count());
   }
-  if (key == "mlgo.decision_timeout_ms" || key == "mlgo.compile_timeout_ms") {
-    KILN_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, parseTimeout(key, value));
-    (key == "mlgo.decision_timeout_ms" ? config.decisionTimeout : config.compileTimeout) = timeout;
-    return std::to_string(timeout.count());
+  if (key == "mlgo.compile_timeout_ms") {
+    KILN_ASSIGN_OR_RETURN(config.compileTimeout,
+                          parseTimeout(key, value, ceiling.compileTimeout,
+                                       "the operator's --mlgo-compile-timeout-ms"));
+    return std::to_string(config.compileTimeout.count());
   }
   return notFound("unknown worker parameter '" + key +
-                  "' (mlgo knows mlgo.opt, mlgo.llc, mlgo.decision_timeout_ms, "
-                  "mlgo.compile_timeout_ms)");
+                  "' (mlgo knows mlgo.decision_timeout_ms, mlgo.compile_timeout_ms)");
 }
+
+MlgoContext::MlgoContext(ContextResources& resources)
+    : ServiceContext(resources),
+      config_(operatorConfig(settings(), compileMemoryBytes())),
+      ceiling_(config_) {}
 
 Status MlgoContext::init() {
   datasets::DatasetConfig datasetConfig;
@@ -57,13 +78,6 @@ Status MlgoContext::init() {
   KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
                         datasets::DatasetRegistry::create(std::move(datasetConfig)));
   datasets_.emplace(std::move(registry));
-  std::lock_guard lock(mutex_);
-  // The worker's --compile-memory-mb bounds every compiler child of these types.
-  if (compileMemoryBytes() == 0) {
-    config_.memoryLimitBytes.reset();
-  } else {
-    config_.memoryLimitBytes = compileMemoryBytes();
-  }
   return okStatus();
 }
 
@@ -79,10 +93,8 @@ Result<std::string> MlgoContext::handleParameter(const std::string& key, const s
   if (!key.starts_with("mlgo.")) return ServiceContext::handleParameter(key, value);
   std::lock_guard lock(mutex_);
   MlgoConfig updated = config_;
-  KILN_ASSIGN_OR_RETURN(std::string reply, applyConfigParameter(updated, key, value));
+  KILN_ASSIGN_OR_RETURN(std::string reply, applyConfigParameter(updated, ceiling_, key, value));
   config_ = std::move(updated);
-  // Another compiler may size the same benchmark differently.
-  if (key == "mlgo.opt" || key == "mlgo.llc") defaultSizes_.clear();
   return reply;
 }
 
@@ -94,6 +106,8 @@ MlgoConfig MlgoContext::config() const {
 void MlgoContext::setConfig(MlgoConfig config) {
   std::lock_guard lock(mutex_);
   config_ = std::move(config);
+  ceiling_ = config_;
+  // Another compiler may size the same benchmark differently.
   defaultSizes_.clear();
 }
 

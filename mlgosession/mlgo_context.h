@@ -1,7 +1,8 @@
 // The per-process context of kiln's MLGO session types (mlgo-inline,
-// mlgo-regalloc, mlgo-compile): compiler paths and time limits (set with
-// worker parameters "mlgo.*"), benchmark resolution through the datasets
-// registry, and the default-policy native size cached per benchmark.
+// mlgo-regalloc, mlgo-compile): compiler programs and time limits (the
+// operator's flags; clients may lower the time limits with worker
+// parameters "mlgo.*"), benchmark resolution through the datasets registry,
+// and the default-policy native size cached per benchmark.
 #pragma once
 
 #include <chrono>
@@ -28,16 +29,21 @@ struct MlgoConfig {
   std::optional<std::uint64_t> memoryLimitBytes = std::uint64_t{4} << 30;
 };
 
-// Applies one "mlgo.*" parameter to `config` and returns the reply: keys
-// mlgo.opt, mlgo.llc (program names or paths), mlgo.decision_timeout_ms,
-// mlgo.compile_timeout_ms (1 .. 3,600,000). not-found for other keys,
-// invalid-argument for bad values (config unchanged).
-Result<std::string> applyConfigParameter(MlgoConfig& config, const std::string& key,
-                                         const std::string& value);
+// The configuration the operator's settings and --compile-memory-mb give.
+MlgoConfig operatorConfig(const OperatorSettings& settings, std::uint64_t compileMemoryBytes);
+
+// Applies one "mlgo.*" parameter from a client to `config` and returns the
+// reply. mlgo.decision_timeout_ms and mlgo.compile_timeout_ms (whole
+// milliseconds) may only lower the operator's `ceiling`; mlgo.opt and
+// mlgo.llc name programs, which only the operator chooses (--mlgo-opt,
+// --mlgo-llc). not-found for other keys, invalid-argument for bad values,
+// permission-denied for the operator's; the config is unchanged on error.
+Result<std::string> applyConfigParameter(MlgoConfig& config, const MlgoConfig& ceiling,
+                                         const std::string& key, const std::string& value);
 
 class MlgoContext : public ServiceContext {
  public:
-  explicit MlgoContext(ContextResources& resources) : ServiceContext(resources) {}
+  explicit MlgoContext(ContextResources& resources);
 
   Status init() override;
   // benchmark:// and generator:// URIs through the datasets registry; others as ServiceContext.
@@ -48,6 +54,8 @@ class MlgoContext : public ServiceContext {
 
   // A copy: sessions keep the configuration they started with.
   MlgoConfig config() const;
+  // In process only (the operator, e.g. a test harness): replaces the
+  // configuration and the ceilings of the clients' parameters alike.
   void setConfig(MlgoConfig config);
 
   // The default policy's native size for (kind, benchmark) if computed before.
@@ -59,6 +67,7 @@ class MlgoContext : public ServiceContext {
  private:
   mutable std::mutex mutex_;  // the network thread sets parameters while sessions read
   MlgoConfig config_;
+  MlgoConfig ceiling_;  // the operator's: clients may only lower the time limits
   std::map<std::string, std::int64_t> defaultSizes_;
   std::optional<datasets::DatasetRegistry> datasets_;
 };

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <llvm/Support/JSON.h>
 
+#include <algorithm>
+
 namespace kiln::mlgosession {
 
 namespace {
@@ -108,6 +110,18 @@ Dependencies Dependencies::overriddenBy(const Dependencies& overrides) const {
   return merged;
 }
 
+Dependencies Dependencies::narrowedBy(Dependency dependency, Provider narrow) const {
+  Dependencies narrowed = *this;
+  auto found = providers_.find(dependency);
+  Provider ours = found == providers_.end() ? Provider() : found->second;
+  narrowed.providers_[dependency] = [ours = std::move(ours),
+                                     narrow = std::move(narrow)](Resolved& r) -> Status {
+    if (ours) KILN_RETURN_IF_ERROR(ours(r));
+    return narrow(r);
+  };
+  return narrowed;
+}
+
 Result<Resolved> Dependencies::resolve(const std::vector<Dependency>& needs) const {
   Resolved resolved;
   for (Dependency dependency : needs) {
@@ -203,23 +217,24 @@ Result<JobOutputs> runJob(JobSpec& spec, const Dependencies& dependencies) {
   if (timing.clock == nullptr) return invalidArgument("the clock dependency resolved to nothing");
   const Clock& clock = *timing.clock;
   TimePoint start = clock.now();
-  // The job's own limits are the innermost override: they bind last.
-  Dependencies jobOverrides;
+  // The job's own limits bind last, and only where they are tighter: a
+  // client may shorten the operator's deadline or lower its memory limit
+  // (none = no limit), never extend either.
+  Dependencies bound = dependencies;
   if (spec.timeout) {
     TimePoint deadline = start + *spec.timeout;
-    jobOverrides.provide(Dependency::kDeadline, [deadline](Resolved& r) {
-      r.deadline = deadline;
+    bound = bound.narrowedBy(Dependency::kDeadline, [deadline](Resolved& r) {
+      r.deadline = r.deadline ? std::min(*r.deadline, deadline) : deadline;
       return okStatus();
     });
   }
   if (spec.memoryLimitBytes) {
     std::uint64_t limit = *spec.memoryLimitBytes;
-    jobOverrides.provide(Dependency::kLimits, [limit](Resolved& r) {
-      r.memoryLimitBytes = limit;
+    bound = bound.narrowedBy(Dependency::kLimits, [limit](Resolved& r) {
+      r.memoryLimitBytes = r.memoryLimitBytes ? std::min(*r.memoryLimitBytes, limit) : limit;
       return okStatus();
     });
   }
-  Dependencies bound = dependencies.overriddenBy(jobOverrides);
 
   JobOutputs outputs;
   std::filesystem::path current;

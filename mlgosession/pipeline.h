@@ -56,6 +56,9 @@ class Dependencies {
   void provide(Dependency dependency, Provider provider);
   // A copy in which every provider of `overrides` replaces ours.
   Dependencies overriddenBy(const Dependencies& overrides) const;
+  // A copy in which `dependency` is resolved by our provider (if any), then
+  // by `narrow`, which may only tighten what ours gave (a job's limits).
+  Dependencies narrowedBy(Dependency dependency, Provider narrow) const;
   // Runs the providers of `needs` in order; not-found names a missing one.
   Result<Resolved> resolve(const std::vector<Dependency>& needs) const;
 
@@ -115,8 +118,10 @@ struct JobSpec {
 //   "memory_limit_mb":2048}. invalid-argument naming the bad field.
 Result<JobSpec> parseJobSpec(std::string_view json);
 
-// Runs every step; the job's timeout and memory limit override kDeadline and
-// kLimits. A failing step stops the job; its error names the step.
+// Runs every step. The job's timeout and memory limit are a client's: they
+// may only lower kDeadline and kLimits as the providers (the operator's
+// settings) give them, never raise them. A failing step stops the job; its
+// error names the step.
 Result<JobOutputs> runJob(JobSpec& spec, const Dependencies& dependencies);
 
 // The training log of `outputs` in LLVM's format: header line, context line,

@@ -288,8 +288,8 @@ void IsolatingFrontend::forward(Child& child, const std::string& routingId,
   Flight& flight = out.flight;
   flight.routingId = routingId;
   flight.requestId = envelope.getRequestId();
-  Duration timeout = envelope.getTimeoutMs() != 0 ? Duration(milliseconds(envelope.getTimeoutMs()))
-                                                  : parts_.limits.defaultDeadline;
+  // As long as the child's SessionHost gives it (never past the longest).
+  Duration timeout = requestTimeout(parts_.limits, envelope.getTimeoutMs());
   child.longestTimeout = std::max(child.longestTimeout, timeout);
   flight.deadline = parts_.clock.now() + timeout;
   // Name the request by everything its session was sent so far (see
@@ -562,7 +562,7 @@ void IsolatingFrontend::checkHangs(Child& child, TimePoint now) {
   // A task that ignored cancel() keeps its slot token forever: past every
   // deadline the child has been given, the only cure is a new process.
   Duration limit = (child.longestTimeout > Duration::zero() ? child.longestTimeout
-                                                            : parts_.limits.defaultDeadline) +
+                                                            : longestDeadline(parts_.limits)) +
                    kHangGrace;
   if (why.empty() && !child.tokens.empty() && now - child.tokens.front() > limit) {
     why = fmt::format("a slot token is held for {:.1f} s",

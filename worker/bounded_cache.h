@@ -52,6 +52,10 @@ class CacheControls {
   virtual std::uint64_t sizeInBytes() const = 0;
   virtual std::size_t maxSize() const = 0;
   virtual std::uint64_t maxSizeInBytes() const = 0;
+  // The bounds the cache was built with: the operator's, which a client's
+  // parameter may lower but never raise (worker/cache_parameters.h).
+  virtual std::size_t operatorMaxSize() const = 0;
+  virtual std::uint64_t operatorMaxSizeInBytes() const = 0;
   // Changing a bound evicts down to it if needed.
   virtual void setMaxSize(std::size_t entries) = 0;
   virtual void setMaxSizeInBytes(std::uint64_t bytes) = 0;
@@ -71,6 +75,8 @@ class BoundedCache : public CacheControls {
         boundsEntries_(maxSize.has_value()),
         maxSize_(maxSize.value_or(std::numeric_limits<std::size_t>::max())),
         maxSizeInBytes_(maxSizeInBytes),
+        operatorMaxSize_(maxSize_),
+        operatorMaxSizeInBytes_(maxSizeInBytes),
         random_(randomSeed) {}
 
   // The entry of `key`, refreshing its recency; nullptr on a miss.
@@ -146,6 +152,8 @@ class BoundedCache : public CacheControls {
     std::lock_guard lock(mutex_);
     return maxSizeInBytes_;
   }
+  std::size_t operatorMaxSize() const override { return operatorMaxSize_; }
+  std::uint64_t operatorMaxSizeInBytes() const override { return operatorMaxSizeInBytes_; }
   void setMaxSize(std::size_t entries) override {
     std::lock_guard lock(mutex_);
     maxSize_ = entries;
@@ -191,6 +199,8 @@ class BoundedCache : public CacheControls {
   const bool boundsEntries_;
   std::size_t maxSize_;
   std::uint64_t maxSizeInBytes_;
+  const std::size_t operatorMaxSize_;
+  const std::uint64_t operatorMaxSizeInBytes_;
   std::uint64_t sizeInBytes_ = 0;
   Order order_;
   std::unordered_map<std::string, typename Order::iterator> index_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/parameter_value.h"
+#include "worker/operator_settings.h"
 
 namespace kiln {
 
@@ -14,7 +15,8 @@ constexpr std::string_view kEntryCount = "an entry count (unsigned integer)";
 }  // namespace
 
 Result<std::string> handleCacheParameter(CacheControls& cache, std::string_view prefix,
-                                         const std::string& key, const std::string& value) {
+                                         const std::string& key, const std::string& value,
+                                         std::string_view boundSetBy) {
   if (!key.starts_with(prefix)) {
     return notFound(fmt::format("unknown worker parameter '{}' (known: {}*)", key, prefix));
   }
@@ -32,11 +34,17 @@ Result<std::string> handleCacheParameter(CacheControls& cache, std::string_view 
   }
   if (entries && name == "set_max_size") {
     KILN_ASSIGN_OR_RETURN(std::uint64_t count, parseUnsignedParameter(key, value, kEntryCount));
+    if (count > cache.operatorMaxSize()) {
+      return aboveCeiling(key, count, cache.operatorMaxSize(), "entries", boundSetBy);
+    }
     cache.setMaxSize(static_cast<std::size_t>(count));
     return std::to_string(cache.maxSize());
   }
   if (name == "set_max_size_in_bytes") {
     KILN_ASSIGN_OR_RETURN(std::uint64_t bytes, parseUnsignedParameter(key, value, kByteCount));
+    if (bytes > cache.operatorMaxSizeInBytes()) {
+      return aboveCeiling(key, bytes, cache.operatorMaxSizeInBytes(), "bytes", boundSetBy);
+    }
     cache.setMaxSizeInBytes(bytes);
     return std::to_string(cache.maxSizeInBytes());
   }
@@ -53,7 +61,8 @@ Result<std::string> handleCacheParameter(CacheControls& cache, std::string_view 
 
 Result<std::string> handleCacheParameter(BenchmarkCache& cache, const std::string& key,
                                          const std::string& value) {
-  return handleCacheParameter(cache.controls(), kCacheParameterPrefix, key, value);
+  return handleCacheParameter(cache.controls(), kCacheParameterPrefix, key, value,
+                              "the operator's --cache-bytes");
 }
 
 }  // namespace kiln

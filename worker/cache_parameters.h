@@ -18,10 +18,14 @@ namespace kiln {
 inline constexpr std::string_view kCacheParameterPrefix = "service.benchmark_cache.";
 
 // Setters reply with the new bound (evict_to_capacity: the bytes now held).
+// They come from clients, so they may lower a bound, or raise it back, but
+// never above the one the cache was built with (the operator's, named by
+// `boundSetBy`, e.g. "the operator's --cache-bytes"): permission denied.
 // notFound for keys outside `prefix`, so other handlers get their turn, and
 // for unknown keys inside it, listing the known ones.
 Result<std::string> handleCacheParameter(CacheControls& cache, std::string_view prefix,
-                                         const std::string& key, const std::string& value);
+                                         const std::string& key, const std::string& value,
+                                         std::string_view boundSetBy = "the worker at start-up");
 
 // The benchmark cache's, under kCacheParameterPrefix.
 Result<std::string> handleCacheParameter(BenchmarkCache& cache, const std::string& key,

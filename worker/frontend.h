@@ -60,6 +60,8 @@ class PoolExecutor final : public Executor {
   explicit PoolExecutor(TaskPool& pool) : pool_(pool) {}
   void post(const std::string& key, UniqueTask task) override { pool_.post(key, std::move(task)); }
   bool idle() const override { return pool_.idle(); }
+  std::string stuckNote() const override { return describeStuck(pool_); }
+  bool acceptsWork() const override { return pool_.heldByStuck() < pool_.threads(); }
 
  private:
   TaskPool& pool_;

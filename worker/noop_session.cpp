@@ -44,6 +44,7 @@ std::vector<Space> NoopSession::observationSpaces() const {
 
 Result<std::string> NoopContext::handleParameter(const std::string& key, const std::string& value) {
   if (key != "noop.skew_next_starts") return ServiceContext::handleParameter(key, value);
+  KILN_RETURN_IF_ERROR(checkFaultInjection(settings(), key));
   char* end = nullptr;
   const long count = std::strtol(value.c_str(), &end, 10);
   if (value.empty() || *end != '\0' || count < 0 || count > 1000) {
@@ -149,6 +150,10 @@ Result<std::string> NoopSession::handleParameter(const std::string& key, const s
     }
     busyMicros_ = micros;
     return std::to_string(busyMicros_);
+  }
+  if (key == "noop.crash_on_step" || key == "noop.hang_on_step") {
+    // They take down or stall the process: the operator's call, not a client's.
+    KILN_RETURN_IF_ERROR(checkFaultInjection(context_.settings(), key));
   }
   if (key == "noop.crash_on_step") {
     if (value == "segv") {

@@ -17,7 +17,8 @@ class NoopContext final : public ServiceContext {
   using ServiceContext::ServiceContext;
   // "noop.skew_next_starts" = N (worker parameter): the next N sessions
   // started in this process begin with Sum 1 instead of 0, as a compiler
-  // that is not deterministic would, so a replay here diverges.
+  // that is not deterministic would, so a replay here diverges. Permission
+  // denied unless the operator allowed fault injection.
   Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
   // True (and one fewer left) if the session starting now is skewed.
   bool takeSkew();
@@ -52,7 +53,11 @@ class NoopSession final : public CompilationSession {
 
   // What the next step does besides its action (fault tests; session
   // parameters, so that a replay reproduces them): raise a signal that kills
-  // the process, or never return (until cancel(), or at all).
+  // the process, or never return (until cancel(), or at all). The parameters
+  // noop.crash_on_step and noop.hang_on_step answer permission denied unless
+  // the operator allowed fault injection (--enable-fault-injection);
+  // noop.busy_us (at most 10 s of CPU per action, stopped by cancel()) is
+  // load, not a fault, and is always allowed.
   enum class Fault { kNone, kSegv, kAbort, kHangUntilCancelled, kHangForever };
 
  private:

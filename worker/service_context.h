@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "worker/benchmark_cache.h"
 #include "worker/compilation_session.h"
+#include "worker/operator_settings.h"
 
 namespace kiln {
 
@@ -31,6 +32,8 @@ struct ContextResources {
   std::uint64_t compileMemoryBytes = 0;
   // Where files a client names may be read (--allow-files); empty = nowhere.
   FileAccess files;
+  // The operator's flags for the contexts (programs, ceilings, fault hooks).
+  OperatorSettings settings;
 };
 
 class ServiceContext {
@@ -77,6 +80,7 @@ class ServiceContext {
   // permission-denied outside them, not-found for a missing file inside.
   Result<std::shared_ptr<const std::string>> readClientFile(
       const std::filesystem::path& path) const;
+  const OperatorSettings& settings() const { return resources_.settings; }
 
   // A new private directory under the working directory (e.g. for a child
   // compiler's pipes), `<prefix>-<pid>-XXXXXX`; the caller removes it when

@@ -21,12 +21,23 @@ struct SessionHost::Ticket {
   bool answered = false;            // a timeout was already sent
   bool creates = false;             // a start or fork: counts against maxSessions meanwhile
   ClientId creator;                 // whose per-client count it reserved
+  bool shortened = false;           // it asked for more than longestDeadline()
 };
 
 struct SessionHost::Split {
   SplitStep step;
   std::chrono::steady_clock::time_point started;
 };
+
+Duration longestDeadline(const HostLimits& limits) {
+  return limits.maxDeadline > Duration::zero() ? limits.maxDeadline : limits.defaultDeadline;
+}
+
+Duration requestTimeout(const HostLimits& limits, std::uint32_t timeoutMs) {
+  const Duration asked =
+      timeoutMs != 0 ? Duration(milliseconds(timeoutMs)) : limits.defaultDeadline;
+  return std::min(asked, longestDeadline(limits));
+}
 
 SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache, HostLimits limits,
                          const Clock& clock, Executor& executor, ReplySink& replies,
@@ -209,8 +220,9 @@ std::uint64_t SessionHost::openTicket(const std::string& routingId, std::uint64_
   auto ticket = std::make_unique<Ticket>();
   ticket->routingId = routingId;
   ticket->requestId = requestId;
-  ticket->deadline =
-      clock_.now() + (timeoutMs != 0 ? Duration(milliseconds(timeoutMs)) : limits_.defaultDeadline);
+  const Duration timeout = requestTimeout(limits_, timeoutMs);
+  ticket->deadline = clock_.now() + timeout;
+  ticket->shortened = timeoutMs != 0 && Duration(milliseconds(timeoutMs)) > timeout;
   ticket->record = record;
   std::uint64_t id = nextTicket_++;
   inflight_.emplace(id, std::move(ticket));
@@ -235,6 +247,7 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   }
   ClientId owner = clientIdOf(envelope.getClientSecret());
   if (!owner.valid()) return reply(routingId, requestId, anonymousClient());
+  if (!executor_.acceptsWork()) return reply(routingId, requestId, refusedWhileStuck());
   SessionId id{ids_.next()};
   // Every field is read before anything is reserved: a malformed one throws,
   // and a throw after the reservation would hold a slot forever (fuzzing).
@@ -302,6 +315,9 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   }
   auto envelope = message.envelope();
   auto request = envelope.getRequest();
+  if (!executor_.acceptsWork()) {
+    return reply(routingId, envelope.getRequestId(), refusedWhileStuck());
+  }
   // A fork reserves its place when it runs, not while it waits on the strand.
   if (request.isFork()) {
     if (Status reserved = reserveFor(record.owner); !reserved.ok()) {
@@ -560,8 +576,7 @@ void SessionHost::tick() {
           logfields::sessionAndExperiment(ticket->record->id.value, ticket->record->experiment),
           ticket->requestId);
     }
-    reply(ticket->routingId, ticket->requestId,
-          timeoutError("the request overran its deadline; its session is ended"));
+    reply(ticket->routingId, ticket->requestId, overran(*ticket));
     if (ticket->record != nullptr && ticket->record->session) ticket->record->session->cancel();
   }
   if (now < nextLeaseSweep_) return;
@@ -574,6 +589,23 @@ void SessionHost::tick() {
       ++it;
     }
   }
+}
+
+Status SessionHost::overran(const Ticket& ticket) const {
+  std::string message = "the request overran its deadline; its session is ended";
+  if (ticket.shortened) {
+    message += fmt::format(
+        " (it asked for longer than this worker's longest deadline, {} ms, and was given that: "
+        "the operator sets it with --max-deadline-seconds)",
+        toMillis(longestDeadline(limits_)));
+  }
+  if (std::string stuck = executor_.stuckNote(); !stuck.empty()) message += "; " + stuck;
+  return timeoutError(std::move(message));
+}
+
+Status SessionHost::refusedWhileStuck() const {
+  return overloaded(executor_.stuckNote() +
+                    "; this worker takes no new work meanwhile: retry on another worker");
 }
 
 void SessionHost::clear() {

@@ -41,6 +41,9 @@ struct HostLimits {
   // One client cannot take a whole worker from the others.
   std::uint32_t maxSessionsPerClient = 10000;
   Duration defaultDeadline = std::chrono::seconds(300);
+  // The longest deadline a request may ask for (Envelope.timeoutMs): a
+  // longer one is shortened to it. Zero = defaultDeadline.
+  Duration maxDeadline{};
   Duration leaseTimeout = std::chrono::seconds(30);  // a silent client's sessions end after this
   std::uint64_t maxBenchmarkBytes = 64u << 20;
   // Address space (RLIMIT_AS) of each compile process: the compilers that
@@ -60,6 +63,12 @@ struct HostLimits {
   // frontend already hands these to each SessionHost it creates.
   SessionObserver* observer = nullptr;
 };
+
+// The longest deadline a request gets on a host with `limits`.
+Duration longestDeadline(const HostLimits& limits);
+// How long a request that asked for `timeoutMs` (0 = nothing) may run: the
+// default deadline when it asked nothing, and never past longestDeadline().
+Duration requestTimeout(const HostLimits& limits, std::uint32_t timeoutMs);
 
 struct HostLoad {
   std::uint32_t liveSessions = 0;
@@ -82,6 +91,11 @@ class Executor {
   virtual void post(const std::string& key, UniqueTask task) = 0;
   // No task runs or waits: a cheap step may run on the caller instead.
   virtual bool idle() const { return false; }
+  // Why work may wait behind tasks that ignore cancellation (see
+  // TaskPool::replaceStuck); empty while none holds a thread.
+  virtual std::string stuckNote() const { return {}; }
+  // False while every thread is held by such a task: new work would never run.
+  virtual bool acceptsWork() const { return true; }
 };
 
 // The result of a task, applied by the loop thread.
@@ -180,6 +194,10 @@ class SessionHost {
   std::size_t retireWhere(Predicate matches);
   void erase(SessionRecord& record);
   void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
+  // The timeout answer of a request past its deadline.
+  Status overran(const Ticket& ticket) const;
+  // The answer to new work while every thread is held by a stuck task.
+  Status refusedWhileStuck() const;
 
   const SessionTypeRegistry& types_;
   BenchmarkCache& cache_;

@@ -1,8 +1,14 @@
 #include "worker/task_pool.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 namespace kiln {
 
-TaskPool::TaskPool(unsigned threads, std::unique_ptr<TaskQueue> queue) : queue_(std::move(queue)) {
+TaskPool::TaskPool(unsigned threads, std::unique_ptr<TaskQueue> queue, unsigned maxWrittenOff)
+    : queue_(std::move(queue)),
+      maxWrittenOff_(maxWrittenOff != 0 ? maxWrittenOff : std::max(threads, 1u)) {
   if (threads == 0) threads = 1;
   std::lock_guard lock(mutex_);
   threads_.reserve(threads);
@@ -17,13 +23,15 @@ TaskPool::~TaskPool() {
   wake_.notify_all();
   std::unique_lock lock(mutex_);  // `exited` is written under it; joins must not hold it
   for (auto& worker : threads_) {
-    if (!worker->writtenOff || worker->exited) {
+    // Written off, or kept past the threshold only by the cap, and still in
+    // its task: a task that never returns would hang the shutdown forever;
+    // the process is ending, so let the thread go.
+    const bool stuck = (worker->writtenOff && !worker->exited) || (worker->overdue && worker->busy);
+    if (!stuck) {
       lock.unlock();
       worker->thread.join();
       lock.lock();
     } else if (worker->thread.joinable()) {
-      // Still stuck in a task that never returns: waiting would hang the
-      // shutdown forever; the process is ending, so let the thread go.
       worker->thread.detach();
     }
   }
@@ -78,22 +86,39 @@ unsigned TaskPool::stuck() const {
   return stuck;
 }
 
-unsigned TaskPool::replaceStuck(Duration stuckAfter) {
+unsigned TaskPool::heldByStuck() const {
+  std::lock_guard lock(mutex_);
+  return held_;
+}
+
+StuckThreads TaskPool::replaceStuck(Duration stuckAfter) {
   std::unique_lock lock(mutex_);
-  if (stopping_) return 0;
+  StuckThreads result;
+  if (stopping_) return result;
   auto now = std::chrono::steady_clock::now();
-  unsigned replaced = 0;
+  unsigned writtenOff = 0;
+  for (const auto& worker : threads_) writtenOff += worker->writtenOff && !worker->exited ? 1 : 0;
   std::size_t count = threads_.size();
   for (std::size_t i = 0; i < count; ++i) {
     Worker& worker = *threads_[i];
+    worker.overdue = false;
     if (!worker.busy || worker.writtenOff || now - worker.started < stuckAfter) continue;
+    if (writtenOff >= maxWrittenOff_) {
+      // Another thread would be one more that may never end: the slot stays
+      // lost until a stuck task returns (or the worker is restarted).
+      worker.overdue = true;
+      ++result.held;
+      continue;
+    }
     // Its slot is no longer counted as busy: the replacement serves it.
     worker.writtenOff = true;
+    ++writtenOff;
     --busy_;
     if (--busyByKey_[worker.key] == 0) busyByKey_.erase(worker.key);
     startThread();
-    ++replaced;
+    ++result.replaced;
   }
+  held_ = result.held;
   // Reap written-off threads that did finish, so the table stays bounded.
   std::vector<std::thread> finished;
   std::erase_if(threads_, [&](const std::unique_ptr<Worker>& worker) {
@@ -103,7 +128,7 @@ unsigned TaskPool::replaceStuck(Duration stuckAfter) {
   });
   lock.unlock();
   for (auto& thread : finished) thread.join();
-  return replaced;
+  return result;
 }
 
 void TaskPool::run(Worker* self) {
@@ -132,6 +157,17 @@ void TaskPool::run(Worker* self) {
     if (--busyByKey_[next.key] == 0) busyByKey_.erase(next.key);
   }
   self->exited = true;
+}
+
+std::string describeStuck(const TaskPool& pool) {
+  const unsigned held = pool.heldByStuck();
+  if (held == 0) return {};
+  return fmt::format(
+      "{} of this worker's {} compile threads are stuck in steps that ignore cancellation, and "
+      "the {} stuck threads it already replaced still run (the most it replaces, its slot "
+      "count): work waits for the other threads until a stuck step returns or the worker is "
+      "restarted",
+      held, pool.threads(), pool.stuck());
 }
 
 }  // namespace kiln

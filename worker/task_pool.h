@@ -54,9 +54,20 @@ class FifoTaskQueue final : public TaskQueue {
   std::deque<QueuedTask> tasks_;
 };
 
+// What one TaskPool::replaceStuck() did.
+struct StuckThreads {
+  unsigned replaced = 0;  // written off now, each replaced by a new thread
+  // Threads past the threshold that keep their slot because the pool
+  // already has its maximum of written-off threads still running.
+  unsigned held = 0;
+};
+
 class TaskPool {
  public:
-  TaskPool(unsigned threads, std::unique_ptr<TaskQueue> queue = std::make_unique<FifoTaskQueue>());
+  // `maxWrittenOff`: how many written-off threads (see replaceStuck()) may
+  // still run at once; 0 = as many as `threads`.
+  TaskPool(unsigned threads, std::unique_ptr<TaskQueue> queue = std::make_unique<FifoTaskQueue>(),
+           unsigned maxWrittenOff = 0);
   ~TaskPool();  // finishes queued tasks, then joins
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
@@ -74,10 +85,15 @@ class TaskPool {
   // A thread whose task has run longer than `stuckAfter` is presumed stuck
   // (a compiler that ignores cancel()): it is written off and a new thread
   // takes its slot, so the pool keeps its size. A written-off thread that
-  // does finish exits instead of taking more work. Returns threads replaced.
-  unsigned replaceStuck(Duration stuckAfter);
+  // does finish exits instead of taking more work. Threads must not grow
+  // without bound: once maxWrittenOff() written-off threads still run, a
+  // stuck thread keeps its slot (counted in `held`) until one returns.
+  StuckThreads replaceStuck(Duration stuckAfter);
   // Threads written off by replaceStuck() whose task still runs.
   unsigned stuck() const;
+  unsigned maxWrittenOff() const { return maxWrittenOff_; }
+  // `held` of the last replaceStuck(): slots lost to stuck tasks for now.
+  unsigned heldByStuck() const;
   unsigned threads() const;
   unsigned busy() const;
   std::size_t queued() const;
@@ -92,6 +108,7 @@ class TaskPool {
     std::string key;
     bool busy = false;
     bool writtenOff = false;
+    bool overdue = false;  // past the threshold, not written off: the cap was reached
     bool exited = false;
   };
   void run(Worker* self);
@@ -103,7 +120,13 @@ class TaskPool {
   unsigned busy_ = 0;
   std::map<std::string, unsigned> busyByKey_;
   bool stopping_ = false;
+  const unsigned maxWrittenOff_;
+  unsigned held_ = 0;
   std::vector<std::unique_ptr<Worker>> threads_;
 };
+
+// What a client whose work waits behind stuck threads is told (and the
+// log): empty while no slot is held by a stuck task.
+std::string describeStuck(const TaskPool& pool);
 
 }  // namespace kiln

@@ -10,6 +10,7 @@
 #include "common/listen_exposure.h"
 #include "common/signals.h"
 #include "metrics/listen_address.h"
+#include "worker/config_check.h"
 
 namespace kiln {
 
@@ -50,6 +51,42 @@ Result<std::optional<std::vector<std::filesystem::path>>> allowFilesFromFlags(
     return invalidArgument("--allow-files: the current directory is unknown: " + error.message());
   }
   return parseAllowFiles(values, current);
+void addCompileMemoryOption(CLI::App& app, std::uint64_t& bytes) {
+  app.add_option_function<std::uint64_t>(
+         "--compile-memory-mb", [&bytes](std::uint64_t mb) { bytes = mb << 20; },
+         "address-space limit (RLIMIT_AS) of each compile process: compiler children of the "
+         "mlgo types, and the children of `kiln nest --isolate`; 0 = none (default 4096); a job "
+         "spec's memory_limit_mb may only lower it")
+      ->check(CLI::Range(std::uint64_t{0}, kMaxCompileMemoryMb));
+}
+
+void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings) {
+  app.add_flag("--enable-fault-injection", settings.faultInjection,
+               "let clients use the noop type's test hooks that crash, hang or skew sessions "
+               "(noop.crash_on_step, noop.hang_on_step, noop.skew_next_starts): for fault tests "
+               "only; without it they answer permission denied");
+}
+
+void addMlgoOptions(CLI::App& app, OperatorSettings& settings) {
+  app.add_option("--mlgo-opt", settings.mlgoOpt,
+                 "the opt the mlgo-inline and mlgo-compile types run (a path, or a name looked up "
+                 "in PATH)")
+      ->capture_default_str();
+  app.add_option("--mlgo-llc", settings.mlgoLlc,
+                 "the llc the mlgo-regalloc type runs (a path, or a name looked up in PATH)")
+      ->capture_default_str();
+  app.add_option_function<std::int64_t>(
+         "--mlgo-decision-timeout-ms",
+         [&settings](std::int64_t ms) { settings.mlgoDecisionTimeout = milliseconds(ms); },
+         "the longest an mlgo compiler may take to open its channel or between two decisions "
+         "(default 30000); clients may lower it (mlgo.decision_timeout_ms), not raise it")
+      ->check(CLI::Range(std::int64_t{1}, kMaxCompilerTimeoutMs));
+  app.add_option_function<std::int64_t>(
+         "--mlgo-compile-timeout-ms",
+         [&settings](std::int64_t ms) { settings.mlgoCompileTimeout = milliseconds(ms); },
+         "the longest a whole non-interactive mlgo compile may take (default 120000); clients "
+         "may lower it (mlgo.compile_timeout_ms, a job's timeout_ms), not raise it")
+      ->check(CLI::Range(std::int64_t{1}, kMaxCompilerTimeoutMs));
 }
 
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
@@ -67,7 +104,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
       ->capture_default_str();
   app.add_option("--slots", c.slots, "sessions stepped in parallel (threads)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
+      ->check(CLI::Range(1u, kMaxSlots));
   app.add_option("--max-sessions-per-client", c.limits.maxSessionsPerClient,
                  "live sessions one client may hold on this worker")
       ->capture_default_str()
@@ -75,17 +112,17 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   app.add_option("--max-sessions", c.limits.maxSessions, "live sessions accepted")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000000u));
-  app.add_option("--cache-bytes", c.cacheBytes, "benchmark cache bound in bytes")
-      ->capture_default_str();
+  app.add_option("--cache-bytes", c.cacheBytes,
+                 "benchmark cache bound in bytes; clients may lower it, never raise it above this")
+      ->capture_default_str()
+      ->check(CLI::Range(kMinCacheBytes, kMaxCacheBytes));
   app.add_option("--max-benchmark-bytes", c.limits.maxBenchmarkBytes, "largest benchmark accepted")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, kMaxBenchmarkBytes));
   app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
-      ->capture_default_str();
-  app.add_option_function<std::uint64_t>(
-         "--compile-memory-mb", [&c](std::uint64_t mb) { c.limits.compileMemoryBytes = mb << 20; },
-         "address-space limit (RLIMIT_AS) of each compile process: compiler children of the "
-         "mlgo types, and the children of `kiln nest --isolate`; 0 = none (default 4096)")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 24));
+      ->capture_default_str()
+      ->check(CLI::Range(kMinMessageBytes, kMaxMessageBytes));
+  addCompileMemoryOption(app, c.limits.compileMemoryBytes);
   app.add_option_function<double>(
          "--lease-seconds",
          [&c](double s) { c.limits.leaseTimeout = std::chrono::milliseconds(long(s * 1000)); },
@@ -95,7 +132,13 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          "--deadline-seconds",
          [&c](double s) { c.limits.defaultDeadline = std::chrono::milliseconds(long(s * 1000)); },
          "deadline of a request that sets none (default 300)")
-      ->check(CLI::Range(0.01, 86400.0));
+      ->check(CLI::Range(0.01, kMaxDeadlineSeconds));
+  app.add_option_function<double>(
+         "--max-deadline-seconds",
+         [&c](double s) { c.limits.maxDeadline = std::chrono::milliseconds(long(s * 1000)); },
+         "the longest deadline a request may ask for: a longer one is shortened to this, and its "
+         "timeout says so (default: --deadline-seconds)")
+      ->check(CLI::Range(0.01, kMaxDeadlineSeconds));
   app.add_option_function<std::uint64_t>(
          "--inline-step-us",
          [&c](std::uint64_t us) { c.limits.inlineStepBudget = std::chrono::microseconds(us); },
@@ -112,6 +155,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          [&c](double s) { c.link.heartbeatInterval = std::chrono::milliseconds(long(s * 1000)); },
          "heartbeat interval with the coordinator (default 1)")
       ->check(CLI::Range(0.01, 60.0));
+  addFaultInjectionOption(app, c.settings);
   app.add_option("--work-dir", c.workingDirectoryBase,
                  "where the worker creates its private working directory (default: temp dir)");
   addAllowFilesOption(app, o.allowFiles);

@@ -26,6 +26,12 @@ CLI::Option* addAllowFilesOption(CLI::App& app, std::vector<std::string>& values
 // parseAllowFiles against the current directory.
 Result<std::optional<std::vector<std::filesystem::path>>> allowFilesFromFlags(
     const std::vector<std::string>& values);
+// --compile-memory-mb into `bytes` (worker, nest, local).
+void addCompileMemoryOption(CLI::App& app, std::uint64_t& bytes);
+// --enable-fault-injection (worker, nest, local and runWorker<...>() binaries).
+void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings);
+// --mlgo-opt, --mlgo-llc and the mlgo time limits (kiln worker, nest, local).
+void addMlgoOptions(CLI::App& app, OperatorSettings& settings);
 // Checks --metrics-listen values (ADDR:PORT) before anything starts.
 CLI::Validator metricsListenValidator();
 // Starts a worker with `types`, serves until SIGINT/SIGTERM; returns the exit code.

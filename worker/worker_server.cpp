@@ -11,6 +11,7 @@
 #include "common/local_transport.h"
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
+#include "worker/config_check.h"
 #include "worker/damaged_exit.h"
 #include "worker/reply_spin.h"
 
@@ -73,7 +74,7 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                                                            SessionTypeRegistry& types,
                                                            zmq::context_t& zmq, const Clock& clock,
                                                            Logger logger) {
-  if (config.slots == 0) return invalidArgument("a worker needs at least one slot");
+  KILN_RETURN_IF_ERROR(checkWorkerConfig(config));
   std::unique_ptr<WorkerServer> server(
       new WorkerServer(std::move(config), types, zmq, clock, std::move(logger)));
   WorkerConfig& c = server->config_;
@@ -102,9 +103,9 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   KILN_ASSIGN_OR_RETURN(FileAccess files, resolveFileAccess(c.allowFiles, requestEndpoints(c)));
   server->logger_->info("{} {}", c.mode.nesting ? "nesting host" : "worker",
                         describeFileAccess(files));
-  server->resources_ = std::make_unique<ContextResources>(
-      ContextResources{server->workingDirectory_->path(), server->cache_, server->logger_, clock,
-                       c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes, std::move(files)});
+  server->resources_ = std::make_unique<ContextResources>(ContextResources{
+      server->workingDirectory_->path(), server->cache_, server->logger_, clock,
+      c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes, std::move(files), c.settings});
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 
@@ -247,9 +248,10 @@ bool pollWithoutSleeping(ReadinessPoll& poll, Duration window) {
 void WorkerServer::run() {
   std::vector<Completion> done;
   std::vector<LoopWait> waits;
-  const Duration stuckAfter = config_.stuckTaskAfter > Duration::zero()
-                                  ? config_.stuckTaskAfter
-                                  : config_.limits.defaultDeadline + std::chrono::seconds(5);
+  // Past the longest deadline any request may have, a busy thread is stuck.
+  stuckAfter_ = config_.stuckTaskAfter > Duration::zero()
+                    ? config_.stuckTaskAfter
+                    : longestDeadline(config_.limits) + std::chrono::seconds(5);
   ReadinessPoll poll;
   // The ZeroMQ sockets' uses as of the last wait: a socket left alone since
   // needs no check before blocking (two system calls each, per iteration,
@@ -310,7 +312,7 @@ void WorkerServer::run() {
     }
     if (linkSocket != nullptr && poll.ready(link)) link_->onReadable(config_.frames);
     frontend_->tick();
-    pool_->replaceStuck(stuckAfter);
+    reportStuck(pool_->replaceStuck(stuckAfter_));
     LoadReport load = frontend_->load();
     returnFreedMemory(load.total.liveSessions);
     if (link_) link_->tick(load);
@@ -320,6 +322,18 @@ void WorkerServer::run() {
     }
   }
   shutdown();
+}
+
+void WorkerServer::reportStuck(const StuckThreads& stuck) {
+  if (stuck.replaced != 0) {
+    logger_->warn(
+        "replaced {} compile threads busy for over {} ms in steps that ignore cancellation; {} "
+        "replaced threads still run (at most {})",
+        stuck.replaced, toMillis(stuckAfter_), pool_->stuck(), pool_->maxWrittenOff());
+  }
+  // Once per episode: the note stays true on every loop until a step returns.
+  if (stuck.held != 0 && !stuckReported_) logger_->error("{}", describeStuck(*pool_));
+  stuckReported_ = stuck.held != 0;
 }
 
 void WorkerServer::finishDamaged() {

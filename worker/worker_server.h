@@ -22,6 +22,7 @@
 #include "worker/coordinator_link.h"
 #include "worker/direct_channels.h"
 #include "worker/frontend.h"
+#include "worker/operator_settings.h"
 #include "worker/session_host.h"
 #include "worker/session_types.h"
 #include "worker/task_pool.h"
@@ -49,8 +50,11 @@ struct WorkerConfig {
   FrameLimits frames;
   ServingMode mode = plainWorkerMode();  // nesting/ provides the nesting host's
   // A pool thread busy this long is presumed stuck and replaced (its task
-  // ignored cancel()); zero = the default deadline plus 5 s.
+  // ignored cancel()), at most `slots` of them still running at a time;
+  // zero = the longest deadline plus 5 s.
   Duration stuckTaskAfter{};
+  // The operator's decisions for the session types' contexts.
+  OperatorSettings settings;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics; empty = off
   // CURVE on the client socket and the coordinator link when it holds keys.
   ServerSecurity security;
@@ -118,6 +122,8 @@ class WorkerServer {
   bool stopForDamage();
   // The end of run() after damage (see damage()).
   void finishDamaged();
+  // Logs what TaskPool::replaceStuck() did.
+  void reportStuck(const StuckThreads& stuck);
 
   WorkerConfig config_;
   SessionTypeRegistry& types_;
@@ -142,6 +148,8 @@ class WorkerServer {
   bool shutDown_ = false;
   std::optional<std::string> damage_;
   bool damageWarned_ = false;
+  Duration stuckAfter_{};
+  bool stuckReported_ = false;  // the error that slots are held was logged
   std::uint32_t peakSessions_ = 0;
 };
 

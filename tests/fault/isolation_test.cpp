@@ -12,6 +12,7 @@
 
 #include "bench/child_cluster.h"
 #include "common/sanitizers.h"
+#include "common/working_directory.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {
@@ -24,9 +25,19 @@ struct IsolatedHost {
       : children(bench::ChildCluster::create(KILN_BINARY).value()) {
     // The crasher module lives in the source tree, outside the test's
     // directory; the children read it with the host's --allow-files.
-    std::vector<std::string> args{"nest",        "--isolate", "--coordinator",       coordinator,
-                                  "--slots",     "2",         "--heartbeat-seconds", "0.1",
-                                  "--log-level", "warn",      "--allow-files",       kCrasherDir};
+    std::vector<std::string> args{"nest",
+                                  "--isolate",
+                                  "--coordinator",
+                                  coordinator,
+                                  "--slots",
+                                  "2",
+                                  "--heartbeat-seconds",
+                                  "0.1",
+                                  "--log-level",
+                                  "warn",
+                                  "--allow-files",
+                                  kCrasherDir,
+                                  "--enable-fault-injection"};
     args.insert(args.end(), extra.begin(), extra.end());
     host = children.spawn(args).value();
   }
@@ -244,6 +255,48 @@ TEST(Isolation, ChildProcessesRunUnderTheCompileMemoryLimit) {
   // The child compiles in-process, so the limit is set in the child itself.
   std::string limit = addressSpaceLimit(kids[0]);
   EXPECT_NE(limit.find(std::to_string(std::uint64_t{3072} << 20)), std::string::npos) << limit;
+}
+
+}  // namespace
+}  // namespace kiln::fault
+
+namespace kiln::fault {
+namespace {
+
+// Every operator flag reaches the per-experiment children, which are forked
+// with the host's settings: the opt an mlgo-inline session runs there is
+// --mlgo-opt's, a client cannot name another, and without
+// --enable-fault-injection the fault hooks are refused in the child too.
+TEST(Isolation, TheOperatorsFlagsReachTheChildProcesses) {
+  auto scripts = WorkingDirectory::create({}, "kiln-isolation-test");
+  ASSERT_TRUE(scripts.ok()) << scripts.status().toString();
+  const std::filesystem::path marker = scripts->path() / "operator-opt-ran";
+  const std::filesystem::path opt = scripts->path() / "operator-opt";
+  std::ofstream(opt) << "#!/bin/sh\ntouch '" << marker.string() << "'\nexec opt-19 \"$@\"\n";
+  std::filesystem::permissions(opt, std::filesystem::perms::owner_all);
+
+  InProcessCoordinator coordinator;
+  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto* host =
+      children
+          .spawn({"nest", "--isolate", "--coordinator", coordinator.endpoint(),
+                  "--heartbeat-seconds", "0.1", "--log-level", "warn", "--mlgo-opt", opt.string()})
+          .value();
+  auto alpha = tenant(coordinator.endpoint(), "alpha", 30s);
+  client::SessionOptions options{"mlgo-inline", "benchmark://kiln-bench-v0/huffman"};
+  auto session = alpha->startSession(options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  EXPECT_TRUE(std::filesystem::exists(marker)) << "the child did not run the operator's opt";
+  ASSERT_TRUE((*session)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
+
+  auto named = alpha->workerParameter(host->endpoint, "mlgo.opt", "/bin/true");
+  EXPECT_EQ(named.status().code(), ErrorCode::kPermissionDenied) << named.status().toString();
+  auto noop = alpha->startSession({"noop", "benchmark://iso/x"});
+  ASSERT_TRUE(noop.ok()) << noop.status().toString();
+  auto crash = (*noop)->setParameter("noop.crash_on_step", "segv");
+  EXPECT_EQ(crash.status().code(), ErrorCode::kPermissionDenied) << crash.status().toString();
+  EXPECT_TRUE((*noop)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
+  EXPECT_FALSE(host->process.poll().has_value());
 }
 
 }  // namespace

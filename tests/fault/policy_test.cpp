@@ -1,10 +1,12 @@
 // The fault-handling policies without processes: the replay guard's blame,
 // slot tokens across children, the token-gated child queue, a pool that
-// replaces a stuck thread, and the noop type's fault parameters.
+// replaces a stuck thread (never more than its cap), and the noop type's
+// fault parameters (refused unless the operator enabled them).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <csignal>
+#include <functional>
 #include <thread>
 
 #include "common/sanitizers.h"
@@ -123,8 +125,8 @@ TEST(TaskPoolStuck, AStuckThreadIsReplacedAndThePoolKeepsItsSize) {
   pool.post("k", [&] { ++done; });
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(done.load(), 0);  // the only thread is stuck
-  EXPECT_EQ(pool.replaceStuck(10s), 0u);
-  EXPECT_EQ(pool.replaceStuck(20ms), 1u);
+  EXPECT_EQ(pool.replaceStuck(10s).replaced, 0u);
+  EXPECT_EQ(pool.replaceStuck(20ms).replaced, 1u);
   auto deadline = std::chrono::steady_clock::now() + 5s;
   while (done.load() == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(1ms);
@@ -142,13 +144,98 @@ TEST(TaskPoolStuck, AStuckThreadIsReplacedAndThePoolKeepsItsSize) {
   EXPECT_EQ(pool.threads(), 1u);
 }
 
-// The noop type needs a context only to exist.
+// Steps that never return must not grow the threads without bound: past
+// the cap of written-off threads still running, a stuck thread keeps its
+// slot, and the pool says so.
+TEST(TaskPoolStuck, WrittenOffThreadsAreCappedAndTheCapIsReported) {
+  TaskPool pool(1, std::make_unique<FifoTaskQueue>(), /*maxWrittenOff=*/1);
+  std::atomic<bool> release{false};
+  std::atomic<int> started{0}, done{0};
+  auto hang = [&] {
+    ++started;
+    while (!release.load()) std::this_thread::sleep_for(1ms);
+  };
+  for (int i = 0; i < 3; ++i) pool.post("k", hang);
+  pool.post("k", [&] { ++done; });
+  auto waitUntil = [](const std::function<bool()>& done) {
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(1ms);
+    }
+    return done();
+  };
+  ASSERT_TRUE(waitUntil([&] { return started.load() == 1; }));
+  std::this_thread::sleep_for(30ms);
+  StuckThreads first = pool.replaceStuck(20ms);
+  EXPECT_EQ(first.replaced, 1u);
+  EXPECT_EQ(first.held, 0u);
+  EXPECT_TRUE(describeStuck(pool).empty());
+  // The replacement takes the second hang, which stays: the cap is reached.
+  ASSERT_TRUE(waitUntil([&] { return started.load() == 2; }));
+  std::this_thread::sleep_for(30ms);
+  for (int i = 0; i < 20; ++i) {
+    StuckThreads again = pool.replaceStuck(20ms);
+    EXPECT_EQ(again.replaced, 0u);
+    EXPECT_EQ(again.held, 1u);
+  }
+  EXPECT_EQ(pool.stuck(), 1u);
+  EXPECT_EQ(pool.threads(), 1u);
+  EXPECT_EQ(pool.heldByStuck(), 1u);
+  EXPECT_EQ(started.load(), 2);  // no third thread took the third hang
+  std::string note = describeStuck(pool);
+  EXPECT_NE(note.find("1 of this worker's 1 compile threads are stuck"), std::string::npos) << note;
+  EXPECT_NE(note.find("the 1 stuck threads it already replaced still run"), std::string::npos)
+      << note;
+  // Once they return, everything left runs and nothing is held.
+  release.store(true);
+  ASSERT_TRUE(waitUntil([&] { return done.load() == 1; }));
+  pool.replaceStuck(20ms);
+  EXPECT_EQ(pool.heldByStuck(), 0u);
+  EXPECT_TRUE(describeStuck(pool).empty());
+}
+
+// The noop type needs a context only to exist; its fault hooks need the
+// operator's --enable-fault-injection.
 struct NoopFixture {
+  explicit NoopFixture(bool faultInjection = true) {
+    resources.settings.faultInjection = faultInjection;
+  }
   BenchmarkCache cache;
   SteadyClock clock;
   ContextResources resources{{}, cache, makeNullLogger("noop"), clock};
   ServiceContext context{resources};
 };
+
+TEST(NoopFaults, FaultHooksAreRefusedUnlessTheOperatorEnabledThem) {
+  NoopFixture fixture(/*faultInjection=*/false);
+  NoopSession session(fixture.context);
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"noop.crash_on_step", "segv"},
+                                                        {"noop.crash_on_step", "abort"},
+                                                        {"noop.hang_on_step", "forever"},
+                                                        {"noop.hang_on_step", "until_cancelled"}}) {
+    auto refused = session.handleParameter(key, value);
+    ASSERT_FALSE(refused.ok()) << key;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied);
+    EXPECT_NE(refused.status().message().find("--enable-fault-injection"), std::string::npos)
+        << refused.status().toString();
+  }
+  // Nothing was armed: the step runs.
+  ActionOutcome outcome;
+  EXPECT_TRUE(session.applyAction(Value(std::int64_t{1}), outcome).ok());
+  // Load is not a fault.
+  EXPECT_TRUE(session.handleParameter("noop.busy_us", "10").ok());
+
+  NoopContext noopContext(fixture.resources);
+  auto skew = noopContext.handleParameter("noop.skew_next_starts", "1");
+  EXPECT_EQ(skew.status().code(), ErrorCode::kPermissionDenied) << skew.status().toString();
+  EXPECT_FALSE(noopContext.takeSkew());
+
+  NoopFixture allowed;
+  NoopContext allowedContext(allowed.resources);
+  EXPECT_TRUE(allowedContext.handleParameter("noop.skew_next_starts", "1").ok());
+  EXPECT_TRUE(allowedContext.takeSkew());
+}
 
 TEST(NoopFaults, ParametersAreCheckedAndAHangEndsOnCancel) {
   NoopFixture fixture;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "bench/child_cluster.h"
 #include "common/exit_codes.h"
@@ -25,9 +26,9 @@ const std::string kCrasherDir = std::filesystem::path(KILN_CRASHER_IR).parent_pa
 
 std::vector<std::string> workerArgs(const std::string& coordinator,
                                     std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"worker",   "--coordinator", coordinator, "--heartbeat-seconds",
-                                "0.1",      "--log-level",   "off",       "--allow-files",
-                                kCrasherDir};
+  std::vector<std::string> args{
+      "worker", "--coordinator", coordinator, "--heartbeat-seconds",     "0.1", "--log-level",
+      "off",    "--allow-files", kCrasherDir, "--enable-fault-injection"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -146,6 +147,66 @@ TEST(ProcessFaults, HangingStepTimesOutAndThePlainWorkerKeepsItsSlot) {
   auto fresh = client->startSession({"noop", "benchmark://f/new"});
   ASSERT_TRUE(fresh.ok()) << fresh.status().toString();
   EXPECT_TRUE((*fresh)->step({Value(std::int64_t{3})}, std::vector<std::string>{}).ok());
+  EXPECT_FALSE(worker->process.poll().has_value()) << "the worker died";
+}
+
+unsigned threadsOf(pid_t pid) {
+  std::ifstream status(fmt::format("/proc/{}/status", pid));
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("Threads:")) return static_cast<unsigned>(std::stoul(line.substr(8)));
+  }
+  return 0;
+}
+
+// Steps that never return must not grow a worker's threads without bound:
+// it replaces at most --slots stuck threads at a time. Past that, with every
+// slot held, it refuses new work with the reason, and logs it.
+TEST(ProcessFaults, StuckStepsPastTheCapHoldTheirSlotAndTheWorkerSaysSo) {
+  InProcessCoordinator coordinator;
+  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto* worker = children
+                     .spawn({"worker", "--coordinator", coordinator.endpoint(),
+                             "--heartbeat-seconds", "0.1", "--log-level", "warn", "--slots", "1",
+                             "--stuck-seconds", "0.3", "--enable-fault-injection"})
+                     .value();
+  auto client = connectClient(coordinator.endpoint(), {}, 5s);
+  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 1; }, 10s));
+  client::SessionOptions hangs{"noop", "benchmark://f/hang"};
+  hangs.timeout = 300ms;
+  std::vector<std::unique_ptr<client::Session>> stuck;
+  for (int i = 0; i < 2; ++i)
+    stuck.push_back(client->startSessionOn(worker->endpoint, hangs).value());
+  const unsigned threadsBefore = threadsOf(worker->process.pid());
+  ASSERT_GT(threadsBefore, 0u);
+
+  for (auto& session : stuck) {
+    ASSERT_TRUE(session->setParameter("noop.hang_on_step", "forever").ok());
+  }
+  // The first hang is replaced (the one written-off thread allowed); the
+  // second holds the only slot.
+  for (auto& session : stuck) {
+    auto hung = session->step({Value(std::int64_t{1})}, std::vector<std::string>{});
+    EXPECT_EQ(hung.status().code(), ErrorCode::kTimeout) << hung.status().toString();
+    std::this_thread::sleep_for(600ms);  // past --stuck-seconds
+  }
+  Status refused = okStatus();
+  ASSERT_TRUE(waitFor(
+      [&] {
+        auto fresh = client->startSessionOn(worker->endpoint, {"noop", "benchmark://f/new"});
+        refused = fresh.ok() ? okStatus() : fresh.status();
+        return refused.code() == ErrorCode::kOverloaded;
+      },
+      5s))
+      << refused.toString();
+  EXPECT_NE(refused.message().find("compile threads are stuck"), std::string::npos)
+      << refused.toString();
+  // One thread more than before at most: the replacement of the first hang.
+  EXPECT_LE(threadsOf(worker->process.pid()), threadsBefore + 1);
+  std::ifstream log(worker->stderrPath);
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("compile threads are stuck in steps that ignore cancellation"),
+            std::string::npos)
+      << text;
   EXPECT_FALSE(worker->process.poll().has_value()) << "the worker died";
 }
 

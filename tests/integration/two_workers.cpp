@@ -26,8 +26,9 @@ void startTwoWorkers(const std::string& kiln, const std::string& coordinator,
   auto children = bench::ChildCluster::create(kiln);
   ASSERT_TRUE(children.ok()) << children.status().toString();
   out.children.emplace(std::move(children).value());
-  const std::vector<std::string> worker{"worker", "--coordinator", coordinator, "--log-level",
-                                        "off"};
+  // Fault injection: the tests that kill a worker also skew its replays.
+  const std::vector<std::string> worker{"worker",      "--coordinator", coordinator,
+                                        "--log-level", "off",           "--enable-fault-injection"};
   auto doomed = out.children->spawn(worker);
   ASSERT_TRUE(doomed.ok()) << doomed.status().toString();
   auto survivor = out.children->spawn(worker);

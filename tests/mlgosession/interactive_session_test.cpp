@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <fstream>
 
+#include "mlgosession/mlgo_context.h"
 #include "tests/mlgosession/session_test_support.h"
 
 namespace kiln::mlgosession::testing {
@@ -203,9 +206,7 @@ TEST(MlgoInteractiveSessionTest, MisbehavingCompilersEndTheSessionWithAClearErro
   };
   for (const BadCompiler& bad : cases) {
     SCOPED_TRACE(bad.mode);
-    ASSERT_TRUE(
-        fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt(bad.mode))
-            .ok());
+    fixture.useOpt(fixture.fakeOpt(bad.mode));
     auto session =
         fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
     Status status = session.ok() ? okStatus() : session.status();
@@ -221,8 +222,7 @@ TEST(MlgoInteractiveSessionTest, MisbehavingCompilersEndTheSessionWithAClearErro
     EXPECT_NE(status.message().find(bad.expected), std::string::npos) << status.toString();
   }
   // A good fake still works on the same worker afterwards.
-  ASSERT_TRUE(
-      fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt("good")).ok());
+  fixture.useOpt(fixture.fakeOpt("good"));
   auto session =
       fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
   ASSERT_TRUE(session.ok()) << session.status().toString();
@@ -231,16 +231,13 @@ TEST(MlgoInteractiveSessionTest, MisbehavingCompilersEndTheSessionWithAClearErro
 TEST(MlgoInteractiveSessionTest, CompilerOverItsMemoryLimitEndsOnlyItsSession) {
   // The worker's --compile-memory-mb reaches the compiler children as RLIMIT_AS.
   ClusterFixture fixture(2, std::uint64_t{256} << 20);
-  ASSERT_TRUE(
-      fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt("good")).ok());
+  fixture.useOpt(fixture.fakeOpt("good"));
   auto bystander =
       fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
   ASSERT_TRUE(bystander.ok()) << bystander.status().toString();
   ASSERT_TRUE((*bystander)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
 
-  ASSERT_TRUE(
-      fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt("memory-hog"))
-          .ok());
+  fixture.useOpt(fixture.fakeOpt("memory-hog"));
   auto hog =
       fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
   Status status = hog.ok() ? okStatus() : hog.status();
@@ -261,11 +258,10 @@ TEST(MlgoInteractiveSessionTest, CompilerOverItsMemoryLimitEndsOnlyItsSession) {
 
 TEST(MlgoInteractiveSessionTest, BadParametersAreRefused) {
   ClusterFixture fixture;
-  for (auto [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"mlgo.decision_timeout_ms", "-5"},
-                                                        {"mlgo.decision_timeout_ms", "12abc"},
-                                                        {"mlgo.compile_timeout_ms", "99999999999"},
-                                                        {"mlgo.opt", ""}}) {
+  for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"mlgo.decision_timeout_ms", "-5"},
+           {"mlgo.decision_timeout_ms", "12abc"},
+           {"mlgo.compile_timeout_ms", "99999999999"}}) {
     auto reply = fixture.client->workerParameter(fixture.worker(), key, value);
     ASSERT_FALSE(reply.ok()) << key << "=" << value;
     EXPECT_EQ(reply.status().code(), ErrorCode::kInvalidArgument);
@@ -275,6 +271,71 @@ TEST(MlgoInteractiveSessionTest, BadParametersAreRefused) {
   auto missing = fixture.client->startSession(
       sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/no_such_program"));
   EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound) << missing.status().toString();
+}
+
+// The exploit this closes: a client that could set mlgo.opt made the worker
+// run any program it named with the next mlgo-inline session.
+TEST(MlgoInteractiveSessionTest, AClientCannotChooseTheCompilerTheWorkerRuns) {
+  mlgo::testing::TempDir scripts;
+  const std::filesystem::path clientMarker = scripts.path() / "client-program-ran";
+  const std::filesystem::path operatorMarker = scripts.path() / "operator-program-ran";
+  auto writeScript = [&](const std::string& name, const std::filesystem::path& marker) {
+    std::filesystem::path script = scripts.path() / name;
+    std::ofstream(script) << "#!/bin/sh\ntouch '" << marker.string() << "'\nexec opt-19 \"$@\"\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    return script.string();
+  };
+  const std::string clientProgram = writeScript("client-opt", clientMarker);
+  OperatorSettings settings;
+  settings.mlgoOpt = writeScript("operator-opt", operatorMarker);
+  ClusterFixture fixture(2, HostLimits{}.compileMemoryBytes, settings);
+
+  for (const char* key : {"mlgo.opt", "mlgo.llc"}) {
+    auto refused = fixture.client->workerParameter(fixture.worker(), key, clientProgram);
+    ASSERT_FALSE(refused.ok()) << key;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied) << refused.status().toString();
+    EXPECT_NE(refused.status().message().find(key == std::string("mlgo.opt") ? "--mlgo-opt"
+                                                                             : "--mlgo-llc"),
+              std::string::npos)
+        << refused.status().toString();
+  }
+  auto session =
+      fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  auto episode = playDefaultEpisode(**session);
+  ASSERT_TRUE(episode.ok()) << episode.status().toString();
+  EXPECT_GT(episode->decisions, 0);
+  EXPECT_TRUE(std::filesystem::exists(operatorMarker)) << "the operator's opt did not run";
+  EXPECT_FALSE(std::filesystem::exists(clientMarker)) << "the client's program ran";
+}
+
+// The mlgo time limits are the operator's ceilings: a client may lower them
+// (and raise them back), never raise them above.
+TEST(MlgoInteractiveSessionTest, AClientMayOnlyLowerTheCompilerTimeLimits) {
+  OperatorSettings settings;
+  settings.mlgoDecisionTimeout = std::chrono::milliseconds(2000);
+  settings.mlgoCompileTimeout = std::chrono::milliseconds(5000);
+  ClusterFixture fixture(2, HostLimits{}.compileMemoryBytes, settings);
+  auto set = [&](const std::string& key, const std::string& value) {
+    return fixture.client->workerParameter(fixture.worker(), key, value);
+  };
+  EXPECT_EQ(*set("mlgo.decision_timeout_ms", "500"), "500");
+  EXPECT_EQ(*set("mlgo.decision_timeout_ms", "2000"), "2000");
+  EXPECT_EQ(*set("mlgo.compile_timeout_ms", "5000"), "5000");
+  for (auto [key, value, flag] : std::vector<std::array<std::string, 3>>{
+           {"mlgo.decision_timeout_ms", "2001", "--mlgo-decision-timeout-ms"},
+           {"mlgo.compile_timeout_ms", "3600000", "--mlgo-compile-timeout-ms"}}) {
+    auto raised = set(key, value);
+    ASSERT_FALSE(raised.ok()) << key;
+    EXPECT_EQ(raised.status().code(), ErrorCode::kPermissionDenied) << raised.status().toString();
+    EXPECT_NE(raised.status().message().find(flag), std::string::npos)
+        << raised.status().toString();
+  }
+  const ReadySessionType* type = fixture.cluster->sessionTypes(0).find("mlgo-inline");
+  ASSERT_NE(type, nullptr);
+  MlgoConfig config = static_cast<MlgoContext&>(*type->context).config();
+  EXPECT_EQ(config.decisionTimeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(config.compileTimeout, std::chrono::milliseconds(5000));
 }
 
 TEST(MlgoInteractiveSessionTest, HundredSessionsLeaveNoProcessAndNoFile) {
@@ -289,7 +350,7 @@ TEST(MlgoInteractiveSessionTest, HundredSessionsLeaveNoProcessAndNoFile) {
   for (int i = 0; i < 100 && std::chrono::steady_clock::now() - start < 100s; ++i) {
     bool good = i % 2 == 0;
     std::string opt = good ? real : fixture.fakeOpt(modes[(i / 2) % 4]);
-    ASSERT_TRUE(fixture.client->workerParameter(fixture.worker(), "mlgo.opt", opt).ok());
+    fixture.useOpt(opt);
     auto session =
         fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
     ++started;

@@ -3,11 +3,14 @@
 // the mlgo-compile session through a local cluster, and cancellation.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <future>
 #include <thread>
 
+#include "common/subprocess.h"
 #include "datasets/registry.h"
 #include "mlgosession/compile_session.h"
+#include "mlgosession/native_size.h"
 #include "mlgosession/pipeline.h"
 #include "tests/mlgosession/session_test_support.h"
 
@@ -150,6 +153,69 @@ TEST(MlgoPipelineTest, OverriddenDependenciesBindAtRunTime) {
   EXPECT_NE(missing.status().message().find("clock"), std::string::npos);
 }
 
+// What a step was given for the dependencies it declared.
+class RecordingStep final : public Step {
+ public:
+  explicit RecordingStep(std::vector<Resolved>& seen) : seen_(seen) {}
+  std::string name() const override { return "record"; }
+  std::vector<Dependency> needs() const override {
+    return {Dependency::kDeadline, Dependency::kLimits};
+  }
+  Result<std::filesystem::path> run(const std::filesystem::path& input, const Resolved& deps,
+                                    JobOutputs&) override {
+    seen_.push_back(deps);
+    return input;
+  }
+
+ private:
+  std::vector<Resolved>& seen_;
+};
+
+// A job spec is a client's: its timeout_ms and memory_limit_mb may lower
+// the operator's compile timeout and --compile-memory-mb, never raise them.
+TEST(MlgoPipelineTest, AJobsLimitsOnlyLowerTheOperators) {
+  FakeClock clock;
+  Dependencies operatorLimits;
+  operatorLimits.provide(Dependency::kClock, [&clock](Resolved& r) {
+    r.clock = &clock;
+    return okStatus();
+  });
+  operatorLimits.provide(Dependency::kDeadline, [&clock](Resolved& r) {
+    r.deadline = clock.now() + 10s;
+    return okStatus();
+  });
+  operatorLimits.provide(Dependency::kLimits, [](Resolved& r) {
+    r.memoryLimitBytes = std::uint64_t{256} << 20;
+    return okStatus();
+  });
+  auto runWith = [&](std::chrono::milliseconds timeout, std::uint64_t memoryMb,
+                     const Dependencies& deps) {
+    std::vector<Resolved> seen;
+    JobSpec spec;
+    spec.steps.push_back(std::make_unique<RecordingStep>(seen));
+    spec.timeout = timeout;
+    spec.memoryLimitBytes = memoryMb << 20;
+    EXPECT_TRUE(runJob(spec, deps).ok());
+    EXPECT_EQ(seen.size(), 1u);
+    return seen.empty() ? Resolved{} : seen.front();
+  };
+  // Asked for more than the operator gives: the operator's limits hold.
+  Resolved higher = runWith(3'600'000ms, 1 << 20, operatorLimits);
+  EXPECT_EQ(higher.deadline, clock.now() + 10s);
+  EXPECT_EQ(higher.memoryLimitBytes, std::uint64_t{256} << 20);
+  // Asked for less: the job's hold.
+  Resolved lower = runWith(2000ms, 64, operatorLimits);
+  EXPECT_EQ(lower.deadline, clock.now() + 2s);
+  EXPECT_EQ(lower.memoryLimitBytes, std::uint64_t{64} << 20);
+  // No operator memory limit (--compile-memory-mb 0): the job may set one.
+  Dependencies unlimited = operatorLimits;
+  unlimited.provide(Dependency::kLimits, [](Resolved& r) {
+    r.memoryLimitBytes.reset();
+    return okStatus();
+  });
+  EXPECT_EQ(runWith(2000ms, 64, unlimited).memoryLimitBytes, std::uint64_t{64} << 20);
+}
+
 TEST(MlgoPipelineTest, JobTimeoutKillsAHangingCompiler) {
   JobFixture fixture;
   ClusterFixture links;  // for fakeOpt(); its cluster is idle
@@ -171,8 +237,7 @@ TEST(MlgoPipelineTest, JobTimeoutKillsAHangingCompiler) {
 
 TEST(MlgoPipelineTest, CancelKillsTheRunningCompilersAtOnce) {
   ClusterFixture fixture;
-  ASSERT_TRUE(
-      fixture.client->workerParameter(fixture.worker(), "mlgo.opt", fixture.fakeOpt("hang")).ok());
+  fixture.useOpt(fixture.fakeOpt("hang"));
   // Several jobs in flight; the request deadline cancels them (the worker calls cancel()).
   client::SessionOptions options;
   options.sessionType = "mlgo-compile";
@@ -206,8 +271,8 @@ TEST(MlgoPipelineTest, CancelFromAnotherThreadStopsAJobDirectly) {
   BenchmarkCache cache(1 << 20);
   SteadyClock clock;
   ContextResources resources{temp.path() / "work", cache, makeNullLogger("test"), clock};
+  resources.settings.mlgoOpt = links.fakeOpt("hang");  // the operator's --mlgo-opt
   MlgoContext context(resources);
-  ASSERT_TRUE(context.handleParameter("mlgo.opt", links.fakeOpt("hang")).ok());
   MlgoCompileSession session(context);
   ASSERT_TRUE(
       session.init(0, {"benchmark://x", benchmarkBytes("benchmark://kiln-bench-v0/bfs")}).ok());
@@ -225,6 +290,108 @@ TEST(MlgoPipelineTest, CancelFromAnotherThreadStopsAJobDirectly) {
   EXPECT_EQ(status.code(), ErrorCode::kCompileError) << status.toString();
   EXPECT_NE(status.message().find("cancelled"), std::string::npos) << status.toString();
   EXPECT_TRUE(noChildProcesses());
+}
+
+std::string compileToObject(const TempDir& temp, const std::string& bitcode) {
+  const std::filesystem::path input = temp.path() / "valid.bc";
+  const std::filesystem::path output = temp.path() / "valid.o";
+  std::ofstream(input, std::ios::binary) << bitcode;
+  auto ran = runSubprocess({"llc-19", "-filetype=obj", input.string(), "-o", output.string()}, 60s);
+  EXPECT_TRUE(ran.ok() && ran->status.success()) << "llc-19 did not compile the benchmark";
+  std::ifstream in(output, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The files the mlgo types measure are the client's program as sent (a
+// job's native-size step right after load) or made from it: garbage and
+// truncated bitcode or objects are a compile error, read inside the crash
+// guard, and the worker keeps serving.
+TEST(MlgoPipelineTest, HostileFilesGiveACompileErrorAndTheWorkerKeepsServing) {
+  TempDir temp;
+  const std::string bitcode = *benchmarkBytes("benchmark://kiln-bench-v0/huffman");
+  ASSERT_TRUE(bitcode.starts_with("BC\xC0\xDE")) << "the benchmark is not raw bitcode";
+  const std::string object = compileToObject(temp, bitcode);
+  ASSERT_TRUE(
+      object.starts_with("\x7F"
+                         "ELF"));
+  std::string hugeSections = object;
+  // e_shoff (ELF64, little endian) far past the end of the file.
+  for (int i = 0; i < 8; ++i) hugeSections[0x28 + i] = '\x7f';
+  const std::pair<const char*, std::string> cases[] = {
+      {"garbage", std::string(4096, '\x5a')},
+      {"bitcode magic then garbage", std::string("BC\xC0\xDE") + std::string(512, '\xff')},
+      {"truncated bitcode", bitcode.substr(0, bitcode.size() / 2)},
+      {"bitcode cut after its header", bitcode.substr(0, 40)},
+      {"truncated object", object.substr(0, object.size() / 2)},
+      {"object header only", object.substr(0, 64)},
+      {"object with its section table out of bounds", hugeSections},
+  };
+  for (const auto& [what, bytes] : cases) {
+    SCOPED_TRACE(what);
+    const std::filesystem::path file = temp.path() / "hostile";
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+    auto size = nativeTextSize(file);
+    ASSERT_FALSE(size.ok());
+    EXPECT_EQ(size.status().code(), ErrorCode::kCompileError) << size.status().toString();
+  }
+  EXPECT_GT(*nativeTextSize(temp.path() / "valid.o"), 0);
+  EXPECT_GT(*nativeTextSize(temp.path() / "valid.bc"), 0);
+
+  // The same through a worker: a job that measures the client's bytes as sent.
+  ClusterFixture fixture;
+  const std::string measure = R"({"steps":[{"kind":"native-size"}]})";
+  auto runJobOn = [&](const std::string& program) -> Status {
+    client::SessionOptions options;
+    options.sessionType = "mlgo-compile";
+    options.benchmark = "benchmark://client/hostile";
+    options.program = program;
+    KILN_ASSIGN_OR_RETURN(auto session, fixture.client->startSession(options));
+    return session->step({Value(measure)}, std::vector<std::string>{"NativeSize"}).status();
+  };
+  for (const auto& [what, bytes] : cases) {
+    SCOPED_TRACE(what);
+    Status status = runJobOn(bytes);
+    EXPECT_EQ(status.code(), ErrorCode::kCompileError) << status.toString();
+  }
+  EXPECT_TRUE(runJobOn(bitcode).ok());
+  EXPECT_TRUE(runJobOn(object).ok());
+}
+
+// data/bitcode_reader_crash.bc: the bitcode of a two-function C file
+// (clang-19 -O1) with two bytes changed, found by mutating it; LLVM 19's
+// bitcode reader dies of SIGSEGV on it (opt-19 does too). Unguarded, the
+// worker that measures it would die with every session it holds.
+TEST(MlgoPipelineTest, BitcodeThatCrashesLlvmsReaderIsACompileError) {
+  const std::filesystem::path crasher = kSourceDir / "data" / "bitcode_reader_crash.bc";
+  ASSERT_TRUE(std::filesystem::exists(crasher));
+  auto size = nativeTextSize(crasher);
+  ASSERT_FALSE(size.ok());
+  EXPECT_EQ(size.status().code(), ErrorCode::kCompileError) << size.status().toString();
+  EXPECT_NE(size.status().message().find("signal 11"), std::string::npos)
+      << size.status().toString();
+
+  // Through a worker, as a job's native-size step on the client's bytes:
+  // the request is answered, and the worker (in process here, so it keeps
+  // serving rather than restarting) still starts and runs sessions.
+  ClusterFixture fixture;
+  std::ifstream in(crasher, std::ios::binary);
+  client::SessionOptions options;
+  options.sessionType = "mlgo-compile";
+  options.benchmark = "benchmark://client/crasher";
+  options.program = std::string(std::istreambuf_iterator<char>(in), {});
+  auto session = fixture.client->startSession(options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  auto measured = (*session)->step({Value(std::string(R"({"steps":[{"kind":"native-size"}]})"))},
+                                   std::vector<std::string>{"NativeSize"});
+  EXPECT_EQ(measured.status().code(), ErrorCode::kCompileError) << measured.status().toString();
+  options.benchmark = "benchmark://kiln-bench-v0/huffman";
+  options.program.reset();
+  auto next = fixture.client->startSession(options);
+  ASSERT_TRUE(next.ok()) << next.status().toString();
+  auto good = (*next)->step({Value(std::string(R"({"steps":[{"kind":"native-size"}]})"))},
+                            std::vector<std::string>{"NativeSize"});
+  ASSERT_TRUE(good.ok()) << good.status().toString();
+  EXPECT_GT(good->observations[0].as<std::int64_t>(), 0);
 }
 
 TEST(MlgoPipelineTest, CompileSessionThroughTheCluster) {

@@ -1,14 +1,20 @@
 #include "tests/mlgosession/session_test_support.h"
 
+#include <gtest/gtest.h>
+
 #include <thread>
+
+#include "mlgosession/mlgo_context.h"
 
 namespace kiln::mlgosession::testing {
 
 using namespace std::chrono_literals;
 
-ClusterFixture::ClusterFixture(unsigned slots, std::uint64_t compileMemoryBytes) {
+ClusterFixture::ClusterFixture(unsigned slots, std::uint64_t compileMemoryBytes,
+                               OperatorSettings settings) {
   LocalClusterOptions options;
   options.worker.limits.compileMemoryBytes = compileMemoryBytes;
+  options.worker.settings = std::move(settings);
   options.log.level = spdlog::level::off;
   options.worker.slots = slots;
   options.worker.workingDirectoryBase = temp.path() / "work";
@@ -26,6 +32,15 @@ std::string ClusterFixture::fakeOpt(const std::string& mode) const {
   std::error_code ignored;
   std::filesystem::create_symlink(kSourceDir / "fake_opt.py", link, ignored);
   return link.string();
+}
+
+void ClusterFixture::useOpt(const std::string& program) {
+  const ReadySessionType* type = cluster->sessionTypes(0).find("mlgo-inline");
+  ASSERT_NE(type, nullptr);
+  auto& context = static_cast<MlgoContext&>(*type->context);
+  MlgoConfig config = context.config();
+  config.opt = program;
+  context.setConfig(std::move(config));
 }
 
 std::size_t ClusterFixture::leftoverFiles() const {

@@ -16,13 +16,19 @@ namespace kiln::mlgosession::testing {
 inline const std::filesystem::path kSourceDir = KILN_MLGOSESSION_TEST_SOURCE_DIR;
 
 struct ClusterFixture {
-  // `compileMemoryBytes`: the worker's --compile-memory-mb, in bytes.
+  // `compileMemoryBytes`: the worker's --compile-memory-mb, in bytes;
+  // `settings`: its other operator flags (--mlgo-opt, ...).
   explicit ClusterFixture(unsigned slots = 2,
-                          std::uint64_t compileMemoryBytes = HostLimits{}.compileMemoryBytes);
-  // The worker's endpoint, for worker parameters (e.g. "mlgo.opt").
+                          std::uint64_t compileMemoryBytes = HostLimits{}.compileMemoryBytes,
+                          OperatorSettings settings = {});
+  // The worker's endpoint, for worker parameters (e.g. "mlgo.decision_timeout_ms").
   std::string worker() const { return cluster->workerEndpoints().front(); }
   // A symlink "fake-opt-<mode>" to fake_opt.py in the temp directory.
   std::string fakeOpt(const std::string& mode) const;
+  // As the worker's operator (--mlgo-opt), in process: the opt of the mlgo
+  // sessions started from now on. Clients cannot do this (mlgo.opt is
+  // refused); the tests that try many compilers on one worker do.
+  void useOpt(const std::string& program);
   // Entries left under the worker's working directory (recursively).
   std::size_t leftoverFiles() const;
 

@@ -73,6 +73,35 @@ TEST(CacheParametersTest, ReadAndSetAtRunTime) {
   EXPECT_EQ(handleCacheParameter(cache, "service.nope", "").status().code(), ErrorCode::kNotFound);
 }
 
+// The bound a cache was built with is the operator's (--cache-bytes for the
+// benchmark cache): a client may lower it and raise it back, never above.
+TEST(CacheParametersTest, AClientMayNotRaiseACacheAboveTheOperatorsBound) {
+  BenchmarkCache cache(1000);
+  const std::string set = "service.benchmark_cache.set_max_size_in_bytes";
+  auto raised = handleCacheParameter(cache, set, "1001");
+  ASSERT_FALSE(raised.ok());
+  EXPECT_EQ(raised.status().code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(raised.status().message().find("--cache-bytes"), std::string::npos)
+      << raised.status().toString();
+  EXPECT_EQ(handleCacheParameter(cache, set, "18446744073709551615").status().code(),
+            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(cache.maxSizeInBytes(), 1000u);
+  EXPECT_EQ(*handleCacheParameter(cache, set, "10"), "10");
+  EXPECT_EQ(*handleCacheParameter(cache, set, "1000"), "1000");  // back up to the bound
+
+  // Caches bounded in entries too (the llvm types'): both bounds hold.
+  BoundedCache<CachedProgram> entries(8, 1000);
+  const std::string prefix = "service.transition_cache.";
+  auto moreEntries = handleCacheParameter(entries, prefix, prefix + "set_max_size", "9");
+  EXPECT_EQ(moreEntries.status().code(), ErrorCode::kPermissionDenied)
+      << moreEntries.status().toString();
+  auto moreBytes = handleCacheParameter(entries, prefix, prefix + "set_max_size_in_bytes", "2000");
+  EXPECT_EQ(moreBytes.status().code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(*handleCacheParameter(entries, prefix, prefix + "set_max_size", "0"), "0");
+  EXPECT_EQ(*handleCacheParameter(entries, prefix, prefix + "set_max_size", "8"), "8");
+  EXPECT_EQ(entries.maxSizeInBytes(), 1000u);
+}
+
 // The handler is shared with the llvm caches, which are bounded in entries
 // too; the benchmark cache (bytes only) must not grow their keys.
 TEST(CacheParametersTest, BenchmarkCacheOffersNoEntryCountKeys) {

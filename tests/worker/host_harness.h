@@ -21,7 +21,12 @@ class HeldExecutor final : public Executor {
  public:
   void post(const std::string&, UniqueTask task) override { tasks.push_back(std::move(task)); }
   bool idle() const override { return tasks.empty(); }
+  std::string stuckNote() const override { return stuck; }
+  bool acceptsWork() const override { return accepting; }
   std::deque<UniqueTask> tasks;
+  // What a pool with threads held by stuck tasks would say (TaskPool).
+  std::string stuck;
+  bool accepting = true;
 };
 
 class RecordingSink final : public ReplySink {

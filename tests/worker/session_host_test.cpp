@@ -290,3 +290,84 @@ TEST_F(SessionHostTest, MalformedStartSessionHoldsNoPlace) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Envelope.timeoutMs is the client's: it may shorten the request's deadline,
+// never extend it past the operator's longest (--max-deadline-seconds).
+TEST_F(SessionHostTest, AClientsDeadlineIsCappedAtTheOperatorsLongest) {
+  HostLimits limits = SessionHostTest::limits();
+  limits.defaultDeadline = std::chrono::seconds(1);
+  limits.maxDeadline = std::chrono::seconds(2);
+  EXPECT_EQ(requestTimeout(limits, 0), std::chrono::seconds(1));
+  EXPECT_EQ(requestTimeout(limits, 500), std::chrono::milliseconds(500));
+  EXPECT_EQ(requestTimeout(limits, 4'000'000'000u), std::chrono::seconds(2));
+  limits.maxDeadline = Duration::zero();  // unset: the default deadline is the longest
+  EXPECT_EQ(requestTimeout(limits, 4'000'000'000u), std::chrono::seconds(1));
+  limits.maxDeadline = std::chrono::seconds(2);
+
+  SessionHost host(types_, cache_, limits, clock_, executor_, sink_, mailbox_, makeNullLogger("t"));
+  send(host, [](wire::Request::Builder r) {
+    auto s = r.initStartSession();
+    s.setSessionType("noop");
+    s.initBenchmark().setUri("benchmark://test/a");
+  });
+  runPool(host);
+  std::uint64_t id = lastReply().getSessionStarted().getSessionId();
+  auto stepAsking = [&](std::uint32_t timeoutMs) {
+    send(
+        host,
+        [&](wire::Request::Builder r) {
+          auto s = r.initStep();
+          s.setSessionId(id);
+          toWire(Value(std::int64_t{1}), s.initActions(1)[0]);
+        },
+        1, timeoutMs);
+  };
+  // 46 days asked: the request times out at the operator's 2 s, and says why.
+  std::size_t before = sink_.replies.size();
+  stepAsking(4'000'000'000u);
+  clock_.advance(std::chrono::milliseconds(1900));
+  host.tick();
+  EXPECT_EQ(sink_.replies.size(), before);
+  clock_.advance(std::chrono::milliseconds(200));
+  host.tick();
+  ASSERT_EQ(sink_.replies.size(), before + 1);
+  Status timedOut = errorOf(lastReply());
+  EXPECT_EQ(timedOut.code(), ErrorCode::kTimeout);
+  EXPECT_NE(timedOut.message().find("longest deadline, 2000 ms"), std::string::npos)
+      << timedOut.toString();
+  EXPECT_NE(timedOut.message().find("--max-deadline-seconds"), std::string::npos);
+  executor_.tasks.clear();
+  host.clear();
+}
+
+TEST_F(SessionHostTest, WorkBehindStuckThreadsIsToldWhyAndRefusedWhenNoneIsLeft) {
+  std::uint64_t id = start();
+  executor_.stuck = "1 of this worker's 1 compile threads are stuck";
+  step(id, 1, 0, 1, /*run=*/false);
+  clock_.advance(std::chrono::seconds(301));
+  host_.tick();
+  Status timedOut = errorOf(lastReply());
+  EXPECT_EQ(timedOut.code(), ErrorCode::kTimeout);
+  EXPECT_NE(timedOut.message().find("compile threads are stuck"), std::string::npos)
+      << timedOut.toString();
+  executor_.tasks.clear();
+
+  // Every thread held: new work is refused at once, not queued forever.
+  executor_.accepting = false;
+  auto refused = call([](wire::Request::Builder r) {
+    auto s = r.initStartSession();
+    s.setSessionType("noop");
+    s.initBenchmark().setUri("benchmark://test/a");
+  });
+  EXPECT_EQ(errorOf(refused).code(), ErrorCode::kOverloaded);
+  EXPECT_NE(errorOf(refused).message().find("compile threads are stuck"), std::string::npos)
+      << errorOf(refused).toString();
+  EXPECT_NE(errorOf(refused).message().find("another worker"), std::string::npos);
+  EXPECT_TRUE(executor_.tasks.empty());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,57 @@
+// What the operator of a worker process (whoever starts `kiln worker`, `kiln
+// nest` or `kiln local` and writes their flags) decides for the session
+// types' contexts: which programs they run, the ceilings of the time limits
+// a client may lower, and whether test hooks that crash or hang the process
+// answer at all. A client's message never changes any of these; where a
+// parameter touches one, it may only lower it (docs/security.md). Contexts
+// read them through ServiceContext::settings(); the children of `kiln nest`
+// are forked after the contexts start and so inherit them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace kiln {
+
+struct OperatorSettings {
+  // --enable-fault-injection: off, the noop type's hooks that crash, hang or
+  // skew sessions (noop.crash_on_step, noop.hang_on_step,
+  // noop.skew_next_starts) answer permission denied.
+  bool faultInjection = false;
+  // --mlgo-opt, --mlgo-llc: the LLVM tools the mlgo session types run as
+  // child processes. A bare name is looked up in PATH.
+  std::string mlgoOpt = "opt-19";
+  std::string mlgoLlc = "llc-19";
+  // --mlgo-decision-timeout-ms: the longest an mlgo compiler may take to
+  // open its channel or between two decisions before it counts as hung.
+  std::chrono::milliseconds mlgoDecisionTimeout{30'000};
+  // --mlgo-compile-timeout-ms: a whole non-interactive compile (a job of
+  // mlgo-compile, the default policy's size).
+  std::chrono::milliseconds mlgoCompileTimeout{120'000};
+};
+
+// The range of the two mlgo time limits, flags and parameters alike.
+inline constexpr std::int64_t kMaxCompilerTimeoutMs = 3'600'000;
+
+// Start-up check: invalid-argument naming the flag that is out of range.
+Status checkOperatorSettings(const OperatorSettings& settings);
+
+// The refusal of a client parameter that only the operator may set, naming
+// the flag to use instead.
+Status operatorOnly(std::string_view key, std::string_view flag);
+
+// Ok when the process allows fault injection; otherwise the refusal of the
+// hook `key`.
+Status checkFaultInjection(const OperatorSettings& settings, std::string_view key);
+
+// The refusal of a client's `value` for `key` above the operator's
+// `ceiling` (both in `unit`); `setBy` names where the ceiling comes from
+// (e.g. "the operator's --cache-bytes").
+Status aboveCeiling(std::string_view key, std::uint64_t value, std::uint64_t ceiling,
+                    std::string_view unit, std::string_view setBy);
+
+}  // namespace kiln

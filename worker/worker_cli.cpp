@@ -51,6 +51,8 @@ Result<std::optional<std::vector<std::filesystem::path>>> allowFilesFromFlags(
     return invalidArgument("--allow-files: the current directory is unknown: " + error.message());
   }
   return parseAllowFiles(values, current);
+}
+
 void addCompileMemoryOption(CLI::App& app, std::uint64_t& bytes) {
   app.add_option_function<std::uint64_t>(
          "--compile-memory-mb", [&bytes](std::uint64_t mb) { bytes = mb << 20; },

@@ -71,6 +71,12 @@ void addCoordinatorCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   command
+      ->add_option("--max-experiment-weight", config->maxExperimentWeight,
+                   "the largest fair-share weight a client may give its experiment (a weight "
+                   "takes slots from the other experiments on the same hosts)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
+  command
       ->add_option("--metrics-listen", config->metricsListen,
                    "serve Prometheus metrics and the live dashboard over HTTP on ADDR:PORT "
                    "(port 0 = any free port, printed); default: off")
@@ -185,6 +191,11 @@ void addLocalCommand(CLI::App& app) {
   command->add_option("--nesting-hosts", options->nestingHosts, "number of nesting hosts")
       ->capture_default_str()
       ->check(CLI::Range(0u, 256u));
+  command
+      ->add_option("--max-experiment-weight", options->coordinator.maxExperimentWeight,
+                   "the largest fair-share weight a client may give its experiment")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
   command
       ->add_option("--metrics-listen", options->coordinator.metricsListen,
                    "serve the coordinator's metrics and dashboard on ADDR:PORT; default: off")

@@ -37,6 +37,14 @@ Result<InboundMessage> InboundMessage::decode(const void* data, std::size_t size
   return message;
 }
 
+PeerKey peerKeyOf(zmq::message_t& frame) {
+  // NULL when the socket has no ZAP handler (no key): nothing was established.
+  const char* user = zmq_msg_gets(frame.handle(), "User-Id");
+  if (user == nullptr) return PeerKey::kNone;
+  if (std::strcmp(user, kZapClusterUser) == 0) return PeerKey::kCluster;
+  return PeerKey::kAuthorizedClient;
+}
+
 zmq::message_t encodeFrame(capnp::MessageBuilder& message) {
   std::size_t words = capnp::computeSerializedSizeInWords(message);
   zmq::message_t frame(words * sizeof(capnp::word));

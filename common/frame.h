@@ -20,6 +20,14 @@ struct FrameLimits {
   int nestingLimit = 32;                    // deepest value nesting accepted
 };
 
+// What the ZAP authenticator established about a message's peer
+// (common/zap_authenticator.h): nothing (no key in use), the cluster key,
+// or an extra client key from --authorized-keys.
+enum class PeerKey : std::uint8_t { kNone, kCluster, kAuthorizedClient };
+// The ZAP user ids the authenticator gives a connection, by its key.
+inline constexpr const char* kZapClusterUser = "kiln-cluster";
+inline constexpr const char* kZapClientUser = "kiln-client";
+
 // A decoded Envelope that owns its aligned bytes.
 class InboundMessage {
  public:
@@ -31,13 +39,20 @@ class InboundMessage {
 
   wire::Envelope::Reader envelope() const { return envelope_; }
   std::size_t sizeBytes() const { return words_.size() * sizeof(capnp::word); }
+  // Set by the socket reader from the frame's ZAP user id (peerKeyOf).
+  PeerKey peerKey() const { return peerKey_; }
+  void setPeerKey(PeerKey key) { peerKey_ = key; }
 
  private:
   InboundMessage() = default;
   kj::Array<capnp::word> words_;
   std::unique_ptr<capnp::FlatArrayMessageReader> reader_;
   wire::Envelope::Reader envelope_;
+  PeerKey peerKey_ = PeerKey::kNone;
 };
+
+// The key a received frame's peer authenticated with (its ZAP user id).
+PeerKey peerKeyOf(zmq::message_t& frame);
 
 // Serializes a finished message into one ZeroMQ frame (a single copy).
 zmq::message_t encodeFrame(capnp::MessageBuilder& message);

@@ -30,6 +30,7 @@ void readRouted(zmq::socket_t& router, const FrameLimits& limits, int maxMessage
       sendRouted(router, peer, encodeErrorReply(0, message.status()));
       continue;
     }
+    message->setPeerKey(peerKeyOf(frame));
     onMessage(peer, std::move(message).value());
   }
 }

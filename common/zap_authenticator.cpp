@@ -1,5 +1,7 @@
 #include "common/zap_authenticator.h"
 
+#include "common/frame.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -52,6 +54,9 @@ Result<std::unique_ptr<ZapAuthenticator>> ZapAuthenticator::start(
       return invalidArgument(fmt::format("'{}' is not a 40-character Z85 public key", key));
     }
     auth->authorized_.emplace(reinterpret_cast<const char*>(binary), sizeof(binary));
+    if (key == cluster.publicKey) {
+      auth->clusterKey_.assign(reinterpret_cast<const char*>(binary), sizeof(binary));
+    }
   }
   auth->handler_.set(zmq::sockopt::linger, 0);
   try {
@@ -124,6 +129,7 @@ void ZapAuthenticator::answer() {
   std::string address = wellFormed ? text(frames[3]) : "?";
   std::string mechanism = wellFormed ? text(frames[5]) : "?";
   bool accepted = false;
+  bool cluster = false;
   std::string reason;
   if (!wellFormed) {
     reason = "malformed ZAP request";
@@ -131,6 +137,7 @@ void ZapAuthenticator::answer() {
     reason = fmt::format("mechanism {} is not CURVE", mechanism);
   } else if (authorized_.contains(text(frames[6]))) {
     accepted = true;
+    cluster = text(frames[6]) == clusterKey_;
   } else {
     reason =
         fmt::format("its key {} is neither the cluster key nor authorized", z85(frames[6].data()));
@@ -144,7 +151,10 @@ void ZapAuthenticator::answer() {
   (void)handler_.send(zmq::buffer(requestId), more);
   (void)handler_.send(zmq::buffer(std::string(accepted ? "200" : "400")), more);
   (void)handler_.send(zmq::buffer(std::string(accepted ? "OK" : "unknown key")), more);
-  (void)handler_.send(zmq::buffer(std::string(accepted ? "kiln" : "")), more);
+  // The user id travels with every message of the connection (frame.h
+  // peerKeyOf): a server tells cluster members from extra client keys.
+  std::string user = !accepted ? "" : cluster ? kZapClusterUser : kZapClientUser;
+  (void)handler_.send(zmq::buffer(user), more);
   (void)handler_.send(zmq::str_buffer(""), zmq::send_flags::none);
 }
 

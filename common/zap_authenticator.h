@@ -63,6 +63,7 @@ class ZapAuthenticator {
 
   zmq::context_t& context_;
   std::set<std::string> authorized_;  // 32-byte binary keys
+  std::string clusterKey_;            // the cluster's, binary: its peers are kZapClusterUser
   Logger logger_;
   zmq::socket_t handler_;  // REP on the ZAP endpoint
   Mailbox<Watched> newWatches_;

@@ -34,7 +34,8 @@ CoordinatorCore::CoordinatorCore(CoordinatorConfig config, const Clock& clock, L
     : config_(std::move(config)),
       clock_(clock),
       logger_(std::move(logger)),
-      experiments_(clock_, logger_, config_.heartbeatInterval, config_.experimentLease) {}
+      experiments_(clock_, logger_, config_.heartbeatInterval, config_.experimentLease,
+                   config_.maxExperimentWeight) {}
 
 void CoordinatorCore::handle(const std::string& peer, const InboundMessage& message,
                              std::vector<Outgoing>& out) {
@@ -67,6 +68,16 @@ void CoordinatorCore::handle(const std::string& peer, const InboundMessage& mess
       toWire(permissionDenied("this coordinator does not know you: register again"),
              initEnvelope(builder, 0).initDisconnect());
       return reply(out, peer, builder);
+    }
+    if (envelope.isRequest() && envelope.getRequest().isRegisterWorker() &&
+        message.peerKey() == PeerKey::kAuthorizedClient) {
+      // A worker gets the cluster's clients' programs: only a holder of the
+      // cluster key may be one, not an extra client key.
+      logger_->warn("refused a registration from a peer with an authorized client key");
+      return replyError(
+          out, peer, requestId,
+          permissionDenied("only the cluster key (--key-file) registers workers and nesting "
+                           "hosts; this peer holds an extra client key (--authorized-keys)"));
     }
     if (envelope.isRequest()) return handleRequest(peer, envelope, out);
   } catch (const kj::Exception& e) {

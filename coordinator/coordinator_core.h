@@ -28,6 +28,9 @@ struct CoordinatorConfig {
   Duration heartbeatInterval = std::chrono::seconds(1);
   int liveness = 3;                                     // lost after this many silent intervals
   Duration experimentLease = std::chrono::seconds(30);  // a silent experiment closes after this
+  // The largest fair-share weight a client may ask for its experiment: a
+  // weight takes slots from the other experiments on the same hosts.
+  std::uint32_t maxExperimentWeight = 10;
   FrameLimits frames;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off
   ServerSecurity security;    // CURVE on the listening socket when it holds keys

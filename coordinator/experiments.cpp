@@ -11,8 +11,12 @@
 namespace kiln {
 
 ExperimentBook::ExperimentBook(const Clock& clock, Logger logger, Duration heartbeatInterval,
-                               Duration lease)
-    : clock_(clock), logger_(std::move(logger)), interval_(heartbeatInterval), lease_(lease) {}
+                               Duration lease, std::uint32_t maxWeight)
+    : clock_(clock),
+      logger_(std::move(logger)),
+      interval_(heartbeatInterval),
+      lease_(lease),
+      maxWeight_(maxWeight) {}
 
 Result<Secret> ExperimentBook::open(ExperimentSpec spec, capnp::Data::Reader presentedKey) {
   if (spec.name.empty() || spec.name.size() > 128) {
@@ -22,8 +26,14 @@ Result<Secret> ExperimentBook::open(ExperimentSpec spec, capnp::Data::Reader pre
     return invalidArgument(fmt::format("experiment '{}' asks for {} workers; ask for 1 to 4096",
                                        spec.name, spec.workers));
   }
-  if (spec.weight == 0 || spec.weight > 1000) {
-    return invalidArgument(fmt::format("experiment '{}': weight must be 1 to 1000", spec.name));
+  if (spec.weight == 0) {
+    return invalidArgument(fmt::format("experiment '{}': weight must be at least 1", spec.name));
+  }
+  if (spec.weight > maxWeight_) {
+    return permissionDenied(fmt::format(
+        "experiment '{}' asks for weight {}; this coordinator allows at most {} (the operator's "
+        "kiln coordinator --max-experiment-weight)",
+        spec.name, spec.weight, maxWeight_));
   }
   Secret key;
   if (presentedKey.size() != 0) {

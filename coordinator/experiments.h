@@ -52,7 +52,8 @@ using HostTable = std::map<WorkerId, WorkerRecord>;
 
 class ExperimentBook {
  public:
-  ExperimentBook(const Clock& clock, Logger logger, Duration heartbeatInterval, Duration lease);
+  ExperimentBook(const Clock& clock, Logger logger, Duration heartbeatInterval, Duration lease,
+                 std::uint32_t maxWeight = 10);
 
   // Creates the experiment, or updates its spec (e.g. more workers) for a
   // caller that presents its key. A new experiment is issued a fresh key,
@@ -92,6 +93,7 @@ class ExperimentBook {
   Logger logger_;
   Duration interval_;
   Duration lease_;
+  std::uint32_t maxWeight_;  // the operator's (CoordinatorConfig::maxExperimentWeight)
   std::uint64_t nextRequestId_ = 1;
   RandomIds ids_;
   std::map<std::string, ExperimentRecord> experiments_;

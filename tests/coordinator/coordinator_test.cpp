@@ -265,6 +265,20 @@ TEST_F(ExperimentKeyTest, OnlyTheKeyHolderActsForTheExperiment) {
   EXPECT_EQ(core_.experiments().find("alpha"), nullptr);
 }
 
+TEST_F(ExperimentKeyTest, AWeightAboveTheOperatorsIsRefused) {
+  registerNestingHost("h1");
+  auto out = request("greedy", "", [](wire::Request::Builder r) {
+    auto spec = r.initOpenExperiment().initSpec();
+    spec.setName("greedy");
+    spec.setWorkers(1);
+    spec.setWeight(CoordinatorConfig{}.maxExperimentWeight + 1);
+  });
+  Status refused = answer(out);
+  EXPECT_EQ(refused.code(), ErrorCode::kPermissionDenied) << refused.toString();
+  EXPECT_NE(refused.message().find("--max-experiment-weight"), std::string::npos);
+  EXPECT_EQ(core_.experiments().find("greedy"), nullptr);
+}
+
 // A restarted coordinator knows no experiment; the hosts report the workers
 // they run with their digests. The client that re-opens with its key gets
 // them back; someone else who opens the name first gets none of them.

@@ -17,6 +17,7 @@
 
 #include "client/channel.h"
 #include "client/client.h"
+#include "common/wire_convert.h"
 #include "common/zap_authenticator.h"
 #include "coordinator/coordinator_server.h"
 #include "worker/noop_session.h"
@@ -302,6 +303,44 @@ TEST_F(CurveClusterTest, AuthorizedExtraKeysGetInAndUnknownOnesAreLoggedWithThei
   EXPECT_FALSE(answered(unknown));
   EXPECT_TRUE(waitFor([&] { return cluster.log.contains(unknown.publicKey); }, 5s));
   EXPECT_TRUE(cluster.log.contains("coordinator connection from 127.0.0.1"));
+}
+
+// An extra client key may ask for compile work, never become a worker that
+// clients' programs are sent to: only the cluster key registers.
+TEST_F(CurveClusterTest, AnAuthorizedClientKeyCannotRegisterAWorker) {
+  ClusterKeys keys = generateClusterKeys().value();
+  ClusterKeys laptop = generateClusterKeys().value();
+  Cluster cluster(keys, {laptop.publicKey});
+  zmq::socket_t socket(cluster.zmq, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::rcvtimeo, 5000);
+  applyCurveClient(socket, laptop);
+  socket.set(zmq::sockopt::curve_serverkey, keys.publicKey);
+  socket.connect(cluster.coordinator->endpoint());
+  auto call = [&](const std::function<void(wire::Request::Builder)>& fill) -> Status {
+    capnp::MallocMessageBuilder builder;
+    fill(initEnvelope(builder, 1).initRequest());
+    (void)socket.send(encodeFrame(builder), zmq::send_flags::none);
+    zmq::message_t reply;
+    if (!socket.recv(reply)) return timeoutError("no answer");
+    auto message = InboundMessage::decode(reply, FrameLimits{}).value();
+    auto answer = message.envelope().getReply();
+    return answer.isError() ? fromWire(answer.getError()) : okStatus();
+  };
+  Status registered = call([](wire::Request::Builder r) {
+    auto registration = r.initRegisterWorker();
+    registration.setEndpoint("tcp://127.0.0.1:9");
+    registration.setSlots(4);
+    registration.initSessionTypes(1).set(0, "noop");
+  });
+  EXPECT_EQ(registered.code(), ErrorCode::kPermissionDenied) << registered.toString();
+  EXPECT_NE(registered.message().find("--authorized-keys"), std::string::npos);
+  // It is still a client: it may look at the cluster, which lists one worker.
+  EXPECT_TRUE(call([](wire::Request::Builder r) { r.initListCluster(); }).ok());
+  auto holder = cluster.client(keys);
+  ASSERT_TRUE(waitFor([&] { return holder->listCluster().value().size() == 1; }, 5s));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(holder->listCluster().value().size(), 1u);
 }
 
 // Starts a noop session through the relay and steps it, asking for the

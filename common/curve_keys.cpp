@@ -23,12 +23,6 @@ std::string trim(const std::string& text) {
   return text.substr(begin, text.find_last_not_of(space) - begin + 1);
 }
 
-bool isZ85Key(const std::string& key) {
-  if (key.size() != kZ85KeyLength) return false;
-  std::uint8_t binary[32];
-  return zmq_z85_decode(binary, key.c_str()) != nullptr;
-}
-
 Result<std::string> readPrivateText(const std::filesystem::path& path, bool mustBePrivate) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
@@ -57,6 +51,16 @@ Result<std::string> readPrivateText(const std::filesystem::path& path, bool must
 }  // namespace
 
 bool curveAvailable() { return zmq_has("curve") != 0; }
+
+bool isZ85Key(std::string_view key) {
+  static constexpr std::string_view kAlphabet =
+      "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+  if (key.size() != kZ85KeyLength || key.find_first_not_of(kAlphabet) != std::string_view::npos) {
+    return false;
+  }
+  std::uint8_t binary[32];
+  return zmq_z85_decode(binary, std::string(key).c_str()) != nullptr;
+}
 
 Result<ClusterKeys> generateClusterKeys() {
   if (!curveAvailable()) {
@@ -166,8 +170,8 @@ Result<ClusterKeys> loadKeyFile(const std::filesystem::path& path) {
   return parseKeyFile(text, path.string());
 }
 
-Result<std::vector<std::string>> loadAuthorizedKeys(const std::filesystem::path& path) {
-  KILN_ASSIGN_OR_RETURN(std::string text, readPrivateText(path, false));
+Result<std::vector<std::string>> parseAuthorizedKeys(const std::string& text,
+                                                     const std::string& origin) {
   std::vector<std::string> keys;
   std::istringstream lines(text);
   std::string line;
@@ -175,13 +179,17 @@ Result<std::vector<std::string>> loadAuthorizedKeys(const std::filesystem::path&
     line = trim(line);
     if (line.empty() || line[0] == '#') continue;
     if (!isZ85Key(line)) {
-      return invalidArgument(
-          fmt::format("authorized keys '{}' line {}: not a 40-character Z85 public key",
-                      path.string(), number));
+      return invalidArgument(fmt::format(
+          "authorized keys '{}' line {}: not a 40-character Z85 public key", origin, number));
     }
     keys.push_back(line);
   }
   return keys;
+}
+
+Result<std::vector<std::string>> loadAuthorizedKeys(const std::filesystem::path& path) {
+  KILN_ASSIGN_OR_RETURN(std::string text, readPrivateText(path, false));
+  return parseAuthorizedKeys(text, path.string());
 }
 
 void applyCurveServer(zmq::socket_t& socket, const ClusterKeys& keys, const std::string& domain) {

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <zmq.hpp>
 
@@ -26,6 +27,11 @@ struct ClusterKeys {
 // Whether this libzmq can do CURVE (built with libsodium).
 bool curveAvailable();
 
+// Whether `key` is a CURVE key as Z85 text: exactly 40 characters of the Z85
+// alphabet, decoding to 32 bytes. libzmq's decoder alone stops at the first
+// NUL byte: it takes a NUL and 39 more bytes for a key and decodes nothing.
+bool isZ85Key(std::string_view key);
+
 Result<ClusterKeys> generateClusterKeys();
 
 // The key file's text; and its parser (`origin` names the file in errors).
@@ -38,7 +44,10 @@ Status writeKeyFile(const std::filesystem::path& path, const ClusterKeys& keys, 
 // Reads a key file, refusing one that other users may read or write.
 Result<ClusterKeys> loadKeyFile(const std::filesystem::path& path);
 
-// Public keys (Z85), one per line, '#' comments: clients allowed besides the cluster key.
+// Public keys (Z85), one per line, '#' comments: clients allowed besides the
+// cluster key. The file's text; and its parser (`origin` names the file in errors).
+Result<std::vector<std::string>> parseAuthorizedKeys(const std::string& text,
+                                                     const std::string& origin);
 Result<std::vector<std::string>> loadAuthorizedKeys(const std::filesystem::path& path);
 
 // Socket options, to set before bind()/connect().

@@ -2,12 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "common/utf8.h"
+
 namespace kiln {
 
 std::string jsonEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const char c = text[at];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      at += appendUtf8Sequence(out, text.substr(at));
+      continue;
+    }
+    ++at;
     switch (c) {
       case '"':
         out += "\\\"";

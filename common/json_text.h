@@ -6,7 +6,8 @@
 
 namespace kiln {
 
-// `text` as the inside of a JSON string literal (quotes not included).
+// `text` as the inside of a JSON string literal (quotes not included);
+// bytes that are not UTF-8 become U+FFFD (common/utf8.h).
 std::string jsonEscape(std::string_view text);
 
 }  // namespace kiln

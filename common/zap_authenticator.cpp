@@ -50,7 +50,7 @@ Result<std::unique_ptr<ZapAuthenticator>> ZapAuthenticator::start(
   keys.push_back(cluster.publicKey);
   for (const std::string& key : keys) {
     std::uint8_t binary[32];
-    if (key.size() != 40 || zmq_z85_decode(binary, key.c_str()) == nullptr) {
+    if (!isZ85Key(key) || zmq_z85_decode(binary, key.c_str()) == nullptr) {
       return invalidArgument(fmt::format("'{}' is not a 40-character Z85 public key", key));
     }
     auth->authorized_.emplace(reinterpret_cast<const char*>(binary), sizeof(binary));

@@ -1,6 +1,8 @@
 // Writes the seed corpus of every fuzz target (tests/fuzz/corpus/<target>/):
 // valid frames of each request kind, conversations that reach deep into the
-// handlers, benchmark URIs and MLGO channel streams, plus a few broken ones.
+// handlers, benchmark URIs and MLGO channel streams, plus a few broken ones;
+// fuzz/outside_seeds.cpp adds those of HTTP, job specs, parameters, the
+// isolation link and key files.
 // Usage: make_seed_corpus <corpus directory>  (rewrites its files)
 #include <capnp/message.h>
 
@@ -16,6 +18,7 @@
 #include "common/frame.h"
 #include "common/identity.h"
 #include "fuzz/fuzz_input.h"
+#include "fuzz/seed_writer.h"
 
 namespace {
 
@@ -123,20 +126,7 @@ std::vector<std::pair<std::string, Fill>> everyRequest() {
   };
 }
 
-class Writer {
- public:
-  explicit Writer(fs::path root) : root_(std::move(root)) {}
-  void put(const std::string& target, const std::string& name, const std::string& bytes) {
-    fs::create_directories(root_ / target);
-    std::ofstream(root_ / target / name, std::ios::binary) << bytes;
-    ++written_;
-  }
-  int written() const { return written_; }
-
- private:
-  fs::path root_;
-  int written_ = 0;
-};
+using Writer = kiln::fuzz::SeedWriter;
 
 std::string raw(const std::string& frame, std::uint8_t peer = 0) {
   return encodeRecord(RecordKind::kRawFrame, peer, frame);
@@ -348,6 +338,7 @@ int main(int argc, char** argv) {
   writeUris(out);
   writeMlgoStreams(out);
   writeStreamFrames(out, requests);
+  kiln::fuzz::writeOutsideSeeds(out);
   std::cout << "wrote " << out.written() << " seed files under " << argv[1] << "\n";
   return 0;
 }

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "common/utf8.h"
+
 namespace kiln::metrics {
 
 namespace {
@@ -74,7 +76,13 @@ std::string escapeHelp(std::string_view help) {
 std::string escapeLabelValue(std::string_view value) {
   std::string out;
   out.reserve(value.size());
-  for (char c : value) {
+  for (std::size_t at = 0; at < value.size();) {
+    const char c = value[at];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      at += appendUtf8Sequence(out, value.substr(at));
+      continue;
+    }
+    ++at;
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '"') {

@@ -20,7 +20,8 @@ std::string renderText(const std::vector<FamilySnapshot>& families);
 
 // HELP text: backslash and newline escaped.
 std::string escapeHelp(std::string_view help);
-// Label value: backslash, double quote and newline escaped.
+// Label value: backslash, double quote and newline escaped; bytes that are
+// not UTF-8 become U+FFFD (Prometheus refuses a scrape otherwise).
 std::string escapeLabelValue(std::string_view value);
 // Sample value: shortest text that reads back to the same double; "+Inf",
 // "-Inf" and "NaN" as the format spells them.

@@ -150,10 +150,26 @@ Status allowedFlag(std::string_view flag) {
       clean = clean && (std::isalnum(static_cast<unsigned char>(c)) ||
                         std::string_view("-_,()<>;=.").find(c) != std::string_view::npos);
     }
-    if (clean) return okStatus();
-    return invalidArgument(
-        "flag \"-passes=\" needs a pass pipeline of names, ',', '(', ')', "
-        "'<', '>', ';', '=', '.', '-', '_'");
+    if (!clean) {
+      return invalidArgument(
+          "flag \"-passes=\" needs a pass pipeline of names, ',', '(', ')', "
+          "'<', '>', ';', '=', '.', '-', '_'");
+    }
+    // LLVM's view-* passes (view-cfg, view-dom, view-callgraph, ...) write
+    // the graph to the system's temporary directory and start a viewer
+    // program on it (xdg-open, dot, ...): a job must not run programs.
+    for (std::size_t start = 0; start <= pipeline->size();) {
+      std::size_t end = std::min(pipeline->find_first_of(",()<>;", start), pipeline->size());
+      std::string_view name = pipeline->substr(start, end - start);
+      if (name.starts_with("view-")) {
+        return invalidArgument(fmt::format(
+            "flag \"-passes=\" names {}, which starts a graph viewer program on the worker: "
+            "not allowed in a job",
+            name.substr(0, 80)));
+      }
+      start = end + 1;
+    }
+    return okStatus();
   }
   if (auto threshold = valueAfter("-inline-threshold=")) {
     bool digits = !threshold->empty() && threshold->size() <= 9;

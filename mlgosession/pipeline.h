@@ -104,7 +104,8 @@ std::unique_ptr<Step> makeTrainingLogStep();  // serializes the recorded decisio
 // Flags a job may pass to opt: -O0..-O3, -Os, -Oz, -passes=<pipeline>,
 // -inline-threshold=<int>. Anything else (plugins, output paths, response
 // files) is refused so a job spec cannot make the worker load code or write
-// files elsewhere.
+// files elsewhere; so is a pipeline naming a view-* pass, which would start
+// a graph viewer program.
 Status allowedFlag(std::string_view flag);
 
 struct JobSpec {

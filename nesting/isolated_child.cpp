@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <variant>
 #include <vector>
 
 #include "common/exit_codes.h"
@@ -21,23 +22,6 @@
 #include "worker/damaged_exit.h"
 
 namespace kiln::nesting {
-
-namespace isolation {
-
-void putU64(std::string& out, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
-}
-
-std::uint64_t getU64(std::string_view in, std::size_t at) {
-  if (in.size() < at + 8) return 0;
-  std::uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) {
-    value |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
-  }
-  return value;
-}
-
-}  // namespace isolation
 
 namespace {
 
@@ -184,74 +168,63 @@ class ChildLoop {
   }
 
   void onHostMessage(std::vector<zmq::message_t>& parts) {
-    if (parts.empty() || parts[0].size() != 1) return;  // only the host talks to us
-    char kind = *parts[0].data<char>();
-    std::string_view field =
-        parts.size() > 1 ? std::string_view(parts[1].data<char>(), parts[1].size()) : "";
-    switch (kind) {
-      case kRequest: {
-        if (parts.size() != 3) return;
-        auto message = InboundMessage::decode(parts[2], FrameLimits{});
-        if (!message.ok()) return;  // the host decoded it once already
-        std::string routingId(field);
-        auto found = workers_.find(message->envelope().getTarget());
-        if (found == workers_.end() || found->second.releasing) {
-          sink_.send(routingId,
-                     encodeErrorReply(message->envelope().getRequestId(),
-                                      notFound("this underlying worker is being released")));
-          return;
-        }
-        return found->second.host->handle(routingId, std::move(message).value());
-      }
-      case kCreate: {
-        auto message = InboundMessage::decode(parts[1], FrameLimits{});
-        if (!message.ok()) return;
-        UnderlyingSpec spec =
-            fromWire(message->envelope().getRequest().getCreateWorker().getSpec());
-        if (workers_.contains(spec.workerId)) return;
-        HostLimits limits = parts_.limits;
-        // The host's metrics live in the host: a copy here would be read by
-        // no one, and a lock another host thread held at fork stays held.
-        limits.observer = nullptr;
-        if (spec.maxSessions != 0)
-          limits.maxSessions = std::min(limits.maxSessions, spec.maxSessions);
-        HostScope scope{spec.workerId, spec.experiment, spec.sessionTypes, spec.weight};
-        workers_[spec.workerId].host = std::make_unique<SessionHost>(
-            parts_.types, parts_.cache, limits, parts_.clock, executor_, sink_, completions_,
-            parts_.logger, std::move(scope));
-        return;
-      }
-      case kRelease: {
-        auto found = workers_.find(getU64(field, 0));
-        if (found == workers_.end()) return;
-        found->second.releasing = true;
-        found->second.sessionsAtRelease = found->second.host->load().liveSessions;
-        found->second.host->retireAll();
-        return;
-      }
-      case kGrant:
-        return pool_.withQueue([this](TaskQueue&) { gate_->grant(1); });
-      case kKeepAlive: {
-        ClientId client{getU64(field, 0)};
-        for (auto& [id, worker] : workers_) worker.host->touchLease(client);
-        return;
-      }
-      case kBenchmark: {
-        auto message = InboundMessage::decode(parts[1], FrameLimits{});
-        if (!message.ok()) return;
-        // As SessionHost::addBenchmarks keeps them: under the client's own key.
-        ClientId client = clientIdOf(message->envelope().getClientSecret());
-        if (!client.valid()) return;
-        for (auto benchmark : message->envelope().getRequest().getAddBenchmark().getBenchmarks()) {
-          auto bytes = benchmark.getProgram();
-          parts_.cache.insert(privateCacheKey(client, benchmark.getUri().cStr()),
-                              std::make_shared<const std::string>(
-                                  reinterpret_cast<const char*>(bytes.begin()), bytes.size()));
-        }
-        return;
-      }
-      default:
-        return;
+    std::vector<std::string_view> views;
+    for (const zmq::message_t& part : parts) views.emplace_back(part.data<char>(), part.size());
+    auto message = decodeHostMessage(views);
+    if (!message.ok()) {
+      // Only the host talks to this socket, and it sends nothing malformed.
+      parts_.logger->warn("isolated child of experiment '{}' ignores a message from its host: {}",
+                          setup_.experiment, message.status().message());
+      return;
+    }
+    std::visit([this](auto& decoded) { onHostMessage(decoded); }, *message);
+  }
+
+  void onHostMessage(ForwardedRequest& request) {
+    auto found = workers_.find(request.message.envelope().getTarget());
+    if (found == workers_.end() || found->second.releasing) {
+      sink_.send(request.routingId,
+                 encodeErrorReply(request.message.envelope().getRequestId(),
+                                  notFound("this underlying worker is being released")));
+      return;
+    }
+    found->second.host->handle(request.routingId, std::move(request.message));
+  }
+
+  void onHostMessage(CreateWorker& create) {
+    UnderlyingSpec& spec = create.spec;
+    if (workers_.contains(spec.workerId)) return;
+    HostLimits limits = parts_.limits;
+    // The host's metrics live in the host: a copy here would be read by
+    // no one, and a lock another host thread held at fork stays held.
+    limits.observer = nullptr;
+    if (spec.maxSessions != 0) limits.maxSessions = std::min(limits.maxSessions, spec.maxSessions);
+    HostScope scope{spec.workerId, spec.experiment, spec.sessionTypes, spec.weight};
+    workers_[spec.workerId].host =
+        std::make_unique<SessionHost>(parts_.types, parts_.cache, limits, parts_.clock, executor_,
+                                      sink_, completions_, parts_.logger, std::move(scope));
+  }
+
+  void onHostMessage(ReleaseWorker& release) {
+    auto found = workers_.find(release.workerId);
+    if (found == workers_.end()) return;
+    found->second.releasing = true;
+    found->second.sessionsAtRelease = found->second.host->load().liveSessions;
+    found->second.host->retireAll();
+  }
+
+  void onHostMessage(GrantToken&) {
+    pool_.withQueue([this](TaskQueue&) { gate_->grant(1); });
+  }
+
+  void onHostMessage(KeepAlive& keepAlive) {
+    for (auto& [id, worker] : workers_) worker.host->touchLease(ClientId{keepAlive.clientId});
+  }
+
+  void onHostMessage(AddBenchmarks& add) {
+    // As SessionHost::addBenchmarks keeps them: under the client's own key.
+    for (auto& [uri, program] : add.programs) {
+      parts_.cache.insert(privateCacheKey(add.client, uri), std::move(program));
     }
   }
 

@@ -412,69 +412,62 @@ void IsolatingFrontend::onSocketReadable() {
 void IsolatingFrontend::onChildMessage(const std::string& identity,
                                        std::vector<zmq::message_t>& parts) {
   auto owner = byIdentity_.find(identity);
-  if (owner == byIdentity_.end() || parts.empty() || parts[0].size() != 1) return;  // a stale child
+  if (owner == byIdentity_.end()) return;  // a stale child
   auto found = children_.find(owner->second);
   if (found == children_.end() || found->second.identity != identity) return;
   Child& child = found->second;
-  child.lastHeard = parts_.clock.now();
-  std::string_view field =
-      parts.size() > 1 ? std::string_view(parts[1].data<char>(), parts[1].size()) : "";
-  switch (*parts[0].data<char>()) {
-    case kHello: {
-      child.ready = true;
-      std::vector<std::vector<std::string>> outbox = std::move(child.outbox);
-      child.outbox.clear();
-      for (auto& message : outbox) sendToChild(child, std::move(message), true);
-      return pump(child);
+  child.lastHeard = parts_.clock.now();  // any message shows it alive
+  std::vector<std::string_view> views;
+  for (const zmq::message_t& part : parts) views.emplace_back(part.data<char>(), part.size());
+  auto message = decodeChildMessage(views);
+  if (!message.ok()) {
+    parts_.logger->warn("ignoring a message from the child process of experiment '{}': {}",
+                        child.experiment, message.status().message());
+    return;
+  }
+  if (std::holds_alternative<Hello>(*message)) {
+    child.ready = true;
+    std::vector<std::vector<std::string>> outbox = std::move(child.outbox);
+    child.outbox.clear();
+    for (auto& queued : outbox) sendToChild(child, std::move(queued), true);
+    return pump(child);
+  }
+  if (auto* reply = std::get_if<ChildReply>(&*message)) {
+    return onReply(child, *reply, std::move(parts[2]));
+  }
+  if (std::holds_alternative<AcquireToken>(*message)) return onTokenRequest(child);
+  if (auto* back = std::get_if<TokenBack>(&*message)) {
+    if (!child.tokens.empty()) child.tokens.pop_front();
+    tokens_.release(child.experiment, back->ran);
+    return tokens_.pump();
+  }
+  if (auto* loads = std::get_if<Loads>(&*message)) {
+    for (const WorkerLoad& record : loads->workers) {
+      auto worker = workers_.find(record.workerId);
+      if (worker == workers_.end() || worker->second.spec.experiment != child.experiment) continue;
+      worker->second.load = record.load;
     }
-    case kReply:
-      if (parts.size() == 3) onReply(child, std::string(field), std::move(parts[2]));
-      return;
-    case kAcquire:
-      return onTokenRequest(child);
-    case kTokenBack: {
-      if (!child.tokens.empty()) child.tokens.pop_front();
-      tokens_.release(child.experiment, std::chrono::nanoseconds(getU64(field, 0)));
-      return tokens_.pump();
-    }
-    case kLoad:
-      for (std::size_t at = 0; at + 40 <= field.size(); at += 40) {
-        auto worker = workers_.find(getU64(field, at));
-        if (worker == workers_.end() || worker->second.spec.experiment != child.experiment)
-          continue;
-        worker->second.load =
-            LoadFigures{static_cast<std::uint32_t>(getU64(field, at + 8)),
-                        static_cast<std::uint32_t>(getU64(field, at + 16)),
-                        static_cast<std::uint32_t>(getU64(field, at + 24)), getU64(field, at + 32)};
-      }
-      return;
-    case kReleased:
-      if (parts.size() == 3) {
-        std::string_view ended(parts[2].data<char>(), parts[2].size());
-        finishRelease(getU64(field, 0), static_cast<std::uint32_t>(getU64(ended, 0)));
-      }
-      return;
-    default:
-      return;
+    return;
+  }
+  if (auto* released = std::get_if<Released>(&*message)) {
+    finishRelease(released->workerId, released->sessionsEnded);
   }
 }
 
-void IsolatingFrontend::onReply(Child& child, const std::string& routingId, zmq::message_t frame) {
-  auto message = InboundMessage::decode(frame, FrameLimits{});
-  if (message.ok()) {
-    auto envelope = message->envelope();
-    auto found = child.inflight.find(std::make_pair(routingId, envelope.getRequestId()));
+void IsolatingFrontend::onReply(Child& child, const ChildReply& reply, zmq::message_t frame) {
+  if (reply.summary) {
+    const ReplySummary& summary = *reply.summary;
+    auto found = child.inflight.find(std::make_pair(reply.routingId, summary.requestId));
     if (found != child.inflight.end()) {
       Flight& flight = found->second;
-      auto answer = envelope.getReply();
-      if (answer.isSessionStarted()) {
-        child.chains[answer.getSessionStarted().getSessionId()] = flight.inherit;
-      } else if (answer.isForked() && flight.inherit != 0) {
-        child.chains[answer.getForked().getSessionId()] = flight.inherit;
-      } else if (flight.kind == 'E' || answer.isError()) {
-        // An error may end the session; a later request then meets not-found.
-        if (flight.kind == 'E') child.chains.erase(flight.session);
+      if (summary.kind == ReplySummary::Kind::kSessionStarted) {
+        child.chains[summary.sessionId] = flight.inherit;
+      } else if (summary.kind == ReplySummary::Kind::kForked && flight.inherit != 0) {
+        child.chains[summary.sessionId] = flight.inherit;
+      } else if (flight.kind == 'E') {
+        child.chains.erase(flight.session);
       }
+      // An error may end the session as well; a later request then meets not-found.
       if (flight.chain != 0) guard_.cleared(flight.chain);  // it ran and the child lived
       if (flight.solo) child.solo = false;
       bool answered = flight.answered;
@@ -482,7 +475,7 @@ void IsolatingFrontend::onReply(Child& child, const std::string& routingId, zmq:
       if (answered) return pump(child);
     }
   }
-  if (!routingId.empty()) parts_.replies.send(routingId, std::move(frame));
+  if (!reply.routingId.empty()) parts_.replies.send(reply.routingId, std::move(frame));
   pump(child);
 }
 

@@ -26,6 +26,7 @@
 #include "common/underlying.h"
 #include "common/working_directory.h"
 #include "nesting/isolation_guard.h"
+#include "nesting/isolation_messages.h"
 #include "nesting/isolation_tokens.h"
 #include "worker/frontend.h"
 
@@ -96,7 +97,7 @@ class IsolatingFrontend final : public WorkerFrontend {
   void forward(Child& child, const std::string& routingId, InboundMessage message);
   void pump(Child& child);
   void onChildMessage(const std::string& identity, std::vector<zmq::message_t>& parts);
-  void onReply(Child& child, const std::string& routingId, zmq::message_t frame);
+  void onReply(Child& child, const isolation::ChildReply& reply, zmq::message_t frame);
   void onTokenRequest(Child& child);
   // `crashed`: it died by itself (not a damage stop, see exit_codes.h), so the
   // requests it was running are suspects (IsolationGuard).

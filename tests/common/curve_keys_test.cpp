@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "common/listen_exposure.h"
+#include "common/logging.h"
+#include "common/zap_authenticator.h"
 
 namespace kiln {
 namespace {
@@ -115,6 +117,32 @@ TEST_F(KeyFileTest, AuthorizedKeysAreListedOnePerLine) {
   auto bad = loadAuthorizedKeys(write("authorized", a + "\nnot-a-key\n", 0644));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 2"), std::string::npos);
+}
+
+// Found by fuzz_key_files: libzmq's Z85 decoder stops at a NUL byte, so a
+// "key" whose first characters decode (a multiple of five of them, or none)
+// followed by NULs passed for a 40-character key. The authenticator then
+// authorized 32 bytes it never wrote.
+TEST_F(KeyFileTest, KeysWithNulBytesAreRefused) {
+  ClusterKeys keys = generateClusterKeys().value();
+  const std::string nulFirst = std::string(1, '\0') + keys.publicKey.substr(1);
+  const std::string nulInside =
+      keys.publicKey.substr(0, 10) + std::string(8, '\0') + keys.publicKey.substr(18);
+  for (const std::string& key : {nulFirst, nulInside}) {
+    EXPECT_FALSE(isZ85Key(key));
+    auto listed = parseAuthorizedKeys(keys.publicKey + "\n" + key + "\n", "authorized");
+    ASSERT_FALSE(listed.ok());
+    EXPECT_NE(listed.status().message().find("line 2"), std::string::npos);
+    auto pair = parseKeyFile("public-key = " + key + "\nsecret-key = " + keys.secretKey + "\n",
+                             "cluster.key");
+    ASSERT_FALSE(pair.ok());
+    EXPECT_NE(pair.status().message().find("not a 40-character Z85 key"), std::string::npos)
+        << pair.status().toString();
+    zmq::context_t context;
+    auto authenticator = ZapAuthenticator::start(context, keys, {key}, makeNullLogger("test"));
+    EXPECT_FALSE(authenticator.ok());
+  }
+  EXPECT_TRUE(isZ85Key(keys.publicKey));
 }
 
 TEST(ListenExposureTest, OnlyLoopbackAndLocalEndpointsAreLoopback) {

@@ -19,6 +19,10 @@ TEST(ExpositionTest, EscapesHelpAndLabelValuesAsTheSpecSays) {
   EXPECT_EQ(escapeLabelValue("a \\ b\nc \"d\""), "a \\\\ b\\nc \\\"d\\\"");
   EXPECT_EQ(escapeLabelValue(""), "");
   EXPECT_EQ(escapeLabelValue("plain-text_1"), "plain-text_1");
+  // Prometheus refuses a scrape with a label value that is not UTF-8 (found
+  // by fuzz_dashboard_status: endpoints and experiment names are any bytes).
+  EXPECT_EQ(escapeLabelValue("n\xC3\xBC \xFF\"\xC0\xAF"),
+            "n\xC3\xBC \xEF\xBF\xBD\\\"\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 TEST(ExpositionTest, SpellsNumbersTheWayParsersReadThem) {

@@ -68,6 +68,25 @@ TEST(MlgoPipelineTest, HostileSpecsAreRefusedWithTheReason) {
   EXPECT_FALSE(parseJobSpec(std::string(100 << 10, '{')).ok());
 }
 
+// Found by fuzz_job_spec: opt's view-* passes write the graph to the system's
+// temporary directory and run a viewer (xdg-open, dot, ...) on it, so a job
+// could make the worker start programs.
+TEST(MlgoPipelineTest, PipelinesThatStartAGraphViewerAreRefused) {
+  for (const char* flag : {"-passes=view-cfg", "-passes=cgscc(function(view-dom-only))",
+                           "-passes=instcombine,view-callgraph", "-passes=view-"}) {
+    Status allowed = allowedFlag(flag);
+    EXPECT_EQ(allowed.code(), ErrorCode::kInvalidArgument) << flag;
+    EXPECT_NE(allowed.message().find("graph viewer"), std::string::npos) << allowed.toString();
+  }
+  for (const char* flag : {"-passes=dot-cfg", "-passes=default<O2>", "-passes=preview-x"}) {
+    EXPECT_TRUE(allowedFlag(flag).ok()) << flag;
+  }
+  auto parsed = parseJobSpec(R"({"steps":[{"kind":"compile","flags":["-passes=view-cfg"]}]})");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("steps[0]"), std::string::npos)
+      << parsed.status().toString();
+}
+
 TEST(MlgoPipelineTest, OzCompileMeasuresASmallerModuleThanO0) {
   JobFixture fixture;
   auto oz = fixture.run(R"({"steps":[{"kind":"compile","flags":["-Oz"]},{"kind":"native-size"}]})");

@@ -437,7 +437,14 @@ void IsolatingFrontend::onChildMessage(const std::string& identity,
   }
   if (std::holds_alternative<AcquireToken>(*message)) return onTokenRequest(child);
   if (auto* back = std::get_if<TokenBack>(&*message)) {
-    if (!child.tokens.empty()) child.tokens.pop_front();
+    // A child that holds no token has none to give back: counting it would
+    // free a slot another experiment's child holds.
+    if (child.tokens.empty()) {
+      parts_.logger->warn("the child process of experiment '{}' returned a token it did not hold",
+                          child.experiment);
+      return;
+    }
+    child.tokens.pop_front();
     tokens_.release(child.experiment, back->ran);
     return tokens_.pump();
   }
@@ -455,27 +462,33 @@ void IsolatingFrontend::onChildMessage(const std::string& identity,
 }
 
 void IsolatingFrontend::onReply(Child& child, const ChildReply& reply, zmq::message_t frame) {
-  if (reply.summary) {
-    const ReplySummary& summary = *reply.summary;
-    auto found = child.inflight.find(std::make_pair(reply.routingId, summary.requestId));
-    if (found != child.inflight.end()) {
-      Flight& flight = found->second;
-      if (summary.kind == ReplySummary::Kind::kSessionStarted) {
-        child.chains[summary.sessionId] = flight.inherit;
-      } else if (summary.kind == ReplySummary::Kind::kForked && flight.inherit != 0) {
-        child.chains[summary.sessionId] = flight.inherit;
-      } else if (flight.kind == 'E') {
-        child.chains.erase(flight.session);
-      }
-      // An error may end the session as well; a later request then meets not-found.
-      if (flight.chain != 0) guard_.cleared(flight.chain);  // it ran and the child lived
-      if (flight.solo) child.solo = false;
-      bool answered = flight.answered;
-      child.inflight.erase(found);
-      if (answered) return pump(child);
-    }
+  // Only the answer to a request this child was given goes out, to the peer
+  // that sent it: a child runs clients' compile work in-process, and one
+  // whose memory that work damaged must not reach other peers.
+  auto found = reply.summary
+                   ? child.inflight.find(std::make_pair(reply.routingId, reply.summary->requestId))
+                   : child.inflight.end();
+  if (found == child.inflight.end()) {
+    parts_.logger->warn(
+        "the child process of experiment '{}' sent a reply to no request it was given; dropped",
+        child.experiment);
+    return pump(child);
   }
-  if (!reply.routingId.empty()) parts_.replies.send(reply.routingId, std::move(frame));
+  const ReplySummary& summary = *reply.summary;
+  Flight& flight = found->second;
+  if (summary.kind == ReplySummary::Kind::kSessionStarted) {
+    child.chains[summary.sessionId] = flight.inherit;
+  } else if (summary.kind == ReplySummary::Kind::kForked && flight.inherit != 0) {
+    child.chains[summary.sessionId] = flight.inherit;
+  } else if (flight.kind == 'E') {
+    child.chains.erase(flight.session);
+  }
+  // An error may end the session as well; a later request then meets not-found.
+  if (flight.chain != 0) guard_.cleared(flight.chain);  // it ran and the child lived
+  if (flight.solo) child.solo = false;
+  bool answered = flight.answered;
+  child.inflight.erase(found);
+  if (!answered) parts_.replies.send(reply.routingId, std::move(frame));
   pump(child);
 }
 

@@ -15,6 +15,8 @@
 #include <system_error>
 #include <utility>
 
+#include "common/unique_fd.h"
+
 namespace kiln {
 
 namespace {
@@ -24,34 +26,10 @@ constexpr int kReadFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 constexpr int kMaxSymlinks = 40;  // the kernel's own bound (MAXSYMLINKS)
 constexpr int kMaxAttempts = 8;
 
-class Descriptor {
- public:
-  explicit Descriptor(int fd = -1) : fd_(fd) {}
-  Descriptor(Descriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Descriptor& operator=(Descriptor&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  ~Descriptor() { reset(); }
-  int get() const { return fd_; }
-
- private:
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  int fd_;
-};
-
 // A descriptor open for reading, or the errno that says why there is none
 // (EXDEV: resolving the path would leave the root).
 struct Opened {
-  Descriptor fd;
+  UniqueFd fd;
   int error = 0;
 };
 
@@ -61,11 +39,11 @@ Opened openWithKernel(int rootFd, const std::filesystem::path& relative) {
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
   for (int attempt = 1;; ++attempt) {
     long fd = ::syscall(SYS_openat2, rootFd, relative.c_str(), &how, sizeof(how));
-    if (fd >= 0) return {Descriptor(static_cast<int>(fd)), 0};
+    if (fd >= 0) return {UniqueFd(static_cast<int>(fd)), 0};
     // EAGAIN: a rename raced with a '..' and the kernel could not be sure it
     // stayed inside; it asks the caller to try again.
     if ((errno == EAGAIN || errno == EINTR) && attempt < kMaxAttempts) continue;
-    return {Descriptor(), errno};
+    return {UniqueFd(), errno};
   }
 }
 
@@ -87,7 +65,7 @@ std::deque<std::string> splitComponents(const std::string& path) {
 // never follows a link; a link's target is read and walked here instead,
 // and '..' returns to a directory this walk entered, never above the root.
 Opened openByWalking(int rootFd, const std::filesystem::path& relative) {
-  std::vector<Descriptor> entered;  // directories below the root, innermost last
+  std::vector<UniqueFd> entered;  // directories below the root, innermost last
   auto current = [&] { return entered.empty() ? rootFd : entered.back().get(); };
   std::deque<std::string> pending = splitComponents(relative.string());
   int links = 0;
@@ -95,7 +73,7 @@ Opened openByWalking(int rootFd, const std::filesystem::path& relative) {
     std::string name = std::move(pending.front());
     pending.pop_front();
     if (name == "..") {
-      if (entered.empty()) return {Descriptor(), EXDEV};
+      if (entered.empty()) return {UniqueFd(), EXDEV};
       entered.pop_back();
       continue;
     }
@@ -103,30 +81,30 @@ Opened openByWalking(int rootFd, const std::filesystem::path& relative) {
     const int flags = (last ? kReadFlags : O_PATH | O_DIRECTORY | O_CLOEXEC) | O_NOFOLLOW;
     int fd = ::openat(current(), name.c_str(), flags);
     if (fd >= 0) {
-      if (last) return {Descriptor(fd), 0};
+      if (last) return {UniqueFd(fd), 0};
       entered.emplace_back(fd);
       continue;
     }
     // O_NOFOLLOW on a link: ELOOP for the last component, ENOTDIR (with
     // O_DIRECTORY) before it. Anything that is not a link keeps that error.
     const int error = errno;
-    if (error != ELOOP && error != ENOTDIR) return {Descriptor(), error};
+    if (error != ELOOP && error != ENOTDIR) return {UniqueFd(), error};
     std::string target(PATH_MAX, '\0');
     ssize_t length = ::readlinkat(current(), name.c_str(), target.data(), target.size());
-    if (length < 0) return {Descriptor(), error};
-    if (static_cast<std::size_t>(length) >= target.size()) return {Descriptor(), ENAMETOOLONG};
-    if (++links > kMaxSymlinks) return {Descriptor(), ELOOP};
+    if (length < 0) return {UniqueFd(), error};
+    if (static_cast<std::size_t>(length) >= target.size()) return {UniqueFd(), ENAMETOOLONG};
+    if (++links > kMaxSymlinks) return {UniqueFd(), ELOOP};
     target.resize(static_cast<std::size_t>(length));
     // Like RESOLVE_BENEATH: an absolute link leaves the root, wherever it points.
-    if (target.starts_with('/')) return {Descriptor(), EXDEV};
+    if (target.starts_with('/')) return {UniqueFd(), EXDEV};
     std::deque<std::string> parts = splitComponents(target);
     pending.insert(pending.begin(), parts.begin(), parts.end());
   }
   // The path ended on a directory ("", "." or ".."): open it, for the
   // regular-file check to refuse.
   int fd = ::openat(current(), ".", kReadFlags);
-  if (fd < 0) return {Descriptor(), errno};
-  return {Descriptor(fd), 0};
+  if (fd < 0) return {UniqueFd(), errno};
+  return {UniqueFd(fd), 0};
 }
 
 Status openError(const std::filesystem::path& root, const std::filesystem::path& shown, int error) {
@@ -193,7 +171,7 @@ Result<std::string> readFileBeneath(const std::filesystem::path& root,
                                     BeneathResolver resolver) {
   const std::filesystem::path shown = (root / relative).lexically_normal();
   if (relative.is_absolute()) return openError(root, shown, EXDEV);
-  Descriptor rootFd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd rootFd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (rootFd.get() < 0) return openError(root, shown, errno);
   Opened opened;
   if (resolver == BeneathResolver::kKernel) {

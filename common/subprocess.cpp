@@ -16,38 +16,14 @@
 #include <thread>
 #include <utility>
 
+#include "common/unique_fd.h"
+
 extern char** environ;
 
 namespace kiln {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Closes a descriptor on every path out of a scope.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 std::string errnoText(int err) { return std::strerror(err); }
 
@@ -147,7 +123,7 @@ Result<std::string> resolveProgram(const std::string& program) {
   return notFound("program " + program + " was not found in PATH");
 }
 
-Result<Fd> openStdio(const std::filesystem::path& path, bool forWriting, const char* what) {
+Result<UniqueFd> openStdio(const std::filesystem::path& path, bool forWriting, const char* what) {
   std::string name = path.empty() ? "/dev/null" : path.string();
   int flags = forWriting ? (O_WRONLY | O_CREAT | O_TRUNC) : O_RDONLY;
   int fd = ::open(name.c_str(), flags | O_CLOEXEC, 0644);
@@ -158,7 +134,7 @@ Result<Fd> openStdio(const std::filesystem::path& path, bool forWriting, const c
     if (err == EACCES) return permissionDenied(message);
     return invalidArgument(message);
   }
-  return Fd(fd);
+  return UniqueFd(fd);
 }
 
 // What the child reports through the exec-error pipe before _exit.
@@ -252,8 +228,8 @@ Result<Subprocess> Subprocess::spawnImpl(const std::vector<std::string>& argv,
   if (argv.empty() || argv[0].empty()) return invalidArgument("cannot spawn an empty command");
   KILN_ASSIGN_OR_RETURN(std::string program, resolveProgram(argv[0]));
   // Everything that allocates or can fail with a useful message happens before fork.
-  KILN_ASSIGN_OR_RETURN(Fd stdinFd, openStdio(options.stdinPath, false, "stdin"));
-  Fd stdoutFile, stderrFile;
+  KILN_ASSIGN_OR_RETURN(UniqueFd stdinFd, openStdio(options.stdinPath, false, "stdin"));
+  UniqueFd stdoutFile, stderrFile;
   if (stdio.stdoutFd < 0) {
     KILN_ASSIGN_OR_RETURN(stdoutFile, openStdio(options.stdoutPath, true, "stdout"));
   }
@@ -273,7 +249,7 @@ Result<Subprocess> Subprocess::spawnImpl(const std::vector<std::string>& argv,
   if (::pipe2(errorPipe, O_CLOEXEC) != 0) {
     return internalError("pipe2 failed while spawning " + argv[0] + ": " + errnoText(errno));
   }
-  Fd errorRead(errorPipe[0]), errorWrite(errorPipe[1]);
+  UniqueFd errorRead(errorPipe[0]), errorWrite(errorPipe[1]);
 
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -350,7 +326,7 @@ std::optional<ExitStatus> Subprocess::poll() {
 Result<ExitStatus> Subprocess::waitFor(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return invalidArgument("waitFor on a Subprocess that owns no child");
   auto deadline = Clock::now() + timeout;
-  Fd pidfd(openPidfd(pid_));
+  UniqueFd pidfd(openPidfd(pid_));
   auto sleepStep = std::chrono::milliseconds(1);
   while (true) {
     if (auto status = poll()) return *status;
@@ -414,9 +390,9 @@ Result<ProcessOutput> runSubprocess(const std::vector<std::string>& argv,
   auto deadline = Clock::now() + timeout;
   int outPipe[2], errPipe[2];
   if (::pipe2(outPipe, O_CLOEXEC) != 0) return internalError("pipe2: " + errnoText(errno));
-  Fd outRead(outPipe[0]), outWrite(outPipe[1]);
+  UniqueFd outRead(outPipe[0]), outWrite(outPipe[1]);
   if (::pipe2(errPipe, O_CLOEXEC) != 0) return internalError("pipe2: " + errnoText(errno));
-  Fd errRead(errPipe[0]), errWrite(errPipe[1]);
+  UniqueFd errRead(errPipe[0]), errWrite(errPipe[1]);
   ::fcntl(outRead.get(), F_SETFL, O_NONBLOCK);
   ::fcntl(errRead.get(), F_SETFL, O_NONBLOCK);
 
@@ -431,7 +407,7 @@ Result<ProcessOutput> runSubprocess(const std::vector<std::string>& argv,
   bool outOpen = true, errOpen = true;
   // Watching the pidfd too means a grandchild that keeps the pipes open cannot
   // hold us past the child's exit.
-  Fd pidfd(openPidfd(child.pid()));
+  UniqueFd pidfd(openPidfd(child.pid()));
   while (true) {
     std::optional<ExitStatus> exited = child.poll();
     if (exited || (!outOpen && !errOpen)) {

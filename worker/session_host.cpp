@@ -123,14 +123,16 @@ void SessionHost::dispatch(const std::string& routingId, InboundMessage message)
     case wire::Request::GET_SPACES:
       return replySpaces(routingId, requestId, request.getGetSpaces().getSessionType().cStr());
     case wire::Request::START_SESSION:
-      return startSession(routingId, std::move(message));
+      return startSession(routingId, std::move(message), client);
     case wire::Request::STEP:
     case wire::Request::FORK:
     case wire::Request::END_SESSION:
-      return handleSessionRequest(routingId, std::move(message));
+      return handleSessionRequest(routingId, std::move(message), client);
     case wire::Request::SEND_SESSION_PARAMETER: {
       auto parameter = request.getSendSessionParameter();
-      if (parameter.getSessionId() != 0) return handleSessionRequest(routingId, std::move(message));
+      if (parameter.getSessionId() != 0) {
+        return handleSessionRequest(routingId, std::move(message), client);
+      }
       return handleWorkerParameter(routingId, requestId, parameter.getKey().cStr(),
                                    parameter.getValue().cStr());
     }
@@ -229,7 +231,8 @@ std::uint64_t SessionHost::openTicket(const std::string& routingId, std::uint64_
   return id;
 }
 
-void SessionHost::startSession(const std::string& routingId, InboundMessage message) {
+void SessionHost::startSession(const std::string& routingId, InboundMessage message,
+                               ClientId owner) {
   auto envelope = message.envelope();
   std::uint64_t requestId = envelope.getRequestId();
   std::string typeName = envelope.getRequest().getStartSession().getSessionType().cStr();
@@ -245,7 +248,6 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
                                         "or on another worker",
                                         limits_.maxSessions)));
   }
-  ClientId owner = clientIdOf(envelope.getClientSecret());
   if (!owner.valid()) return reply(routingId, requestId, anonymousClient());
   if (!executor_.acceptsWork()) return reply(routingId, requestId, refusedWhileStuck());
   SessionId id{ids_.next()};
@@ -265,7 +267,8 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
        });
 }
 
-void SessionHost::handleSessionRequest(const std::string& routingId, InboundMessage message) {
+void SessionHost::handleSessionRequest(const std::string& routingId, InboundMessage message,
+                                       ClientId client) {
   auto envelope = message.envelope();
   auto request = envelope.getRequest();
   std::uint64_t sessionId = 0;
@@ -293,7 +296,7 @@ void SessionHost::handleSessionRequest(const std::string& routingId, InboundMess
   SessionRecord& record = *found->second;
   // Every session has an owner (startSession refuses anonymous clients), and
   // only the holder of the owner's secret is that owner.
-  if (record.owner != clientIdOf(envelope.getClientSecret())) {
+  if (record.owner != client) {
     return reply(
         routingId, envelope.getRequestId(),
         permissionDenied(fmt::format("session {:x} belongs to another client", sessionId)));

@@ -164,11 +164,12 @@ class SessionHost {
   struct Split;
 
   void dispatch(const std::string& routingId, InboundMessage message);
-  void handleSessionRequest(const std::string& routingId, InboundMessage message);
+  // `client`: the sender, clientIdOf its secret (hashed once per request).
+  void handleSessionRequest(const std::string& routingId, InboundMessage message, ClientId client);
   void replyVersion(const std::string& routingId, std::uint64_t requestId);
   void replySpaces(const std::string& routingId, std::uint64_t requestId, const std::string& type);
   void addBenchmarks(const std::string& routingId, const InboundMessage& message, ClientId client);
-  void startSession(const std::string& routingId, InboundMessage message);
+  void startSession(const std::string& routingId, InboundMessage message, ClientId owner);
   void handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
                              const std::string& key, const std::string& value);
   void runOnStrand(SessionRecord& record, const std::string& routingId, InboundMessage message);

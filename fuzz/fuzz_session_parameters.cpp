@@ -112,8 +112,10 @@ struct Fixture {
               "an llvm cache bound cannot be put back");
     }
     mlgo->setConfig(mlgoConfig);
-    require(contexts[0]->handleParameter("noop.skew_next_starts", "0").ok(),
-            "the noop skew cannot be reset");
+    // A fault hook: refused here, where the operator enabled no fault injection.
+    auto skew = contexts[0]->handleParameter("noop.skew_next_starts", "0");
+    require(!skew.ok() && skew.status().code() == kiln::ErrorCode::kPermissionDenied,
+            "a fault hook answered without --enable-fault-injection");
   }
 
   std::filesystem::path directory;
@@ -202,6 +204,12 @@ std::optional<Operation> parseLine(std::string_view line) {
 void checkContextAnswer(Fixture& fixture, const Operation& op,
                         const kiln::Result<std::string>& answer) {
   checkAnswer(answer);
+  // What names a program or injects a fault is the operator's: never a client's.
+  if (op.key == "mlgo.opt" || op.key == "mlgo.llc" || op.key == "noop.skew_next_starts" ||
+      op.key == "noop.crash_on_step" || op.key == "noop.hang_on_step") {
+    require(!answer.ok() && answer.status().code() == kiln::ErrorCode::kPermissionDenied,
+            "a client set a program or a fault hook");
+  }
   if (!answer.ok()) return;
   if (op.which == 1) {
     auto& llvm = static_cast<kiln::llvmsession::LlvmContext&>(*fixture.contexts[1]);

@@ -399,7 +399,8 @@ Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemo
       cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
   KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
                         cluster.spawn({"worker", "--coordinator", coordinator->endpoint, "--slots",
-                                       std::to_string(o.slots), "--log-level", "warn"}));
+                                       std::to_string(o.slots), "--log-level", "warn",
+                                       "--allow-client-tuning"}));  // it sizes the caches
   client::ClientOptions options;
   options.coordinator = coordinator->endpoint;
   options.forceTcp = o.forceTcp;

@@ -206,6 +206,7 @@ void addLocalCommand(CLI::App& app) {
   addCompileMemoryOption(*command, options->worker.limits.compileMemoryBytes);
   addMlgoOptions(*command, options->worker.settings);
   addFaultInjectionOption(*command, options->worker.settings);
+  addClientTuningOption(*command, options->worker.limits.clientTuning);
   auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();
   addKeyFileOption(*command, keyFiles->first);
   addAuthorizedKeysOption(*command, keyFiles->second);

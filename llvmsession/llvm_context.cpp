@@ -98,6 +98,10 @@ Result<std::string> listBenchmarks(const datasets::DatasetRegistry& registry,
 
 }  // namespace
 
+bool LlvmContext::changesSharedState(const std::string& key) const {
+  return isCacheSetter(kModuleCachePrefix, key) || isCacheSetter(kTransitionCachePrefix, key);
+}
+
 Result<std::string> LlvmContext::handleParameter(const std::string& key, const std::string& value) {
   if (key.rfind(kModuleCachePrefix, 0) == 0) {
     return handleModuleCacheParameter(moduleCache_, key, value);

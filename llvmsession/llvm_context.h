@@ -37,6 +37,8 @@ class LlvmContext : public ServiceContext {
   // generator://, corpora).
   Result<Benchmark> resolveBenchmark(const std::string& uri) override;
   Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
+  // The parsed-module and transition caches' setters.
+  bool changesSharedState(const std::string& key) const override;
   // A crash caught inside LLVM in this process (llvmenv::firstCaughtCrash).
   std::optional<std::string> damage() const override { return llvmenv::firstCaughtCrash(); }
 

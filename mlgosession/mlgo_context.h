@@ -49,6 +49,10 @@ class MlgoContext : public ServiceContext {
   // benchmark:// and generator:// URIs through the datasets registry; others as ServiceContext.
   Result<Benchmark> resolveBenchmark(const std::string& uri) override;
   Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
+  // The two time limits: every mlgo session of the process runs under them.
+  bool changesSharedState(const std::string& key) const override {
+    return key == "mlgo.decision_timeout_ms" || key == "mlgo.compile_timeout_ms";
+  }
   // A crash caught inside LLVM in this process (llvmenv::firstCaughtCrash).
   std::optional<std::string> damage() const override { return llvmenv::firstCaughtCrash(); }
 

@@ -59,6 +59,12 @@ Result<std::string> handleCacheParameter(CacheControls& cache, std::string_view 
                   key, entries ? "get_max_size, set_max_size, " : ""));
 }
 
+bool isCacheSetter(std::string_view prefix, std::string_view key) {
+  if (!key.starts_with(prefix)) return false;
+  std::string_view name = key.substr(prefix.size());
+  return name == "set_max_size" || name == "set_max_size_in_bytes" || name == "evict_to_capacity";
+}
+
 Result<std::string> handleCacheParameter(BenchmarkCache& cache, const std::string& key,
                                          const std::string& value) {
   return handleCacheParameter(cache.controls(), kCacheParameterPrefix, key, value,

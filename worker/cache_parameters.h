@@ -27,6 +27,9 @@ Result<std::string> handleCacheParameter(CacheControls& cache, std::string_view 
                                          const std::string& key, const std::string& value,
                                          std::string_view boundSetBy = "the worker at start-up");
 
+// Whether `key` (under `prefix`) changes the cache: a setter or an eviction.
+bool isCacheSetter(std::string_view prefix, std::string_view key);
+
 // The benchmark cache's, under kCacheParameterPrefix.
 Result<std::string> handleCacheParameter(BenchmarkCache& cache, const std::string& key,
                                          const std::string& value);

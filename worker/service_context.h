@@ -58,6 +58,11 @@ class ServiceContext {
   virtual Result<std::string> handleParameter(const std::string& key, const std::string& value) {
     return notFound("unknown worker parameter '" + key + "'");
   }
+  // Whether `key` changes what every session of this process shares (a
+  // cache bound, a time limit), other clients' sessions too: the host then
+  // takes it from a client only where the operator allowed that
+  // (HostLimits::clientTuning).
+  virtual bool changesSharedState(const std::string& key) const { return false; }
 
   // Non-empty (what happened) once work of this context may have damaged the
   // process's memory, e.g. a crash caught inside it: the host then stops

@@ -439,6 +439,15 @@ void SessionHost::completeInline(Completion completion) {
 
 void SessionHost::handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
                                         const std::string& key, const std::string& value) {
+  if (!limits_.clientTuning &&
+      (isCacheSetter(kCacheParameterPrefix, key) || types_.changesSharedState(key))) {
+    return reply(routingId, requestId,
+                 permissionDenied(fmt::format(
+                     "'{}' changes what every session of this worker shares, other clients' "
+                     "too; its operator allows that with --allow-client-tuning (safe where a "
+                     "process serves one experiment: kiln nest, isolated)",
+                     key)));
+  }
   auto answer = key.starts_with(kCacheParameterPrefix) ? handleCacheParameter(cache_, key, value)
                                                        : types_.handleContextParameter(key, value);
   if (!answer.ok()) return reply(routingId, requestId, answer.status());

@@ -59,6 +59,10 @@ struct HostLimits {
   // the owner's poll loop (waits()/onWaitReady()) instead of on a pool
   // thread. Only for owners whose loop polls those waits.
   bool loopWaits = false;
+  // --allow-client-tuning: clients may lower the settings every session of
+  // the process shares (cache bounds, mlgo time limits), other clients'
+  // sessions included. Off, they answer permission denied.
+  bool clientTuning = false;
   // Not owned; outlives the hosts. Rides with the limits because every
   // frontend already hands these to each SessionHost it creates.
   SessionObserver* observer = nullptr;

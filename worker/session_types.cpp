@@ -49,6 +49,13 @@ Status SessionTypeRegistry::shutdown() {
   return first;
 }
 
+bool SessionTypeRegistry::changesSharedState(const std::string& key) const {
+  for (const auto& [type, context] : contexts_) {
+    if (context->changesSharedState(key)) return true;
+  }
+  return false;
+}
+
 Result<std::string> SessionTypeRegistry::handleContextParameter(const std::string& key,
                                                                 const std::string& value) const {
   for (const auto& [type, context] : contexts_) {

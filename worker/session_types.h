@@ -62,6 +62,8 @@ class SessionTypeRegistry {
   const ReadySessionType* find(const std::string& name) const;
   // Offers a worker-level parameter to every context in creation order; the
   // first answer that is not not-found wins.
+  // Whether any context says `key` changes what every session shares.
+  bool changesSharedState(const std::string& key) const;
   Result<std::string> handleContextParameter(const std::string& key,
                                              const std::string& value) const;
   std::vector<std::string> names() const;

@@ -62,6 +62,13 @@ void addCompileMemoryOption(CLI::App& app, std::uint64_t& bytes) {
       ->check(CLI::Range(std::uint64_t{0}, kMaxCompileMemoryMb));
 }
 
+void addClientTuningOption(CLI::App& app, bool& allowed) {
+  app.add_flag("--allow-client-tuning", allowed,
+               "let clients lower the settings every session of the process shares (cache "
+               "bounds, mlgo time limits), other clients' sessions included; safe where one "
+               "experiment has the process (kiln nest, isolated). Off: permission denied");
+}
+
 void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings) {
   app.add_flag("--enable-fault-injection", settings.faultInjection,
                "let clients use the noop type's test hooks that crash, hang or skew sessions "
@@ -158,6 +165,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          "heartbeat interval with the coordinator (default 1)")
       ->check(CLI::Range(0.01, 60.0));
   addFaultInjectionOption(app, c.settings);
+  addClientTuningOption(app, c.limits.clientTuning);
   app.add_option("--work-dir", c.workingDirectoryBase,
                  "where the worker creates its private working directory (default: temp dir)");
   addAllowFilesOption(app, o.allowFiles);

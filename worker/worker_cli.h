@@ -28,6 +28,9 @@ Result<std::optional<std::vector<std::filesystem::path>>> allowFilesFromFlags(
     const std::vector<std::string>& values);
 // --compile-memory-mb into `bytes` (worker, nest, local).
 void addCompileMemoryOption(CLI::App& app, std::uint64_t& bytes);
+// --allow-client-tuning into HostLimits::clientTuning (worker, nest, local,
+// runWorker<...>() binaries).
+void addClientTuningOption(CLI::App& app, bool& allowed);
 // --enable-fault-injection (worker, nest, local and runWorker<...>() binaries).
 void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings);
 // --mlgo-opt, --mlgo-llc and the mlgo time limits (kiln worker, nest, local).

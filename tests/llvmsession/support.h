@@ -43,6 +43,7 @@ inline Cluster startCluster(std::uint64_t maxBenchmarkBytes = 64u << 20, unsigne
   options.log.level = spdlog::level::off;
   options.worker.slots = slots;
   options.worker.limits.maxBenchmarkBytes = maxBenchmarkBytes;
+  options.worker.limits.clientTuning = true;  // the cache tests bound its caches as a client
   Cluster c;
   auto cluster = LocalCluster::start(options);
   EXPECT_TRUE(cluster.ok()) << cluster.status().toString();

@@ -15,6 +15,8 @@ ClusterFixture::ClusterFixture(unsigned slots, std::uint64_t compileMemoryBytes,
   LocalClusterOptions options;
   options.worker.limits.compileMemoryBytes = compileMemoryBytes;
   options.worker.settings = std::move(settings);
+  // These tests lower the mlgo time limits as a client: their worker is theirs alone.
+  options.worker.limits.clientTuning = true;
   options.log.level = spdlog::level::off;
   options.worker.slots = slots;
   options.worker.workingDirectoryBase = temp.path() / "work";

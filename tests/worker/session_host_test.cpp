@@ -64,6 +64,33 @@ class SessionHostTest : public HostHarness {
   }
 };
 
+// A cache bound is the whole worker's: lowering it lowers it for every
+// client of the worker. The operator decides whether clients may.
+TEST_F(SessionHostTest, SettingsEverySessionSharesNeedTheOperatorsLeave) {
+  auto parameter = [&](SessionHost& host, const std::string& key, const std::string& value) {
+    send(host, [&](wire::Request::Builder r) {
+      auto p = r.initSendSessionParameter();
+      p.setKey(key);
+      p.setValue(value);
+    });
+    return errorOf(lastReply());
+  };
+  for (const char* setter : {"set_max_size_in_bytes", "evict_to_capacity"}) {
+    Status refused = parameter(host_, std::string("service.benchmark_cache.") + setter, "4096");
+    EXPECT_EQ(refused.code(), ErrorCode::kPermissionDenied) << refused.toString();
+    EXPECT_NE(refused.message().find("--allow-client-tuning"), std::string::npos);
+  }
+  EXPECT_EQ(cache_.maxSizeInBytes(), std::uint64_t{1} << 20);
+  EXPECT_TRUE(parameter(host_, "service.benchmark_cache.get_counters", "").ok());
+
+  HostLimits allowed = limits();
+  allowed.clientTuning = true;
+  SessionHost tunable(types_, cache_, allowed, clock_, executor_, sink_, mailbox_,
+                      makeNullLogger("t"));
+  EXPECT_TRUE(parameter(tunable, "service.benchmark_cache.set_max_size_in_bytes", "4096").ok());
+  EXPECT_EQ(cache_.maxSizeInBytes(), 4096u);
+}
+
 TEST_F(SessionHostTest, StartStepForkEnd) {
   std::uint64_t id = start();
   auto stepped = step(id, 5, 0);
@@ -160,13 +187,14 @@ TEST_F(SessionHostTest, SilentClientsSessionsEndWhenTheLeaseRunsOut) {
 }
 
 TEST_F(SessionHostTest, WorkerParametersReachTheBenchmarkCache) {
+  // (Setters need the operator's leave: SettingsEverySessionSharesNeedTheOperatorsLeave.)
   auto reply = call([](wire::Request::Builder r) {
     auto p = r.initSendSessionParameter();
-    p.setKey("service.benchmark_cache.set_max_size_in_bytes");
-    p.setValue("4096");
+    p.setKey("service.benchmark_cache.get_max_size_in_bytes");
   });
   ASSERT_TRUE(reply.isParameterReply());
-  EXPECT_EQ(cache_.maxSizeInBytes(), 4096u);
+  EXPECT_EQ(std::string(reply.getParameterReply().getReply().cStr()),
+            std::to_string(cache_.maxSizeInBytes()));
 }
 
 TEST_F(SessionHostTest, InlineBenchmarkIsCachedForTheNextSession) {

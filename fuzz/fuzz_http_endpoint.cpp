@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -143,8 +144,20 @@ struct Fixture {
 std::string converse(const sockaddr_in& address, std::string_view request) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   require(fd >= 0, "no socket for the client");
-  require(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0,
-          "the endpoint refuses connections");
+  // Closed with a reset: tens of thousands of connections a run would
+  // otherwise leave as many local ports in TIME_WAIT, and on a busy machine
+  // (the test suite runs beside it) the next connect finds none free.
+  linger reset{1, 0};
+  (void)::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  int connected = -1;
+  for (int attempt = 0; attempt < 50 && connected != 0; ++attempt) {
+    connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+    // No free local port for a moment (other tests' connections): not the
+    // endpoint's doing. A refusal is.
+    if (connected != 0 && errno != EADDRNOTAVAIL && errno != EAGAIN) break;
+    if (connected != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  require(connected == 0, "the endpoint refuses connections");
   std::size_t sent = 0;
   while (sent < request.size()) {
     ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);

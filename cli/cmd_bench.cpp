@@ -5,6 +5,7 @@
 #include "bench/nesting_bench.h"
 #include "bench/rtt_bench.h"
 #include "bench/soak_bench.h"
+#include "bench/socket_floor.h"
 #ifdef KILN_WITH_LLVM_BENCH
 #include "bench/llvm_bench.h"
 #endif
@@ -179,6 +180,18 @@ void addBenchCommand(CLI::App& app) {
   auto listen = std::make_shared<std::string>("tcp://127.0.0.1:0");
   echo->add_option("--listen", *listen, "endpoint");
   echo->callback([listen] { std::exit(bench::runZmqEchoServer(*listen)); });
+
+  auto* streamEcho =
+      bench->add_subcommand("socket-echo", "a raw stream socket echo server (internal)");
+  streamEcho->group("");  // hidden from --help
+  auto streamListen = std::make_shared<std::string>("tcp:127.0.0.1:0");
+  auto poll = std::make_shared<bool>(false);
+  streamEcho->add_option("--listen", *streamListen, "unix:@NAME or tcp:127.0.0.1:PORT");
+  streamEcho->add_flag("--poll", *poll, "spin on non-blocking reads instead of sleeping");
+  streamEcho->callback([streamListen, poll] {
+    std::exit(bench::runStreamEchoServer(
+        *streamListen, *poll ? bench::Waiting::kPolling : bench::Waiting::kBlocking));
+  });
 }
 
 }  // namespace kiln::cli

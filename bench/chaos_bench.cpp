@@ -84,6 +84,8 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
     }
     chaos.stop();
     figures.kills = chaos.kills();
+    figures.diedOnTheirOwn = chaos.unexpectedDeaths();
+    figures.restartsAfterCaughtCrash = chaos.restartsAfterCaughtCrash();
     if (!chaos.problem().empty() && firstLoss.empty()) firstLoss = chaos.problem();
   }
   figures.seconds =
@@ -104,6 +106,8 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
                  {"workers", double(options.workers)},
                  {"seconds", figures.seconds},
                  {"workers_killed", double(figures.kills)},
+                 {"workers_died_on_their_own", double(figures.diedOnTheirOwn)},
+                 {"restarts_after_caught_crash", double(figures.restartsAfterCaughtCrash)},
                  {"steps_attempted", double(figures.attempted)},
                  {"steps_completed", double(figures.completed)},
                  {"sessions_restored", double(figures.restored)},
@@ -117,6 +121,11 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
       seed, options.minKillSeconds, options.maxKillSeconds));
   if (figures.lost != 0 || figures.mismatched != 0) {
     report.notes.push_back(fmt::format("LOST STEPS: first: {}", firstLoss));
+  }
+  if (figures.diedOnTheirOwn != 0) {
+    report.notes.push_back(
+        fmt::format("WORKERS DIED ON THEIR OWN ({}), besides the {} the bench killed",
+                    figures.diedOnTheirOwn, figures.kills));
   }
   return report;
 }

@@ -26,6 +26,9 @@ struct ChaosOptions {
 struct ChaosFigures {
   std::uint64_t attempted = 0, completed = 0, lost = 0, restored = 0, kills = 0;
   std::uint64_t mismatched = 0;  // sessions whose final state differs
+  // Workers that died by themselves (not killed by the bench), apart from
+  // those that stopped on purpose after catching a crash in compile work.
+  std::uint64_t diedOnTheirOwn = 0, restartsAfterCaughtCrash = 0;
   double seconds = 0;
 };
 

@@ -135,7 +135,9 @@ void addBenchCommand(CLI::App& app) {
   chaos->callback([chaosOptions, json] {
     bench::ChaosFigures figures;
     printOrFail(bench::runChaosBench(*chaosOptions, &figures), *json);
-    if (figures.lost != 0 || figures.mismatched != 0) throw CLI::RuntimeError(2);
+    if (figures.lost != 0 || figures.mismatched != 0 || figures.diedOnTheirOwn != 0) {
+      throw CLI::RuntimeError(2);
+    }
   });
 
   auto* soak = bench->add_subcommand(

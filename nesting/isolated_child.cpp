@@ -168,9 +168,7 @@ class ChildLoop {
   }
 
   void onHostMessage(std::vector<zmq::message_t>& parts) {
-    std::vector<std::string_view> views;
-    for (const zmq::message_t& part : parts) views.emplace_back(part.data<char>(), part.size());
-    auto message = decodeHostMessage(views);
+    auto message = decodeHostMessage(partViews(parts));
     if (!message.ok()) {
       // Only the host talks to this socket, and it sends nothing malformed.
       parts_.logger->warn("isolated child of experiment '{}' ignores a message from its host: {}",

@@ -417,9 +417,7 @@ void IsolatingFrontend::onChildMessage(const std::string& identity,
   if (found == children_.end() || found->second.identity != identity) return;
   Child& child = found->second;
   child.lastHeard = parts_.clock.now();  // any message shows it alive
-  std::vector<std::string_view> views;
-  for (const zmq::message_t& part : parts) views.emplace_back(part.data<char>(), part.size());
-  auto message = decodeChildMessage(views);
+  auto message = decodeChildMessage(partViews(parts));
   if (!message.ok()) {
     parts_.logger->warn("ignoring a message from the child process of experiment '{}': {}",
                         child.experiment, message.status().message());

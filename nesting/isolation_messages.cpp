@@ -208,4 +208,11 @@ Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts
   }
 }
 
+std::vector<std::string_view> partViews(const std::vector<zmq::message_t>& parts) {
+  std::vector<std::string_view> views;
+  views.reserve(parts.size());
+  for (const zmq::message_t& part : parts) views.emplace_back(part.data<char>(), part.size());
+  return views;
+}
+
 }  // namespace kiln::nesting::isolation

@@ -54,6 +54,9 @@ inline constexpr char kGrant = 'G';
 inline constexpr char kKeepAlive = 'K';
 inline constexpr char kBenchmark = 'B';
 
+// The bytes of each received part, as the decoders below read them.
+std::vector<std::string_view> partViews(const std::vector<zmq::message_t>& parts);
+
 void putU64(std::string& out, std::uint64_t value);
 std::uint64_t getU64(std::string_view in, std::size_t at);  // 0 past the end
 

@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -142,22 +143,29 @@ struct Fixture {
 // Sends `request` on a new connection, returns what the server answered
 // once it is quiet, and closes.
 std::string converse(const sockaddr_in& address, std::string_view request) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  require(fd >= 0, "no socket for the client");
-  // Closed with a reset: tens of thousands of connections a run would
-  // otherwise leave as many local ports in TIME_WAIT, and on a busy machine
-  // (the test suite runs beside it) the next connect finds none free.
-  linger reset{1, 0};
-  (void)::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
-  int connected = -1;
-  for (int attempt = 0; attempt < 50 && connected != 0; ++attempt) {
-    connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
-    // No free local port for a moment (other tests' connections): not the
-    // endpoint's doing. A refusal is.
-    if (connected != 0 && errno != EADDRNOTAVAIL && errno != EAGAIN) break;
-    if (connected != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  int fd = -1;
+  int error = 0;
+  // A failed connect leaves its socket unusable: each attempt gets a new one.
+  // Waiting out a moment without a free local port, or a listen backlog the
+  // server's accept thread has not drained yet (both seen beside the test
+  // suite), is not the endpoint's fault; refusing for 2 s is.
+  const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    require(fd >= 0, "no socket for the client");
+    // Closed with a reset: tens of thousands of connections a run would
+    // otherwise leave as many local ports in TIME_WAIT.
+    linger reset{1, 0};
+    (void)::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0) break;
+    error = errno;
+    ::close(fd);
+    fd = -1;
+    if (std::chrono::steady_clock::now() > giveUp) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  require(connected == 0, "the endpoint refuses connections");
+  if (fd < 0) std::fprintf(stderr, "connect: %s\n", std::strerror(error));
+  require(fd >= 0, "the endpoint refuses connections for 2 s");
   std::size_t sent = 0;
   while (sent < request.size()) {
     ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);

@@ -1,0 +1,23 @@
+"""Smoke run of `kiln bench chaos` (seconds): its JSON has the rows and fields
+that README.md's Benchmarks section documents, so that the bench cannot rot
+unnoticed. The figures themselves are not judged (a shared machine is too
+noisy for that): only that they are there and sane."""
+
+from bench_json import run_bench
+
+
+def test_chaos_counts_every_step_and_every_death():
+    report = run_bench(
+        "chaos", "--seconds", "3", "--min-kill-seconds", "0.5", "--max-kill-seconds", "1"
+    )
+    assert report["title"].startswith("kiln bench chaos")
+    (row,) = report["rows"]
+    for field in ("sessions", "workers", "seconds", "workers_killed",
+                  "workers_died_on_their_own", "restarts_after_caught_crash",
+                  "steps_attempted", "steps_completed", "sessions_restored", "steps_lost",
+                  "state_mismatches", "steps_per_s"):
+        assert field in row, (field, row)
+    assert row["workers_killed"] >= 1, row
+    assert row["steps_completed"] == row["steps_attempted"] > 0, row
+    assert row["steps_lost"] == 0 and row["state_mismatches"] == 0, row
+    assert row["workers_died_on_their_own"] == 0, row

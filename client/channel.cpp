@@ -231,6 +231,7 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
   bool socketReady = false;
   bool monitorReady = lost_ || !refused_.ok();  // it may have come back since
   bool directReady = false;  // what was read is taken: the socket says when more comes
+  bool spun = false;
   for (;;) {
     if (monitorReady) readEvents();
     if (directReady) {
@@ -257,6 +258,11 @@ Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadlin
       pending_.erase(requestId);
       return timeoutError(
           fmt::format("{} did not answer in time (worker busy, gone or unreachable)", endpoint_));
+    }
+    if (direct() && !spun) {
+      spun = true;
+      if (auto reply = spinForReply(requestId)) return std::move(*reply);
+      if (lost_) continue;
     }
     poll_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
                std::chrono::milliseconds(1));
@@ -294,6 +300,18 @@ std::optional<Result<InboundMessage>> Channel::readDirect(std::uint64_t requestI
   // client broke the protocol): the server is gone.
   if (!read.ok()) lost_ = true;
   return wanted;
+}
+
+std::optional<Result<InboundMessage>> Channel::spinForReply(std::uint64_t requestId) {
+  const Duration window = replySpin_.next();
+  if (window <= Duration::zero()) return std::nullopt;
+  std::optional<Result<InboundMessage>> reply;
+  pollFor(window, [&] {
+    reply = readDirect(requestId);
+    return reply.has_value() || lost_;
+  });
+  replySpin_.outcome(reply.has_value());
+  return reply;
 }
 
 Result<InboundMessage> Channel::call(capnp::MessageBuilder& builder, Duration timeout) {

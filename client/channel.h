@@ -20,6 +20,7 @@
 #include "common/identity.h"
 #include "common/ids.h"
 #include "common/readiness_poll.h"
+#include "common/spin_before_sleep.h"
 #include "common/status.h"
 #include "common/stream_frames.h"
 
@@ -76,6 +77,9 @@ class Channel {
   // on the other). On failure the channel stays on ZeroMQ.
   Status openDirect(Duration timeout);
   bool direct() const { return directFd_ >= 0; }
+  // How long await() polls a direct channel for the reply before it sleeps
+  // (common/spin_before_sleep.h); zero (the default) never polls.
+  void spinForReplies(Duration window) { replySpin_ = SpinBeforeSleep(window); }
   // Forgets a request whose reply is no longer wanted.
   void abandon(std::uint64_t requestId);
   // Requests sent whose replies were not yet collected by await().
@@ -100,6 +104,9 @@ class Channel {
                                              std::uint64_t requestId);
   // Reads the direct channel; sets lost_ when it dropped.
   std::optional<Result<InboundMessage>> readDirect(std::uint64_t requestId);
+  // Polls the direct channel for the reply to `requestId` for as long as
+  // replySpin_ says, without sleeping.
+  std::optional<Result<InboundMessage>> spinForReply(std::uint64_t requestId);
   Status connectDirect(const std::string& address, const std::string& token, TimePoint deadline);
 
   std::string endpoint_;
@@ -118,6 +125,7 @@ class Channel {
   int directFd_ = -1;
   StreamFrameReader directReader_;
   StreamFrameWriter directWriter_;
+  SpinBeforeSleep replySpin_{Duration::zero()};
   bool connected_ = false;
   bool lost_ = false;
   bool curve_ = false;

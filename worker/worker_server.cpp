@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <malloc.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <vector>
@@ -11,9 +10,9 @@
 #include "common/local_transport.h"
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
+#include "common/spin_before_sleep.h"
 #include "worker/config_check.h"
 #include "worker/damaged_exit.h"
-#include "worker/reply_spin.h"
 
 namespace kiln {
 
@@ -230,21 +229,6 @@ void WorkerServer::readClients() {
              [this](const std::string& peer, InboundMessage m) { deliver(peer, std::move(m)); });
 }
 
-namespace {
-
-// Until a descriptor has input or `window` passes. Yields between polls: a
-// client on this CPU must get to answer.
-bool pollWithoutSleeping(ReadinessPoll& poll, Duration window) {
-  const auto until = std::chrono::steady_clock::now() + window;
-  do {
-    if (poll.anyDescriptorReadyNow()) return true;
-    sched_yield();
-  } while (std::chrono::steady_clock::now() < until);
-  return false;
-}
-
-}  // namespace
-
 void WorkerServer::run() {
   std::vector<Completion> done;
   std::vector<LoopWait> waits;
@@ -258,7 +242,7 @@ void WorkerServer::run() {
   // on the path of every step).
   std::optional<std::uint64_t> routerUsesAtWait;
   std::optional<std::uint64_t> linkUsesAtWait;
-  ReplySpin replySpin(config_.replySpin);
+  SpinBeforeSleep replySpin(config_.replySpin);
   std::uint64_t directRepliesAtWait = 0;
   auto use = [](std::uint64_t uses, const std::optional<std::uint64_t>& atWait) {
     return atWait == uses ? SocketUse::kUntouched : SocketUse::kAny;
@@ -283,9 +267,9 @@ void WorkerServer::run() {
     bool inputWaiting = false;
     if (direct_ && direct_->repliesSent() != directRepliesAtWait) {
       directRepliesAtWait = direct_->repliesSent();
-      const Duration spin = replySpin.afterReply();
+      const Duration spin = replySpin.next();
       if (spin > Duration::zero()) {
-        inputWaiting = pollWithoutSleeping(poll, spin);
+        inputWaiting = pollFor(spin, [&poll] { return poll.anyDescriptorReadyNow(); });
         replySpin.outcome(inputWaiting);
       }
     }

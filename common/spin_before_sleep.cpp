@@ -1,19 +1,19 @@
-#include "worker/reply_spin.h"
+#include "common/spin_before_sleep.h"
 
 namespace kiln {
 
-Duration ReplySpin::afterReply() {
+Duration SpinBeforeSleep::next() {
   if (window_ <= Duration::zero()) return Duration::zero();
   if (misses_ < kMissesBeforeBackOff) return window_;
-  if (++repliesSinceProbe_ < kProbeEvery) return Duration::zero();
-  repliesSinceProbe_ = 0;
+  if (++waitsSinceProbe_ < kProbeEvery) return Duration::zero();
+  waitsSinceProbe_ = 0;
   return window_;
 }
 
-void ReplySpin::outcome(bool inputArrived) {
-  if (inputArrived) {
+void SpinBeforeSleep::outcome(bool arrived) {
+  if (arrived) {
     misses_ = 0;
-    repliesSinceProbe_ = 0;
+    waitsSinceProbe_ = 0;
   } else if (misses_ < kMissesBeforeBackOff) {
     ++misses_;
   }

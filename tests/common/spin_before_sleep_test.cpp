@@ -1,0 +1,62 @@
+// The policy that decides whether a side of a direct channel polls for a
+// moment before it sleeps waiting for its peer.
+#include "common/spin_before_sleep.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln {
+namespace {
+
+using std::chrono::microseconds;
+
+TEST(SpinBeforeSleepTest, AZeroWindowNeverPolls) {
+  SpinBeforeSleep spin(Duration::zero());
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(spin.next(), Duration::zero());
+    spin.outcome(true);
+  }
+}
+
+TEST(SpinBeforeSleepTest, PollsAfterEveryReplyWhileTheClientAnswersWithinTheWindow) {
+  SpinBeforeSleep spin(microseconds(50));
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(spin.next(), microseconds(50)) << "reply " << i;
+    spin.outcome(true);
+  }
+}
+
+TEST(SpinBeforeSleepTest, ASlowClientIsPolledForOnlyOnEveryProbeAfterItMissesInARow) {
+  SpinBeforeSleep spin(microseconds(50));
+  for (int i = 0; i < SpinBeforeSleep::kMissesBeforeBackOff; ++i) {
+    ASSERT_EQ(spin.next(), microseconds(50));
+    spin.outcome(false);
+  }
+  // Backed off: one reply in kProbeEvery polls, to notice a client that sped up.
+  int polls = 0;
+  for (int i = 0; i < 10 * SpinBeforeSleep::kProbeEvery; ++i) {
+    if (spin.next() > Duration::zero()) {
+      ++polls;
+      spin.outcome(false);
+    }
+  }
+  EXPECT_EQ(polls, 10);
+}
+
+TEST(SpinBeforeSleepTest, AProbeThatFindsInputEndsTheBackOff) {
+  SpinBeforeSleep spin(microseconds(50));
+  for (int i = 0; i < SpinBeforeSleep::kMissesBeforeBackOff; ++i) {
+    spin.next();
+    spin.outcome(false);
+  }
+  int skipped = 0;
+  while (spin.next() == Duration::zero()) ++skipped;
+  EXPECT_EQ(skipped, SpinBeforeSleep::kProbeEvery - 1);
+  spin.outcome(true);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(spin.next(), microseconds(50));
+    spin.outcome(i % 2 == 0);  // misses that do not come in a row keep it polling
+  }
+}
+
+}  // namespace
+}  // namespace kiln

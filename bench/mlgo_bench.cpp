@@ -9,12 +9,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 
+#include "bench/child_cluster.h"
+#include "bench/mlgo_floors.h"
 #include "bench/relay_floor.h"
-#include "bench/zmq_floor.h"
 #include "common/working_directory.h"
 #include "datasets/registry.h"
-#include "local/local_cluster.h"
 #include "mlgo/interactive_compiler.h"
 
 namespace kiln::bench {
@@ -188,11 +189,20 @@ struct KilnPath {
   client::Client* client;
 };
 
+// What one mode's decisions run through: the worker's child process, and
+// the floors measured beside it.
+struct ModeSetup {
+  std::string mode;
+  std::string workerEndpoint;
+  std::map<std::string, StreamFloor> floors;  // by floor path
+};
+
 // One program's decision figures in one mode (the cluster already runs in it).
-Status measureProgram(const std::string& mode, const std::string& uri, double ipcFloorUs,
+Status measureProgram(const ModeSetup& setup, const std::string& uri,
                       datasets::DatasetRegistry& registry, const std::filesystem::path& scratch,
                       const std::vector<KilnPath>& paths, const MlgoBenchOptions& options,
                       Report& report) {
+  const std::string& mode = setup.mode;
   KILN_ASSIGN_OR_RETURN(datasets::BenchmarkBytes bytes, registry.resolve(uri));
   std::filesystem::path input = scratch / "input.bc";
   std::ofstream(input, std::ios::binary) << bytes.bytes;
@@ -228,8 +238,19 @@ Status measureProgram(const std::string& mode, const std::string& uri, double ip
       std::clamp<std::int64_t>(300'000 / std::max<std::int64_t>(1, compute.count()), 50, 1000));
   KILN_ASSIGN_OR_RETURN(RelayFloor hop, measureRelayFloor(compute, rounds));
   for (std::size_t p = 0; p < paths.size(); ++p) {
+    // Judged by the transport its requests took, known once they went.
+    KILN_ASSIGN_OR_RETURN(std::string floorPath,
+                          judgedFloorPath(*paths[p].client, setup.workerEndpoint, mode));
+    auto floor = setup.floors.find(floorPath);
+    if (floor == setup.floors.end()) {
+      return internalError(fmt::format("{}: no floor '{}' was measured", mode, floorPath));
+    }
+    const double floorUs = floor->second.latency.p50us;
     Row row;
-    row.text = {{"mode", mode}, {"program", uri}, {"kiln_path", paths[p].name}};
+    row.text = {{"mode", mode},
+                {"program", uri},
+                {"kiln_path", paths[p].name},
+                {"judged_against", floorPath}};
     const double kilnMedian = median(kilnUs[p]);
     const LatencySummary relayed = relay(kilnEpisodes[p]);
     const LatencySummary coldRelayed = relay(kilnEpisodes[p], kColdAfterUs);
@@ -245,8 +266,9 @@ Status measureProgram(const std::string& mode, const std::string& uri, double ip
         {"relay_us_p50", relayed.p50us},
         {"relay_us_p90", relayed.p90us},
         {"relay_cold_us_p50", coldRelayed.p50us},
+        {"floor_us_p50", floorUs},
+        {"x_floor_p50", floorUs > 0 ? relayed.p50us / floorUs : 0},
         {"hop_floor_us", hop.relayUs - hop.directUs},
-        {"zmq_ipc_us", ipcFloorUs},
         {"direct_end_us_med", median(directEndUs)},
         {"kiln_end_us_med", median(kilnEndUs[p])}};
     report.rows.push_back(std::move(row));
@@ -254,30 +276,81 @@ Status measureProgram(const std::string& mode, const std::string& uri, double ip
   return okStatus();
 }
 
+// Who runs where, one row per process. In a pinned mode it also checks that
+// every process is on CPU 0 alone: one that is not (started before the
+// pinning, or one that reset its own affinity) would leave the pinned
+// figures as-is ones.
+Status addProcessRows(const std::string& mode, const ChildProcess& coordinator,
+                      const ChildProcess& worker, Report& report) {
+  struct Process {
+    const char* name;
+    const char* runsAs;
+    int pid;  // 0: this bench's thread
+  };
+  const Process processes[] = {
+      {"client", "this bench process (also the direct loop and the floors' clients)", 0},
+      {"coordinator", "kiln coordinator, a child process", coordinator.process.pid()},
+      {"worker", "kiln worker, a child process (its opt-19s are its children)",
+       worker.process.pid()}};
+  for (const Process& process : processes) {
+    const std::string cpus = allowedCpus(process.pid);
+    if (mode != "as-is" && cpus != "0") {
+      return internalError(fmt::format("{}: the {} may run on CPUs '{}', not on CPU 0 alone", mode,
+                                       process.name, cpus));
+    }
+    Row row;
+    row.text = {
+        {"mode", mode}, {"process", process.name}, {"runs_as", process.runsAs}, {"cpus", cpus}};
+    report.rows.push_back(std::move(row));
+  }
+  return okStatus();
+}
+
+void addFloorRows(const ModeSetup& setup, std::size_t payloadBytes, Report& report) {
+  for (const auto& [path, floor] : setup.floors) {
+    Row row;
+    row.text = {
+        {"mode", setup.mode}, {"path", path}, {"payload", fmt::format("{} B", payloadBytes)}};
+    row.numbers = {{"p50_us", floor.latency.p50us},
+                   {"p90_us", floor.latency.p90us},
+                   {"p99_us", floor.latency.p99us},
+                   {"per_second", floor.perSecond}};
+    report.rows.push_back(std::move(row));
+  }
+}
+
 Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool withBatch,
                datasets::DatasetRegistry& registry, const std::filesystem::path& scratch,
                Report& report) {
-  // Started here so that a pinned mode pins the cluster's threads and the
-  // compilers they spawn (they inherit the starting thread's affinity).
-  LocalClusterOptions local;
-  local.worker.slots = options.slots;
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<LocalCluster> cluster, LocalCluster::start(local));
-  KILN_RETURN_IF_ERROR(cluster->waitUntilReady(10s));
+  // Started here, so that in a pinned mode the children (forked by a thread
+  // the cluster starts from this one) and the compilers they spawn inherit
+  // this thread's CPU 0, as the clients' ZeroMQ threads do.
+  KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(
+      ChildProcess * coordinator,
+      cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
+  KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
+                        cluster.spawn({"worker", "--coordinator", coordinator->endpoint, "--slots",
+                                       std::to_string(options.slots), "--log-level", "warn"}));
   client::ClientOptions clientOptions;
-  clientOptions.coordinator = cluster->coordinatorEndpoint();
+  clientOptions.coordinator = coordinator->endpoint;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client,
                         client::Client::connect(clientOptions));
   clientOptions.directSameHost = false;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> zmqClient,
                         client::Client::connect(clientOptions));
+  KILN_RETURN_IF_ERROR(waitForWorkers(*client, 1, 30s));
+  KILN_RETURN_IF_ERROR(addProcessRows(mode, *coordinator, *worker, report));
   const std::vector<KilnPath> paths = {{"direct channel", client.get()},
                                        {"zeromq ipc", zmqClient.get()}};
-  KILN_ASSIGN_OR_RETURN(
-      LatencySummary ipc,
-      rawZmqRoundTrips("ipc://" + (scratch / "floor.ipc").string(), options.floorSamples));
+  MlgoFloorOptions floorOptions;
+  floorOptions.mode = mode;
+  floorOptions.samples = options.floorSamples;
+  KILN_ASSIGN_OR_RETURN(auto floors, measureMlgoFloors(cluster, floorOptions));
+  const ModeSetup setup{mode, worker->endpoint, std::move(floors)};
+  addFloorRows(setup, floorOptions.payloadBytes, report);
   for (const std::string& uri : options.programs) {
-    KILN_RETURN_IF_ERROR(
-        measureProgram(mode, uri, ipc.p50us, registry, scratch, paths, options, report));
+    KILN_RETURN_IF_ERROR(measureProgram(setup, uri, registry, scratch, paths, options, report));
   }
   if (!withBatch) return okStatus();
   KILN_ASSIGN_OR_RETURN(std::vector<std::string> suite,
@@ -300,12 +373,19 @@ Result<Report> runMlgoBench(const MlgoBenchOptions& options) {
   KILN_ASSIGN_OR_RETURN(WorkingDirectory scratch, WorkingDirectory::create({}, "kiln-mlgo-bench"));
   KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry, datasets::DatasetRegistry::create({}));
   Report report;
-  report.title = "kiln bench mlgo: mlgo-inline decisions through kiln vs the direct pipe loop";
+  report.title =
+      "kiln bench mlgo: mlgo-inline decisions from this process through real coordinator and "
+      "worker processes vs the direct pipe loop";
   KILN_RETURN_IF_ERROR(runMode("as-is", options, true, registry, scratch.path(), report));
   if (options.pinned) {
     KILN_RETURN_IF_ERROR(runPinnedToCpu0(
         [&] { return runMode("pinned-cpu0", options, false, registry, scratch.path(), report); }));
   }
+  report.notes.push_back(
+      "processes: the client runs in this bench process (as do the direct loop, and the client "
+      "ends of the floors); the coordinator and the worker are real `kiln coordinator` and "
+      "`kiln worker` child processes on loopback, started anew for each mode, and the worker "
+      "runs each opt-19 as its own child. The process rows give each one's allowed CPUs.");
   report.notes.push_back(fmt::format(
       "{} episodes per program, path and mode, interleaved. A decision = from sending an answer "
       "to holding the next decision and its default advice, on both paths; *_us_med: median "
@@ -324,21 +404,37 @@ Result<Report> runMlgoBench(const MlgoBenchOptions& options) {
       "the next decision), so the compiler's drift is not in it. *_cold: the decisions that "
       "followed >= 1 ms of compiler work, by which time kiln's code and data are out of the "
       "caches.");
+  report.notes.push_back(fmt::format(
+      "floors (path rows): round trips of {} B both ways (about a decision's request and reply) "
+      "between this process and an echo process, in the same run and mode, over each transport "
+      "a decision can take. A same-host client's direct channel is a Unix stream socket: 'raw "
+      "unix stream, client blocks, echo polls' has the decisions' own waiting (the client "
+      "sleeps through the compiler's time, so each reply wakes it; the worker's loop polls for "
+      "a moment after its reply, so the next answer finds it awake); 'blocking' and 'polling' "
+      "have both sides sleep or both spin. The decisions' floor can exceed the blocking one: "
+      "a side that spins keeps its CPU, so every reply must wake the sleeper on another CPU, "
+      "where two sleepers may share one. 'raw zeromq ipc': DEALER to ROUTER echo.",
+      MlgoFloorOptions{}.payloadBytes));
   report.notes.push_back(
-      "hop_floor_us: in the same run and mode, what one more hop costs by itself: a stand-in "
-      "compiler that computes for this program's median decision time, asked through a middle "
-      "thread that only passes bytes on, less the same asked directly. zmq_ipc_us: median raw "
-      "ZeroMQ ipc:// round trip (DEALER->ROUTER echo, one context per side), the floor of the "
-      "'zeromq ipc' path.");
+      "judged_against: the floor of the transport the row's decisions took (as is, the direct "
+      "channel against the decisions' own waiting; pinned to one CPU, where a spinner starves "
+      "its peer, against the blocking floor; the zeromq ipc path against raw ZeroMQ ipc); "
+      "floor_us_p50: that floor's p50; x_floor_p50 = relay_us_p50 / floor_us_p50.");
+  report.notes.push_back(
+      "hop_floor_us: a reference beside the floors, in the same mode: what one more hop costs "
+      "after as much compute as this program's median decision: a stand-in compiler asked "
+      "through a middle thread (in this process) that only passes bytes on, less the same asked "
+      "directly.");
   report.notes.push_back(
       "kiln_path: how the client's requests reach the same-host worker: 'direct channel' (the "
       "default: a local stream socket read by the worker's own loop, worker/direct_channels.h) "
       "or 'zeromq ipc' (ClientOptions::directSameHost = false: through both sides' ZeroMQ I/O "
       "threads).");
   report.notes.push_back(
-      "pinned-cpu0 pins this process's threads (client, worker, the floors) and every compiler "
-      "child to CPU 0: no cross-CPU wake-ups, which cost tens of us each on a VM and land in "
-      "as-is figures as often as the scheduler spreads the three parties over CPUs.");
+      "pinned-cpu0 pins every process to CPU 0 (this one's threads, coordinator, worker, every "
+      "compiler, the echoes; checked: cpus 0 on each process row): no cross-CPU wake-ups, which "
+      "cost tens of us each on a VM and land in as-is figures as often as the scheduler spreads "
+      "the parties over CPUs.");
   report.notes.push_back(
       "target: kiln adds <= 50 us per decision (relay_us_mean; added_us_paired within its "
       "noise)");

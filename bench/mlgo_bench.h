@@ -1,9 +1,12 @@
 // `kiln bench mlgo`: what kiln adds to an MLGO inlining episode. Decisions per
-// second of an mlgo-inline session driven through a local cluster (client ->
-// worker -> opt-19) against a host loop on the same opt-19 over the pipes
+// second of an mlgo-inline session driven from this process through real
+// coordinator and worker processes (client -> worker process -> opt-19)
+// against a host loop on the same opt-19 over the pipes
 // (mlgo::InteractiveCompiler), and modules per second of -Oz batch jobs run as
 // mlgo-compile sessions with every slot busy. Decisions are timed as-is and
-// with everything pinned to CPU 0, next to a raw ZeroMQ round trip (the floor).
+// with every process pinned to CPU 0, each judged against the floor of the
+// transport it took, measured between processes in the same run
+// (bench/mlgo_floors.h).
 #pragma once
 
 #include <string>
@@ -21,7 +24,7 @@ struct MlgoBenchOptions {
   unsigned jobs = 200;           // -Oz compile jobs
   unsigned slots = 2;            // worker slots = jobs kept in flight
   bool pinned = true;            // also measure the decisions with every thread and child on CPU 0
-  unsigned floorSamples = 2000;  // raw ZeroMQ round trips for the floor
+  unsigned floorSamples = 2000;  // round trips per transport floor
 };
 
 Result<Report> runMlgoBench(const MlgoBenchOptions& options);

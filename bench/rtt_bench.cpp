@@ -10,6 +10,7 @@
 
 #include "bench/child_cluster.h"
 #include "bench/socket_floor.h"
+#include "bench/zmq_floor.h"
 #include "client/client.h"
 
 namespace kiln::bench {
@@ -26,29 +27,6 @@ struct Measurement {
   LatencySummary latency;
   double perSecond = 0;
 };
-
-Measurement measureRawZmq(const std::string& endpoint, std::size_t payload, const RttOptions& o) {
-  zmq::context_t zmq(1);
-  zmq::socket_t socket(zmq, zmq::socket_type::dealer);
-  socket.set(zmq::sockopt::linger, 0);
-  socket.connect(endpoint);
-  std::string data(payload, 'x');
-  std::vector<std::int64_t> samples;
-  auto begin = Clock::now();
-  auto limit = begin + std::chrono::duration<double>(o.secondsPerMeasurement);
-  for (unsigned i = 0; i < o.iterations + 100 && Clock::now() < limit; ++i) {
-    auto start = Clock::now();
-    socket.send(zmq::buffer(data), zmq::send_flags::none);
-    zmq::message_t reply;
-    (void)socket.recv(reply);
-    if (i >= 100) samples.push_back(nanosSince(start));  // the first ones warm up
-  }
-  double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  Measurement m;
-  m.perSecond = samples.size() / seconds;
-  m.latency = summarize(samples);
-  return m;
-}
 
 Result<Measurement> measureSteps(client::Client& client, unsigned sessionCount,
                                  const std::string& observation, const RttOptions& o) {
@@ -198,8 +176,12 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
     // Every floor with the same payload both ways as the kiln rows: a noop
     // step's request is about as large as its reply of `payload` bytes.
     std::map<std::string, Measurement> floors;
-    floors["raw zeromq"] = measureRawZmq(echo->endpoint, payload, o);
-    floors["raw zeromq ipc"] = measureRawZmq(ipcEcho->endpoint, payload, o);
+    for (auto [path, endpoint] : {std::pair{"raw zeromq", echo->endpoint},
+                                  std::pair{"raw zeromq ipc", ipcEcho->endpoint}}) {
+      KILN_ASSIGN_OR_RETURN(StreamFloor floor, measureZmqEchoFloor(endpoint, payload, o.iterations,
+                                                                   o.secondsPerMeasurement));
+      floors[path] = Measurement{floor.latency, floor.perSecond};
+    }
     for (const StreamEcho& stream : streamEchoes) {
       // On one CPU a spinning side starves its peer for a whole time slice
       // (ms per round trip): polling is no floor there.

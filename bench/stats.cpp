@@ -109,4 +109,19 @@ std::uint64_t residentBytes(int pid) {
   return 0;
 }
 
+std::string allowedCpus(int pid) {
+  // The calling thread's own mask: runPinnedToCpu0 pins a thread, not its process.
+  std::ifstream status(pid == 0 ? std::string("/proc/thread-self/status")
+                                : fmt::format("/proc/{}/status", pid));
+  std::string line;
+  constexpr std::string_view kField = "Cpus_allowed_list:";
+  while (std::getline(status, line)) {
+    if (!line.starts_with(kField)) continue;
+    std::string list = line.substr(kField.size());
+    list.erase(0, list.find_first_not_of(" \t"));
+    return list;
+  }
+  return {};
+}
+
 }  // namespace kiln::bench

@@ -39,4 +39,8 @@ Status runPinnedToCpu0(const std::function<Status()>& measure);
 // Resident set size of a process in bytes (from /proc); 0 if unknown.
 std::uint64_t residentBytes(int pid);
 
+// The CPUs a process may run on, as /proc lists them ("0", "0-1"); pid 0 is
+// the calling thread. Empty if unknown (the process is gone).
+std::string allowedCpus(int pid);
+
 }  // namespace kiln::bench

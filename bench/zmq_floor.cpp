@@ -62,4 +62,37 @@ Result<LatencySummary> rawZmqRoundTrips(const std::string& bind, unsigned sample
   return summarize(nanos);
 }
 
+Result<StreamFloor> measureZmqEchoFloor(const std::string& endpoint, std::size_t payloadBytes,
+                                        unsigned samples, double seconds) {
+  using Clock = std::chrono::steady_clock;
+  zmq::context_t zmq(1);
+  zmq::socket_t socket(zmq, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::rcvtimeo, 5000);
+  socket.connect(endpoint);
+  const std::string data(payloadBytes, 'x');
+  std::vector<std::int64_t> nanos;
+  nanos.reserve(samples);
+  auto begin = Clock::now();
+  const auto limit = begin + std::chrono::duration<double>(seconds);
+  for (unsigned i = 0; i < samples + 100 && Clock::now() < limit; ++i) {
+    if (i == 100) begin = Clock::now();
+    auto sent = Clock::now();
+    socket.send(zmq::buffer(data), zmq::send_flags::none);
+    zmq::message_t reply;
+    if (!socket.recv(reply)) {
+      return timeoutError("the raw ZeroMQ echo at " + endpoint + " did not answer within 5 s");
+    }
+    if (i >= 100) {  // the first ones warm up
+      nanos.push_back(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - sent).count());
+    }
+  }
+  if (nanos.empty()) return timeoutError("no raw ZeroMQ round trip to " + endpoint + " in time");
+  StreamFloor floor;
+  floor.perSecond = nanos.size() / std::chrono::duration<double>(Clock::now() - begin).count();
+  floor.latency = summarize(nanos);
+  return floor;
+}
+
 }  // namespace kiln::bench

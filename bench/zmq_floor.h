@@ -2,8 +2,10 @@
 // round trip of a raw ZeroMQ request that does nothing.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
+#include "bench/socket_floor.h"
 #include "bench/stats.h"
 #include "common/status.h"
 
@@ -16,5 +18,12 @@ namespace kiln::bench {
 // worker have: one shared context would save two thread hops per round trip
 // and understate the floor by ~10 us.
 Result<LatencySummary> rawZmqRoundTrips(const std::string& bind, unsigned samples);
+
+// Round trips of `payloadBytes` both ways to an echo in another process
+// (`kiln bench zmq-echo`, a ROUTER) at `endpoint`, from a DEALER on a context
+// of this thread's own: `samples` of them (after 100 that warm up), for at
+// most `seconds`. A silent echo fails it after 5 s.
+Result<StreamFloor> measureZmqEchoFloor(const std::string& endpoint, std::size_t payloadBytes,
+                                        unsigned samples, double seconds);
 
 }  // namespace kiln::bench

@@ -1,0 +1,76 @@
+#include "bench/mlgo_floors.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "bench/zmq_floor.h"
+
+namespace kiln::bench {
+
+namespace {
+
+// One echo process, measured by one or more clients in turn (an echo serves
+// one connection at a time), then retired so that it cannot disturb the
+// decisions measured after it.
+struct EchoRun {
+  std::vector<std::string> args;  // after `kiln bench`
+  // Floor path and the waiting of the client side that measures it.
+  std::vector<std::pair<const char*, Waiting>> clients;
+  bool zmq = false;
+};
+
+}  // namespace
+
+Result<std::map<std::string, StreamFloor>> measureMlgoFloors(ChildCluster& cluster,
+                                                             const MlgoFloorOptions& o) {
+  const bool asIs = o.mode == "as-is";
+  // Abstract names (a leading '@'): nothing to remove afterwards.
+  const std::string name = fmt::format("kiln-mlgo-floor-{}-{}", ::getpid(), o.mode);
+  std::vector<EchoRun> runs;
+  runs.push_back({{"socket-echo", "--listen", "unix:@" + name + "-block"},
+                  {{kUnixBlockingFloor, Waiting::kBlocking}}});
+  if (asIs) {
+    runs.push_back(
+        {{"socket-echo", "--listen", "unix:@" + name + "-poll", "--poll"},
+         {{kUnixDecisionFloor, Waiting::kBlocking}, {kUnixPollingFloor, Waiting::kPolling}}});
+  }
+  runs.push_back({{"zmq-echo", "--listen", "ipc://@" + name + "-zmq"},
+                  {{kZmqIpcFloor, Waiting::kBlocking}},
+                  true});
+  std::map<std::string, StreamFloor> floors;
+  for (const EchoRun& run : runs) {
+    std::vector<std::string> args{"bench"};
+    args.insert(args.end(), run.args.begin(), run.args.end());
+    KILN_ASSIGN_OR_RETURN(ChildProcess * echo, cluster.spawn(args));
+    for (auto [path, waiting] : run.clients) {
+      Result<StreamFloor> floor =
+          run.zmq
+              ? measureZmqEchoFloor(echo->endpoint, o.payloadBytes, o.samples, o.seconds)
+              : measureStreamFloor({echo->endpoint, o.payloadBytes, waiting, o.samples, o.seconds});
+      if (!floor.ok()) {
+        cluster.retire(echo);
+        return floor.status();
+      }
+      floors[path] = *floor;
+    }
+    cluster.retire(echo);
+  }
+  return floors;
+}
+
+Result<std::string> judgedFloorPath(client::Client& client, const std::string& workerEndpoint,
+                                    const std::string& mode) {
+  if (client.usesDirectChannel(workerEndpoint)) {
+    return std::string(mode == "as-is" ? kUnixDecisionFloor : kUnixBlockingFloor);
+  }
+  const std::string route = client.connectedAddress(workerEndpoint);
+  if (route.starts_with("ipc://")) return std::string(kZmqIpcFloor);
+  return internalError(fmt::format(
+      "decisions to the same-host worker went over '{}', neither its direct channel nor ipc://: "
+      "this bench measures no floor for that",
+      route));
+}
+
+}  // namespace kiln::bench

@@ -4,9 +4,12 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <future>
+#include <latch>
 #include <thread>
 
-#include "local/local_cluster.h"
+#include "bench/nesting_layouts.h"
+#include "bench/nesting_work.h"
 
 namespace kiln::bench {
 namespace {
@@ -17,16 +20,24 @@ using namespace std::chrono_literals;
 struct ExperimentFigures {
   std::vector<double> phaseSeconds;
   std::uint64_t steps = 0;
+  std::chrono::microseconds actionTime{0};  // the workers' time in this experiment's actions
   Status status;
+
+  double collectSeconds() const {
+    double seconds = 0;
+    for (double phase : phaseSeconds) seconds += phase;
+    return seconds;
+  }
 };
 
 struct LayoutFigures {
   std::vector<ExperimentFigures> experiments;
   double wallSeconds = 0;
-  double cpuUtilization = 0;  // of the whole machine, by this process
+  double serverCpuSeconds = 0;  // the cluster's processes
+  double clientCpuSeconds = 0;  // this process: the experiments' clients
 };
 
-double cpuSeconds() {
+double ownCpuSeconds() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](timeval t) { return t.tv_sec + t.tv_usec / 1e6; };
@@ -39,210 +50,248 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// All of `sessions` stepping with one step in flight each until `steps` ran.
-Status collect(std::vector<std::unique_ptr<client::Session>>& sessions, unsigned steps) {
-  std::vector<Value> actions{Value(std::int64_t{1})};
-  std::vector<std::uint32_t> none;
-  std::vector<std::optional<std::uint64_t>> pending(sessions.size());
-  unsigned issued = 0, done = 0;
-  auto issue = [&](std::size_t s) -> Status {
-    if (issued >= steps) return okStatus();
-    KILN_ASSIGN_OR_RETURN(pending[s], sessions[s]->sendStep(actions, none));
-    ++issued;
-    return okStatus();
-  };
-  for (std::size_t s = 0; s < sessions.size(); ++s) KILN_RETURN_IF_ERROR(issue(s));
-  while (done < steps) {
-    for (std::size_t s = 0; s < sessions.size() && done < steps; ++s) {
-      if (!pending[s]) continue;
-      KILN_RETURN_IF_ERROR(sessions[s]->awaitStep(*pending[s]).status());
-      pending[s].reset();
-      ++done;
-      KILN_RETURN_IF_ERROR(issue(s));
-    }
-  }
-  return okStatus();
-}
-
 struct Plan {
-  bool nested = false;
+  Layout layout = Layout::kDedicated;
   unsigned experiments = 2;
   unsigned slots = 2;
   unsigned phases = 1;
+  unsigned steps = 1;  // per experiment and phase
   Duration lull{};
   Duration stagger{};   // start offset between consecutive experiments
   unsigned active = 0;  // experiments that run (0 = all); calibration runs one
 };
 
-ExperimentFigures runExperiment(const NestingOptions& o, const Plan& plan, unsigned index,
-                                const std::string& coordinator, const std::string& experimentKey,
-                                const std::string& endpoint, SteadyTime::time_point start) {
+// The experiments set up (untimed) in parallel, then start together: each
+// thread counts down `ready` once its sessions are open (or failed to),
+// and the clock starts when all have.
+struct StartGate {
+  explicit StartGate(unsigned experiments) : ready(experiments), start(startAt.get_future()) {}
+  std::latch ready;
+  std::promise<SteadyTime::time_point> startAt;
+  std::shared_future<SteadyTime::time_point> start;
+};
+
+ExperimentFigures runExperiment(const NestingOptions& o, const WorkOptions& work, const Plan& plan,
+                                unsigned index, const LayoutCluster& cluster, StartGate& gate) {
   ExperimentFigures figures;
-  client::ClientOptions options;
-  options.coordinator = coordinator;
-  options.requestTimeout = 60s;
-  if (plan.nested) {
-    options.experiment = fmt::format("exp-{}", index);
-    options.experimentKey = experimentKey;
+  auto client = client::Client::connect(cluster.clientOptions(index));
+  Result<std::unique_ptr<ExperimentWork>> opened = client.status();  // replaced if connected
+  if (client.ok()) {
+    // Dedicated: the experiment's own share of the slots; otherwise it may
+    // use all of them while the others train.
+    unsigned slots = plan.layout == Layout::kDedicated ? plan.slots / plan.experiments : plan.slots;
+    opened = ExperimentWork::open(**client, work, index, o.sessionsPerSlot * slots,
+                                  cluster.place(index), cluster.reachablePlaces(index));
   }
-  auto client = client::Client::connect(options);
-  if (!client.ok()) return {{}, 0, client.status()};
-  unsigned sessionCount = plan.nested ? plan.slots : plan.slots / plan.experiments;
-  std::vector<std::unique_ptr<client::Session>> sessions;
-  for (unsigned s = 0; s < sessionCount; ++s) {
-    client::SessionOptions session{"noop", fmt::format("benchmark://nesting/{}", index)};
-    auto started = plan.nested ? (*client)->startSession(session)
-                               : (*client)->startSessionOn(endpoint, session);
-    if (!started.ok()) return {{}, 0, started.status()};
-    auto busy = (*started)->setParameter("noop.busy_us", std::to_string(o.busyMicros));
-    if (!busy.ok()) return {{}, 0, busy.status()};
-    sessions.push_back(std::move(started).value());
-  }
-  std::this_thread::sleep_until(start + plan.stagger * index);
+  gate.ready.count_down();
+  if (!opened.ok()) return {{}, 0, {}, opened.status()};
+  std::this_thread::sleep_until(gate.start.get() + plan.stagger * index);
   for (unsigned phase = 0; phase < plan.phases; ++phase) {
     auto begin = SteadyTime::now();
-    figures.status = collect(sessions, o.stepsPerPhase);
+    figures.status = (*opened)->collect(plan.steps, figures.actionTime);
     if (!figures.status.ok()) return figures;
     figures.phaseSeconds.push_back(
         std::chrono::duration<double>(SteadyTime::now() - begin).count());
-    figures.steps += o.stepsPerPhase;
+    figures.steps += plan.steps;
     if (phase + 1 < plan.phases) std::this_thread::sleep_for(plan.lull);
   }
   return figures;
 }
 
-Result<LayoutFigures> runLayout(const NestingOptions& o, const Plan& plan) {
-  LocalClusterOptions local;
-  local.log.level = spdlog::level::off;
-  local.coordinator.heartbeatInterval = 100ms;
-  local.worker.link.heartbeatInterval = 100ms;
-  if (plan.nested) {
-    local.workers = 0;
-    local.nestingHosts = 1;
-    local.worker.slots = plan.slots;
-  } else {
-    local.workers = plan.experiments;
-    local.worker.slots = plan.slots / plan.experiments;
+Result<LayoutFigures> runLayout(const NestingOptions& o, WorkOptions& work, const Plan& plan) {
+  KILN_ASSIGN_OR_RETURN(LayoutCluster cluster,
+                        LayoutCluster::start(plan.layout, plan.experiments, plan.slots));
+  if (work.kind == WorkKind::kLlvm && work.benchmarks.empty()) {
+    KILN_ASSIGN_OR_RETURN(work.benchmarks, kilnBenchV0(cluster.operatorClient()));
   }
-  KILN_ASSIGN_OR_RETURN(auto cluster, LocalCluster::start(local));
-  KILN_RETURN_IF_ERROR(cluster->waitUntilReady(10s));
-  client::ClientOptions operatorOptions;
-  operatorOptions.coordinator = cluster->coordinatorEndpoint();
-  KILN_ASSIGN_OR_RETURN(auto operatorClient, client::Client::connect(operatorOptions));
-  std::vector<std::string> keys(plan.experiments);
-  if (plan.nested) {
-    for (unsigned i = 0; i < plan.experiments; ++i) {
-      ExperimentSpec spec;
-      spec.name = fmt::format("exp-{}", i);
-      spec.workers = 1;
-      KILN_ASSIGN_OR_RETURN(client::ExperimentStatus opened, operatorClient->openExperiment(spec));
-      keys[i] = opened.key;
-      KILN_RETURN_IF_ERROR(operatorClient->waitForExperiment(spec.name, 1, 10s).status());
-    }
-  }
-  std::vector<std::string> endpoints = cluster->workerEndpoints();
   LayoutFigures figures;
   unsigned active = plan.active != 0 ? plan.active : plan.experiments;
   figures.experiments.resize(active);
-  // Sessions start before the clock so that set-up is not measured.
-  auto start = SteadyTime::now() + 500ms;
+  StartGate gate(active);
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < active; ++i) {
-    std::string endpoint = plan.nested ? "" : endpoints[i];
-    threads.emplace_back([&, i, endpoint] {
-      figures.experiments[i] =
-          runExperiment(o, plan, i, cluster->coordinatorEndpoint(), keys[i], endpoint, start);
-    });
+    threads.emplace_back(
+        [&, i] { figures.experiments[i] = runExperiment(o, work, plan, i, cluster, gate); });
   }
-  std::this_thread::sleep_until(start);
-  double cpuBefore = cpuSeconds();
+  // Every thread counts down, whether its set-up worked or not; each step
+  // of a set-up is bounded by the clients' request timeout.
+  gate.ready.wait();
+  const auto start = SteadyTime::now();
+  gate.startAt.set_value(start);
+  const double serverCpuBefore = descendantsCpuSeconds(), clientCpuBefore = ownCpuSeconds();
   for (auto& thread : threads) thread.join();
   figures.wallSeconds = std::chrono::duration<double>(SteadyTime::now() - start).count();
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  figures.cpuUtilization = (cpuSeconds() - cpuBefore) / (figures.wallSeconds * cores);
+  figures.serverCpuSeconds = descendantsCpuSeconds() - serverCpuBefore;
+  figures.clientCpuSeconds = ownCpuSeconds() - clientCpuBefore;
   for (const auto& experiment : figures.experiments) KILN_RETURN_IF_ERROR(experiment.status);
   return figures;
 }
 
+// The rate the experiments collect at, summed: what sharing the slots
+// improves. The lulls are fixed (training time), so wall-clock throughput
+// gains less.
+double collectionRate(const LayoutFigures& figures) {
+  double rate = 0;
+  for (const auto& e : figures.experiments) rate += e.steps / std::max(e.collectSeconds(), 1e-9);
+  return rate;
+}
+
 // Steps per second of wall time, lulls included.
-double stepsPerSecond(const LayoutFigures& figures) {
+double wallRate(const LayoutFigures& figures) {
   std::uint64_t steps = 0;
   for (const auto& e : figures.experiments) steps += e.steps;
   return steps / std::max(figures.wallSeconds, 1e-9);
 }
 
-// The rate the experiments collect at, summed: what nesting improves. The
-// lulls are fixed (training time), so wall-clock throughput gains less.
-double collectionRate(const LayoutFigures& figures) {
-  double rate = 0;
+// Jain's index over the experiments' collection rates, in percent: 100 when
+// all collect alike, 100/K when one takes everything.
+double jainPercent(const LayoutFigures& figures) {
+  double sum = 0, squares = 0;
   for (const auto& e : figures.experiments) {
-    double seconds = 0;
-    for (double phase : e.phaseSeconds) seconds += phase;
-    rate += e.steps / std::max(seconds, 1e-9);
+    double rate = e.steps / std::max(e.collectSeconds(), 1e-9);
+    sum += rate;
+    squares += rate * rate;
   }
-  return rate;
+  return 100 * sum * sum / (figures.experiments.size() * std::max(squares, 1e-18));
 }
 
-void addRows(Report& report, unsigned k, const char* layout, const LayoutFigures& figures) {
+// What a layout's figures are judged against: one experiment alone on its
+// dedicated slots (for the dedicated layout; the calibration), or the
+// dedicated layout of the same run.
+struct Baseline {
+  std::string name;
+  double aggregateRate = 0;
+  std::vector<double> collectSeconds;  // per experiment: median collection phase
+};
+
+void addRows(Report& report, const Plan& plan, WorkKind kind, const LayoutFigures& figures,
+             const Baseline& baseline) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<double> medians;
+  for (const auto& e : figures.experiments) medians.push_back(median(e.phaseSeconds));
+  std::chrono::microseconds actionTime{0};
+  for (const auto& e : figures.experiments) actionTime += e.actionTime;
+  const double wall = std::max(figures.wallSeconds, 1e-9);
+  const double lullMs = std::chrono::duration<double, std::milli>(plan.lull).count();
+  Row layout;
+  layout.text = {{"work", workKindName(kind)},
+                 {"experiments", std::to_string(plan.experiments)},
+                 {"layout", layoutName(plan.layout)},
+                 {"judged_against", baseline.name}};
+  layout.numbers = {
+      {"slots", double(plan.slots)},
+      {"lull_ms", lullMs},
+      {"aggregate_collect_steps_s", collectionRate(figures)},
+      {"x_aggregate", collectionRate(figures) / std::max(baseline.aggregateRate, 1e-9)},
+      {"wall_steps_s", wallRate(figures)},
+      {"fairness_jain_pct", jainPercent(figures)},
+      {"collect_max_over_min",
+       *std::max_element(medians.begin(), medians.end()) /
+           std::max(*std::min_element(medians.begin(), medians.end()), 1e-9)},
+      {"slot_busy_pct", 100 * (actionTime.count() / 1e6) / (wall * plan.slots)},
+      {"server_cpu_pct", 100 * figures.serverCpuSeconds / (wall * cores)},
+      {"client_cpu_pct", 100 * figures.clientCpuSeconds / (wall * cores)}};
+  report.rows.push_back(std::move(layout));
   for (unsigned i = 0; i < figures.experiments.size(); ++i) {
+    const auto& e = figures.experiments[i];
     Row row;
-    row.text = {{"experiments", std::to_string(k)},
-                {"layout", layout},
-                {"experiment", fmt::format("exp-{}", i)}};
-    const auto& phases = figures.experiments[i].phaseSeconds;
-    row.numbers = {{"collect_ms_min", 1e3 * *std::min_element(phases.begin(), phases.end())},
-                   {"collect_ms_median", 1e3 * median(phases)},
-                   {"aggregate_collect_steps_s", collectionRate(figures)},
-                   {"wall_steps_s", stepsPerSecond(figures)},
-                   {"cpu_util_pct", 100 * figures.cpuUtilization}};
+    row.text = {{"work", workKindName(kind)},
+                {"experiments", std::to_string(plan.experiments)},
+                {"layout", layoutName(plan.layout)},
+                {"experiment", fmt::format("exp-{}", i)},
+                {"judged_against", baseline.name}};
+    row.numbers = {
+        {"collect_ms_median", 1e3 * medians[i]},
+        {"collect_ms_min", 1e3 * *std::min_element(e.phaseSeconds.begin(), e.phaseSeconds.end())},
+        {"collect_steps_s", e.steps / std::max(e.collectSeconds(), 1e-9)},
+        {"x_collect", medians[i] / std::max(baseline.collectSeconds.at(i), 1e-9)}};
     report.rows.push_back(std::move(row));
   }
+}
+
+Status runComparison(const NestingOptions& o, WorkKind kind, unsigned k, Report& report) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned slots = o.slots != 0 ? o.slots : std::max(cores, k);
+  if (slots % k != 0) {
+    return invalidArgument(
+        fmt::format("{} slots cannot be split evenly between {} experiments", slots, k));
+  }
+  WorkOptions work{kind, o.busyMicros, o.passesPerStep, o.episodeSteps, {}};
+  const unsigned steps = kind == WorkKind::kBusy ? o.busySteps : o.llvmSteps;
+  // Calibrate: one experiment alone on its dedicated slots, two phases
+  // without lull; the second one (warm) sets the lull of every layout and
+  // is what the dedicated layout is judged against.
+  Plan calibration{Layout::kDedicated, k, slots, 2, steps, {}, {}, 1};
+  KILN_ASSIGN_OR_RETURN(LayoutFigures calibrated, runLayout(o, work, calibration));
+  const double alone = calibrated.experiments[0].phaseSeconds.back();
+  const auto lull = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(alone));
+  // Staggered so that at any time about half of the experiments collect.
+  Plan plan{Layout::kDedicated, k, slots, o.phases, steps, lull, 2 * lull / k, 0};
+  Baseline aloneBaseline{"alone", k * steps / alone, std::vector<double>(k, alone)};
+  KILN_ASSIGN_OR_RETURN(LayoutFigures dedicated, runLayout(o, work, plan));
+  addRows(report, plan, kind, dedicated, aloneBaseline);
+  Baseline dedicatedBaseline{"dedicated", collectionRate(dedicated), {}};
+  for (const auto& e : dedicated.experiments) {
+    dedicatedBaseline.collectSeconds.push_back(median(e.phaseSeconds));
+  }
+  std::vector<std::string> summary;
+  for (Layout layout : {Layout::kShared, Layout::kNested}) {
+    plan.layout = layout;
+    KILN_ASSIGN_OR_RETURN(LayoutFigures figures, runLayout(o, work, plan));
+    addRows(report, plan, kind, figures, dedicatedBaseline);
+    double slowest = 0;
+    for (unsigned i = 0; i < k; ++i) {
+      slowest = std::max(slowest, median(figures.experiments[i].phaseSeconds) /
+                                      dedicatedBaseline.collectSeconds[i]);
+    }
+    summary.push_back(fmt::format(
+        "{} {:.2f}x aggregate collection, slowest experiment's collection {:.2f}x, Jain {:.0f}%",
+        layoutName(layout), collectionRate(figures) / dedicatedBaseline.aggregateRate, slowest,
+        jainPercent(figures)));
+  }
+  report.notes.push_back(fmt::format("{} K={}: {} slots, lull {:.0f} ms; against dedicated: {}",
+                                     workKindName(kind), k, slots, 1e3 * alone,
+                                     fmt::join(summary, "; ")));
+  return okStatus();
 }
 
 }  // namespace
 
 Result<Report> runNestingBench(const NestingOptions& o) {
+  std::vector<WorkKind> kinds;
+  if (o.work == "busy" || o.work == "both") kinds.push_back(WorkKind::kBusy);
+  if (o.work == "llvm" || o.work == "both") kinds.push_back(WorkKind::kLlvm);
+  if (kinds.empty()) return invalidArgument("--work is busy, llvm or both, not '" + o.work + "'");
+  if (o.sessionsPerSlot == 0) return invalidArgument("sessions per slot must be at least 1");
   Report report;
-  report.title = "kiln bench nesting: experiments with 50% training lulls, dedicated vs nested";
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned k : o.experimentCounts) {
-    if (k == 0) return invalidArgument("experiment counts must be at least 1");
-    unsigned slots = o.slots != 0 ? o.slots : std::max(cores, k);
-    if (slots % k != 0) {
-      return invalidArgument(
-          fmt::format("{} slots cannot be split evenly between {} experiments", slots, k));
+  report.title =
+      "kiln bench nesting: experiments with 50% training lulls; dedicated slots, one shared pool, "
+      "one kiln nest host";
+  for (WorkKind kind : kinds) {
+    for (unsigned k : o.experimentCounts) {
+      if (k == 0) return invalidArgument("experiment counts must be at least 1");
+      KILN_RETURN_IF_ERROR(runComparison(o, kind, k, report));
     }
-    // Calibrate: one dedicated collection phase sets the lull for both layouts.
-    // One experiment alone on its dedicated slots, two phases without lull;
-    // the second one is warm.
-    Plan calibration{false, k, slots, 2, {}, {}, 1};
-    KILN_ASSIGN_OR_RETURN(LayoutFigures calibrated, runLayout(o, calibration));
-    double phase = calibrated.experiments[0].phaseSeconds.back();
-    auto lull = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(phase));
-    // Staggered so that at any time about half of the experiments collect.
-    Duration stagger = 2 * lull / k;
-    KILN_ASSIGN_OR_RETURN(LayoutFigures dedicated,
-                          runLayout(o, Plan{false, k, slots, o.phases, lull, stagger}));
-    KILN_ASSIGN_OR_RETURN(LayoutFigures nested,
-                          runLayout(o, Plan{true, k, slots, o.phases, lull, stagger}));
-    addRows(report, k, "dedicated", dedicated);
-    addRows(report, k, "nested", nested);
-    double worstRatio = 0;
-    for (unsigned i = 0; i < k; ++i) {
-      worstRatio = std::max(worstRatio, median(nested.experiments[i].phaseSeconds) /
-                                            median(dedicated.experiments[i].phaseSeconds));
-    }
-    report.notes.push_back(fmt::format(
-        "K={}: {} slots, lull {:.0f} ms; nested/dedicated aggregate collection throughput "
-        "{:.2f}x (target >= 1.6x for K=2), wall-clock {:.2f}x; slowest nested collection phase "
-        "{:.2f}x its dedicated time (target <= 1.0x)",
-        k, slots, 1e3 * phase, collectionRate(nested) / collectionRate(dedicated),
-        stepsPerSecond(nested) / stepsPerSecond(dedicated), worstRatio));
   }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   report.notes.push_back(fmt::format(
-      "{} steps per phase, {} phases, {} us busy step, {} cores; CPU utilization is this "
-      "process's share of all cores",
-      o.stepsPerPhase, o.phases, o.busyMicros, cores));
+      "busy: {} noop steps per phase spinning {} us each; llvm: {} steps per phase of {} random "
+      "passes, episodes of {} steps on kiln-bench-v0 (a new session each); {} phases, {} "
+      "sessions per slot an experiment may use; {} cores",
+      o.busySteps, o.busyMicros, o.llvmSteps, o.passesPerStep, o.episodeSteps, o.phases,
+      o.sessionsPerSlot, cores));
+  report.notes.push_back(
+      "layouts: dedicated = K plain workers of S/K slots, one per experiment, judged against "
+      "'alone' (one experiment by itself on its dedicated slots: the calibration, lull_ms long); "
+      "shared = the same K workers as one pool, sessions placed by the coordinator, no nesting; "
+      "nested = one `kiln nest` host of S slots, a child process per experiment (its default); "
+      "shared and nested are judged against dedicated in the same run. x_aggregate = aggregate "
+      "collection steps/s over the baseline's; x_collect = the experiment's median collection "
+      "phase over the baseline's; fairness_jain_pct = Jain's index over the experiments' "
+      "collection rates (100 = equal, 100/K = one takes all); collect_max_over_min = slowest "
+      "over fastest median collection phase; slot_busy_pct = the workers' time in actions over "
+      "wall x slots; server_cpu_pct and client_cpu_pct = CPU of the cluster's processes and of "
+      "the bench's clients over wall x cores.");
   return report;
 }
 

@@ -48,6 +48,22 @@ std::vector<ProcessInfo> descendantsOf(int root) {
   return found;
 }
 
+double cpuSeconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  // After "(comm)": state, then fields 4 to 13, then utime, stime, cutime
+  // and cstime (fields 14 to 17, in clock ticks).
+  std::istringstream rest(line.substr(close + 1));
+  std::string skipped;
+  for (int field = 3; field <= 13; ++field) rest >> skipped;
+  long long utime = 0, stime = 0, cutime = 0, cstime = 0;
+  if (!(rest >> utime >> stime >> cutime >> cstime)) return 0;
+  return double(utime + stime + cutime + cstime) / double(::sysconf(_SC_CLK_TCK));
+}
+
 unsigned openDescriptors(int pid) {
   unsigned count = 0;
   std::error_code error;

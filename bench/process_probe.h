@@ -25,6 +25,10 @@ std::optional<ProcessInfo> readProcess(int pid);
 // Every process below `root` in the tree (children, their children, ...).
 std::vector<ProcessInfo> descendantsOf(int root);
 
+// CPU seconds (user + system) `pid` has used, with those of the children it
+// has reaped; 0 if it is gone.
+double cpuSeconds(int pid);
+
 // Open file descriptors of `pid` (entries of /proc/<pid>/fd); 0 if gone.
 unsigned openDescriptors(int pid);
 

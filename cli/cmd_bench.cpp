@@ -48,23 +48,48 @@ void addBenchCommand(CLI::App& app) {
   rtt->callback([rttOptions, json] { printOrFail(bench::runRttBench(*rttOptions), *json); });
 
   auto* nesting = bench->add_subcommand(
-      "nesting", "experiments with training lulls: dedicated slots vs one nesting host");
+      "nesting",
+      "experiments with training lulls: dedicated slots vs one shared pool vs one kiln nest host");
   auto nestingOptions = std::make_shared<bench::NestingOptions>();
   nesting
       ->add_option("--experiments", nestingOptions->experimentCounts,
-                   "experiment counts to run (each a pair of layouts)")
+                   "experiment counts to run (each a set of layouts)")
       ->capture_default_str();
   nesting->add_option("--slots", nestingOptions->slots, "total slots (0 = cores, at least K)")
       ->capture_default_str();
-  nesting->add_option("--steps", nestingOptions->stepsPerPhase, "steps per collection phase")
+  nesting
+      ->add_option("--work", nestingOptions->work,
+                   "busy (calibrated noop steps), llvm (pass-ordering episodes on kiln-bench-v0) "
+                   "or both")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"busy", "llvm", "both"}));
+  nesting
+      ->add_option("--steps", nestingOptions->busySteps,
+                   "busy steps per experiment and collection phase")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  nesting
+      ->add_option("--llvm-steps", nestingOptions->llvmSteps,
+                   "llvm steps per experiment and collection phase")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
   nesting->add_option("--phases", nestingOptions->phases, "collection phases per experiment")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100u));
-  nesting->add_option("--busy-us", nestingOptions->busyMicros, "compile time of one step")
+  nesting->add_option("--busy-us", nestingOptions->busyMicros, "compile time of one busy step")
       ->capture_default_str()
       ->check(CLI::Range(0u, 1000000u));
+  nesting->add_option("--passes-per-step", nestingOptions->passesPerStep, "llvm passes per step")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100u));
+  nesting->add_option("--episode-steps", nestingOptions->episodeSteps, "llvm steps per episode")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  nesting
+      ->add_option("--sessions-per-slot", nestingOptions->sessionsPerSlot,
+                   "sessions per slot an experiment may use (steps queued behind the running one)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
   nesting->add_flag("--json", *json, "print the figures as JSON");
   nesting->callback(
       [nestingOptions, json] { printOrFail(bench::runNestingBench(*nestingOptions), *json); });

@@ -1,0 +1,105 @@
+#include "bench/nesting_layouts.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "bench/process_probe.h"
+
+namespace kiln::bench {
+
+using namespace std::chrono_literals;
+
+const char* layoutName(Layout layout) {
+  switch (layout) {
+    case Layout::kDedicated:
+      return "dedicated";
+    case Layout::kShared:
+      return "shared";
+    case Layout::kNested:
+      return "nested";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string experimentName(unsigned i) { return fmt::format("exp-{}", i); }
+
+}  // namespace
+
+Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, unsigned slots) {
+  if (experiments == 0 || slots % experiments != 0) {
+    return invalidArgument(
+        fmt::format("{} slots cannot be split evenly between {} experiments", slots, experiments));
+  }
+  KILN_ASSIGN_OR_RETURN(ChildCluster children, ChildCluster::create(selfExecutable()));
+  LayoutCluster cluster(layout, std::move(children));
+  KILN_ASSIGN_OR_RETURN(
+      ChildProcess * coordinator,
+      cluster.children_.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
+                               "--heartbeat-seconds", "0.2", "--log-level", "off"}));
+  cluster.coordinator_ = coordinator->endpoint;
+  const bool nested = layout == Layout::kNested;
+  const unsigned hosts = nested ? 1 : experiments;
+  for (unsigned i = 0; i < hosts; ++i) {
+    std::vector<std::string> args =
+        benchWorkerArgs(cluster.coordinator_, nested ? slots : slots / experiments);
+    // `kiln nest` with no mode flag: a child process per experiment, as it
+    // runs by default.
+    if (nested) args[0] = "nest";
+    KILN_RETURN_IF_ERROR(cluster.children_.spawn(args).status());
+  }
+  client::ClientOptions options;
+  options.coordinator = cluster.coordinator_;
+  KILN_ASSIGN_OR_RETURN(cluster.operator_, client::Client::connect(options));
+  KILN_RETURN_IF_ERROR(waitForWorkers(*cluster.operator_, hosts, 20s));
+  if (nested) {
+    for (unsigned i = 0; i < experiments; ++i) {
+      ExperimentSpec spec;
+      spec.name = experimentName(i);
+      spec.workers = 1;
+      KILN_ASSIGN_OR_RETURN(client::ExperimentStatus opened,
+                            cluster.operator_->openExperiment(spec));
+      cluster.experimentKeys_.push_back(opened.key);
+      KILN_RETURN_IF_ERROR(cluster.operator_->waitForExperiment(spec.name, 1, 20s).status());
+    }
+  } else {
+    KILN_ASSIGN_OR_RETURN(auto workers, cluster.operator_->listCluster());
+    for (const auto& worker : workers) cluster.workers_.push_back(worker.endpoint);
+    std::sort(cluster.workers_.begin(), cluster.workers_.end());
+  }
+  return cluster;
+}
+
+client::ClientOptions LayoutCluster::clientOptions(unsigned i) const {
+  client::ClientOptions options;
+  options.coordinator = coordinator_;
+  options.requestTimeout = 60s;
+  if (layout_ == Layout::kNested) {
+    options.experiment = experimentName(i);
+    options.experimentKey = experimentKeys_.at(i);
+  }
+  return options;
+}
+
+SessionPlace LayoutCluster::place(unsigned i) const {
+  if (layout_ == Layout::kDedicated) return {workers_.at(i)};
+  return {};  // the coordinator places: over the pool, or on the experiment's worker
+}
+
+std::vector<SessionPlace> LayoutCluster::reachablePlaces(unsigned i) const {
+  if (layout_ != Layout::kShared) return {place(i)};
+  std::vector<SessionPlace> places;
+  for (const std::string& worker : workers_) places.push_back({worker});
+  return places;
+}
+
+double descendantsCpuSeconds() {
+  double seconds = 0;
+  for (const ProcessInfo& process : descendantsOf(::getpid())) seconds += cpuSeconds(process.pid);
+  return seconds;
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,57 @@
+// The layouts `kiln bench nesting` compares, each a cluster of real kiln
+// processes on loopback (bench/child_cluster.h) with S slots in all for K
+// experiments:
+//   dedicated: K plain workers of S/K slots, experiment i's sessions on
+//              worker i (each experiment owns its share, idle in its lulls);
+//   shared:    the same K plain workers as one pool, every experiment's
+//              sessions placed by the coordinator, no nesting (what a user
+//              would otherwise run: first come, first served);
+//   nested:    one `kiln nest` host of S slots as it runs by default, each
+//              experiment's underlying worker in its own child process, the
+//              slots shared by experiment weight.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/child_cluster.h"
+#include "bench/nesting_work.h"
+
+namespace kiln::bench {
+
+enum class Layout { kDedicated, kShared, kNested };
+
+const char* layoutName(Layout layout);
+
+class LayoutCluster {
+ public:
+  // Starts the processes of `layout` and waits until every worker (or
+  // every experiment's underlying worker) is ready.
+  static Result<LayoutCluster> start(Layout layout, unsigned experiments, unsigned slots);
+
+  // How experiment `i`'s client connects, and where its sessions start.
+  client::ClientOptions clientOptions(unsigned i) const;
+  SessionPlace place(unsigned i) const;
+  // Every place experiment `i`'s sessions may land on (its worker, or each
+  // worker of the pool), to warm their caches before the clock starts.
+  std::vector<SessionPlace> reachablePlaces(unsigned i) const;
+  // A client of the cluster as a whole (no experiment).
+  client::Client& operatorClient() { return *operator_; }
+
+ private:
+  LayoutCluster(Layout layout, ChildCluster children)
+      : layout_(layout), children_(std::move(children)) {}
+  Layout layout_;
+  ChildCluster children_;
+  std::string coordinator_;
+  std::vector<std::string> workers_;          // plain workers' endpoints
+  std::vector<std::string> experimentKeys_;   // nested: what lets a client act for experiment i
+  std::unique_ptr<client::Client> operator_;  // opened the experiments; lives as long as they run
+};
+
+// CPU seconds used by every process below this one (the cluster's kiln
+// processes and the children they forked).
+double descendantsCpuSeconds();
+
+}  // namespace kiln::bench

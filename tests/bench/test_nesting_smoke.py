@@ -1,0 +1,49 @@
+"""Smoke run of `kiln bench nesting` (seconds): both kinds of work, every
+layout, and the rows and fields that README.md's Benchmarks section
+documents, so that the bench cannot rot unnoticed. The figures themselves
+are not judged (a shared machine is too noisy for that): only that they are
+there, positive, and within their ranges."""
+
+from bench_json import run_bench
+
+LAYOUT_FIELDS = ("slots", "lull_ms", "aggregate_collect_steps_s", "x_aggregate", "wall_steps_s",
+                 "fairness_jain_pct", "collect_max_over_min", "slot_busy_pct", "server_cpu_pct",
+                 "client_cpu_pct")
+EXPERIMENT_FIELDS = ("collect_ms_median", "collect_ms_min", "collect_steps_s", "x_collect")
+JUDGED_AGAINST = {"dedicated": "alone", "shared": "dedicated", "nested": "dedicated"}
+
+
+def test_nesting_compares_three_layouts_on_busy_and_llvm_work():
+    report = run_bench("nesting", "--experiments", "2", "--work", "both", "--steps", "30",
+                       "--llvm-steps", "16", "--episode-steps", "4", "--phases", "2")
+    assert report["title"].startswith("kiln bench nesting")
+    rows = report["rows"]
+    layouts = [row for row in rows if "experiment" not in row]
+    experiments = [row for row in rows if "experiment" in row]
+    assert {(row["work"], row["layout"]) for row in layouts} == {
+        (work, layout) for work in ("busy", "llvm") for layout in JUDGED_AGAINST}
+    assert len(layouts) == 6
+    for row in layouts:
+        assert row["experiments"] == "2", row
+        assert row["judged_against"] == JUDGED_AGAINST[row["layout"]], row
+        for field in LAYOUT_FIELDS:
+            assert field in row, (field, row)
+        for field in ("lull_ms", "aggregate_collect_steps_s", "x_aggregate", "wall_steps_s",
+                      "slot_busy_pct", "server_cpu_pct"):
+            assert row[field] > 0, (field, row)
+        assert row["slots"] >= 2, row
+        # Jain's index over K experiments lies in [100/K, 100] percent.
+        assert 50 - 0.01 <= row["fairness_jain_pct"] <= 100 + 0.01, row
+        assert row["collect_max_over_min"] >= 1, row
+        assert row["client_cpu_pct"] >= 0, row
+        # Busy or not, no slot can be in use for more than all of the time.
+        assert row["slot_busy_pct"] <= 100 + 1, row
+    assert len(experiments) == 12
+    for row in experiments:
+        assert row["experiment"] in ("exp-0", "exp-1"), row
+        assert row["judged_against"] == JUDGED_AGAINST[row["layout"]], row
+        for field in EXPERIMENT_FIELDS:
+            assert field in row, (field, row)
+            assert row[field] > 0, (field, row)
+        assert row["collect_ms_min"] <= row["collect_ms_median"], row
+    assert any("K=2" in note for note in report["notes"])

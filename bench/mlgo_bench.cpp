@@ -12,7 +12,7 @@
 #include <map>
 
 #include "bench/child_cluster.h"
-#include "bench/mlgo_floors.h"
+#include "bench/path_floors.h"
 #include "bench/relay_floor.h"
 #include "common/working_directory.h"
 #include "datasets/registry.h"
@@ -240,7 +240,8 @@ Status measureProgram(const ModeSetup& setup, const std::string& uri,
   for (std::size_t p = 0; p < paths.size(); ++p) {
     // Judged by the transport its requests took, known once they went.
     KILN_ASSIGN_OR_RETURN(std::string floorPath,
-                          judgedFloorPath(*paths[p].client, setup.workerEndpoint, mode));
+                          judgedFloorPath(*paths[p].client, setup.workerEndpoint, mode,
+                                          ReplyWait::kAfterCompileWork));
     auto floor = setup.floors.find(floorPath);
     if (floor == setup.floors.end()) {
       return internalError(fmt::format("{}: no floor '{}' was measured", mode, floorPath));
@@ -343,10 +344,10 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   KILN_RETURN_IF_ERROR(addProcessRows(mode, *coordinator, *worker, report));
   const std::vector<KilnPath> paths = {{"direct channel", client.get()},
                                        {"zeromq ipc", zmqClient.get()}};
-  MlgoFloorOptions floorOptions;
+  PathFloorOptions floorOptions;
   floorOptions.mode = mode;
   floorOptions.samples = options.floorSamples;
-  KILN_ASSIGN_OR_RETURN(auto floors, measureMlgoFloors(cluster, floorOptions));
+  KILN_ASSIGN_OR_RETURN(auto floors, measurePathFloors(cluster, floorOptions));
   const ModeSetup setup{mode, worker->endpoint, std::move(floors)};
   addFloorRows(setup, floorOptions.payloadBytes, report);
   for (const std::string& uri : options.programs) {
@@ -414,7 +415,7 @@ Result<Report> runMlgoBench(const MlgoBenchOptions& options) {
       "have both sides sleep or both spin. The decisions' floor can exceed the blocking one: "
       "a side that spins keeps its CPU, so every reply must wake the sleeper on another CPU, "
       "where two sleepers may share one. 'raw zeromq ipc': DEALER to ROUTER echo.",
-      MlgoFloorOptions{}.payloadBytes));
+      PathFloorOptions{}.payloadBytes));
   report.notes.push_back(
       "judged_against: the floor of the transport the row's decisions took (as is, the direct "
       "channel against the decisions' own waiting; pinned to one CPU, where a spinner starves "

@@ -6,7 +6,7 @@
 // mlgo-compile sessions with every slot busy. Decisions are timed as-is and
 // with every process pinned to CPU 0, each judged against the floor of the
 // transport it took, measured between processes in the same run
-// (bench/mlgo_floors.h).
+// (bench/path_floors.h).
 #pragma once
 
 #include <string>

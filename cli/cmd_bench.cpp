@@ -122,6 +122,8 @@ void addBenchCommand(CLI::App& app) {
       ->capture_default_str();
   llvm->add_option("--small", llvmOptions->smallBenchmark, "the small benchmark's URI")
       ->capture_default_str();
+  llvm->add_option("--pass", llvmOptions->passes, "passes whose steps are measured")
+      ->capture_default_str();
   llvm->add_option("--csmith-seed", llvmOptions->csmithSeed, "first csmith seed to try")
       ->capture_default_str();
   llvm->add_option("--live-sessions", llvmOptions->liveSessions, "sessions for the memory figure")

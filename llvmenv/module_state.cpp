@@ -18,6 +18,7 @@
 #include "llvmenv/fingerprint.h"
 #include "llvmenv/inst_count.h"
 #include "llvmenv/ir_text.h"
+#include "llvmenv/module_shape.h"
 #include "llvmenv/name_counters.h"
 #include "llvmenv/observations.h"
 #include "llvmenv/pass_runner.h"
@@ -176,8 +177,10 @@ Status ModuleState::load() const {
 }
 
 Result<SerializedModule> ModuleState::serialize() const {
-  KILN_RETURN_IF_ERROR(ir_ ? checkUsable() : load());
-  return SerializedModule{name_, cachedBitcode(), cachedIr()};
+  KILN_RETURN_IF_ERROR(bitcode_ ? checkUsable() : load());
+  // The text only if it was printed already: printing costs more than most
+  // steps, and a state made from this prints it when it is asked for.
+  return SerializedModule{name_, cachedBitcode(), ir_.value_or(std::string())};
 }
 
 const std::string& ModuleState::cachedBitcode() const {
@@ -203,10 +206,12 @@ Result<PassOutcome> ModuleState::applyPass(std::size_t index) {
 
 Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
   KILN_RETURN_IF_ERROR(load());
-  // Before the pass: the bytes the module was read from, its text and its
-  // hash (all cached between steps, so this costs nothing after the first).
+  // Before the pass: the bytes the module was read from and its hash (both
+  // cached between steps), and its shape (one walk). Not its text: printing
+  // costs more than the pass for most cheap passes, and a change of shape
+  // shows most changes without it (see below).
   const std::string& beforeBitcode = cachedBitcode();  // unchanged until reload()
-  (void)cachedIr();
+  const ModuleShape beforeShape = moduleShape(*module_);
   if (!fingerprint_) fingerprint_ = moduleFingerprint(*module_);
   const std::uint64_t beforeFingerprint = *fingerprint_;
   if (!tmBuilt_) {
@@ -281,13 +286,24 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
     return PassOutcome{std::string(pipeline), false};
   }
   // Different bytes do not prove different text (use-list order, attributes
-  // the reader resets on intrinsics): compare the canonical texts.
-  const std::string beforeIr = cachedIr();
+  // the reader resets on intrinsics). A different shape does: every
+  // function, block and instruction is in the text. Only a module of the
+  // same shape has its canonical text compared with the one before (read
+  // again from the bytes before when it was not kept): rare, since nearly
+  // every pass that changes the text adds or removes something.
+  std::optional<std::string> beforeIr = std::move(ir_);
+  std::string beforeBytes;
+  const bool sameShape = moduleShape(*module_) == beforeShape;
+  if (sameShape && !beforeIr) beforeBytes = beforeBitcode;  // reload() replaces them
   ir_.reset();
   textSize_.reset();
   KILN_RETURN_IF_ERROR(reload(std::move(afterBitcode)));
-  const bool changed = cachedIr() != beforeIr;
-  return PassOutcome{std::string(pipeline), changed};
+  if (!sameShape) return PassOutcome{std::string(pipeline), true};
+  if (!beforeIr) {
+    KILN_ASSIGN_OR_RETURN(auto before, parseBitcode(passes_, beforeBytes, name_, false));
+    beforeIr = before->cachedIr();
+  }
+  return PassOutcome{std::string(pipeline), cachedIr() != *beforeIr};
 }
 
 Status ModuleState::markBroken(std::string why) {

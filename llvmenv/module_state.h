@@ -40,7 +40,7 @@ struct PassOutcome {
 struct SerializedModule {
   std::string name;
   std::string bitcode;
-  std::string irText;
+  std::string irText;  // the canonical text, or empty when it was never printed
 };
 
 // The exact identity of a state: BLAKE3-256 over its name and the bitcode

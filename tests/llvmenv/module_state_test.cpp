@@ -107,8 +107,41 @@ TEST(ModuleStateTest, SerializeAndMaterializeRoundTrip) {
   auto restored = ModuleState::materialize(passTable(), *cached);
   ASSERT_TRUE(restored.ok()) << restored.status().toString();
   EXPECT_EQ(*(*restored)->irSha1(), *state->irSha1());
-  // The cached text is the canonical text of the restored module.
-  EXPECT_EQ(canonicalIrText(*(*restored)->module()), cached->irText);
+  // Once printed, the text travels with the bytes, and it is the canonical
+  // text of the restored module.
+  auto withText = state->serialize();
+  ASSERT_TRUE(withText.ok());
+  ASSERT_FALSE(withText->irText.empty());
+  EXPECT_EQ(canonicalIrText(*(*restored)->module()), withText->irText);
+}
+
+// A step's `changed` is decided without printing the module when its shape
+// changed (module_shape.h), and by comparing texts when it did not: checked
+// here against the texts themselves, printed from copies so that the state
+// stepped never has its text (the path a learner's steps take).
+TEST(ModuleStateTest, ChangedMatchesTheTextsOverRandomPassSequences) {
+  std::mt19937 random(7);
+  for (const char* benchmark : {"calls", "stencil", "strings", "matrix"}) {
+    auto state = loadBenchmark(benchmark);
+    auto textOf = [&](const ModuleState& of) {
+      auto bytes = of.serialize();
+      EXPECT_TRUE(bytes.ok());
+      auto copy =
+          ModuleState::materialize(passTable(), SerializedModule{bytes->name, bytes->bitcode, {}});
+      EXPECT_TRUE(copy.ok());
+      return *(*copy)->ir();
+    };
+    std::string before = textOf(*state);
+    for (int step = 0; step < 40; ++step) {
+      const std::size_t pass = random() % passTable()->size();
+      auto outcome = state->applyPass(pass);
+      if (!outcome.ok()) break;  // a compile error ends the episode
+      const std::string after = textOf(*state);
+      EXPECT_EQ(outcome->changed, after != before)
+          << benchmark << " step " << step << ": " << passTable()->at(pass).name;
+      before = after;
+    }
+  }
 }
 
 TEST(ModuleStateTest, ChangedIsExact) {

@@ -1,4 +1,4 @@
-#include "bench/mlgo_floors.h"
+#include "bench/path_floors.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -23,11 +23,11 @@ struct EchoRun {
 
 }  // namespace
 
-Result<std::map<std::string, StreamFloor>> measureMlgoFloors(ChildCluster& cluster,
-                                                             const MlgoFloorOptions& o) {
+Result<std::map<std::string, StreamFloor>> measurePathFloors(ChildCluster& cluster,
+                                                             const PathFloorOptions& o) {
   const bool asIs = o.mode == "as-is";
   // Abstract names (a leading '@'): nothing to remove afterwards.
-  const std::string name = fmt::format("kiln-mlgo-floor-{}-{}", ::getpid(), o.mode);
+  const std::string name = fmt::format("kiln-path-floor-{}-{}", ::getpid(), o.mode);
   std::vector<EchoRun> runs;
   runs.push_back({{"socket-echo", "--listen", "unix:@" + name + "-block"},
                   {{kUnixBlockingFloor, Waiting::kBlocking}}});
@@ -61,14 +61,16 @@ Result<std::map<std::string, StreamFloor>> measureMlgoFloors(ChildCluster& clust
 }
 
 Result<std::string> judgedFloorPath(client::Client& client, const std::string& workerEndpoint,
-                                    const std::string& mode) {
+                                    const std::string& mode, ReplyWait wait) {
   if (client.usesDirectChannel(workerEndpoint)) {
-    return std::string(mode == "as-is" ? kUnixDecisionFloor : kUnixBlockingFloor);
+    // On one CPU a poller would starve its peer: both sides block there.
+    if (mode != "as-is") return std::string(kUnixBlockingFloor);
+    return std::string(wait == ReplyWait::kQuick ? kUnixPollingFloor : kUnixDecisionFloor);
   }
   const std::string route = client.connectedAddress(workerEndpoint);
   if (route.starts_with("ipc://")) return std::string(kZmqIpcFloor);
   return internalError(fmt::format(
-      "decisions to the same-host worker went over '{}', neither its direct channel nor ipc://: "
+      "requests to the same-host worker went over '{}', neither its direct channel nor ipc://: "
       "this bench measures no floor for that",
       route));
 }

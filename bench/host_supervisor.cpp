@@ -36,7 +36,11 @@ std::vector<RunningProcess> HostSupervisor::running() const {
   std::lock_guard lock(mutex_);
   std::vector<RunningProcess> out;
   for (const Restartable& host : hosts_) {
-    out.push_back({host.label, host.running != nullptr ? host.running->process.pid() : 0});
+    if (host.running == nullptr) {
+      out.push_back({host.label, 0, {}});
+    } else {
+      out.push_back({host.label, host.running->process.pid(), host.running->endpoint});
+    }
   }
   return out;
 }

@@ -38,7 +38,8 @@ struct KillPacing {
 // What runs under a label right now.
 struct RunningProcess {
   std::string label;
-  int pid = 0;  // 0: down (its replacement failed to start)
+  int pid = 0;           // 0: down (its replacement failed to start)
+  std::string endpoint;  // where it listens; empty while down
 };
 
 class HostSupervisor {

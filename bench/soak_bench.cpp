@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -357,7 +358,15 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   Sampler sampler(watchedNow, std::chrono::milliseconds(static_cast<long>(o.sampleEvery * 1000)),
                   reaper);
 
-  SessionSlots slots(*plain, nested.get(), plan, seed);
+  // Replays that check ended states run on the first plain worker, which
+  // is never killed: a check does not depend on the restores it checks.
+  auto replayEndpoint = [&] {
+    for (const RunningProcess& r : supervisor.running()) {
+      if (r.label == "worker-0") return r.endpoint;
+    }
+    return std::string();
+  };
+  SessionSlots slots(*plain, nested.get(), plan, seed, replayEndpoint);
   const auto started = SteadyTime::now();
   const auto until = started + std::chrono::milliseconds(static_cast<long>(o.seconds * 1000));
   while (SteadyTime::now() < until) slots.round();
@@ -384,14 +393,18 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   supervisor.stop();
   figures.kills = supervisor.kills();
   figures.restartsAfterCaughtCrash = supervisor.restartsAfterCaughtCrash();
+  figures.workersDiedOnTheirOwn = supervisor.unexpectedDeaths();
 
   const SoakCounters& c = slots.counters();
   figures.stepsAttempted = c.stepsAttempted;
   figures.stepsCompleted = c.stepsCompleted;
   figures.stepsLost = c.stepsLost;
   figures.compileErrors = c.compileErrors;
+  figures.restoreCompileErrors = c.restoreCompileErrors;
   figures.forksRefused = c.forksRefused;
-  figures.mismatched = c.mismatched;
+  figures.states = slots.checks().counts();
+  for (const auto& [type, counts] : figures.states) figures.mismatched += counts.mismatched;
+  figures.stateChecksFailed = slots.checks().failed();
   figures.started = c.started;
   figures.forked = c.forked;
   figures.ended = c.ended;
@@ -407,7 +420,6 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   addSeries(report, all);
   figures.descriptorGrowth = addSummaries(report, all, runSeconds, o.descriptorSlack, o.workers + 1,
                                           figures.growingProcesses, figures.crashes);
-  figures.crashes += static_cast<unsigned>(supervisor.unexpectedDeaths());
   Row end;
   end.numbers = {{"live_sessions", double(figures.liveSessions)},
                  {"compilers", double(figures.compilers)},
@@ -421,6 +433,7 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
                       {"steps_completed", double(c.stepsCompleted)},
                       {"steps_lost", double(c.stepsLost)},
                       {"compile_errors", double(c.compileErrors)},
+                      {"restore_compile_errors", double(c.restoreCompileErrors)},
                       {"forks_refused", double(c.forksRefused)},
                       {"sessions_started", double(c.started)},
                       {"sessions_forked", double(c.forked)},
@@ -428,9 +441,20 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
                       {"sessions_restored", double(figures.restored)},
                       {"episodes_done", double(c.episodesFinished)},
                       {"requests_failed", double(figures.requestsFailed)},
-                      {"noop_mismatch", double(c.mismatched)},
+                      {"state_checks_failed", double(figures.stateChecksFailed)},
                       {"workers_killed", double(figures.kills)},
+                      {"workers_died_on_their_own", double(figures.workersDiedOnTheirOwn)},
                       {"restarts_after_caught_crash", double(figures.restartsAfterCaughtCrash)}};
+  // Every type the soak can check, mixed in or not: the fields are always there.
+  for (const auto& [type, kind] : stateCheckKinds()) {
+    std::string field = type;
+    std::replace(field.begin(), field.end(), '-', '_');
+    auto counts = figures.states.find(type);
+    const StateCheckCounts none;
+    const StateCheckCounts& found = counts != figures.states.end() ? counts->second : none;
+    counters.numbers.push_back({field + "_states_checked", double(found.checked)});
+    counters.numbers.push_back({kind.mismatchField, double(found.mismatched)});
+  }
   report.rows.push_back(std::move(counters));
 
   report.notes.push_back(fmt::format(
@@ -451,11 +475,24 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
       "working-directory base besides its own directory; rss_growth compares the last third "
       "with the middle third of the run (first third = warm-up)");
   report.notes.push_back(
-      "steps_attempted = steps_completed + compile_errors + steps_lost. A compile error (the "
-      "step, or the replay that restores its session, breaks or crashes the compiler) is a typed "
-      "answer that ends the episode; lost is a step without an answer, with an error other than "
-      "a compile error, or whose session could not be restored; requests_failed counts starts, "
-      "forks and ends that failed. Lost steps, failed requests and wrong noop sums fail the run");
+      "steps count requests, not sessions (the observation-only step that reads an ending "
+      "session's state included): steps_attempted = steps_completed + compile_errors + "
+      "restore_compile_errors + steps_lost. A compile error (the step breaks or crashes the "
+      "compiler) is a typed answer that ends the episode, not a loss; a restore compile error "
+      "is a step whose session was restored and whose replay of steps that had all succeeded "
+      "got one: the replay did not reproduce the session, so it fails the run, as forks_refused "
+      "(a fork whose parent's restore got one) does. Lost is a step without an answer, with "
+      "another error, or whose session could not be restored; requests_failed counts starts, "
+      "forks and ends that failed");
+  report.notes.push_back(
+      "every session that ended with a known state (not after a compile error or a lost step) "
+      "is checked: a noop Sum against the sum of the actions answered; an llvm IrSha1, and an "
+      "mlgo-inline session's Decisions, Features and NativeSize, against a replay of the same "
+      "benchmark and actions, one step request each, on a fresh session on worker-0 (never "
+      "killed), as a restore replays; state_checks_failed: replays that could not run. Wrong "
+      "states, failed checks, lost steps, failed requests and workers_died_on_their_own (hosts "
+      "that died without being killed, apart from workers_killed and "
+      "restarts_after_caught_crash) fail the run");
   for (const std::string& failure : slots.failures()) report.notes.push_back("first " + failure);
   if (!closed.ok()) report.notes.push_back("closing the experiment: " + closed.toString());
   if (!supervisor.problem().empty()) {
@@ -479,13 +516,31 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   if (figures.crashes != 0) {
     faults.push_back(fmt::format("{} processes died without being killed", figures.crashes));
   }
+  if (figures.workersDiedOnTheirOwn != 0) {
+    faults.push_back(fmt::format("{} workers died on their own, besides the {} killed",
+                                 figures.workersDiedOnTheirOwn, figures.kills));
+  }
   if (c.stepsLost != 0) faults.push_back(fmt::format("{} steps lost", c.stepsLost));
+  if (c.restoreCompileErrors + c.forksRefused != 0) {
+    faults.push_back(fmt::format("{} steps and {} forks got a compile error replaying a history",
+                                 c.restoreCompileErrors, c.forksRefused));
+  }
   if (figures.requestsFailed != 0) {
     faults.push_back(fmt::format("{} starts, forks or ends failed", figures.requestsFailed));
   }
-  if (c.mismatched != 0) faults.push_back(fmt::format("{} noop sums wrong", c.mismatched));
+  for (const auto& [type, counts] : figures.states) {
+    if (counts.mismatched != 0) {
+      faults.push_back(
+          fmt::format("{} of {} {} states wrong", counts.mismatched, counts.checked, type));
+    }
+  }
+  if (figures.stateChecksFailed != 0) {
+    faults.push_back(fmt::format("{} state checks could not run", figures.stateChecksFailed));
+  }
   report.notes.push_back(fmt::format(
-      "VERDICT: {}{}{}", figures.passed() ? "PASS: nothing left behind, no step lost" : "FAIL: ",
+      "VERDICT: {}{}{}",
+      figures.passed() ? "PASS: nothing left behind, no step lost, every state checked right"
+                       : "FAIL: ",
       fmt::join(faults, ", "),
       figures.growingProcesses != 0
           ? fmt::format("; RSS growth flagged in {} processes", figures.growingProcesses)

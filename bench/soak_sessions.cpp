@@ -24,13 +24,14 @@ std::int64_t actionCount(const client::Session& session, const std::string& type
 }  // namespace
 
 SessionSlots::SessionSlots(client::Client& plain, client::Client* nested, SlotPlan plan,
-                           std::uint64_t seed)
+                           std::uint64_t seed, std::function<std::string()> replayEndpoint)
     : plain_(plain),
       nested_(nested),
       plan_(std::move(plan)),
       random_(seed),
       pickType_(typeDistribution(plan_.mix)),
-      slots_(plan_.slots) {}
+      slots_(plan_.slots),
+      checks_(plain, std::move(replayEndpoint)) {}
 
 SessionSlots::~SessionSlots() = default;
 
@@ -58,24 +59,39 @@ std::vector<std::string> SessionSlots::failures() const {
   for (const Failure& failure : failures_) {
     lines.push_back(fmt::format("{} x{}: {}", failure.kind, failure.count, failure.first));
   }
+  for (const std::string& problem : checks_.problems()) lines.push_back(problem);
   return lines;
+}
+
+void SessionSlots::countUnanswered(const Slot& slot, const Status& status) {
+  if (status.code() != ErrorCode::kCompileError) {
+    ++counters_.stepsLost;
+    fail("step " + slot.type(), status);
+  } else if (slot.session->endedInRestore()) {
+    ++counters_.restoreCompileErrors;
+    fail("restore compile error " + slot.type(), status);
+  } else {
+    ++counters_.compileErrors;
+    fail("compile error " + slot.type(), status);
+  }
 }
 
 void SessionSlots::start(std::size_t index) {
   Slot& slot = slots_[index];
-  const std::string& type = plan_.mix[pickType_(random_)].type;
-  const std::string& benchmark = plan_.benchmarks[std::uniform_int_distribution<std::size_t>(
+  client::SessionOptions options;
+  options.sessionType = plan_.mix[pickType_(random_)].type;
+  options.benchmark = plan_.benchmarks[std::uniform_int_distribution<std::size_t>(
       0, plan_.benchmarks.size() - 1)(random_)];
-  auto session = clientFor(index).startSession({type, benchmark});
+  auto session = clientFor(index).startSession(options);
   if (!session.ok()) {
     ++counters_.startsFailed;
-    fail("start " + type, session.status());
+    fail("start " + options.sessionType, session.status());
     return;
   }
   slot = Slot{};
   slot.session = std::move(session).value();
-  slot.type = type;
-  slot.actions = actionCount(*slot.session, type);
+  slot.options = std::move(options);
+  slot.actionCount = actionCount(*slot.session, slot.type());
   ++counters_.started;
 }
 
@@ -84,21 +100,21 @@ void SessionSlots::fork(std::size_t index) {
   auto forked = parent.session->fork();
   if (!forked.ok() && forked.status().code() == ErrorCode::kCompileError) {
     ++counters_.forksRefused;
-    end(index, true);
+    fail("fork refused " + parent.type(), forked.status());
+    end(index, Ending::kEpisodeOver);
     return;
   }
   if (!forked.ok()) {
     ++counters_.forksFailed;
-    fail("fork " + parent.type, forked.status());
+    fail("fork " + parent.type(), forked.status());
     return;
   }
   ++counters_.forked;
   Slot child;
   child.session = std::move(forked).value();
-  child.type = parent.type;
-  child.actions = parent.actions;
-  child.noopSum = parent.noopSum;
-  child.steps = parent.steps;
+  child.options = parent.options;
+  child.actionCount = parent.actionCount;
+  child.applied = parent.applied;
   for (Slot& free : slots_) {
     if (!free.session) {
       free = std::move(child);
@@ -110,14 +126,29 @@ void SessionSlots::fork(std::size_t index) {
   parent = std::move(child);
 }
 
-void SessionSlots::end(std::size_t index, bool overAlready) {
+void SessionSlots::checkState(Slot& slot) {
+  auto kind = stateCheckKinds().find(slot.type());
+  if (kind == stateCheckKinds().end()) return;
+  ++counters_.stepsAttempted;
+  auto read = slot.session->step({}, kind->second.observations);
+  if (!read.ok()) {
+    countUnanswered(slot, read.status());  // no state to check
+    return;
+  }
+  ++counters_.stepsCompleted;
+  checks_.check({slot.options, slot.applied, std::move(read->observations)});
+}
+
+void SessionSlots::end(std::size_t index, Ending ending) {
   Slot& slot = slots_[index];
+  if (ending == Ending::kCheckState) checkState(slot);
   Status ended = slot.session->end();
-  if (ended.ok() || (overAlready && ended.code() == ErrorCode::kNotFound)) {
+  // A session its worker ended after a compile error may be unknown there.
+  if (ended.ok() || (ending == Ending::kEpisodeOver && ended.code() == ErrorCode::kNotFound)) {
     ++counters_.ended;
   } else {
     ++counters_.endsFailed;
-    fail("end " + slot.type, ended);
+    fail("end " + slot.type(), ended);
   }
   slot = Slot{};
 }
@@ -130,16 +161,18 @@ void SessionSlots::round() {
       continue;
     }
     double draw = chance(random_);
-    if (slots_[i].steps >= plan_.maxStepsPerSession || draw < plan_.endChance) {
+    if (slots_[i].applied.size() >= plan_.maxStepsPerSession || draw < plan_.endChance) {
       end(i);
     } else if (draw < plan_.endChance + plan_.forkChance) {
       fork(i);
     }
   }
   const std::vector<std::uint32_t> noObservations;
-  for (Slot& slot : slots_) {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
     if (!slot.session) continue;
-    slot.pendingAction = std::uniform_int_distribution<std::int64_t>(0, slot.actions - 1)(random_);
+    slot.pendingAction =
+        std::uniform_int_distribution<std::int64_t>(0, slot.actionCount - 1)(random_);
     ++counters_.stepsAttempted;
     auto sent = slot.session->sendStep({Value(slot.pendingAction)}, noObservations);
     if (sent.ok()) {
@@ -148,58 +181,37 @@ void SessionSlots::round() {
     }
     // A send can restore a session whose worker is known to be gone (and
     // the replay can end it with a compile error) before the step leaves.
-    if (sent.status().code() == ErrorCode::kCompileError) {
-      ++counters_.compileErrors;
-      fail("compile error " + slot.type, sent.status());
-      end(&slot - slots_.data(), true);
-      continue;
-    }
-    ++counters_.stepsLost;
-    fail("step " + slot.type, sent.status());
+    // A step that was not sent leaves the session as it was.
+    countUnanswered(slot, sent.status());
+    if (sent.status().code() == ErrorCode::kCompileError) end(i, Ending::kEpisodeOver);
   }
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];
     if (!slot.pending) continue;
     auto stepped = slot.session->awaitStep(*slot.pending);
     slot.pending.reset();
-    if (!stepped.ok() && stepped.status().code() == ErrorCode::kCompileError) {
-      ++counters_.compileErrors;
-      fail("compile error " + slot.type, stepped.status());
-      end(i, true);
-      continue;
-    }
     if (!stepped.ok()) {
-      ++counters_.stepsLost;
-      fail("step " + slot.type, stepped.status());
-      end(i);  // its history no longer matches what was sent
+      countUnanswered(slot, stepped.status());
+      // A lost step may or may not have been applied.
+      end(i, stepped.status().code() == ErrorCode::kCompileError ? Ending::kEpisodeOver
+                                                                 : Ending::kStateUnknown);
       continue;
     }
     ++counters_.stepsCompleted;
-    ++slot.steps;
-    if (slot.type == "noop") slot.noopSum += slot.pendingAction;
+    slot.applied.push_back(slot.pendingAction);
     if (stepped->endOfEpisode) {
       ++counters_.episodesFinished;
       end(i);
     }
   }
+  checks_.collect();  // the replays sent this round ran beside its steps
 }
 
 void SessionSlots::endAll() {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    Slot& slot = slots_[i];
-    if (!slot.session) continue;
-    if (slot.type == "noop") {
-      auto sum = slot.session->step({}, std::vector<std::string>{"Sum"});
-      if (!sum.ok() || sum->observations.at(0).as<std::int64_t>() != slot.noopSum) {
-        ++counters_.mismatched;
-        fail("noop sum", sum.ok() ? internalError(fmt::format(
-                                        "Sum {} after the steps sent, expected {}",
-                                        sum->observations.at(0).as<std::int64_t>(), slot.noopSum))
-                                  : sum.status());
-      }
-    }
-    end(i);
+    if (slots_[i].session) end(i);
   }
+  checks_.collect();
 }
 
 std::size_t SessionSlots::live() const {

@@ -169,8 +169,9 @@ void addBenchCommand(CLI::App& app) {
 
   auto* soak = bench->add_subcommand(
       "soak",
-      "a bounded soak: random session churn and worker kills; memory, descriptors, "
-      "compilers and files over time; fails if anything is left behind");
+      "a bounded soak: random session churn and worker kills; every step counted and every "
+      "ended session's state checked; memory, descriptors, compilers and files over time; "
+      "fails if a step is lost, a state is wrong or anything is left behind");
   auto soakOptions = std::make_shared<bench::SoakOptions>();
   soak->add_option("--duration", soakOptions->seconds, "seconds of churn")
       ->capture_default_str()

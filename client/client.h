@@ -272,6 +272,11 @@ class Session {
   Result<std::string> setParameter(const std::string& key, const std::string& value);
   // How many times this session was rebuilt after losing its worker.
   std::uint32_t restores() const { return restores_; }
+  // Whether the episode ended in a restore: a step of the history, replayed
+  // on another worker, got a compile error, which the request that needed the
+  // restore returned. Those steps had succeeded before, so unlike a compile
+  // error of the request itself this says the replay did not reproduce them.
+  bool endedInRestore() const { return endedInRestore_; }
 
   SessionId id() const { return id_; }
   const std::string& endpoint() const { return endpoint_; }
@@ -317,6 +322,7 @@ class Session {
   std::map<std::uint64_t, InFlight> inflight_;  // request id -> what it asked
   std::string lostEndpoint_;                    // where requests sent before a restore went
   std::uint32_t restores_ = 0;
+  bool endedInRestore_ = false;
 };
 
 }  // namespace kiln::client

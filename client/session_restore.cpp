@@ -143,6 +143,7 @@ Status Session::restore(const Status& why) {
         // first. Reported as what it is, and final: replaying it again on
         // yet another worker would only fail (or crash) again.
         ended_ = true;
+        endedInRestore_ = true;
         client_.leases_->removeSession(endpoint_);
         return compileError(fmt::format(
             "session {:x} could not be restored after {}: replaying its history failed: {}",

@@ -1,8 +1,9 @@
 // A short soak of real kiln processes (`kiln bench soak` in about 40 s): 40
 // sessions of llvm, noop and mlgo-inline churning while workers are
-// SIGKILLed. Asserts facts only, never speed: no step lost, every noop sum
-// exact, and nothing left behind (sessions, compilers, zombies, files,
-// descriptors).
+// SIGKILLed. Asserts facts only, never speed: no step lost, every ended
+// session's state checked and right (noop sums, llvm fingerprints and
+// mlgo-inline states against a replay), and nothing left behind (sessions,
+// compilers, zombies, files, descriptors).
 #include "bench/soak_bench.h"
 
 #include <gtest/gtest.h>
@@ -30,10 +31,18 @@ TEST(Soak, ShortSoakLeavesNothingBehindAndLosesNoStep) {
   EXPECT_EQ(figures.requestsFailed, 0u);
   EXPECT_EQ(figures.ended, figures.started + figures.forked);
   EXPECT_EQ(figures.crashes, 0u);
+  EXPECT_EQ(figures.workersDiedOnTheirOwn, 0u);
   EXPECT_EQ(figures.stepsLost, 0u);
+  EXPECT_EQ(figures.restoreCompileErrors, 0u);
+  EXPECT_EQ(figures.stepsAttempted, figures.stepsCompleted + figures.stepsLost +
+                                        figures.compileErrors + figures.restoreCompileErrors);
+  // Every session whose episode no compile error ended had its state checked.
+  std::uint64_t checked = 0;
+  for (const auto& [type, counts] : figures.states) checked += counts.checked;
+  EXPECT_EQ(checked, figures.ended - figures.compileErrors - figures.restoreCompileErrors -
+                         figures.forksRefused);
   EXPECT_EQ(figures.mismatched, 0u);
-  EXPECT_EQ(figures.stepsAttempted,
-            figures.stepsCompleted + figures.stepsLost + figures.compileErrors);
+  EXPECT_EQ(figures.stateChecksFailed, 0u);
   // Nothing left behind.
   EXPECT_EQ(figures.liveSessions, 0u);
   EXPECT_EQ(figures.compilers, 0u);

@@ -51,9 +51,9 @@ TEST(PassTableTest, DropsPrintersVerifiersAndInstrumentation) {
     EXPECT_FALSE(pass.name.starts_with("invalidate")) << pass.name;
     EXPECT_FALSE(pass.name.starts_with("no-op")) << pass.name;
   }
-  for (const char* name :
-       {"asan", "msan", "tsan", "trigger-crash-module", "metarenamer", "attributor", "newgvn",
-        "gvn-hoist", "gvn-sink", "instcount", "aa-eval", "pgo-instr-gen", "memprof-use"}) {
+  for (const char* name : {"asan", "msan", "tsan", "trigger-crash-module", "metarenamer",
+                           "attributor", "newgvn", "gvn-hoist", "gvn-sink", "unify-loop-exits",
+                           "instcount", "aa-eval", "pgo-instr-gen", "memprof-use"}) {
     EXPECT_FALSE(passTable()->find(name).has_value()) << name;
   }
   EXPECT_FALSE(passTable()->dropped().empty());

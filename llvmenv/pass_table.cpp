@@ -103,8 +103,8 @@ constexpr std::array kDeniedNames = {
     Rule{"gvn-sink", "not deterministic in LLVM 19: the same input gives different IR"},
     // unify-loop-exits handles only branches as the terminators of a loop's
     // exiting blocks; on another (a switch) LLVM 19 reaches an
-    // llvm_unreachable ("unsupported block terminator", llvm-project issue
-    // 166485), undefined behaviour in a release build: it reads past the
+    // llvm_unreachable ("unsupported block terminator"), undefined
+    // behaviour in a release build: it reads past the
     // heap block of an instruction (valgrind on opt-19), so what it does
     // depends on the heap. The soak saw it crash (SIGSEGV), break the module
     // (bad PHIs) and, replaying steps that had succeeded, crash on a

@@ -156,6 +156,19 @@ std::vector<std::string> benchWorkerArgs(const std::string& coordinator, unsigne
           "0.2",     "--log-level",         logLevel};
 }
 
+Result<CoordinatorAndWorker> spawnCoordinatorAndWorker(
+    ChildCluster& cluster, unsigned slots, const std::vector<std::string>& workerFlags) {
+  KILN_ASSIGN_OR_RETURN(
+      ChildProcess * coordinator,
+      cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
+  std::vector<std::string> args{"worker",  "--coordinator",       coordinator->endpoint,
+                                "--slots", std::to_string(slots), "--log-level",
+                                "warn"};
+  args.insert(args.end(), workerFlags.begin(), workerFlags.end());
+  KILN_ASSIGN_OR_RETURN(ChildProcess * worker, cluster.spawn(args));
+  return CoordinatorAndWorker{coordinator, worker};
+}
+
 Status waitForWorkers(client::Client& client, std::size_t count, Duration timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {

@@ -60,6 +60,16 @@ class ChildCluster {
 std::vector<std::string> benchWorkerArgs(const std::string& coordinator, unsigned slots,
                                          const std::string& logLevel = "off");
 
+// A coordinator on loopback and one worker of `slots` registered with it,
+// both quiet, as the latency benches run them; `workerFlags` go on the
+// worker's command line.
+struct CoordinatorAndWorker {
+  ChildProcess* coordinator = nullptr;
+  ChildProcess* worker = nullptr;
+};
+Result<CoordinatorAndWorker> spawnCoordinatorAndWorker(
+    ChildCluster& cluster, unsigned slots, const std::vector<std::string>& workerFlags = {});
+
 // Polls the coordinator until `count` workers (nesting hosts included) are
 // registered, or times out.
 Status waitForWorkers(client::Client& client, std::size_t count, Duration timeout);

@@ -429,13 +429,11 @@ Status measureMemory(Context& c, int workerPid) {
 Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemory,
                Report& report) {
   KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
-  KILN_ASSIGN_OR_RETURN(
-      ChildProcess * coordinator,
-      cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
-  KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
-                        cluster.spawn({"worker", "--coordinator", coordinator->endpoint, "--slots",
-                                       std::to_string(o.slots), "--log-level", "warn",
-                                       "--allow-client-tuning"}));  // it sizes the caches
+  // The worker lets this client size its caches.
+  KILN_ASSIGN_OR_RETURN(CoordinatorAndWorker servers,
+                        spawnCoordinatorAndWorker(cluster, o.slots, {"--allow-client-tuning"}));
+  ChildProcess* coordinator = servers.coordinator;
+  ChildProcess* worker = servers.worker;
   client::ClientOptions options;
   options.coordinator = coordinator->endpoint;
   options.forceTcp = o.forceTcp;

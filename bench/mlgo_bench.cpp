@@ -327,12 +327,10 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   // the cluster starts from this one) and the compilers they spawn inherit
   // this thread's CPU 0, as the clients' ZeroMQ threads do.
   KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
-  KILN_ASSIGN_OR_RETURN(
-      ChildProcess * coordinator,
-      cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
-  KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
-                        cluster.spawn({"worker", "--coordinator", coordinator->endpoint, "--slots",
-                                       std::to_string(options.slots), "--log-level", "warn"}));
+  KILN_ASSIGN_OR_RETURN(CoordinatorAndWorker servers,
+                        spawnCoordinatorAndWorker(cluster, options.slots));
+  ChildProcess* coordinator = servers.coordinator;
+  ChildProcess* worker = servers.worker;
   client::ClientOptions clientOptions;
   clientOptions.coordinator = coordinator->endpoint;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client,

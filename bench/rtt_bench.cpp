@@ -151,12 +151,9 @@ Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, 
 
 Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Report& report) {
   KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
-  KILN_ASSIGN_OR_RETURN(
-      ChildProcess * coordinator,
-      cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
-  KILN_ASSIGN_OR_RETURN(ChildProcess * worker,
-                        cluster.spawn({"worker", "--coordinator", coordinator->endpoint, "--slots",
-                                       std::to_string(o.slots), "--log-level", "warn"}));
+  KILN_ASSIGN_OR_RETURN(CoordinatorAndWorker servers, spawnCoordinatorAndWorker(cluster, o.slots));
+  ChildProcess* coordinator = servers.coordinator;
+  ChildProcess* worker = servers.worker;
   KILN_ASSIGN_OR_RETURN(ChildProcess * echo,
                         cluster.spawn({"bench", "zmq-echo", "--listen", "tcp://127.0.0.1:0"}));
   // The same echo over a Unix-domain socket: the floor for clients on the

@@ -49,7 +49,8 @@ struct ClientOptions {
   // How long a request on a direct channel polls for its reply before the
   // client sleeps (common/spin_before_sleep.h): a reply within it costs no
   // wake-up (about 10 us here, 20-30 us more across CPUs on a VM). A worker
-  // that keeps answering later stops it after a few misses. 0 = never poll.
+  // that keeps answering later stops it after a few misses; a client
+  // confined to one CPU never polls. 0 = never poll.
   Duration replySpin = std::chrono::microseconds(50);
   // The cluster key (loadKeyFile): every connection is CURVE-authenticated
   // and encrypted. Required when the cluster runs with --key-file.

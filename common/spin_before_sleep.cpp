@@ -2,6 +2,13 @@
 
 namespace kiln {
 
+bool onSeveralCpus() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return true;
+  return CPU_COUNT(&cpus) > 1;
+}
+
 Duration SpinBeforeSleep::next() {
   if (window_ <= Duration::zero()) return Duration::zero();
   if (misses_ < kMissesBeforeBackOff) return window_;

@@ -44,6 +44,10 @@ class SpinBeforeSleep {
   int waitsSinceProbe_ = 0;
 };
 
+// Whether this thread may run on more than one CPU. On one CPU, polling for
+// a peer only delays it: the peer needs that CPU to answer.
+bool onSeveralCpus();
+
 // Calls `arrived` until it says yes or `window` passes, yielding the CPU
 // between calls (on a CPU shared with the peer, the peer runs then); true
 // when it said yes.

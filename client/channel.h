@@ -79,7 +79,8 @@ class Channel {
   bool direct() const { return directFd_ >= 0; }
   // How long await() polls a direct channel for the reply before it sleeps
   // (common/spin_before_sleep.h); zero (the default) never polls.
-  void spinForReplies(Duration window) { replySpin_ = SpinBeforeSleep(window); }
+  // Never on a thread confined to one CPU (SpinBeforeSleep::forThisThread).
+  void spinForReplies(Duration window) { replySpin_ = SpinBeforeSleep::forThisThread(window); }
   // Forgets a request whose reply is no longer wanted.
   void abandon(std::uint64_t requestId);
   // Requests sent whose replies were not yet collected by await().

@@ -69,7 +69,7 @@ Channel& Client::channelTo(const std::string& endpoint) {
       // at once, is reached over ZeroMQ as before; the wait is short so that
       // a worker that just died costs little here.
       (void)channel->openDirect(std::min<Duration>(options_.requestTimeout, kDirectOpenTimeout));
-      channel->spinForReplies(onSeveralCpus() ? options_.replySpin : Duration::zero());
+      channel->spinForReplies(options_.replySpin);
     }
   }
   return *channel;

@@ -9,6 +9,10 @@ bool onSeveralCpus() {
   return CPU_COUNT(&cpus) > 1;
 }
 
+SpinBeforeSleep SpinBeforeSleep::forThisThread(Duration window) {
+  return SpinBeforeSleep(onSeveralCpus() ? window : Duration::zero());
+}
+
 Duration SpinBeforeSleep::next() {
   if (window_ <= Duration::zero()) return Duration::zero();
   if (misses_ < kMissesBeforeBackOff) return window_;

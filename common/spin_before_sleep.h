@@ -31,6 +31,10 @@ class SpinBeforeSleep {
 
   // A zero window never polls.
   explicit SpinBeforeSleep(Duration window) : window_(window) {}
+  // `window` for a thread that may run on several CPUs; zero for one
+  // confined to a single CPU, where polling only delays the peer that needs
+  // that CPU to answer (see onSeveralCpus()).
+  static SpinBeforeSleep forThisThread(Duration window);
 
   // Before a wait: how long to poll before sleeping (zero: sleep now).
   Duration next();

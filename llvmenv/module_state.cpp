@@ -18,7 +18,6 @@
 #include "llvmenv/fingerprint.h"
 #include "llvmenv/inst_count.h"
 #include "llvmenv/ir_text.h"
-#include "llvmenv/module_shape.h"
 #include "llvmenv/name_counters.h"
 #include "llvmenv/observations.h"
 #include "llvmenv/pass_runner.h"
@@ -44,6 +43,7 @@ void ModuleState::poison(const Status& why) {
   textSize_.reset();
   bitcode_.reset();
   fingerprint_.reset();
+  shape_.reset();
   digest_.reset();
   broken_ = why.message();
 }
@@ -211,7 +211,7 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
   // costs more than the pass for most cheap passes, and a change of shape
   // shows most changes without it (see below).
   const std::string& beforeBitcode = cachedBitcode();  // unchanged until reload()
-  const ModuleShape beforeShape = moduleShape(*module_);
+  if (!shape_) shape_ = moduleShape(*module_);
   if (!fingerprint_) fingerprint_ = moduleFingerprint(*module_);
   const std::uint64_t beforeFingerprint = *fingerprint_;
   if (!tmBuilt_) {
@@ -257,6 +257,7 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
     return PassOutcome{std::string(pipeline), false};
   }
   fingerprint_.reset();
+  const ModuleShape beforeShape = *std::exchange(shape_, std::nullopt);
 
   // Verified before anything reads the module again: LLVM's writer and
   // printer may crash on a broken one. The verifier and the writer walk what
@@ -311,6 +312,7 @@ Status ModuleState::markBroken(std::string why) {
   textSize_.reset();
   bitcode_.reset();
   fingerprint_.reset();
+  shape_.reset();
   digest_.reset();
   Status error = compileError(std::move(why));
   broken_ = error.message();
@@ -390,6 +392,7 @@ Status ModuleState::adopt(const SerializedModule& after, const StateDigest& dige
   }
   textSize_.reset();
   fingerprint_.reset();
+  shape_.reset();
   digest_ = digest;
   readFromBitcode_ = true;
   return okStatus();

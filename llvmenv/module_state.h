@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "common/value.h"
 #include "llvmenv/crash_guard.h"
+#include "llvmenv/module_shape.h"
 #include "llvmenv/pass_table.h"
 
 namespace llvm {
@@ -161,6 +162,9 @@ class ModuleState {
   mutable std::optional<std::int64_t> textSize_;
   // moduleFingerprint() of module_ (see applyPipeline), kept until the IR changes.
   std::optional<std::uint64_t> fingerprint_;
+  // moduleShape() of module_, kept likewise: a step with no effect walks
+  // the module once, for the fingerprint, not again for its shape.
+  std::optional<ModuleShape> shape_;
   // identity(), kept until bitcode_ changes; meaningful only while module_
   // is (or will be) read from bitcode_, which is false for text input.
   mutable std::optional<StateDigest> digest_;

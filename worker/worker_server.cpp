@@ -242,7 +242,7 @@ void WorkerServer::run() {
   // on the path of every step).
   std::optional<std::uint64_t> routerUsesAtWait;
   std::optional<std::uint64_t> linkUsesAtWait;
-  SpinBeforeSleep replySpin(config_.replySpin);
+  SpinBeforeSleep replySpin = SpinBeforeSleep::forThisThread(config_.replySpin);
   std::uint64_t directRepliesAtWait = 0;
   auto use = [](std::uint64_t uses, const std::optional<std::uint64_t>& atWait) {
     return atWait == uses ? SocketUse::kUntouched : SocketUse::kAny;

@@ -464,8 +464,10 @@ Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemo
     // Over TCP (--force-tcp) no floor of this bench matches: `kiln bench rtt`
     // has the TCP floors.
     auto floorPath = judgedFloorPath(c.client, noop->endpoint(), mode, ReplyWait::kQuick);
-    addRow(c, "noop", "step", step, floorPath.ok() ? *floorPath : "- (see kiln bench rtt)");
-    const double floorP50 = floorPath.ok() ? floors.at(*floorPath).latency.p50us : 0;
+    const auto floor = floorPath.ok() ? floors.find(*floorPath) : floors.end();
+    addRow(c, "noop", "step", step,
+           floor != floors.end() ? floor->first : "- (see kiln bench rtt)");
+    const double floorP50 = floor != floors.end() ? floor->second.latency.p50us : 0;
     c.report.rows.back().numbers.push_back(
         {"x_floor_p50", floorP50 > 0 ? step.p50us / floorP50 : 0});
     report.notes.push_back(

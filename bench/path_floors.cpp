@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/zmq_floor.h"
+#include "common/spin_before_sleep.h"
 
 namespace kiln::bench {
 
@@ -25,7 +26,7 @@ struct EchoRun {
 
 Result<std::map<std::string, StreamFloor>> measurePathFloors(ChildCluster& cluster,
                                                              const PathFloorOptions& o) {
-  const bool asIs = o.mode == "as-is";
+  const bool asIs = pollingFloorsApply(o.mode);
   // Abstract names (a leading '@'): nothing to remove afterwards.
   const std::string name = fmt::format("kiln-path-floor-{}-{}", ::getpid(), o.mode);
   std::vector<EchoRun> runs;
@@ -60,18 +61,20 @@ Result<std::map<std::string, StreamFloor>> measurePathFloors(ChildCluster& clust
   return floors;
 }
 
+bool pollingFloorsApply(const std::string& mode) { return mode == "as-is" && onSeveralCpus(); }
+
 Result<std::string> judgedFloorPath(client::Client& client, const std::string& workerEndpoint,
                                     const std::string& mode, ReplyWait wait) {
+  const bool polling = pollingFloorsApply(mode);
   if (client.usesDirectChannel(workerEndpoint)) {
-    // On one CPU a poller would starve its peer: both sides block there.
-    if (mode != "as-is") return std::string(kUnixBlockingFloor);
+    if (!polling) return std::string(kUnixBlockingFloor);
     return std::string(wait == ReplyWait::kQuick ? kUnixPollingFloor : kUnixDecisionFloor);
   }
   const std::string route = client.connectedAddress(workerEndpoint);
   if (route.starts_with("ipc://")) return std::string(kZmqIpcFloor);
+  if (route.starts_with("tcp://")) return std::string(kZmqTcpFloor);
   return internalError(fmt::format(
-      "requests to the same-host worker went over '{}', neither its direct channel nor ipc://: "
-      "this bench measures no floor for that",
+      "requests to the worker went over '{}': neither its direct channel, ipc:// nor tcp://",
       route));
 }
 

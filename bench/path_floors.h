@@ -24,6 +24,7 @@ inline constexpr const char* kUnixDecisionFloor = "raw unix stream, client block
 inline constexpr const char* kUnixBlockingFloor = "raw unix stream, blocking";
 inline constexpr const char* kUnixPollingFloor = "raw unix stream, polling";
 inline constexpr const char* kZmqIpcFloor = "raw zeromq ipc";
+inline constexpr const char* kZmqTcpFloor = "raw zeromq";
 
 struct PathFloorOptions {
   std::string mode;  // "as-is" or "pinned-cpu0"
@@ -41,13 +42,20 @@ struct PathFloorOptions {
 Result<std::map<std::string, StreamFloor>> measurePathFloors(ChildCluster& cluster,
                                                              const PathFloorOptions& options);
 
+// Whether the polling floors mean anything in `mode`: as is, and only when
+// this thread may run on several CPUs (on one, a poller starves its peer for
+// a whole time slice: milliseconds per round trip).
+bool pollingFloorsApply(const std::string& mode);
+
 // Whether the client's wait for a reply ends before its polling window
 // (ClientOptions::replySpin) does.
 enum class ReplyWait { kQuick, kAfterCompileWork };
 
 // The floor path a request is judged against: that of the transport that
-// `client`'s requests to the worker at `workerEndpoint` took, in `mode`,
-// with the client's waiting for `wait`.
+// `client`'s requests to the worker at `workerEndpoint` took (the direct
+// channel, or ZeroMQ over ipc or TCP), in `mode`, with the client's waiting
+// for `wait`. A bench may not measure every such floor (ZeroMQ over TCP is
+// `kiln bench rtt`'s).
 Result<std::string> judgedFloorPath(client::Client& client, const std::string& workerEndpoint,
                                     const std::string& mode, ReplyWait wait);
 

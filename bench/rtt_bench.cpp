@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "bench/child_cluster.h"
+#include "bench/path_floors.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
 #include "client/client.h"
@@ -105,17 +106,6 @@ Result<std::vector<StreamEcho>> spawnStreamEchoes(ChildCluster& cluster, const s
   return echoes;
 }
 
-// The floor a kiln step is judged against: the transport its requests took,
-// with the waiting discipline of the mode (as is: both sides could poll,
-// which kiln's worker does after each reply; pinned to one CPU: a poller
-// would starve its peer, so both sides block).
-std::string floorPathFor(bool direct, bool tcp, const std::string& mode) {
-  const char* waiting = mode == "as-is" ? "polling" : "blocking";
-  if (direct) return fmt::format("raw unix stream, {}", waiting);
-  if (tcp) return fmt::format("raw tcp loopback, {}", waiting);
-  return "raw zeromq ipc";
-}
-
 Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, unsigned count,
                      Report& report) {
   KILN_RETURN_IF_ERROR(waitForLiveSessions(client, 0, std::chrono::seconds(30)));
@@ -182,7 +172,7 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
     for (const StreamEcho& stream : streamEchoes) {
       // On one CPU a spinning side starves its peer for a whole time slice
       // (ms per round trip): polling is no floor there.
-      if (mode != "as-is" && stream.waiting == Waiting::kPolling) continue;
+      if (!pollingFloorsApply(mode) && stream.waiting == Waiting::kPolling) continue;
       KILN_ASSIGN_OR_RETURN(StreamFloor floor,
                             measureStreamFloor({stream.process->endpoint, payload, stream.waiting,
                                                 o.iterations, o.secondsPerMeasurement}));
@@ -197,8 +187,8 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
       KILN_ASSIGN_OR_RETURN(Measurement m, measureSteps(*client, sessions, space, o));
       Row row = latencyRow(mode, "kiln step", payload, sessions, m);
       if (sessions == 1) {
-        const std::string floorPath =
-            floorPathFor(client->usesDirectChannel(worker->endpoint), o.forceTcp, mode);
+        KILN_ASSIGN_OR_RETURN(std::string floorPath,
+                              judgedFloorPath(*client, worker->endpoint, mode, ReplyWait::kQuick));
         const Measurement& floor = floors.at(floorPath);
         row.text.push_back({"judged_against", floorPath});
         row.numbers.push_back(

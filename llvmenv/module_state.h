@@ -103,6 +103,10 @@ class ModuleState {
   };
   SerializedSize serializedSize() const;
 
+  // Reads the module's bytes now instead of on first use (a no-op once
+  // read): compileError if LLVM cannot read them back.
+  Status readModule() const { return load(); }
+
   bool usable() const { return broken_.empty(); }
   const std::string& name() const { return name_; }
   const PassTable& passes() const { return *passes_; }

@@ -99,7 +99,8 @@ Result<std::string> listBenchmarks(const datasets::DatasetRegistry& registry,
 }  // namespace
 
 bool LlvmContext::changesSharedState(const std::string& key) const {
-  return isCacheSetter(kModuleCachePrefix, key) || isCacheSetter(kTransitionCachePrefix, key);
+  return isCacheSetter(kModuleCachePrefix, key) || isCacheSetter(kTransitionCachePrefix, key) ||
+         isCacheSetter(kReadyModulesPrefix, key);
 }
 
 Result<std::string> LlvmContext::handleParameter(const std::string& key, const std::string& value) {
@@ -108,6 +109,12 @@ Result<std::string> LlvmContext::handleParameter(const std::string& key, const s
   }
   if (key.rfind(kTransitionCachePrefix, 0) == 0) {
     return handleCacheParameter(transitionCache_, kTransitionCachePrefix, key, value);
+  }
+  if (key.rfind(kReadyModulesPrefix, 0) == 0) {
+    if (key.substr(kReadyModulesPrefix.size()) == "get_idle") {
+      return std::string(readyModules_.idle() ? "true" : "false");
+    }
+    return handleCacheParameter(readyModules_, kReadyModulesPrefix, key, value);
   }
   if (key != "llvm.datasets" && key != "llvm.benchmarks") {
     return notFound(fmt::format("unknown worker parameter '{}'", key));
@@ -147,9 +154,17 @@ Result<std::shared_ptr<const CachedModule>> LlvmContext::module(const Benchmark&
   return std::shared_ptr<const CachedModule>(std::move(entry));
 }
 
-Result<std::unique_ptr<llvmenv::ModuleState>> LlvmContext::materialize(
+Result<std::unique_ptr<llvmenv::ModuleState>> LlvmContext::readCached(
     const CachedModule& module) const {
-  return llvmenv::ModuleState::materialize(passes_, module.module());
+  KILN_ASSIGN_OR_RETURN(auto state, llvmenv::ModuleState::materialize(passes_, module.module()));
+  KILN_RETURN_IF_ERROR(state->readModule());
+  return state;
+}
+
+Result<std::unique_ptr<llvmenv::ModuleState>> LlvmContext::materialize(
+    const std::shared_ptr<const CachedModule>& module) {
+  if (auto ready = readyModules_.take(module)) return ready;
+  return readCached(*module);
 }
 
 Result<llvmenv::Baselines> LlvmContext::baselines(const CachedModule& module) const {

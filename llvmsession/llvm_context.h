@@ -9,6 +9,9 @@
 //   llvm.benchmarks  NAME[:LIMIT] -> one URI per line
 //   service.parsed_module_cache.* -> see llvmsession/module_cache.h
 //   service.transition_cache.*    -> the same keys (set_max_size 0 disables it)
+//   service.ready_modules.*       -> the same keys, for modules read ahead of
+//                                    the starts that will use them
+//                                    (llvmsession/ready_modules.h)
 // Every member is safe to use from the worker's threads at once.
 #pragma once
 
@@ -21,6 +24,7 @@
 #include "llvmenv/module_state.h"
 #include "llvmenv/pass_table.h"
 #include "llvmsession/module_cache.h"
+#include "llvmsession/ready_modules.h"
 #include "llvmsession/transition_cache.h"
 #include "worker/service_context.h"
 
@@ -55,8 +59,12 @@ class LlvmContext : public ServiceContext {
   // The verified module of `benchmark` (bitcode or IR text), from the cache
   // or parsed now and cached. invalidArgument names what is wrong with it.
   Result<std::shared_ptr<const CachedModule>> module(const Benchmark& benchmark);
-  // A fresh state of a cached module: a bitcode read, no verification.
-  Result<std::unique_ptr<llvmenv::ModuleState>> materialize(const CachedModule& module) const;
+  // A fresh state of a cached module, its bitcode read (no verification):
+  // one read ahead when there is one (ready_modules.h), else read now, so
+  // that the session's first step pays for its step alone.
+  Result<std::unique_ptr<llvmenv::ModuleState>> materialize(
+      const std::shared_ptr<const CachedModule>& module);
+  ReadyModules& readyModules() { return readyModules_; }
   // The module's baselines, computed on first use only.
   Result<llvmenv::Baselines> baselines(const CachedModule& module) const;
 
@@ -66,6 +74,11 @@ class LlvmContext : public ServiceContext {
   ParsedModuleCache moduleCache_{256, std::uint64_t{128} << 20};
   TransitionCache transitionCache_{8192, std::uint64_t{64} << 20};
   HitCostModel hitCostModel_;
+  // Last: its reader thread reads with passes_ until it is stopped.
+  ReadyModules readyModules_{16, std::uint64_t{4} << 20, 2,
+                             [this](const CachedModule& module) { return readCached(module); }};
+
+  Result<std::unique_ptr<llvmenv::ModuleState>> readCached(const CachedModule& module) const;
 };
 
 // True if `bytes` start like LLVM bitcode (raw or wrapped); otherwise the

@@ -120,7 +120,7 @@ Status LlvmSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmar
         fmt::format("the llvm session type has one action space (0), not {}", actionSpaceIndex));
   }
   KILN_ASSIGN_OR_RETURN(benchmark_, context_.module(benchmark));
-  KILN_ASSIGN_OR_RETURN(state_, context_.materialize(*benchmark_));
+  KILN_ASSIGN_OR_RETURN(state_, context_.materialize(benchmark_));
   lastCost_.fill(std::nullopt);
   return okStatus();
 }

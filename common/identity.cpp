@@ -85,6 +85,16 @@ ClientId clientIdOf(capnp::Data::Reader secret) {
   return ClientId{id == 0 ? 1 : id};
 }
 
+ClientId ClientIdMemo::of(capnp::Data::Reader secret) {
+  if (secret.size() != kSecretBytes) return ClientId{0};
+  if (lastId_.valid() && sodium_memcmp(secret.begin(), last_.data(), kSecretBytes) == 0) {
+    return lastId_;
+  }
+  lastId_ = clientIdOf(secret);
+  std::memcpy(last_.data(), secret.begin(), kSecretBytes);
+  return lastId_;
+}
+
 Status anonymousClient() {
   return invalidArgument(fmt::format(
       "this request needs a client: Envelope.clientSecret must hold {} random bytes, drawn once "

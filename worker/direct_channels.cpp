@@ -203,6 +203,19 @@ bool DirectChannels::readFrom(std::uint64_t serial, Connection& connection,
   return true;
 }
 
+bool DirectChannels::readLastReplied(const Deliver& deliver) {
+  auto found = connections_.find(lastReplied_);
+  // A reply still queued waits for the poll (POLLOUT) to leave.
+  if (found == connections_.end() || found->second.writer.pending()) return false;
+  bool delivered = false;
+  const bool open =
+      readFrom(lastReplied_, found->second, [&](const std::string& route, InboundMessage message) {
+        delivered = true;
+        deliver(route, std::move(message));
+      });
+  return delivered || !open;
+}
+
 bool DirectChannels::authenticate(Connection& connection, const std::string& token) {
   auto found = tokens_.find(token);
   if (found == tokens_.end()) return false;
@@ -219,6 +232,7 @@ void DirectChannels::send(const std::string& route, const zmq::message_t& frame)
   if (found == connections_.end()) return;
   Connection& connection = found->second;
   ++repliesSent_;
+  lastReplied_ = serial;
   connection.writer.queue(frame.data(), frame.size());
   Status flushed = connection.writer.flush(connection.fd);
   if (!flushed.ok()) close(serial, flushed.message());

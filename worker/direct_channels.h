@@ -72,6 +72,11 @@ class DirectChannels {
   std::size_t connections() const { return connections_.size(); }
   // Replies sent so far (a loop turn that sent some may poll before sleeping).
   std::uint64_t repliesSent() const { return repliesSent_; }
+  // Reads the connection that was sent the last reply, without a poll: what
+  // the loop's wait for a quick next request does (see WorkerServer::run),
+  // one system call per look, as a raw socket's reader pays. True when it
+  // delivered a request or closed the connection: the loop has work.
+  bool readLastReplied(const Deliver& deliver);
 
  private:
   struct Connection {
@@ -98,6 +103,7 @@ class DirectChannels {
   int listenFd_;
   std::string address_;
   std::uint64_t repliesSent_ = 0;
+  std::uint64_t lastReplied_ = 0;  // the serial of the connection sent the last reply
   FrameLimits limits_;
   const Clock& clock_;
   Logger logger_;

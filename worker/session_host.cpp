@@ -114,7 +114,7 @@ void SessionHost::handle(const std::string& routingId, InboundMessage message) {
 void SessionHost::dispatch(const std::string& routingId, InboundMessage message) {
   auto envelope = message.envelope();
   std::uint64_t requestId = envelope.getRequestId();
-  ClientId client = clientIdOf(envelope.getClientSecret());
+  ClientId client = clientIds_.of(envelope.getClientSecret());
   if (client.valid()) leases_[client] = clock_.now();
   auto request = envelope.getRequest();
   switch (request.which()) {

@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/frame.h"
+#include "common/identity.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/mailbox.h"
@@ -221,6 +222,7 @@ class SessionHost {
   std::unordered_map<std::uint64_t, std::unique_ptr<Ticket>> inflight_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Split>> splitWaits_;  // by ticket
   std::unordered_map<ClientId, TimePoint> leases_;
+  ClientIdMemo clientIds_;  // who sent the last request (identity.h)
   std::uint32_t waitingRequests_ = 0;
   // Live and starting sessions per client, against maxSessionsPerClient.
   std::unordered_map<ClientId, std::uint32_t> perClient_;

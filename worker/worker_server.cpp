@@ -244,6 +244,10 @@ void WorkerServer::run() {
   std::optional<std::uint64_t> linkUsesAtWait;
   SpinBeforeSleep replySpin = SpinBeforeSleep::forThisThread(config_.replySpin);
   std::uint64_t directRepliesAtWait = 0;
+  FairQuickLooks quickLooks;
+  const DirectChannels::Deliver deliverDirect = [this](const std::string& route, InboundMessage m) {
+    deliver(route, std::move(m));
+  };
   auto use = [](std::uint64_t uses, const std::optional<std::uint64_t>& atWait) {
     return atWait == uses ? SocketUse::kUntouched : SocketUse::kAny;
   };
@@ -264,29 +268,39 @@ void WorkerServer::run() {
     frontend_->appendWaits(waits);
     for (const LoopWait& wait : waits) poll.addFd(wait.fd);
     if (direct_) direct_->addTo(poll);
-    bool inputWaiting = false;
+    // After a reply on a direct channel the loop looks for that client's
+    // next request for a moment before it sleeps (spin_before_sleep.h): by
+    // reading that connection itself, one system call per look like a raw
+    // socket's reader, with bounds on what other clients wait meanwhile
+    // (FairQuickLooks).
+    bool inputWaiting = false;   // a descriptor is ready: the wait must not block
+    bool spinDelivered = false;  // a look read a request itself
     if (direct_ && direct_->repliesSent() != directRepliesAtWait) {
       directRepliesAtWait = direct_->repliesSent();
       const Duration spin = replySpin.next();
       if (spin > Duration::zero()) {
-        inputWaiting = pollFor(spin, [&poll] { return poll.anyDescriptorReadyNow(); });
-        replySpin.outcome(inputWaiting);
+        const bool arrived = pollFor(spin, [&] {
+          if (quickLooks.pollEverythingNow() && poll.anyDescriptorReadyNow()) {
+            return inputWaiting = true;
+          }
+          spinDelivered = direct_->readLastReplied(deliverDirect);
+          return spinDelivered;
+        });
+        replySpin.outcome(arrived);
       }
     }
-    poll.wait(std::chrono::milliseconds(inputWaiting ? 0 : 50));
-    routerUsesAtWait = routerUses_;
-    linkUsesAtWait = link_ ? std::optional(link_->socketUses()) : std::nullopt;
+    if (quickLooks.mustWait(spinDelivered)) {
+      poll.wait(std::chrono::milliseconds(inputWaiting || spinDelivered ? 0 : 50));
+      routerUsesAtWait = routerUses_;
+      linkUsesAtWait = link_ ? std::optional(link_->socketUses()) : std::nullopt;
+    }
     if (frontendSocket != nullptr && poll.ready(frontend)) frontend_->onSocketReadable();
     for (std::size_t i = 0; i < waits.size(); ++i) {
       // Readable, or a hang-up: either way the session looks.
       if (poll.ready(firstWait + i)) frontend_->onWaitReady(waits[i]);
     }
 
-    if (direct_) {
-      direct_->onReady(poll, [this](const std::string& route, InboundMessage m) {
-        deliver(route, std::move(m));
-      });
-    }
+    if (direct_) direct_->onReady(poll, deliverDirect);
     if (poll.ready(clients)) readClients();
     if (poll.ready(completions)) {
       completions_.drain(done);

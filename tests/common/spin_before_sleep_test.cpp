@@ -58,5 +58,39 @@ TEST(SpinBeforeSleepTest, AProbeThatFindsInputEndsTheBackOff) {
   }
 }
 
+TEST(FairQuickLooksTest, EveryEighthLookPollsEverything) {
+  FairQuickLooks looks;
+  int sinceFull = 0;
+  for (int i = 0; i < 100; ++i) {
+    if (looks.pollEverythingNow()) {
+      EXPECT_EQ(sinceFull, FairQuickLooks::kEvery - 1) << "look " << i;
+      sinceFull = 0;
+    } else {
+      ++sinceFull;
+    }
+    ASSERT_LT(sinceFull, FairQuickLooks::kEvery);
+  }
+}
+
+TEST(FairQuickLooksTest, APeerThatAlwaysHasAMessageStillLetsTheLoopWait) {
+  FairQuickLooks looks;
+  int waits = 0;
+  for (int turn = 1; turn <= 10 * FairQuickLooks::kEvery; ++turn) {
+    if (looks.mustWait(true)) {
+      ++waits;
+      EXPECT_EQ(turn % FairQuickLooks::kEvery, 0) << "turn " << turn;
+    }
+  }
+  EXPECT_EQ(waits, 10);
+}
+
+TEST(FairQuickLooksTest, ATurnWithoutAQuickTakeAlwaysWaitsAndStartsTheCountAgain) {
+  FairQuickLooks looks;
+  for (int i = 0; i < FairQuickLooks::kEvery - 2; ++i) EXPECT_FALSE(looks.mustWait(true));
+  EXPECT_TRUE(looks.mustWait(false));
+  for (int i = 0; i < FairQuickLooks::kEvery - 1; ++i) EXPECT_FALSE(looks.mustWait(true));
+  EXPECT_TRUE(looks.mustWait(true));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <fstream>
 
 #include <thread>
@@ -91,6 +93,69 @@ TEST(LocalTransportTest, SameHostClientStepsOverIpc) {
   EXPECT_GE(stepped->actionTime, 20ms);
   EXPECT_LE(stepped->actionTime, roundTrip);
   EXPECT_TRUE(session->end().ok());
+}
+
+// A client stepping as fast as it can keeps the worker's loop looking at its
+// direct channel; every other client, over another direct channel or over
+// ZeroMQ, is still served, and every sum stays exact.
+TEST(LocalTransportTest, AHotDirectClientDoesNotStarveOthers) {
+  auto cluster = LocalCluster::start(fastOptions()).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto hotClient = connect(cluster->coordinatorEndpoint());
+  auto hot = hotClient->startSession({"noop", "benchmark://t/hot"}).value();
+  ASSERT_TRUE(hotClient->usesDirectChannel(hot->endpoint()));
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> hotSteps{0};
+  std::jthread hotLoop([&] {
+    const auto until = std::chrono::steady_clock::now() + 20s;  // bounded even if the test fails
+    // 16 steps in flight: whenever the worker replies, more of the hot
+    // client's requests already wait on its channel.
+    const std::vector<Value> add{Value(std::int64_t{1})};
+    const std::vector<std::uint32_t> none;
+    std::deque<std::uint64_t> inFlight;
+    while (!stop && std::chrono::steady_clock::now() < until) {
+      while (inFlight.size() < 16) {
+        auto sent = hot->sendStep(add, none);
+        if (!sent.ok()) return;
+        inFlight.push_back(*sent);
+      }
+      if (!hot->awaitStep(inFlight.front()).ok()) return;
+      inFlight.pop_front();
+      ++hotSteps;
+    }
+    for (std::uint64_t request : inFlight) {
+      if (hot->awaitStep(request).ok()) ++hotSteps;
+    }
+  });
+  // jthread: joined on every exit, after `stop` (declared first) is set.
+  struct StopOnExit {
+    std::atomic<bool>& stop;
+    ~StopOnExit() { stop = true; }
+  } stopOnExit{stop};
+  for (int i = 0; i < 5000 && hotSteps < 1000; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_GE(hotSteps.load(), 1000);
+  auto direct = connect(cluster->coordinatorEndpoint());
+  auto overZeroMq = connect(cluster->coordinatorEndpoint(), /*forceTcp=*/false, /*direct=*/false);
+  for (client::Client* other : {direct.get(), overZeroMq.get()}) {
+    auto started = other->startSession({"noop", "benchmark://t/other"});
+    ASSERT_TRUE(started.ok()) << started.status().toString();
+    auto& session = *started;
+    std::int64_t expected = 0;
+    for (std::int64_t i = 1; i <= 50; ++i) {
+      const std::int64_t add = 1 + i % 7;  // the adding actions (noop_session.h)
+      expected += add;
+      ASSERT_EQ(stepSum(*session, add), expected);
+    }
+    EXPECT_TRUE(session->end().ok());
+  }
+  EXPECT_TRUE(direct->usesDirectChannel(hot->endpoint()));
+  const std::int64_t before = hotSteps;
+  std::this_thread::sleep_for(20ms);
+  EXPECT_GT(hotSteps.load(), before);  // the hot client was stepping all along
+  stop = true;
+  hotLoop.join();
+  EXPECT_EQ(stepSum(*hot, 0), hotSteps.load());
+  EXPECT_TRUE(hot->end().ok());
 }
 
 TEST(LocalTransportTest, DirectChannelsCanBeTurnedOff) {

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -208,6 +209,55 @@ TEST(DirectChannelsTest, AGrantedTokenOpensAChannelWithADirectRoute) {
   // Later requests (in their own writes) use the same route.
   EXPECT_EQ(roundTripRequest(worker, client, 42), route);
   EXPECT_EQ(worker.channels->connections(), 1u);
+}
+
+// The loop's quick look after a reply (WorkerServer::run) reads the
+// connection that got the reply, and only that one, without a poll.
+TEST(DirectChannelsTest, ALookAfterAReplyReadsThatClientsNextRequestOnly) {
+  Worker worker;
+  ASSERT_TRUE(worker.channels);
+  auto hot = authenticatedClient(worker);
+  auto other = authenticatedClient(worker);
+  const std::string hotRoute = roundTripRequest(worker, *hot, 1);
+  const std::string otherRoute = roundTripRequest(worker, *other, 2);
+  ASSERT_FALSE(hotRoute.empty());
+  ASSERT_NE(hotRoute, otherRoute);
+  auto look = [&] {
+    return worker.channels->readLastReplied([&](const std::string& route, InboundMessage m) {
+      worker.delivered.emplace_back(route, std::move(m));
+    });
+  };
+  // Nothing replied yet: nothing to look at.
+  EXPECT_FALSE(look());
+  worker.channels->send(hotRoute, encodeErrorReply(1, notFound("x")));
+  ASSERT_TRUE(hot->awaitFrame(worker).has_value());
+  EXPECT_FALSE(look());  // quiet
+  // The other client's request is left for the poll.
+  other->sendFrame(getVersionRequest(3));
+  hot->sendFrame(getVersionRequest(4));
+  bool delivered = false;
+  for (int i = 0; i < kMaxTurns && !delivered; ++i) {
+    delivered = look();
+    if (!delivered) std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(delivered);
+  ASSERT_EQ(worker.delivered.size(), 3u);
+  EXPECT_EQ(worker.delivered.back().first, hotRoute);
+  EXPECT_EQ(worker.delivered.back().second.envelope().getRequestId(), 4u);
+  ASSERT_TRUE(worker.turnUntilDelivered(4));
+  EXPECT_EQ(worker.delivered.back().first, otherRoute);
+  // A client that goes away ends the look too (the connection is closed).
+  worker.channels->send(hotRoute, encodeErrorReply(4, notFound("x")));
+  ASSERT_TRUE(hot->awaitFrame(worker).has_value());
+  hot->close();
+  bool closed = false;
+  for (int i = 0; i < kMaxTurns && !closed; ++i) {
+    closed = look();
+    if (!closed) std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(worker.channels->connections(), 1u);
+  EXPECT_FALSE(look());  // its connection is gone
 }
 
 TEST(DirectChannelsTest, ZeroMqRoutesAreNotDirect) {

@@ -92,5 +92,24 @@ TEST(FairQuickLooksTest, ATurnWithoutAQuickTakeAlwaysWaitsAndStartsTheCountAgain
   EXPECT_TRUE(looks.mustWait(true));
 }
 
+TEST(PollForTest, ReturnsAsSoonAsThePeerAnswers) {
+  int calls = 0;
+  EXPECT_TRUE(pollFor(std::chrono::seconds(5), [&] { return ++calls == 3 * kYieldEvery + 1; }));
+  EXPECT_EQ(calls, 3 * kYieldEvery + 1);
+}
+
+TEST(PollForTest, GivesUpOnceTheWindowPassed) {
+  const auto start = std::chrono::steady_clock::now();
+  int calls = 0;
+  EXPECT_FALSE(pollFor(std::chrono::milliseconds(2), [&] {
+    ++calls;
+    return false;
+  }));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(2));
+  EXPECT_LT(took, std::chrono::seconds(2));  // bounded, however loaded the machine
+  EXPECT_EQ(calls % kYieldEvery, 0);         // the window is checked every kYieldEvery-th call
+}
+
 }  // namespace
 }  // namespace kiln

@@ -75,7 +75,7 @@ class LlvmContext : public ServiceContext {
   TransitionCache transitionCache_{8192, std::uint64_t{64} << 20};
   HitCostModel hitCostModel_;
   // Last: its reader thread reads with passes_ until it is stopped.
-  ReadyModules readyModules_{16, std::uint64_t{4} << 20, 2,
+  ReadyModules readyModules_{16, std::uint64_t{4} << 20, 2, std::chrono::milliseconds(2),
                              [this](const CachedModule& module) { return readCached(module); }};
 
   Result<std::unique_ptr<llvmenv::ModuleState>> readCached(const CachedModule& module) const;

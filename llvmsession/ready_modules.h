@@ -4,8 +4,9 @@
 // instruction csmith program: ~3 ms). A worker between requests, and a
 // worker on a host with an idle core, has time to spare: one reader thread
 // at the lowest scheduling class (SCHED_IDLE: it runs only on a CPU that
-// nothing else wants) reads the most recently started benchmarks again, so
-// that the next start from them takes a module already read.
+// nothing else wants), once the worker has had no start for a moment, reads
+// the most recently started benchmarks again, so that the next start from
+// them takes a module already read.
 //
 // A state read ahead is exactly what a start would have read (the same
 // bytes, a fresh context, no verification: the bytes were verified when the
@@ -27,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "llvmenv/module_state.h"
 #include "llvmsession/module_cache.h"
@@ -59,7 +61,10 @@ class ReadyModules : public CacheControls {
   // Reads one state of a cached module in full (materialize + read).
   using Read = std::function<Result<std::unique_ptr<llvmenv::ModuleState>>(const CachedModule&)>;
 
-  ReadyModules(std::size_t maxEntries, std::uint64_t maxBytes, std::size_t perBenchmark, Read read);
+  // `quiet`: how long after the last take the reader waits before it reads
+  // (see readerLoop()).
+  ReadyModules(std::size_t maxEntries, std::uint64_t maxBytes, std::size_t perBenchmark,
+               Duration quiet, Read read);
   ~ReadyModules() override;  // stops the reader (a read in flight finishes first)
   ReadyModules(const ReadyModules&) = delete;
   ReadyModules& operator=(const ReadyModules&) = delete;
@@ -103,6 +108,7 @@ class ReadyModules : public CacheControls {
   void evictLocked(std::size_t maxEntries, std::uint64_t maxBytes, States& out);
 
   const std::size_t perBenchmark_;
+  const Duration quiet_;
   const std::size_t operatorMaxEntries_;
   const std::uint64_t operatorMaxBytes_;
   const Read read_;
@@ -114,6 +120,7 @@ class ReadyModules : public CacheControls {
   std::uint64_t maxBytes_;
   std::size_t heldEntries_ = 0;
   std::uint64_t heldBytes_ = 0;
+  TimePoint lastTake_{};
   bool reading_ = false;
   bool stopping_ = false;
   CacheCounters counters_;

@@ -77,7 +77,7 @@ bool settles(const ReadyModules& ready) {
 
 TEST(ReadyModulesTest, AStartedBenchmarkIsReadAheadForTheNextStarts) {
   CountingReader reader;
-  ReadyModules ready(16, 4u << 20, 2, reader.read());
+  ReadyModules ready(16, 4u << 20, 2, 1ms, reader.read());
   const auto crc32 = cachedModule("crc32");
   EXPECT_EQ(ready.take(crc32), nullptr);  // nothing asked for it before
   ASSERT_TRUE(settles(ready));
@@ -97,11 +97,26 @@ TEST(ReadyModulesTest, AStartedBenchmarkIsReadAheadForTheNextStarts) {
   EXPECT_EQ(reader.reads.load(), 3);
 }
 
+TEST(ReadyModulesTest, TheReaderWaitsForAQuietMomentAfterAStart) {
+  CountingReader reader;
+  ReadyModules ready(16, 4u << 20, 2, 500ms, reader.read());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(ready.take(cachedModule("crc32")), nullptr);
+  std::this_thread::sleep_for(100ms);
+  // Earlier than `quiet` after the take: nothing read (a slow machine only
+  // makes the reader later).
+  if (std::chrono::steady_clock::now() - start < 450ms) EXPECT_EQ(reader.reads.load(), 0);
+  EXPECT_FALSE(ready.idle());  // it has work, for later
+  ASSERT_TRUE(settles(ready));
+  EXPECT_EQ(reader.reads.load(), 2);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 500ms);
+}
+
 TEST(ReadyModulesTest, BoundsHoldAndLoweringThemDropsStates) {
   CountingReader reader;
   const auto crc32 = cachedModule("crc32");
   const auto quicksort = cachedModule("quicksort");
-  ReadyModules ready(3, 4u << 20, 2, reader.read());
+  ReadyModules ready(3, 4u << 20, 2, 1ms, reader.read());
   (void)ready.take(crc32);
   (void)ready.take(quicksort);  // now the most recent
   ASSERT_TRUE(settles(ready));
@@ -124,7 +139,7 @@ TEST(ReadyModulesTest, BoundsHoldAndLoweringThemDropsStates) {
 
 TEST(ReadyModulesTest, AFailedReadIsNeverRetried) {
   std::atomic<int> reads{0};
-  ReadyModules ready(16, 4u << 20, 2,
+  ReadyModules ready(16, 4u << 20, 2, 1ms,
                      [&](const CachedModule&) -> Result<std::unique_ptr<llvmenv::ModuleState>> {
                        ++reads;
                        return compileError("its bitcode does not read back");
@@ -141,7 +156,7 @@ TEST(ReadyModulesTest, AFailedReadIsNeverRetried) {
 TEST(ReadyModulesTest, StopsWhileAReadIsInFlight) {
   std::atomic<bool> reading{false};
   {
-    ReadyModules ready(16, 4u << 20, 2,
+    ReadyModules ready(16, 4u << 20, 2, 1ms,
                        [&](const CachedModule&) -> Result<std::unique_ptr<llvmenv::ModuleState>> {
                          reading = true;
                          std::this_thread::sleep_for(50ms);

@@ -35,8 +35,8 @@
 #include "llvmsession/llvm_context.h"
 #include "local/builtin_types.h"
 #include "mlgosession/mlgo_context.h"
-#include "worker/cache_parameters.h"
-#include "worker/session_types.h"
+#include "kit/cache_parameters.h"
+#include "kit/session_types.h"
 
 namespace {
 

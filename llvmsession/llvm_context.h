@@ -26,7 +26,7 @@
 #include "llvmsession/module_cache.h"
 #include "llvmsession/ready_modules.h"
 #include "llvmsession/transition_cache.h"
-#include "worker/service_context.h"
+#include "kit/service_context.h"
 
 namespace kiln::llvmsession {
 

@@ -37,7 +37,7 @@
 
 #include "llvmenv/module_state.h"
 #include "llvmsession/llvm_context.h"
-#include "worker/compilation_session.h"
+#include "kit/compilation_session.h"
 
 namespace kiln::llvmsession {
 

@@ -1,7 +1,7 @@
 // The LLVM worker's cache of parsed benchmarks: key (benchmark URI + hash of
 // its bytes) -> the verified module in serialized form (bitcode + canonical
 // text), its instruction count, and its baselines once computed. A
-// BoundedCache (worker/bounded_cache.h): bounded in entries and bytes,
+// BoundedCache (kit/bounded_cache.h): bounded in entries and bytes,
 // thread-safe, entries shared with the sessions that use them.
 #pragma once
 
@@ -14,8 +14,8 @@
 #include "common/status.h"
 #include "llvmenv/baselines.h"
 #include "llvmenv/module_state.h"
-#include "worker/bounded_cache.h"
-#include "worker/cache_parameters.h"
+#include "kit/bounded_cache.h"
+#include "kit/cache_parameters.h"
 
 namespace kiln::llvmsession {
 

@@ -13,7 +13,7 @@
 // benchmark was first cached), so nothing a session does depends on whether
 // its module came from here. Bounded like the other caches and controlled by
 // the same worker parameters (`service.ready_modules.*`,
-// worker/cache_parameters.h): entries are states read ahead, bytes the
+// kit/cache_parameters.h): entries are states read ahead, bytes the
 // bitcode they were read from (a read module takes ~50x its bitcode in
 // memory: crc32's 10 KB take ~0.5 MB).
 #pragma once
@@ -32,7 +32,7 @@
 #include "common/status.h"
 #include "llvmenv/module_state.h"
 #include "llvmsession/module_cache.h"
-#include "worker/bounded_cache.h"
+#include "kit/bounded_cache.h"
 
 namespace kiln::llvmsession {
 

@@ -23,8 +23,8 @@
 
 #include "common/clock.h"
 #include "llvmenv/module_state.h"
-#include "worker/bounded_cache.h"
-#include "worker/cache_parameters.h"
+#include "kit/bounded_cache.h"
+#include "kit/cache_parameters.h"
 
 namespace kiln::llvmsession {
 
@@ -94,7 +94,7 @@ Result<StepThroughCache> applyPassThroughCache(llvmenv::ModuleState& state, std:
                                                const Clock& clock, const RunStep& run = {});
 
 // Worker-level parameters service.transition_cache.* (the same keys as the
-// parsed-module cache's, see worker/cache_parameters.h). Setting either
+// parsed-module cache's, see kit/cache_parameters.h). Setting either
 // bound to 0 disables the cache.
 inline constexpr std::string_view kTransitionCachePrefix = "service.transition_cache.";
 

@@ -12,7 +12,7 @@
 #include "mlgosession/kill_switch.h"
 #include "mlgosession/mlgo_context.h"
 #include "mlgosession/pipeline.h"
-#include "worker/compilation_session.h"
+#include "kit/compilation_session.h"
 
 namespace kiln::mlgosession {
 

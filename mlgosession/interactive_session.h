@@ -14,7 +14,7 @@
 #include "mlgo/interactive_compiler.h"
 #include "mlgosession/kill_switch.h"
 #include "mlgosession/mlgo_context.h"
-#include "worker/compilation_session.h"
+#include "kit/compilation_session.h"
 
 namespace kiln::mlgosession {
 

@@ -14,7 +14,7 @@
 
 #include "datasets/registry.h"
 #include "llvmenv/crash_guard.h"
-#include "worker/service_context.h"
+#include "kit/service_context.h"
 
 namespace kiln::mlgosession {
 

@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "common/underlying.h"
 #include "schema/kiln.capnp.h"
-#include "worker/session_types.h"
+#include "kit/session_types.h"
 
 namespace kiln::nesting {
 

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "worker/compilation_session.h"
-#include "worker/service_context.h"
+#include "kit/compilation_session.h"
+#include "kit/service_context.h"
 
 namespace kiln {
 

@@ -9,21 +9,29 @@
 //   int main(int argc, char** argv) { return kiln::runWorker<MySession, MyContext>(argc, argv); }
 //
 // The worker takes the same flags as `kiln worker` (--coordinator, --slots, ...).
+// This header needs only the kit (kit/): the runtime behind runWorkerMain()
+// comes with the library (kiln::session), not through includes.
 #pragma once
 
-#include "worker/worker_cli.h"
+#include <string>
+
+#include "kit/service_context.h"
+#include "kit/session_types.h"
 
 namespace kiln {
 
+// Parses `kiln worker`'s flags from `argv` and serves `types` until SIGINT or
+// SIGTERM; returns the process's exit code (worker/worker_cli.cpp).
+int runWorkerMain(int argc, char** argv, const std::string& description,
+                  SessionTypeRegistry& types);
+
 template <class Session, class Context = ServiceContext>
 int runWorker(int argc, char** argv) {
-  CLI::App app{std::string("kiln worker for session type '") + Session::kSessionTypeName + "'"};
-  WorkerCommandLine options;
-  addWorkerOptions(app, options);
-  CLI11_PARSE(app, argc, argv);
   SessionTypeRegistry types;
   types.add<Session, Context>(Session::kSessionTypeName);
-  return serveWorker(options, types);
+  return runWorkerMain(
+      argc, argv, std::string("kiln worker for session type '") + Session::kSessionTypeName + "'",
+      types);
 }
 
 }  // namespace kiln

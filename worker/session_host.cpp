@@ -7,7 +7,7 @@
 #include "common/identity.h"
 #include "common/wire_convert.h"
 #include "metrics/log_fields.h"
-#include "worker/cache_parameters.h"
+#include "kit/cache_parameters.h"
 #include "worker/session_ops.h"
 #include "worker/split_step.h"
 

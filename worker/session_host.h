@@ -22,7 +22,7 @@
 #include "common/mailbox.h"
 #include "common/unique_task.h"
 #include "worker/session_record.h"
-#include "worker/session_types.h"
+#include "kit/session_types.h"
 
 namespace kiln {
 

@@ -9,7 +9,7 @@
 
 #include "common/frame.h"
 #include "common/ids.h"
-#include "worker/session_types.h"
+#include "kit/session_types.h"
 
 namespace kiln {
 

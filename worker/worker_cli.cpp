@@ -11,6 +11,7 @@
 #include "common/signals.h"
 #include "metrics/listen_address.h"
 #include "worker/config_check.h"
+#include "worker/run_worker.h"
 
 namespace kiln {
 
@@ -238,6 +239,15 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
     ::_exit(kExitRestartAfterCaughtCrash);
   }
   return 0;
+}
+
+int runWorkerMain(int argc, char** argv, const std::string& description,
+                  SessionTypeRegistry& types) {
+  CLI::App app{description};
+  WorkerCommandLine options;
+  addWorkerOptions(app, options);
+  CLI11_PARSE(app, argc, argv);
+  return serveWorker(options, types);
 }
 
 }  // namespace kiln

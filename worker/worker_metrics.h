@@ -13,7 +13,7 @@
 #include "common/clock.h"
 #include "metrics/http_endpoint.h"
 #include "metrics/registry.h"
-#include "worker/benchmark_cache.h"
+#include "kit/benchmark_cache.h"
 #include "worker/coordinator_link.h"
 #include "worker/session_host.h"
 

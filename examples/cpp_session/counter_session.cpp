@@ -5,9 +5,9 @@
 //   build/examples/kiln-counter-worker --coordinator tcp://127.0.0.1:7700 --slots 2
 #include <atomic>
 
-#include "worker/compilation_session.h"
+#include "kit/compilation_session.h"
 #include "worker/run_worker.h"
-#include "worker/service_context.h"
+#include "kit/service_context.h"
 
 namespace {
 

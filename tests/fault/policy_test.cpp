@@ -12,7 +12,7 @@
 #include "common/sanitizers.h"
 #include "nesting/isolation_guard.h"
 #include "nesting/isolation_tokens.h"
-#include "worker/benchmark_cache.h"
+#include "kit/benchmark_cache.h"
 #include "worker/noop_session.h"
 #include "worker/task_pool.h"
 

@@ -8,7 +8,7 @@
 
 #include "common/clock.h"
 #include "common/working_directory.h"
-#include "worker/service_context.h"
+#include "kit/service_context.h"
 
 namespace kiln {
 namespace {

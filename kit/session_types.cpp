@@ -1,4 +1,4 @@
-#include "worker/session_types.h"
+#include "kit/session_types.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "worker/service_context.h"
+#include "kit/service_context.h"
 
 #include <fmt/format.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "worker/benchmark_cache.h"
+#include "kit/benchmark_cache.h"
 
 #include <fmt/format.h>
 

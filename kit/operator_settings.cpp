@@ -1,4 +1,4 @@
-#include "worker/operator_settings.h"
+#include "kit/operator_settings.h"
 
 #include <fmt/format.h>
 

@@ -14,9 +14,9 @@
 #include "common/file_access.h"
 #include "common/logging.h"
 #include "common/status.h"
-#include "worker/benchmark_cache.h"
-#include "worker/compilation_session.h"
-#include "worker/operator_settings.h"
+#include "kit/benchmark_cache.h"
+#include "kit/compilation_session.h"
+#include "kit/operator_settings.h"
 
 namespace kiln {
 

@@ -1,9 +1,9 @@
-#include "worker/cache_parameters.h"
+#include "kit/cache_parameters.h"
 
 #include <fmt/format.h>
 
 #include "common/parameter_value.h"
-#include "worker/operator_settings.h"
+#include "kit/operator_settings.h"
 
 namespace kiln {
 

@@ -1,4 +1,4 @@
-#include "worker/bounded_cache.h"
+#include "kit/bounded_cache.h"
 
 #include <algorithm>
 

@@ -12,8 +12,8 @@
 #include <typeindex>
 #include <vector>
 
-#include "worker/compilation_session.h"
-#include "worker/service_context.h"
+#include "kit/compilation_session.h"
+#include "kit/service_context.h"
 
 namespace kiln {
 

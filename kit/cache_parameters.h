@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "common/status.h"
-#include "worker/benchmark_cache.h"
-#include "worker/bounded_cache.h"
+#include "kit/benchmark_cache.h"
+#include "kit/bounded_cache.h"
 
 namespace kiln {
 

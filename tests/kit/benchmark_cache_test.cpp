@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "worker/benchmark_cache.h"
-#include "worker/cache_parameters.h"
+#include "kit/benchmark_cache.h"
+#include "kit/cache_parameters.h"
 
 namespace kiln {
 namespace {

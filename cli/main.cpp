@@ -1,8 +1,11 @@
 // kiln: a distributed worker pool for compiler RL sessions.
 #include "cli/commands.h"
+#include "cli/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kiln: a distributed worker pool for compiler reinforcement-learning sessions"};
+  app.set_version_flag("--version", kiln::cli::versionText(),
+                       "print kiln's version, its protocol's and LLVM's, and exit");
   app.require_subcommand(1);
   kiln::cli::addCoordinatorCommand(app);
   kiln::cli::addWorkerCommand(app);

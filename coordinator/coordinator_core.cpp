@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/version.h"
 #include "common/wire_convert.h"
 
 namespace kiln {
@@ -125,7 +126,7 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
       capnp::MallocMessageBuilder builder(128);
       auto version = initEnvelope(builder, requestId).initReply().initVersion();
       version.setProtocolVersion(wire::PROTOCOL_VERSION);
-      version.setServiceVersion("kiln coordinator 0.1.0");
+      version.setServiceVersion(std::string("kiln coordinator ") + kKilnVersion);
       return reply(out, peer, builder);
     }
     default:

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/identity.h"
+#include "common/version.h"
 #include "common/wire_convert.h"
 #include "metrics/log_fields.h"
 #include "kit/cache_parameters.h"
@@ -153,7 +154,7 @@ void SessionHost::replyVersion(const std::string& routingId, std::uint64_t reque
   capnp::MallocMessageBuilder builder(256);
   auto version = initEnvelope(builder, requestId).initReply().initVersion();
   version.setProtocolVersion(wire::PROTOCOL_VERSION);
-  version.setServiceVersion("kiln 0.1.0");
+  version.setServiceVersion(std::string("kiln ") + kKilnVersion);
   auto names = typeNames();
   std::string compilers;
   auto list = version.initSessionTypes(names.size());

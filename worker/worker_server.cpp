@@ -11,6 +11,7 @@
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
 #include "common/spin_before_sleep.h"
+#include "common/version.h"
 #include "worker/config_check.h"
 #include "worker/damaged_exit.h"
 
@@ -126,7 +127,7 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                         c.slots,
                         c.limits.maxSessions,
                         types.names(),
-                        "kiln 0.1.0",
+                        std::string("kiln ") + kKilnVersion,
                         hostname,
                         static_cast<std::uint32_t>(::getpid()),
                         c.mode.nesting,

@@ -2,7 +2,7 @@
 // toy "compiler" whose state is a string that actions edit, with a per-process
 // context that counts the sessions it served (state that outlives a session).
 //
-//   build/examples/kiln-counter-worker --coordinator tcp://127.0.0.1:7700 --slots 2
+//   build/examples/cpp_session/kiln-counter-worker --coordinator tcp://127.0.0.1:7700 --slots 2
 #include <atomic>
 
 #include "kit/compilation_session.h"

@@ -27,7 +27,7 @@ from .errors import (
 )
 from .registry import EnvSpec, env_ids, spec
 from .spaces import Space
-from ._kiln import keygen
+from ._kiln import __version__, keygen
 
 __all__ = [
     "make",

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/curve_keys.h"
+#include "common/version.h"
 #include "python/src/convert.h"
 #include "python/src/handles.h"
 #include "python/src/status_error.h"
@@ -226,6 +227,7 @@ void bindLocalCluster(py::module_& m) {
 
 PYBIND11_MODULE(_kiln, m) {
   m.doc() = "kiln's C++ client, bound for the kiln package (use kiln.make, not this).";
+  m.attr("__version__") = kiln::kKilnVersion;
   registerStatusTranslator();
   bindSpace(m);
   bindClient(m);

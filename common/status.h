@@ -25,6 +25,17 @@ enum class ErrorCode : std::uint8_t {
   kInternal,          // a bug in kiln: report it
 };
 
+// Every code, in order. The same kinds exist in the wire protocol
+// (schema/kiln.capnp, ErrorCode) and in Python (python/kiln/errors.py): tests
+// check all three against this list (tests/common/error_codes_test.cpp,
+// tests/python/test_errors.py).
+inline constexpr ErrorCode kAllErrorCodes[] = {
+    ErrorCode::kOk,           ErrorCode::kInvalidArgument,  ErrorCode::kNotFound,
+    ErrorCode::kTimeout,      ErrorCode::kDisconnected,     ErrorCode::kOverloaded,
+    ErrorCode::kCompileError, ErrorCode::kPermissionDenied, ErrorCode::kUnimplemented,
+    ErrorCode::kInternal,
+};
+
 std::string_view errorCodeName(ErrorCode code);
 
 // True for the codes after which the same request may succeed later.

@@ -228,6 +228,18 @@ void bindLocalCluster(py::module_& m) {
 PYBIND11_MODULE(_kiln, m) {
   m.doc() = "kiln's C++ client, bound for the kiln package (use kiln.make, not this).";
   m.attr("__version__") = kiln::kKilnVersion;
+  m.def(
+      "error_kinds",
+      [] {
+        std::vector<std::pair<std::string, std::string>> kinds;
+        for (kiln::ErrorCode code : kiln::kAllErrorCodes) {
+          if (code == kiln::ErrorCode::kOk) continue;
+          kinds.emplace_back(std::string(kiln::errorCodeName(code)),
+                             std::string(kiln::python::errorClassName(code)));
+        }
+        return kinds;
+      },
+      "Every kiln error kind the C++ side knows, as (code, class name in kiln.errors).");
   registerStatusTranslator();
   bindSpace(m);
   bindClient(m);

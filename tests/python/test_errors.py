@@ -156,3 +156,23 @@ def test_a_benchmark_the_worker_refuses_leaves_the_env_usable(env):
         env.reset(benchmark="file:///no-such-dir/program.c")
     observation, info = env.reset()
     assert observation == 0 and info["benchmark"] == "benchmark://noop-v0/0"
+
+
+def test_every_error_kind_of_the_cpp_side_has_its_class_and_no_other_exists():
+    # The list comes from common/status.h (kAllErrorCodes) through the
+    # extension: a kind added there without its Python class fails here.
+    kinds = kiln._kiln.error_kinds()
+    assert len(kinds) == 9
+    seen = set()
+    for code, class_name in kinds:
+        cls = getattr(errors, class_name)
+        assert issubclass(cls, errors.KilnError), class_name
+        assert cls.code == code, (class_name, cls.code, code)
+        seen.add(cls)
+    defined = {
+        obj
+        for obj in vars(errors).values()
+        if isinstance(obj, type) and issubclass(obj, errors.KilnError) and obj is not errors.KilnError
+    }
+    assert defined == seen, defined ^ seen
+    assert set(errors.__all__) == {cls.__name__ for cls in seen} | {"KilnError"}

@@ -13,9 +13,9 @@
 namespace kiln::client {
 
 void RequestIdentity::stamp(wire::Envelope::Builder envelope) const {
-  envelope.setClientSecret(clientSecret.data());
+  envelope.setClientSecret(wireBytes(clientSecret));
   if (!experiment.empty()) envelope.setExperiment(experiment);
-  if (!experimentKey.empty()) envelope.setExperimentKey(experimentKey.data());
+  if (!experimentKey.empty()) envelope.setExperimentKey(wireBytes(experimentKey));
 }
 
 Channel::Channel(zmq::context_t& zmq, std::string endpoint, const RequestIdentity& identity,

@@ -1,4 +1,7 @@
 #include "client/client.h"
+#include "client/channel.h"
+#include "client/lease_keeper.h"
+#include "common/underlying_wire.h"
 
 #include <fmt/format.h>
 
@@ -16,8 +19,13 @@ constexpr Duration kDirectOpenTimeout = std::chrono::seconds(1);
 
 }  // namespace
 
-Client::Client(ClientOptions options) : options_(std::move(options)), zmq_(1) {
-  identity_.experiment = options_.experiment;
+ClientId Client::id() const { return clientIdOf(wireBytes(identity_->clientSecret)); }
+
+Client::Client(ClientOptions options)
+    : options_(std::move(options)),
+      identity_(std::make_unique<RequestIdentity>()),
+      zmq_(std::make_unique<zmq::context_t>(1)) {
+  identity_->experiment = options_.experiment;
 }
 
 Client::~Client() {
@@ -36,12 +44,12 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
       return invalidArgument(
           "an experiment key needs the experiment's name (ClientOptions::experiment)");
     }
-    KILN_ASSIGN_OR_RETURN(client->identity_.experimentKey,
+    KILN_ASSIGN_OR_RETURN(client->identity_->experimentKey,
                           Secret::fromHex(client->options_.experimentKey));
   }
   try {
     client->coordinator_ =
-        std::make_unique<Channel>(client->zmq_, client->options_.coordinator, client->identity_,
+        std::make_unique<Channel>(*client->zmq_, client->options_.coordinator, *client->identity_,
                                   client->options_.frames, std::string(), client->options_.keys);
   } catch (const zmq::error_t& e) {
     return invalidArgument(
@@ -50,7 +58,7 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
   const ClientOptions& o = client->options_;
   if (!o.forceTcp) client->hostIdentity_ = currentHostIdentity();
   client->leases_ =
-      std::make_unique<LeaseKeeper>(client->zmq_, client->identity_, o.leasePeriod,
+      std::make_unique<LeaseKeeper>(*client->zmq_, *client->identity_, o.leasePeriod,
                                     o.experiment.empty() ? std::string() : o.coordinator, o.keys);
   return client;
 }
@@ -62,7 +70,7 @@ Channel& Client::channelTo(const std::string& endpoint) {
     std::string address = chooseWorkerAddress(
         endpoint, route == routes_.end() ? LocalRoute{} : route->second, hostIdentity_,
         options_.forceTcp ? TransportChoice::kTcpOnly : TransportChoice::kPreferLocal);
-    channel = std::make_unique<Channel>(zmq_, endpoint, identity_, options_.frames, address,
+    channel = std::make_unique<Channel>(*zmq_, endpoint, *identity_, options_.frames, address,
                                         options_.keys);
     if (options_.directSameHost && address != endpoint) {
       // A worker that offers none (a nesting host), or that does not answer

@@ -12,16 +12,28 @@
 #include <optional>
 #include <string>
 #include <vector>
-#include <zmq.hpp>
 
-#include "client/channel.h"
-#include "client/lease_keeper.h"
+#include "common/clock.h"
+#include "common/curve_keys.h"
+#include "common/frame_limits.h"
+#include "common/ids.h"
 #include "common/local_transport.h"
+#include "common/secret.h"
 #include "common/space.h"
 #include "common/underlying.h"
 #include "common/value.h"
 
+// Implementation types, defined in private headers: this header needs no
+// ZeroMQ, Cap'n Proto or generated schema.
+namespace zmq {
+class context_t;
+}
+
 namespace kiln::client {
+
+class Channel;
+class LeaseKeeper;
+struct RequestIdentity;
 
 struct ClientOptions {
   std::string coordinator;                             // e.g. tcp://10.0.0.1:7700
@@ -181,7 +193,7 @@ class Client {
                                       const std::string& value);
 
   // What workers know this client by: a hash of its secret (common/identity.h).
-  ClientId id() const { return clientIdOf(identity_.clientSecret.data()); }
+  ClientId id() const;
   const ClientOptions& options() const { return options_; }
   // Where this client's connection to the worker at `endpoint` went (an
   // ipc:// address for a same-host worker); empty before it connected.
@@ -225,8 +237,8 @@ class Client {
   Secret keyFor(const std::string& name) const;
 
   ClientOptions options_;
-  RequestIdentity identity_;
-  zmq::context_t zmq_;
+  std::unique_ptr<RequestIdentity> identity_;
+  std::unique_ptr<zmq::context_t> zmq_;
   std::unique_ptr<Channel> coordinator_;
   std::map<std::string, std::unique_ptr<Channel>> workers_;
   std::string hostIdentity_;                  // ours, for same-host routes

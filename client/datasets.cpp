@@ -1,4 +1,6 @@
 #include "client/datasets.h"
+#include "client/channel.h"
+#include "client/lease_keeper.h"
 
 #include <fmt/format.h>
 

@@ -3,8 +3,11 @@
 
 #include <thread>
 
+#include "client/channel.h"
 #include "client/client.h"
+#include "client/lease_keeper.h"
 #include "client/session_codec.h"
+#include "common/underlying_wire.h"
 
 namespace kiln::client {
 
@@ -34,7 +37,7 @@ ExperimentStatus decodeExperiment(wire::ExperimentView::Reader view) {
 
 Secret Client::keyFor(const std::string& name) const {
   if (auto opened = opened_.find(name); opened != opened_.end()) return opened->second.key;
-  if (name == identity_.experiment) return identity_.experimentKey;
+  if (name == identity_->experiment) return identity_->experimentKey;
   return {};
 }
 
@@ -42,14 +45,14 @@ Result<ExperimentStatus> Client::openExperiment(const ExperimentSpec& spec) {
   capnp::MallocMessageBuilder builder(256);
   auto envelope = coordinator_->begin(builder, options_.requestTimeout);
   // Re-opening (a restarted coordinator, a spec update) presents the key.
-  if (Secret key = keyFor(spec.name); !key.empty()) envelope.setExperimentKey(key.data());
+  if (Secret key = keyFor(spec.name); !key.empty()) envelope.setExperimentKey(wireBytes(key));
   toWire(spec, envelope.initRequest().initOpenExperiment().initSpec());
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, coordinator_->call(builder, options_.requestTimeout));
   ExperimentStatus status = decodeExperiment(reply.envelope().getReply().getExperimentView());
   KILN_ASSIGN_OR_RETURN(Secret key, Secret::fromHex(status.key));
   opened_[spec.name] = Opened{spec, key};
-  if (spec.name == identity_.experiment && identity_.experimentKey.bytes() != key.bytes()) {
-    identity_.experimentKey = key;
+  if (spec.name == identity_->experiment && identity_->experimentKey.bytes() != key.bytes()) {
+    identity_->experimentKey = key;
     leases_->setExperimentKey(key);
   }
   return status;
@@ -58,7 +61,7 @@ Result<ExperimentStatus> Client::openExperiment(const ExperimentSpec& spec) {
 Result<ExperimentStatus> Client::experimentStatus(const std::string& name) {
   capnp::MallocMessageBuilder builder(128);
   auto envelope = coordinator_->begin(builder, options_.requestTimeout);
-  envelope.setExperimentKey(keyFor(name).data());
+  envelope.setExperimentKey(wireBytes(keyFor(name)));
   envelope.initRequest().initGetExperiment().setName(name);
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, coordinator_->call(builder, options_.requestTimeout));
   return decodeExperiment(reply.envelope().getReply().getExperimentView());
@@ -83,7 +86,7 @@ Result<ExperimentStatus> Client::waitForExperiment(const std::string& name, std:
 Status Client::closeExperiment(const std::string& name) {
   capnp::MallocMessageBuilder builder(128);
   auto envelope = coordinator_->begin(builder, options_.requestTimeout);
-  envelope.setExperimentKey(keyFor(name).data());
+  envelope.setExperimentKey(wireBytes(keyFor(name)));
   envelope.initRequest().initCloseExperiment().setName(name);
   opened_.erase(name);
   return coordinator_->call(builder, options_.requestTimeout).status();

@@ -1,4 +1,6 @@
 #include "client/session_codec.h"
+#include "client/channel.h"
+#include "client/lease_keeper.h"
 
 #include "common/wire_convert.h"
 

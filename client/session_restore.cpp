@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <thread>
 
+#include "client/channel.h"
 #include "client/client.h"
+#include "client/lease_keeper.h"
 #include "client/session_codec.h"
 #include "common/wire_convert.h"
 

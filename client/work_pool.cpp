@@ -1,4 +1,6 @@
 #include "client/work_pool.h"
+#include "client/channel.h"
+#include "client/lease_keeper.h"
 
 namespace kiln::client {
 

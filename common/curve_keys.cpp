@@ -1,5 +1,7 @@
 #include "common/curve_keys.h"
 
+#include <zmq.hpp>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>

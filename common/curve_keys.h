@@ -13,9 +13,12 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <zmq.hpp>
 
 #include "common/status.h"
+
+namespace zmq {
+class socket_t;
+}
 
 namespace kiln {
 

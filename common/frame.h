@@ -10,15 +10,11 @@
 #include <memory>
 #include <zmq.hpp>
 
+#include "common/frame_limits.h"
 #include "common/status.h"
 #include "schema/kiln.capnp.h"
 
 namespace kiln {
-
-struct FrameLimits {
-  std::size_t maxMessageBytes = 64u << 20;  // largest frame accepted (inline benchmarks)
-  int nestingLimit = 32;                    // deepest value nesting accepted
-};
 
 // What the ZAP authenticator established about a message's peer
 // (common/zap_authenticator.h): nothing (no key in use), the cluster key,

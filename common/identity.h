@@ -17,32 +17,18 @@
 #include <string_view>
 
 #include "common/ids.h"
+#include "common/secret.h"
 #include "common/status.h"
 
 namespace kiln {
 
-inline constexpr std::size_t kSecretBytes = 16;
 inline constexpr std::size_t kKeyDigestBytes = 32;
 
-// 16 bytes from the OS's random source: a client's secret or an experiment key.
-class Secret {
- public:
-  Secret() = default;  // empty: no secret
-  static Secret draw();
-  // 32 hexadecimal digits, as users pass experiment keys around.
-  static Result<Secret> fromHex(std::string_view text);
-  // Exactly kSecretBytes raw bytes, or an error naming `what`.
-  static Result<Secret> fromBytes(std::string_view bytes, std::string_view what);
-
-  bool empty() const { return !set_; }
-  std::string hex() const;
-  std::string_view bytes() const;
-  capnp::Data::Reader data() const { return {bytes_.data(), set_ ? bytes_.size() : 0}; }
-
- private:
-  std::array<std::uint8_t, kSecretBytes> bytes_{};
-  bool set_ = false;
-};
+// A secret as the wire carries it (Envelope.clientSecret, experimentKey).
+inline capnp::Data::Reader wireBytes(const Secret& secret) {
+  const std::string_view bytes = secret.bytes();
+  return {reinterpret_cast<const capnp::byte*>(bytes.data()), bytes.size()};
+}
 
 // The id servers know a client by: a hash of its secret (never 0). An
 // envelope without a well-formed secret has no client (ClientId{0}).

@@ -1,4 +1,4 @@
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 
 #include <algorithm>
 

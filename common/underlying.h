@@ -1,13 +1,12 @@
 // Underlying workers and experiments as plain values, shared by the nesting
 // host (which runs underlying workers), the coordinator (which plans them)
-// and the client (which addresses them), with their wire conversions.
+// and the client (which addresses them). Their wire conversions are in
+// common/underlying_wire.h (public client code needs no Cap'n Proto).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "schema/kiln.capnp.h"
 
 namespace kiln {
 
@@ -42,14 +41,5 @@ struct ExperimentSpec {
   std::vector<std::string> sessionTypes;
   bool pack = false;  // fill hosts one by one; default spreads over hosts
 };
-
-void toWire(const UnderlyingSpec& spec, wire::UnderlyingSpec::Builder out);
-UnderlyingSpec fromWire(wire::UnderlyingSpec::Reader in);
-void toWire(const LoadFigures& load, wire::Load::Builder out);
-LoadFigures fromWire(wire::Load::Reader in);
-void toWire(const UnderlyingStatus& status, wire::UnderlyingStatus::Builder out);
-UnderlyingStatus fromWire(wire::UnderlyingStatus::Reader in);
-void toWire(const ExperimentSpec& spec, wire::ExperimentSpec::Builder out);
-ExperimentSpec fromWire(wire::ExperimentSpec::Reader in);
 
 }  // namespace kiln

@@ -400,7 +400,7 @@ void CoordinatorCore::replyExperiment(const std::string& peer, std::uint64_t req
   capnp::MallocMessageBuilder builder;
   auto view = initEnvelope(builder, requestId).initReply().initExperimentView();
   writeExperimentView(experiment, view);
-  if (key != nullptr) view.setKey(key->data());
+  if (key != nullptr) view.setKey(wireBytes(*key));
   reply(out, peer, builder);
 }
 

@@ -17,7 +17,7 @@
 
 #include "common/ids.h"
 #include "common/status.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 
 namespace kiln {
 

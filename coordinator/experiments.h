@@ -19,7 +19,7 @@
 #include "common/identity.h"
 #include "common/logging.h"
 #include "common/status.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 #include "coordinator/experiment_plan.h"
 #include "coordinator/worker_record.h"
 

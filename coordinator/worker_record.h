@@ -9,7 +9,7 @@
 #include <zmq.hpp>
 
 #include "common/clock.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 #include "coordinator/placement.h"
 
 namespace kiln {

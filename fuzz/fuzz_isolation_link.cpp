@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "common/frame.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 #include "fuzz/envelope_builder.h"
 #include "fuzz/fuzz_input.h"
 #include "nesting/isolation_messages.h"

@@ -11,7 +11,7 @@
 
 #include "common/curve_keys.h"
 #include "common/frame.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/seed_writer.h"
 #include "nesting/isolation_messages.h"

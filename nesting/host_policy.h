@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 #include "schema/kiln.capnp.h"
 #include "kit/session_types.h"
 

@@ -17,7 +17,7 @@
 #include "common/identity.h"
 #include "common/readiness_poll.h"
 #include "common/sanitizers.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 #include "nesting/isolation_tokens.h"
 #include "worker/damaged_exit.h"
 

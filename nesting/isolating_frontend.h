@@ -23,7 +23,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 #include "common/working_directory.h"
 #include "nesting/isolation_guard.h"
 #include "nesting/isolation_messages.h"

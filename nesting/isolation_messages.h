@@ -37,7 +37,7 @@
 #include "common/frame.h"
 #include "common/identity.h"
 #include "common/status.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 
 namespace kiln::nesting::isolation {
 

@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 #include "worker/frontend.h"
 
 namespace kiln::nesting {

@@ -17,7 +17,7 @@
 #include "common/frame.h"
 #include "common/ids.h"
 #include "common/logging.h"
-#include "common/underlying.h"
+#include "common/underlying_wire.h"
 
 namespace kiln {
 

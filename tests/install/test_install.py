@@ -57,6 +57,14 @@ def main():
         assert os.path.exists(os.path.join(headers, "kit", "compilation_session.h"))
         assert os.path.exists(os.path.join(headers, "worker", "run_worker.h"))
         assert not os.path.exists(os.path.join(headers, "worker", "session_host.h"))
+        # ... and none of them brings ZeroMQ, Cap'n Proto or kiln's generated
+        # schema into the user's code.
+        assert not os.path.exists(os.path.join(headers, "schema")), "schema headers installed"
+        for folder, _, files in os.walk(headers):
+            for name in files:
+                text = open(os.path.join(folder, name)).read()
+                for banned in ("<zmq.hpp>", "<capnp/", "<kj/", "kiln.capnp.h"):
+                    assert banned not in text, f"{name} includes {banned}"
 
         worker_build = build_example("cpp_session", prefix, scratch)
         client_build = build_example("cpp_client", prefix, scratch)

@@ -180,6 +180,20 @@ std::string roundTripRequest(Worker& worker, Client& client, std::uint64_t reque
   return route;
 }
 
+// Two authenticated clients, each with one request delivered: their routes.
+struct TwoClients {
+  std::unique_ptr<Client> first, second;
+  std::string firstRoute, secondRoute;
+};
+TwoClients twoClientsWithRoutes(Worker& worker) {
+  TwoClients two{authenticatedClient(worker), authenticatedClient(worker), {}, {}};
+  two.firstRoute = roundTripRequest(worker, *two.first, 1);
+  two.secondRoute = roundTripRequest(worker, *two.second, 2);
+  EXPECT_FALSE(two.firstRoute.empty());
+  EXPECT_NE(two.firstRoute, two.secondRoute);
+  return two;
+}
+
 TEST(DirectChannelsTest, AGrantedTokenOpensAChannelWithADirectRoute) {
   Worker worker;
   ASSERT_TRUE(worker.channels);
@@ -216,12 +230,11 @@ TEST(DirectChannelsTest, AGrantedTokenOpensAChannelWithADirectRoute) {
 TEST(DirectChannelsTest, ALookAfterAReplyReadsThatClientsNextRequestOnly) {
   Worker worker;
   ASSERT_TRUE(worker.channels);
-  auto hot = authenticatedClient(worker);
-  auto other = authenticatedClient(worker);
-  const std::string hotRoute = roundTripRequest(worker, *hot, 1);
-  const std::string otherRoute = roundTripRequest(worker, *other, 2);
-  ASSERT_FALSE(hotRoute.empty());
-  ASSERT_NE(hotRoute, otherRoute);
+  TwoClients two = twoClientsWithRoutes(worker);
+  Client* hot = two.first.get();
+  Client* other = two.second.get();
+  const std::string& hotRoute = two.firstRoute;
+  const std::string& otherRoute = two.secondRoute;
   auto look = [&] {
     return worker.channels->readLastReplied([&](const std::string& route, InboundMessage m) {
       worker.delivered.emplace_back(route, std::move(m));
@@ -235,12 +248,15 @@ TEST(DirectChannelsTest, ALookAfterAReplyReadsThatClientsNextRequestOnly) {
   // The other client's request is left for the poll.
   other->sendFrame(getVersionRequest(3));
   hot->sendFrame(getVersionRequest(4));
-  bool delivered = false;
-  for (int i = 0; i < kMaxTurns && !delivered; ++i) {
-    delivered = look();
-    if (!delivered) std::this_thread::sleep_for(1ms);
-  }
-  ASSERT_TRUE(delivered);
+  // The client's bytes reach the socket soon after the write: look a few times.
+  auto lookUntilSomething = [&] {
+    for (int i = 0; i < kMaxTurns; ++i) {
+      if (look()) return true;
+      std::this_thread::sleep_for(1ms);
+    }
+    return false;
+  };
+  ASSERT_TRUE(lookUntilSomething());
   ASSERT_EQ(worker.delivered.size(), 3u);
   EXPECT_EQ(worker.delivered.back().first, hotRoute);
   EXPECT_EQ(worker.delivered.back().second.envelope().getRequestId(), 4u);
@@ -250,12 +266,7 @@ TEST(DirectChannelsTest, ALookAfterAReplyReadsThatClientsNextRequestOnly) {
   worker.channels->send(hotRoute, encodeErrorReply(4, notFound("x")));
   ASSERT_TRUE(hot->awaitFrame(worker).has_value());
   hot->close();
-  bool closed = false;
-  for (int i = 0; i < kMaxTurns && !closed; ++i) {
-    closed = look();
-    if (!closed) std::this_thread::sleep_for(1ms);
-  }
-  EXPECT_TRUE(closed);
+  EXPECT_TRUE(lookUntilSomething());
   EXPECT_EQ(worker.channels->connections(), 1u);
   EXPECT_FALSE(look());  // its connection is gone
 }
@@ -413,12 +424,11 @@ TEST(DirectChannelsTest, AMalformedFrameGetsAnErrorReplyAndTheChannelStays) {
 TEST(DirectChannelsTest, SendingToARouteThatIsGoneDoesNothing) {
   Worker worker;
   ASSERT_TRUE(worker.channels);
-  auto leaving = authenticatedClient(worker);
-  auto staying = authenticatedClient(worker);
-  const std::string goneRoute = roundTripRequest(worker, *leaving, 1);
-  const std::string stayingRoute = roundTripRequest(worker, *staying, 2);
-  ASSERT_FALSE(goneRoute.empty());
-  ASSERT_NE(goneRoute, stayingRoute);
+  TwoClients two = twoClientsWithRoutes(worker);
+  Client* leaving = two.first.get();
+  Client* staying = two.second.get();
+  const std::string& goneRoute = two.firstRoute;
+  const std::string& stayingRoute = two.secondRoute;
 
   leaving->close();
   ASSERT_TRUE(worker.turnUntilConnections(1));

@@ -32,11 +32,11 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "kit/cache_parameters.h"
+#include "kit/session_types.h"
 #include "llvmsession/llvm_context.h"
 #include "local/builtin_types.h"
 #include "mlgosession/mlgo_context.h"
-#include "kit/cache_parameters.h"
-#include "kit/session_types.h"
 
 namespace {
 

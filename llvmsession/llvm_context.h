@@ -20,13 +20,13 @@
 #include <string>
 
 #include "datasets/registry.h"
+#include "kit/service_context.h"
 #include "llvmenv/baselines.h"
 #include "llvmenv/module_state.h"
 #include "llvmenv/pass_table.h"
 #include "llvmsession/module_cache.h"
 #include "llvmsession/ready_modules.h"
 #include "llvmsession/transition_cache.h"
-#include "kit/service_context.h"
 
 namespace kiln::llvmsession {
 

@@ -35,9 +35,9 @@
 #include <memory>
 #include <optional>
 
+#include "kit/compilation_session.h"
 #include "llvmenv/module_state.h"
 #include "llvmsession/llvm_context.h"
-#include "kit/compilation_session.h"
 
 namespace kiln::llvmsession {
 

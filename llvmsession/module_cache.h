@@ -12,10 +12,10 @@
 #include <string>
 
 #include "common/status.h"
-#include "llvmenv/baselines.h"
-#include "llvmenv/module_state.h"
 #include "kit/bounded_cache.h"
 #include "kit/cache_parameters.h"
+#include "llvmenv/baselines.h"
+#include "llvmenv/module_state.h"
 
 namespace kiln::llvmsession {
 

@@ -30,9 +30,9 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "kit/bounded_cache.h"
 #include "llvmenv/module_state.h"
 #include "llvmsession/module_cache.h"
-#include "kit/bounded_cache.h"
 
 namespace kiln::llvmsession {
 

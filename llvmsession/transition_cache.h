@@ -22,9 +22,9 @@
 #include <string>
 
 #include "common/clock.h"
-#include "llvmenv/module_state.h"
 #include "kit/bounded_cache.h"
 #include "kit/cache_parameters.h"
+#include "llvmenv/module_state.h"
 
 namespace kiln::llvmsession {
 

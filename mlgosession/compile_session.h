@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "kit/compilation_session.h"
 #include "mlgosession/kill_switch.h"
 #include "mlgosession/mlgo_context.h"
 #include "mlgosession/pipeline.h"
-#include "kit/compilation_session.h"
 
 namespace kiln::mlgosession {
 

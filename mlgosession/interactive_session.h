@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "kit/compilation_session.h"
 #include "mlgo/interactive_compiler.h"
 #include "mlgosession/kill_switch.h"
 #include "mlgosession/mlgo_context.h"
-#include "kit/compilation_session.h"
 
 namespace kiln::mlgosession {
 

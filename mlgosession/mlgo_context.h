@@ -13,8 +13,8 @@
 #include <string>
 
 #include "datasets/registry.h"
-#include "llvmenv/crash_guard.h"
 #include "kit/service_context.h"
+#include "llvmenv/crash_guard.h"
 
 namespace kiln::mlgosession {
 

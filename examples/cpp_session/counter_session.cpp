@@ -6,8 +6,8 @@
 #include <atomic>
 
 #include "kit/compilation_session.h"
-#include "worker/run_worker.h"
 #include "kit/service_context.h"
+#include "worker/run_worker.h"
 
 namespace {
 

@@ -5,10 +5,8 @@
 #include <algorithm>
 
 #include "common/identity.h"
-#include "common/version.h"
 #include "common/wire_convert.h"
 #include "metrics/log_fields.h"
-#include "kit/cache_parameters.h"
 #include "worker/session_ops.h"
 #include "worker/split_step.h"
 
@@ -148,74 +146,6 @@ void SessionHost::dispatch(const std::string& routingId, InboundMessage message)
       return reply(routingId, requestId,
                    invalidArgument("this is a worker: send cluster requests to the coordinator"));
   }
-}
-
-void SessionHost::replyVersion(const std::string& routingId, std::uint64_t requestId) {
-  capnp::MallocMessageBuilder builder(256);
-  auto version = initEnvelope(builder, requestId).initReply().initVersion();
-  version.setProtocolVersion(wire::PROTOCOL_VERSION);
-  version.setServiceVersion(std::string("kiln ") + kKilnVersion);
-  auto names = typeNames();
-  std::string compilers;
-  auto list = version.initSessionTypes(names.size());
-  for (unsigned i = 0; i < names.size(); ++i) {
-    list.set(i, names[i]);
-    if (const auto* type = types_.find(names[i])) {
-      compilers += fmt::format("{}{}: {}", i ? "; " : "", names[i], type->info.compilerVersion);
-    }
-  }
-  version.setCompilerVersion(compilers);
-  replies_.send(routingId, encodeFrame(builder));
-}
-
-void SessionHost::replySpaces(const std::string& routingId, std::uint64_t requestId,
-                              const std::string& typeName) {
-  const ReadySessionType* type = findType(typeName);
-  if (type == nullptr) {
-    return reply(routingId, requestId,
-                 notFound(fmt::format("session type '{}' is not hosted here (hosted: {})", typeName,
-                                      fmt::join(typeNames(), ", "))));
-  }
-  capnp::MallocMessageBuilder builder;
-  auto spaces = initEnvelope(builder, requestId).initReply().initSpaces();
-  auto actions = spaces.initActionSpaces(type->info.actionSpaces.size());
-  for (unsigned i = 0; i < type->info.actionSpaces.size(); ++i) {
-    toWire(type->info.actionSpaces[i], actions[i]);
-  }
-  auto observations = spaces.initObservationSpaces(type->info.observationSpaces.size());
-  for (unsigned i = 0; i < type->info.observationSpaces.size(); ++i) {
-    toWire(type->info.observationSpaces[i], observations[i]);
-  }
-  auto replay = spaces.initReplay();
-  replay.setDeterministic(type->info.replay.deterministic);
-  replay.setFingerprint(type->info.replay.fingerprint);
-  replies_.send(routingId, encodeFrame(builder));
-}
-
-void SessionHost::addBenchmarks(const std::string& routingId, const InboundMessage& message,
-                                ClientId client) {
-  auto envelope = message.envelope();
-  if (!client.valid()) return reply(routingId, envelope.getRequestId(), anonymousClient());
-  for (auto benchmark : envelope.getRequest().getAddBenchmark().getBenchmarks()) {
-    auto bytes = benchmark.getProgram();
-    std::string uri = benchmark.getUri().cStr();
-    if (uri.empty() || bytes.size() == 0) {
-      return reply(routingId, envelope.getRequestId(),
-                   invalidArgument("AddBenchmark needs a URI and the program bytes"));
-    }
-    if (bytes.size() > limits_.maxBenchmarkBytes) {
-      return reply(routingId, envelope.getRequestId(),
-                   invalidArgument(fmt::format("benchmark '{}' is {} bytes, over the limit of {}",
-                                               uri, bytes.size(), limits_.maxBenchmarkBytes)));
-    }
-    // Under the client's own name: its bytes never answer another client's URI.
-    cache_.insert(privateCacheKey(client, uri),
-                  std::make_shared<const std::string>(reinterpret_cast<const char*>(bytes.begin()),
-                                                      bytes.size()));
-  }
-  capnp::MallocMessageBuilder builder(64);
-  initEnvelope(builder, envelope.getRequestId()).initReply().setBenchmarkAdded();
-  replies_.send(routingId, encodeFrame(builder));
 }
 
 std::uint64_t SessionHost::openTicket(const std::string& routingId, std::uint64_t requestId,
@@ -436,25 +366,6 @@ void SessionHost::completeInline(Completion completion) {
     onCompletion(std::move(next));
   }
   drainingInline_ = false;
-}
-
-void SessionHost::handleWorkerParameter(const std::string& routingId, std::uint64_t requestId,
-                                        const std::string& key, const std::string& value) {
-  if (!limits_.clientTuning &&
-      (isCacheSetter(kCacheParameterPrefix, key) || types_.changesSharedState(key))) {
-    return reply(routingId, requestId,
-                 permissionDenied(fmt::format(
-                     "'{}' changes what every session of this worker shares, other clients' "
-                     "too; its operator allows that with --allow-client-tuning (safe where a "
-                     "process serves one experiment: kiln nest, isolated)",
-                     key)));
-  }
-  auto answer = key.starts_with(kCacheParameterPrefix) ? handleCacheParameter(cache_, key, value)
-                                                       : types_.handleContextParameter(key, value);
-  if (!answer.ok()) return reply(routingId, requestId, answer.status());
-  capnp::MallocMessageBuilder builder(256);
-  initEnvelope(builder, requestId).initReply().initParameterReply().setReply(*answer);
-  replies_.send(routingId, encodeFrame(builder));
 }
 
 void SessionHost::onCompletion(Completion completion) {

@@ -10,8 +10,8 @@
 
 #include "common/status.h"
 #include "common/underlying_wire.h"
-#include "schema/kiln.capnp.h"
 #include "kit/session_types.h"
+#include "schema/kiln.capnp.h"
 
 namespace kiln::nesting {
 

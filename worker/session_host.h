@@ -21,8 +21,8 @@
 #include "common/logging.h"
 #include "common/mailbox.h"
 #include "common/unique_task.h"
-#include "worker/session_record.h"
 #include "kit/session_types.h"
+#include "worker/session_record.h"
 
 namespace kiln {
 

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "common/clock.h"
+#include "kit/benchmark_cache.h"
 #include "metrics/http_endpoint.h"
 #include "metrics/registry.h"
-#include "kit/benchmark_cache.h"
 #include "worker/coordinator_link.h"
 #include "worker/session_host.h"
 

@@ -27,17 +27,21 @@ void lowerToIdlePriority() {
 
 }  // namespace
 
+bool fitsOneMore(std::size_t heldEntries, std::uint64_t heldBytes, std::uint64_t bytes,
+                 std::size_t maxEntries, std::uint64_t maxBytes) {
+  return heldEntries < maxEntries && bytes <= maxBytes && heldBytes <= maxBytes - bytes;
+}
+
 std::optional<std::size_t> nextToRead(const std::vector<ReadAheadWant>& wants,
                                       std::size_t perBenchmark, std::size_t heldEntries,
                                       std::uint64_t heldBytes, std::size_t maxEntries,
                                       std::uint64_t maxBytes) {
-  if (heldEntries >= maxEntries) return std::nullopt;
   for (std::size_t i = 0; i < wants.size(); ++i) {
     const ReadAheadWant& want = wants[i];
     if (want.unreadable || want.ready >= perBenchmark) continue;
     // A module too big for what is left is skipped, not waited for: a
     // smaller one further down may still fit.
-    if (want.bitcodeBytes > maxBytes || heldBytes > maxBytes - want.bitcodeBytes) continue;
+    if (!fitsOneMore(heldEntries, heldBytes, want.bitcodeBytes, maxEntries, maxBytes)) continue;
     return i;
   }
   return std::nullopt;
@@ -84,18 +88,13 @@ std::unique_ptr<llvmenv::ModuleState> ReadyModules::take(
       ++counters_.misses;
     } else {
       ++counters_.hits;
-      state = std::move(front.ready.back());
-      front.ready.pop_back();
-      --heldEntries_;
-      heldBytes_ -= front.module->module().bitcode.size();
+      state = popReadyLocked(front);
     }
     while (benchmarks_.size() > kTrackedBenchmarks) {
       Benchmark& oldest = benchmarks_.back();
-      for (auto& s : oldest.ready) {
-        --heldEntries_;
-        heldBytes_ -= oldest.module->module().bitcode.size();
+      while (!oldest.ready.empty()) {
+        dropped.push_back(popReadyLocked(oldest));
         ++counters_.evictions;
-        dropped.push_back(std::move(s));
       }
       benchmarks_.pop_back();
     }
@@ -143,8 +142,7 @@ void ReadyModules::readerLoop() {
     auto found = std::find_if(benchmarks_.begin(), benchmarks_.end(),
                               [&](const Benchmark& b) { return b.module->key() == module->key(); });
     const std::uint64_t bytes = module->module().bitcode.size();
-    const bool fits =
-        heldEntries_ < maxEntries_ && bytes <= maxBytes_ && heldBytes_ <= maxBytes_ - bytes;
+    const bool fits = fitsOneMore(heldEntries_, heldBytes_, bytes, maxEntries_, maxBytes_);
     if (found != benchmarks_.end() && !state.ok()) found->unreadable = true;
     if (found != benchmarks_.end() && state.ok() && fits && found->ready.size() < perBenchmark_) {
       found->ready.push_back(std::move(*state));
@@ -167,14 +165,18 @@ bool ReadyModules::idle() const {
   return !reading_ && !nextLocked();
 }
 
+std::unique_ptr<llvmenv::ModuleState> ReadyModules::popReadyLocked(Benchmark& benchmark) {
+  std::unique_ptr<llvmenv::ModuleState> state = std::move(benchmark.ready.back());
+  benchmark.ready.pop_back();
+  --heldEntries_;
+  heldBytes_ -= benchmark.module->module().bitcode.size();
+  return state;
+}
+
 void ReadyModules::evictLocked(std::size_t maxEntries, std::uint64_t maxBytes, States& out) {
   for (auto it = benchmarks_.rbegin(); it != benchmarks_.rend(); ++it) {
-    const std::uint64_t bytes = it->module->module().bitcode.size();
     while (!it->ready.empty() && (heldEntries_ > maxEntries || heldBytes_ > maxBytes)) {
-      out.push_back(std::move(it->ready.back()));
-      it->ready.pop_back();
-      --heldEntries_;
-      heldBytes_ -= bytes;
+      out.push_back(popReadyLocked(*it));
       ++counters_.evictions;
     }
   }

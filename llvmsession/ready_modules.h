@@ -43,6 +43,11 @@ struct ReadAheadWant {
   bool unreadable = false;         // a read of it failed: never tried again
 };
 
+// Policy: whether one more state of `bytes` of bitcode stays within both
+// bounds with what is held already.
+bool fitsOneMore(std::size_t heldEntries, std::uint64_t heldBytes, std::uint64_t bytes,
+                 std::size_t maxEntries, std::uint64_t maxBytes);
+
 // Policy: which benchmark to read next, as a position in `wants` (most
 // recently started first), or nullopt when none needs a read or none fits.
 // Recent starts come first; each benchmark gets up to `perBenchmark` states;
@@ -103,6 +108,8 @@ class ReadyModules : public CacheControls {
   void readerLoop();
   // The position in benchmarks_ to read next (see nextToRead).
   std::optional<std::size_t> nextLocked() const;
+  // Takes one of `benchmark`'s ready states out of the held counts.
+  std::unique_ptr<llvmenv::ModuleState> popReadyLocked(Benchmark& benchmark);
   // Drops states, oldest benchmarks first, until within the bounds; the
   // dropped states go to `out`, destroyed by the caller outside the lock.
   void evictLocked(std::size_t maxEntries, std::uint64_t maxBytes, States& out);

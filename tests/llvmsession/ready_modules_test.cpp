@@ -42,6 +42,13 @@ TEST(NextToReadTest, BoundsAreNeverExceeded) {
   EXPECT_EQ(nextToRead(wants, 2, 0, 0, 0, 1000), std::nullopt);
 }
 
+TEST(NextToReadTest, OneMoreFitsOnlyWithinBothBounds) {
+  EXPECT_TRUE(fitsOneMore(0, 0, 1000, 1, 1000));
+  EXPECT_FALSE(fitsOneMore(1, 0, 10, 1, 1000));                  // the entry bound
+  EXPECT_FALSE(fitsOneMore(0, 991, 10, 16, 1000));               // the byte bound
+  EXPECT_FALSE(fitsOneMore(0, 0, ~std::uint64_t{0}, 16, 1000));  // no overflow
+}
+
 // ReadyModules on real modules -----------------------------------------
 
 std::shared_ptr<const CachedModule> cachedModule(const std::string& program) {
@@ -105,7 +112,9 @@ TEST(ReadyModulesTest, TheReaderWaitsForAQuietMomentAfterAStart) {
   std::this_thread::sleep_for(100ms);
   // Earlier than `quiet` after the take: nothing read (a slow machine only
   // makes the reader later).
-  if (std::chrono::steady_clock::now() - start < 450ms) EXPECT_EQ(reader.reads.load(), 0);
+  if (std::chrono::steady_clock::now() - start < 450ms) {
+    EXPECT_EQ(reader.reads.load(), 0);
+  }
   EXPECT_FALSE(ready.idle());  // it has work, for later
   ASSERT_TRUE(settles(ready));
   EXPECT_EQ(reader.reads.load(), 2);

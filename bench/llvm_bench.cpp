@@ -184,25 +184,28 @@ Result<OptReference> measureOptReference(Context& c, const std::filesystem::path
   return OptReference{opt.p50us, inPass};
 }
 
+constexpr std::string_view kModuleCache = "service.parsed_module_cache.";
+constexpr std::string_view kTransitionCache = "service.transition_cache.";
+constexpr std::string_view kReadyModules = "service.ready_modules.";
+
+// A worker parameter of the cache under `prefix` (one of the above).
+Result<std::string> cacheParameter(Context& c, std::string_view prefix, std::string_view name,
+                                   const std::string& value = {}) {
+  return c.client.workerParameter(c.worker, std::string(prefix) + std::string(name), value);
+}
+
 Status setModuleCacheBytes(Context& c, const std::string& bytes) {
-  return c.client
-      .workerParameter(c.worker, "service.parsed_module_cache.set_max_size_in_bytes", bytes)
-      .status();
+  return cacheParameter(c, kModuleCache, "set_max_size_in_bytes", bytes).status();
 }
 
 // 0 disables the transition cache (every step runs its pass: "fresh").
 Status setTransitionCacheSize(Context& c, std::uint64_t entries) {
-  return c.client
-      .workerParameter(c.worker, "service.transition_cache.set_max_size", std::to_string(entries))
-      .status();
+  return cacheParameter(c, kTransitionCache, "set_max_size", std::to_string(entries)).status();
 }
 
 struct CacheCounts {
   std::uint64_t hits = 0, misses = 0, evictions = 0, inserts = 0;
 };
-
-constexpr std::string_view kTransitionCache = "service.transition_cache.";
-constexpr std::string_view kReadyModules = "service.ready_modules.";
 
 // A worker cache's counters (`prefix`: one of the above).
 Result<CacheCounts> cacheCounts(Context& c, std::string_view prefix) {
@@ -234,8 +237,7 @@ Status expectHits(Context& c, std::string_view prefix, const CacheCounts& before
 Status waitForReadAhead(Context& c) {
   const auto limit = Clock::now() + std::chrono::seconds(2);
   while (Clock::now() < limit) {
-    KILN_ASSIGN_OR_RETURN(std::string idle,
-                          c.client.workerParameter(c.worker, "service.ready_modules.get_idle", ""));
+    KILN_ASSIGN_OR_RETURN(std::string idle, cacheParameter(c, kReadyModules, "get_idle"));
     if (idle == "true") return okStatus();
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
@@ -315,8 +317,7 @@ Status measurePass(Context& c, const std::string& label, const std::string& uri,
       KILN_ASSIGN_OR_RETURN(auto session, c.client.startSession(llvmSession(uri)));
       if (mode == kMiss) {
         KILN_RETURN_IF_ERROR(
-            c.client.workerParameter(c.worker, "service.transition_cache.evict_to_capacity", "0")
-                .status());
+            cacheParameter(c, kTransitionCache, "evict_to_capacity", "0").status());
       }
       const auto start = Clock::now();
       KILN_ASSIGN_OR_RETURN(client::StepResult step, session->step(actions, none));
@@ -382,17 +383,13 @@ Status measureBenchmark(Context& c, const std::string& label, const std::string&
   // Cached, read-ahead off: the verified bytes from the parsed-module cache,
   // read into a fresh context by the start (what a worker with no idle time
   // pays).
-  KILN_ASSIGN_OR_RETURN(
-      std::string readAheadBound,
-      c.client.workerParameter(c.worker, "service.ready_modules.get_max_size", ""));
-  KILN_RETURN_IF_ERROR(
-      c.client.workerParameter(c.worker, "service.ready_modules.set_max_size", "0").status());
+  KILN_ASSIGN_OR_RETURN(std::string readAheadBound,
+                        cacheParameter(c, kReadyModules, "get_max_size"));
+  KILN_RETURN_IF_ERROR(cacheParameter(c, kReadyModules, "set_max_size", "0").status());
   KILN_ASSIGN_OR_RETURN(
       LatencySummary cached,
       sample(c.o.startIterations, c.o.secondsPerMeasurement, endAndSettle, start));
-  KILN_RETURN_IF_ERROR(
-      c.client.workerParameter(c.worker, "service.ready_modules.set_max_size", readAheadBound)
-          .status());
+  KILN_RETURN_IF_ERROR(cacheParameter(c, kReadyModules, "set_max_size", readAheadBound).status());
   // Read-ahead on (the default): the worker's reader read the module while
   // the worker was idle, as it does during a learner's lull.
   KILN_ASSIGN_OR_RETURN(CacheCounts before, cacheCounts(c, kReadyModules));

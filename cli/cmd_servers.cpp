@@ -7,8 +7,8 @@
 #include "coordinator/coordinator_server.h"
 #include "local/builtin_types.h"
 #include "local/local_cluster.h"
-#include "nesting/isolating_frontend.h"
-#include "nesting/nesting_frontend.h"
+#include "nesting/in_process_backend.h"
+#include "nesting/isolating_backend.h"
 #include "worker/config_check.h"
 #include "worker/worker_cli.h"
 

@@ -2,12 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cstring>
-
-#include "common/abstract_socket.h"
 #include "common/wire_convert.h"
 
 namespace kiln::client {
@@ -18,148 +12,10 @@ void RequestIdentity::stamp(wire::Envelope::Builder envelope) const {
   if (!experimentKey.empty()) envelope.setExperimentKey(wireBytes(experimentKey));
 }
 
-Channel::Channel(zmq::context_t& zmq, std::string endpoint, const RequestIdentity& identity,
-                 FrameLimits limits, std::string address, std::optional<ClusterKeys> keys)
-    : endpoint_(std::move(endpoint)),
-      address_(address.empty() ? endpoint_ : std::move(address)),
-      identity_(identity),
-      limits_(limits),
-      socket_(zmq, zmq::socket_type::dealer),
-      directReader_(limits.maxMessageBytes) {
-  socket_.set(zmq::sockopt::linger, 0);
-  socket_.set(zmq::sockopt::sndhwm, 100000);
-  socket_.set(zmq::sockopt::rcvhwm, 100000);
-  socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(limits_.maxMessageBytes));
-  // A peer that vanishes without closing (node gone, SIGSTOP) is detected by
-  // ZMTP heartbeats: no answer for 3 s drops the connection.
-  socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
-  socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
-  curve_ = keys.has_value();
-  if (keys) applyCurveClient(socket_, *keys);
-  std::string monitorAddress = fmt::format("inproc://kiln-channel-{}", static_cast<void*>(this));
-  if (zmq_socket_monitor(socket_.handle(), monitorAddress.c_str(),
-                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
-                             ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                             ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
-    monitor_ = zmq::socket_t(zmq, zmq::socket_type::pair);
-    monitor_.set(zmq::sockopt::linger, 0);
-    monitor_.connect(monitorAddress);
-  }
-  pollItems();
-  // readEvents() always reads the monitor dry, starting now: its descriptor
-  // alone tells when events come.
-  readEvents();
-  socket_.connect(address_);
-}
+Channel::Channel(std::string endpoint, const RequestIdentity& identity, FrameLimits limits)
+    : endpoint_(std::move(endpoint)), identity_(identity), limits_(limits) {}
 
-void Channel::pollItems() {
-  poll_.clear();
-  // Once direct, nothing comes over ZeroMQ but the monitor's events (replies
-  // to earlier requests were all taken: openDirect() needs none outstanding).
-  if (!direct()) socketIndex_ = poll_.addSocket(socket_);
-  if (monitor_) monitorIndex_ = poll_.addSocket(monitor_, SocketUse::kDrainedOnly);
-  if (direct()) directIndex_ = poll_.addFd(directFd_);
-}
-
-Channel::~Channel() {
-  // Stop the monitor before its PAIR socket goes away.
-  if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
-  if (directFd_ >= 0) ::close(directFd_);
-}
-
-Status Channel::openDirect(Duration timeout) {
-  if (direct()) return okStatus();
-  if (outstanding() != 0) {
-    return invalidArgument("a direct channel is opened before any request is outstanding");
-  }
-  const TimePoint deadline = std::chrono::steady_clock::now() + timeout;
-  capnp::MallocMessageBuilder builder(64);
-  begin(builder, timeout).initRequest().initOpenDirect();
-  KILN_ASSIGN_OR_RETURN(InboundMessage reply, call(builder, timeout));
-  auto envelope = reply.envelope();
-  if (!envelope.getReply().isDirectOpened()) {
-    return internalError(fmt::format("{} answered OpenDirect with something else", endpoint_));
-  }
-  auto opened = envelope.getReply().getDirectOpened();
-  auto token = opened.getToken();
-  return connectDirect(opened.getAddress().cStr(),
-                       std::string(reinterpret_cast<const char*>(token.begin()), token.size()),
-                       deadline);
-}
-
-Status Channel::connectDirect(const std::string& address, const std::string& token,
-                              TimePoint deadline) {
-  // Only abstract sockets ("@name"): a worker names no file for a client to open.
-  auto target = address.starts_with('@') ? abstractAddress(std::string_view(address).substr(1))
-                                         : Result<AbstractAddress>(invalidArgument("no '@'"));
-  if (!target.ok()) {
-    return invalidArgument(
-        fmt::format("{} offered a direct channel at an invalid address '{}'", endpoint_, address));
-  }
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
-  // A local stream socket connects at once or fails (EAGAIN: backlog full).
-  if (::connect(fd, target->get(), target->size) != 0) {
-    Status failed = disconnected(fmt::format("cannot connect to {}'s direct channel {}: {}",
-                                             endpoint_, address, std::strerror(errno)));
-    ::close(fd);
-    return failed;
-  }
-  StreamFrameWriter hello;
-  hello.queue(token.data(), token.size());
-  Status sent = hello.flushUntil(fd, deadline);
-  if (!sent.ok()) {
-    ::close(fd);
-    return sent;
-  }
-  directFd_ = fd;
-  pollItems();
-  return okStatus();
-}
-
-void Channel::readEvents() {
-  if (!monitor_) return;
-  zmq::message_t event;
-  while (monitor_.recv(event, zmq::recv_flags::dontwait)) {
-    // Each event is two frames: (uint16 event, uint32 value) and the address.
-    zmq::message_t address;
-    (void)monitor_.recv(address, zmq::recv_flags::dontwait);
-    if (event.size() < sizeof(std::uint16_t) + sizeof(std::uint32_t)) continue;
-    std::uint16_t kind;
-    std::uint32_t value;
-    std::memcpy(&kind, event.data(), sizeof(kind));
-    std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof(kind), sizeof(value));
-    if (isHandshakeFailure(kind)) {
-      // Refused, not lost: the drop that follows must not look like a dead
-      // server (which would start a restore elsewhere). A failure without
-      // detail also happens when the server closes first (a refusal racing
-      // our hello), so only repeated ones count; a clearer event usually
-      // follows on the reconnect, 100 ms later.
-      connected_ = false;
-      if (handshaken_) {
-        // Our server accepted us before: whatever refuses us at its address
-        // now is another process that took the port of a dead one. Lost.
-        lost_ = true;
-        continue;
-      }
-      bool detailed = kind != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
-      if (detailed || ++vagueFailures_ >= 4) {
-        refused_ = handshakeRefusal(kind, value, endpoint_, curve_);
-      }
-    } else if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-      refused_ = okStatus();
-      vagueFailures_ = 0;
-      handshaken_ = true;
-    } else if (kind == ZMQ_EVENT_CONNECTED) {
-      connected_ = true;
-      connectedAddress_.assign(static_cast<const char*>(address.data()), address.size());
-      lost_ = false;
-    } else if (kind == ZMQ_EVENT_DISCONNECTED && connected_) {
-      lost_ = true;
-    }
-  }
-}
+Channel::~Channel() = default;
 
 wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration timeout,
                                        std::uint64_t target) {
@@ -171,36 +27,21 @@ wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration 
   return envelope;
 }
 
-Result<std::uint64_t> Channel::send(capnp::MessageBuilder& builder) {
-  auto envelope = builder.getRoot<wire::Envelope>();
-  std::uint64_t id = envelope.getRequestId();
-  if (direct()) {
-    if (lost_) return disconnected(fmt::format("cannot send to {}: it is gone", endpoint_));
-    zmq::message_t frame = encodeFrame(builder);
-    directWriter_.queue(frame.data(), frame.size());
-    Status sent = directWriter_.flushUntil(
-        directFd_, std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(std::max(1u, envelope.getTimeoutMs())));
-    if (!sent.ok()) {
-      // Gone (the stream broke), or alive but not taking it (its buffer full).
-      lost_ = sent.code() == ErrorCode::kDisconnected;
-      std::string why = fmt::format("cannot send to {}: {}", endpoint_, sent.message());
-      return lost_ ? disconnected(std::move(why)) : overloaded(std::move(why));
-    }
-    pending_.emplace(id, true);
-    return id;
-  }
-  auto sent = socket_.send(encodeFrame(builder), zmq::send_flags::dontwait);
-  if (!sent) {
-    // Nothing is queued for a peer known to be gone: say so, not "full".
-    if (peerLost()) {
-      return disconnected(fmt::format("cannot send to {}: the connection dropped", endpoint_));
-    }
-    return overloaded(fmt::format("cannot send to {}: its queue is full", endpoint_));
-  }
-  pending_.emplace(id, true);
-  return id;
+Result<InboundMessage> Channel::call(capnp::MessageBuilder& builder, Duration timeout) {
+  KILN_ASSIGN_OR_RETURN(std::uint64_t id, send(builder));
+  return await(id, std::chrono::steady_clock::now() + timeout);
 }
+
+void Channel::abandon(std::uint64_t requestId) {
+  pending_.erase(requestId);
+  arrived_.erase(requestId);
+}
+
+Status Channel::openDirect(Duration) {
+  return invalidArgument(fmt::format("{} is not reached over a direct channel", endpoint_));
+}
+
+void Channel::spinForReplies(Duration) {}
 
 Status Channel::unwrapError(const InboundMessage& message) const {
   auto envelope = message.envelope();
@@ -215,61 +56,14 @@ Status Channel::unwrapError(const InboundMessage& message) const {
   return okStatus();
 }
 
-Result<InboundMessage> Channel::await(std::uint64_t requestId, TimePoint deadline) {
-  if (auto early = arrived_.find(requestId); early != arrived_.end()) {
-    InboundMessage message = std::move(early->second);
-    arrived_.erase(early);
-    KILN_RETURN_IF_ERROR(unwrapError(message));
-    return message;
-  }
-  if (pending_.count(requestId) == 0) {
-    return invalidArgument(fmt::format("request {} is not outstanding", requestId));
-  }
-  // Replies are read when the socket says it has some, and the monitor when
-  // it has events: an idle channel costs one poll per wait, not a round of
-  // empty reads. A reply that came before a drop is still delivered.
-  bool socketReady = false;
-  bool monitorReady = lost_ || !refused_.ok();  // it may have come back since
-  bool directReady = false;  // what was read is taken: the socket says when more comes
-  bool spun = false;
-  for (;;) {
-    if (monitorReady) readEvents();
-    if (directReady) {
-      if (auto reply = readDirect(requestId)) return std::move(*reply);
-    }
-    if (socketReady || lost_ || !refused_.ok()) {
-      zmq::message_t frame;
-      while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
-        if (auto reply = take(frame.data(), frame.size(), requestId)) return std::move(*reply);
-      }
-    }
-    if (!refused_.ok()) {
-      pending_.erase(requestId);
-      return refused_;
-    }
-    if (lost_) {
-      pending_.erase(requestId);
-      return disconnected(
-          fmt::format("the connection to {} dropped (the worker died, restarted or is unreachable)",
-                      endpoint_));
-    }
-    auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      pending_.erase(requestId);
-      return timeoutError(
-          fmt::format("{} did not answer in time (worker busy, gone or unreachable)", endpoint_));
-    }
-    if (direct() && !spun) {
-      spun = true;
-      if (auto reply = spinForReply(requestId)) return std::move(*reply);
-      if (lost_) continue;
-    }
-    poll_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
-               std::chrono::milliseconds(1));
-    socketReady = !direct() && poll_.ready(socketIndex_);
-    monitorReady = monitor_ && poll_.ready(monitorIndex_);
-    directReady = direct() && poll_.ready(directIndex_);
-  }
+std::optional<Result<InboundMessage>> Channel::takeArrived(std::uint64_t requestId) {
+  auto early = arrived_.find(requestId);
+  if (early == arrived_.end()) return std::nullopt;
+  InboundMessage message = std::move(early->second);
+  arrived_.erase(early);
+  Status error = unwrapError(message);
+  if (!error.ok()) return Result<InboundMessage>(error);
+  return Result<InboundMessage>(std::move(message));
 }
 
 std::optional<Result<InboundMessage>> Channel::take(const void* data, std::size_t size,
@@ -287,41 +81,29 @@ std::optional<Result<InboundMessage>> Channel::take(const void* data, std::size_
   return Result<InboundMessage>(std::move(message).value());
 }
 
-std::optional<Result<InboundMessage>> Channel::readDirect(std::uint64_t requestId) {
-  std::vector<std::string> frames;
-  const Status read = directReader_.readAvailable(directFd_, frames);
-  // Every frame is taken, also after the one asked for: none may be lost.
-  std::optional<Result<InboundMessage>> wanted;
-  for (const std::string& frame : frames) {
-    auto reply = take(frame.data(), frame.size(), requestId);
-    if (reply) wanted = std::move(reply);
+namespace {
+
+class UnreachableChannel final : public Channel {
+ public:
+  UnreachableChannel(std::string endpoint, const RequestIdentity& identity, Status why)
+      : Channel(std::move(endpoint), identity, FrameLimits{}), why_(std::move(why)) {}
+  Result<std::uint64_t> send(capnp::MessageBuilder&) override { return why_; }
+  Result<InboundMessage> await(std::uint64_t requestId, TimePoint) override {
+    return invalidArgument(fmt::format("request {} is not outstanding", requestId));
   }
-  // The worker closes its end only when its process ends (or when this
-  // client broke the protocol): the server is gone.
-  if (!read.ok()) lost_ = true;
-  return wanted;
-}
+  bool peerLost() override { return false; }
+  void markLost() override {}
+  std::string connectedAddress() override { return {}; }
 
-std::optional<Result<InboundMessage>> Channel::spinForReply(std::uint64_t requestId) {
-  const Duration window = replySpin_.next();
-  if (window <= Duration::zero()) return std::nullopt;
-  std::optional<Result<InboundMessage>> reply;
-  pollFor(window, [&] {
-    reply = readDirect(requestId);
-    return reply.has_value() || lost_;
-  });
-  replySpin_.outcome(reply.has_value());
-  return reply;
-}
+ private:
+  Status why_;
+};
 
-Result<InboundMessage> Channel::call(capnp::MessageBuilder& builder, Duration timeout) {
-  KILN_ASSIGN_OR_RETURN(std::uint64_t id, send(builder));
-  return await(id, std::chrono::steady_clock::now() + timeout);
-}
+}  // namespace
 
-void Channel::abandon(std::uint64_t requestId) {
-  pending_.erase(requestId);
-  arrived_.erase(requestId);
+std::unique_ptr<Channel> unreachableChannel(std::string endpoint, const RequestIdentity& identity,
+                                            Status why) {
+  return std::make_unique<UnreachableChannel>(std::move(endpoint), identity, std::move(why));
 }
 
 }  // namespace kiln::client

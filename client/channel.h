@@ -1,28 +1,25 @@
-// A request/reply channel to one server over a DEALER socket. Many requests
-// may be outstanding at once (pipelining); replies are matched by request id
-// and those that arrive for another request are kept until asked for.
-// The channel watches its connection (ZeroMQ socket events, plus ZMTP
-// heartbeats for peers that vanish without closing it): once the server
-// was connected and the connection drops, waiting requests fail at once
-// with "disconnected" instead of at their deadline.
+// A request/reply channel to one server, as the client's Client and Session
+// see it. Many requests may be outstanding at once (pipelining); replies are
+// matched by request id and those that arrive for another request are kept
+// until asked for. How the bytes travel is the implementation's business:
+// ZeroMQ and same-host direct channels (client/zmq_channel.h), or a fake
+// server in a unit test. Channels come from a ChannelFactory, the client's
+// seam for tests and for embedding another transport.
 #pragma once
 
 #include <capnp/message.h>
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <zmq.hpp>
+#include <vector>
 
 #include "common/clock.h"
-#include "common/curve_keys.h"
 #include "common/frame.h"
 #include "common/identity.h"
-#include "common/ids.h"
-#include "common/readiness_poll.h"
-#include "common/spin_before_sleep.h"
 #include "common/status.h"
-#include "common/stream_frames.h"
 
 namespace kiln::client {
 
@@ -39,104 +36,100 @@ struct RequestIdentity {
 
 class Channel {
  public:
-  ~Channel();
+  Channel(std::string endpoint, const RequestIdentity& identity, FrameLimits limits);
+  virtual ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
-  // `address` is where the socket connects when it differs from the
-  // server's name `endpoint` (a same-host ipc:// route); empty = endpoint.
-  // With `keys`, the connection is CURVE-authenticated and encrypted; a
-  // server that refuses the handshake fails requests at once with
-  // permission denied ("refused by authentication"), not at their deadline.
-  Channel(zmq::context_t& zmq, std::string endpoint, const RequestIdentity& identity,
-          FrameLimits limits, std::string address = {},
-          std::optional<ClusterKeys> keys = std::nullopt);
 
+  // The server's name (its advertised endpoint).
   const std::string& endpoint() const { return endpoint_; }
-  const std::string& address() const { return address_; }
-  // The address ZeroMQ reported connecting to; empty until connected.
-  const std::string& connectedAddress() {
-    readEvents();
-    return connectedAddress_;
-  }
 
   // Starts an envelope for a new request; fill its request and call send().
   // `target` names an underlying worker on a nesting host (0: the server itself).
   wire::Envelope::Builder begin(capnp::MessageBuilder& builder, Duration timeout,
                                 std::uint64_t target = 0);
   // Sends the request built in `builder`; returns its id for await().
-  Result<std::uint64_t> send(capnp::MessageBuilder& builder);
+  virtual Result<std::uint64_t> send(capnp::MessageBuilder& builder) = 0;
   // Waits for the reply to `requestId` until `deadline`. An error reply comes
-  // back as its Status; silence as a timeout that names the server.
-  Result<InboundMessage> await(std::uint64_t requestId, TimePoint deadline);
+  // back as its Status; silence as a timeout that names the server; a server
+  // known gone as "disconnected".
+  virtual Result<InboundMessage> await(std::uint64_t requestId, TimePoint deadline) = 0;
   // Sends and waits.
   Result<InboundMessage> call(capnp::MessageBuilder& builder, Duration timeout);
-  // Moves this channel's requests to a same-host direct channel, if its
-  // server offers one (worker/direct_channels.h): a request and its reply
-  // then skip ZeroMQ's I/O threads. Call it before any request is
-  // outstanding (a request sent on one transport must not overtake one sent
-  // on the other). On failure the channel stays on ZeroMQ.
-  Status openDirect(Duration timeout);
-  bool direct() const { return directFd_ >= 0; }
-  // How long await() polls a direct channel for the reply before it sleeps
-  // (common/spin_before_sleep.h); zero (the default) never polls.
-  // Never on a thread confined to one CPU (SpinBeforeSleep::forThisThread).
-  void spinForReplies(Duration window) { replySpin_ = SpinBeforeSleep::forThisThread(window); }
   // Forgets a request whose reply is no longer wanted.
   void abandon(std::uint64_t requestId);
   // Requests sent whose replies were not yet collected by await().
   std::size_t outstanding() const { return pending_.size() + arrived_.size(); }
+
   // The connection dropped after it was up, and has not come back.
-  bool peerLost() {
-    readEvents();
-    return lost_;
-  }
-  // Treats the server as lost although its connection is up: a process
-  // whose loop is stuck still answers ZMTP heartbeats from ZeroMQ's own
-  // thread. Waiting and later requests fail at once with "disconnected"
-  // until the server connects again.
-  void markLost() { lost_ = true; }
+  virtual bool peerLost() = 0;
+  // Treats the server as lost although its connection is up (a process
+  // whose loop is stuck): waiting and later requests fail at once with
+  // "disconnected" until the server connects again.
+  virtual void markLost() = 0;
+  // Where the connection went (an ipc:// address for a same-host worker);
+  // empty until connected.
+  virtual std::string connectedAddress() = 0;
+  // Moves this channel's requests to a faster same-host path if the server
+  // offers one; call it before any request is outstanding. On failure the
+  // channel keeps working as before.
+  virtual Status openDirect(Duration timeout);
+  virtual bool direct() const { return false; }
+  // How long await() may poll for a reply before it sleeps (zero: never).
+  virtual void spinForReplies(Duration window);
+
+ protected:
+  // The id of the request most recently begun (what send() sends).
+  std::uint64_t lastBegun() const { return lastBegun_; }
+  // Records a request as sent: its reply is now expected.
+  void expect(std::uint64_t requestId) { pending_.emplace(requestId, true); }
+  // Takes a reply that was kept because it came while another was awaited.
+  std::optional<Result<InboundMessage>> takeArrived(std::uint64_t requestId);
+  bool isPending(std::uint64_t requestId) const { return pending_.contains(requestId); }
+  // Stops expecting `requestId` (it failed as a whole: timeout, loss).
+  void forget(std::uint64_t requestId) { pending_.erase(requestId); }
+  // Takes one received frame: the reply to `requestId` is returned, any
+  // other expected reply kept for later, anything else dropped.
+  std::optional<Result<InboundMessage>> take(const void* data, std::size_t size,
+                                             std::uint64_t requestId);
 
  private:
   Status unwrapError(const InboundMessage& message) const;
-  void readEvents();
-  // Takes one received frame: the reply to `requestId` is returned, any
-  // other reply kept for later.
-  std::optional<Result<InboundMessage>> take(const void* data, std::size_t size,
-                                             std::uint64_t requestId);
-  // Reads the direct channel; sets lost_ when it dropped.
-  std::optional<Result<InboundMessage>> readDirect(std::uint64_t requestId);
-  // Polls the direct channel for the reply to `requestId` for as long as
-  // replySpin_ says, without sleeping.
-  std::optional<Result<InboundMessage>> spinForReply(std::uint64_t requestId);
-  Status connectDirect(const std::string& address, const std::string& token, TimePoint deadline);
 
   std::string endpoint_;
-  std::string address_;
-  std::string connectedAddress_;
   const RequestIdentity& identity_;
   FrameLimits limits_;
-  zmq::socket_t socket_;
-  zmq::socket_t monitor_;  // PAIR receiving socket_'s connection events
-  // Polls socket_ (until direct), monitor_ if there is one, directFd_ if open.
-  void pollItems();
-  ReadinessPoll poll_;
-  std::size_t socketIndex_ = 0;
-  std::size_t monitorIndex_ = 0;
-  std::size_t directIndex_ = 0;
-  int directFd_ = -1;
-  StreamFrameReader directReader_;
-  StreamFrameWriter directWriter_;
-  SpinBeforeSleep replySpin_{Duration::zero()};
-  bool connected_ = false;
-  bool lost_ = false;
-  bool curve_ = false;
-  bool handshaken_ = false;      // a handshake with the server succeeded once
-  Status refused_ = okStatus();  // the latest handshake refusal, until one succeeds
-  int vagueFailures_ = 0;        // handshakes failed without detail since the last success
   std::uint64_t nextRequestId_ = 1;
   std::uint64_t lastBegun_ = 0;
   std::unordered_map<std::uint64_t, bool> pending_;            // sent, not yet received
   std::unordered_map<std::uint64_t, InboundMessage> arrived_;  // received early
 };
+
+// Sends keep-alives for a client's leases (client/lease_keeper.h), from the
+// lease keeper's own thread: best effort, replies unread.
+class KeepAliveSender {
+ public:
+  virtual ~KeepAliveSender() = default;
+  virtual void ping(const std::vector<std::string>& endpoints, const RequestIdentity& identity) = 0;
+};
+
+// Where a client's channels come from.
+class ChannelFactory {
+ public:
+  virtual ~ChannelFactory() = default;
+  // A channel to the server named `endpoint`, connecting at `address` when
+  // that differs (a same-host ipc:// route; empty = endpoint). An address
+  // that cannot be used fails here with a clear error.
+  virtual Result<std::unique_ptr<Channel>> open(const std::string& endpoint,
+                                                const std::string& address,
+                                                const RequestIdentity& identity,
+                                                const FrameLimits& limits) = 0;
+  virtual std::unique_ptr<KeepAliveSender> keepAliveSender() = 0;
+};
+
+// A channel to a server that could not be reached at all (an endpoint that
+// is no address): every request fails with why.
+std::unique_ptr<Channel> unreachableChannel(std::string endpoint, const RequestIdentity& identity,
+                                            Status why);
 
 }  // namespace kiln::client

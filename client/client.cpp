@@ -1,13 +1,14 @@
 #include "client/client.h"
-#include "client/channel.h"
-#include "client/lease_keeper.h"
-#include "common/underlying_wire.h"
 
 #include <fmt/format.h>
 
 #include <thread>
 
+#include "client/channel.h"
+#include "client/lease_keeper.h"
 #include "client/session_codec.h"
+#include "client/zmq_channel.h"
+#include "common/underlying_wire.h"
 #include "common/wire_convert.h"
 
 namespace kiln::client {
@@ -21,10 +22,10 @@ constexpr Duration kDirectOpenTimeout = std::chrono::seconds(1);
 
 ClientId Client::id() const { return clientIdOf(wireBytes(identity_->clientSecret)); }
 
-Client::Client(ClientOptions options)
+Client::Client(ClientOptions options, std::unique_ptr<ChannelFactory> channels)
     : options_(std::move(options)),
       identity_(std::make_unique<RequestIdentity>()),
-      zmq_(std::make_unique<zmq::context_t>(1)) {
+      channels_(std::move(channels)) {
   identity_->experiment = options_.experiment;
 }
 
@@ -35,10 +36,17 @@ Client::~Client() {
 }
 
 Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
+  auto channels = std::make_unique<ZmqChannelFactory>(options.keys);
+  return connect(std::move(options), std::move(channels));
+}
+
+Result<std::unique_ptr<Client>> Client::connect(ClientOptions options,
+                                                std::unique_ptr<ChannelFactory> channels) {
   if (options.coordinator.empty()) {
     return invalidArgument("no coordinator address given (e.g. tcp://127.0.0.1:7700)");
   }
-  std::unique_ptr<Client> client(new Client(std::move(options)));
+  if (!channels) return invalidArgument("no channel factory given");
+  std::unique_ptr<Client> client(new Client(std::move(options), std::move(channels)));
   if (!client->options_.experimentKey.empty()) {
     if (client->options_.experiment.empty()) {
       return invalidArgument(
@@ -47,19 +55,18 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
     KILN_ASSIGN_OR_RETURN(client->identity_->experimentKey,
                           Secret::fromHex(client->options_.experimentKey));
   }
-  try {
-    client->coordinator_ =
-        std::make_unique<Channel>(*client->zmq_, client->options_.coordinator, *client->identity_,
-                                  client->options_.frames, std::string(), client->options_.keys);
-  } catch (const zmq::error_t& e) {
-    return invalidArgument(
-        fmt::format("bad coordinator address '{}': {}", client->options_.coordinator, e.what()));
-  }
   const ClientOptions& o = client->options_;
+  auto coordinator =
+      client->channels_->open(o.coordinator, std::string(), *client->identity_, o.frames);
+  if (!coordinator.ok()) {
+    return invalidArgument(fmt::format("bad coordinator address '{}': {}", o.coordinator,
+                                       coordinator.status().message()));
+  }
+  client->coordinator_ = std::move(coordinator).value();
   if (!o.forceTcp) client->hostIdentity_ = currentHostIdentity();
-  client->leases_ =
-      std::make_unique<LeaseKeeper>(*client->zmq_, *client->identity_, o.leasePeriod,
-                                    o.experiment.empty() ? std::string() : o.coordinator, o.keys);
+  client->leases_ = std::make_unique<LeaseKeeper>(
+      client->channels_->keepAliveSender(), *client->identity_, o.leasePeriod,
+      o.experiment.empty() ? std::string() : o.coordinator);
   return client;
 }
 
@@ -70,8 +77,11 @@ Channel& Client::channelTo(const std::string& endpoint) {
     std::string address = chooseWorkerAddress(
         endpoint, route == routes_.end() ? LocalRoute{} : route->second, hostIdentity_,
         options_.forceTcp ? TransportChoice::kTcpOnly : TransportChoice::kPreferLocal);
-    channel = std::make_unique<Channel>(*zmq_, endpoint, *identity_, options_.frames, address,
-                                        options_.keys);
+    auto opened = channels_->open(endpoint, address, *identity_, options_.frames);
+    // A worker address that is no address (from a broken coordinator) fails
+    // each request there with why, not the process.
+    channel = opened.ok() ? std::move(opened).value()
+                          : unreachableChannel(endpoint, *identity_, opened.status());
     if (options_.directSameHost && address != endpoint) {
       // A worker that offers none (a nesting host), or that does not answer
       // at once, is reached over ZeroMQ as before; the wait is short so that

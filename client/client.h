@@ -23,15 +23,12 @@
 #include "common/underlying.h"
 #include "common/value.h"
 
-// Implementation types, defined in private headers: this header needs no
-// ZeroMQ, Cap'n Proto or generated schema.
-namespace zmq {
-class context_t;
-}
-
 namespace kiln::client {
 
+// Implementation types, defined in private headers: this header needs no
+// ZeroMQ, Cap'n Proto or generated schema.
 class Channel;
+class ChannelFactory;
 class LeaseKeeper;
 struct RequestIdentity;
 
@@ -165,6 +162,11 @@ class Session;
 class Client {
  public:
   static Result<std::unique_ptr<Client>> connect(ClientOptions options);
+  // Connects with channels from `channels` instead of ZeroMQ
+  // (client/channel.h): the seam for tests with a fake cluster, and for
+  // embedding another transport. options.keys is then the factory's business.
+  static Result<std::unique_ptr<Client>> connect(ClientOptions options,
+                                                 std::unique_ptr<ChannelFactory> channels);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -206,7 +208,7 @@ class Client {
 
  private:
   friend class Session;
-  explicit Client(ClientOptions options);
+  Client(ClientOptions options, std::unique_ptr<ChannelFactory> channels);
   Channel& channelTo(const std::string& endpoint);
   void noteRoute(const std::string& endpoint, LocalRoute route);
   Result<std::unique_ptr<Session>> startOn(const std::string& endpoint, std::uint64_t target,
@@ -238,7 +240,7 @@ class Client {
 
   ClientOptions options_;
   std::unique_ptr<RequestIdentity> identity_;
-  std::unique_ptr<zmq::context_t> zmq_;
+  std::unique_ptr<ChannelFactory> channels_;  // outlives every channel below
   std::unique_ptr<Channel> coordinator_;
   std::map<std::string, std::unique_ptr<Channel>> workers_;
   std::string hostIdentity_;                  // ours, for same-host routes

@@ -1,18 +1,13 @@
 #include "client/lease_keeper.h"
 
-#include <capnp/message.h>
-
-#include "common/frame.h"
-
 namespace kiln::client {
 
-LeaseKeeper::LeaseKeeper(zmq::context_t& zmq, RequestIdentity identity, Duration period,
-                         std::string alwaysPing, std::optional<ClusterKeys> keys)
-    : zmq_(zmq),
+LeaseKeeper::LeaseKeeper(std::unique_ptr<KeepAliveSender> sender, RequestIdentity identity,
+                         Duration period, std::string alwaysPing)
+    : sender_(std::move(sender)),
       identity_(std::move(identity)),
       period_(period),
       alwaysPing_(std::move(alwaysPing)),
-      keys_(std::move(keys)),
       thread_([this] { run(); }) {}
 
 LeaseKeeper::~LeaseKeeper() {
@@ -46,7 +41,6 @@ bool LeaseKeeper::hasSessions(const std::string& endpoint) {
 }
 
 void LeaseKeeper::run() {
-  std::map<std::string, zmq::socket_t> sockets;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     wake_.wait_for(lock, period_, [this] { return stopping_; });
@@ -56,27 +50,7 @@ void LeaseKeeper::run() {
     if (!alwaysPing_.empty()) endpoints.push_back(alwaysPing_);
     const RequestIdentity identity = identity_;
     lock.unlock();
-    for (const std::string& endpoint : endpoints) {
-      auto [it, inserted] = sockets.try_emplace(endpoint, zmq_, zmq::socket_type::dealer);
-      if (inserted) {
-        it->second.set(zmq::sockopt::linger, 0);
-        if (keys_) applyCurveClient(it->second, *keys_);
-        it->second.connect(endpoint);
-      }
-      // Replies are read and dropped only to keep the receive queue short.
-      zmq::message_t ignored;
-      while (it->second.recv(ignored, zmq::recv_flags::dontwait)) {
-      }
-      capnp::MallocMessageBuilder builder(64);
-      auto envelope = initEnvelope(builder, 0);
-      identity.stamp(envelope);
-      envelope.initRequest().initKeepAlive();
-      (void)it->second.send(encodeFrame(builder), zmq::send_flags::dontwait);
-    }
-    for (auto it = sockets.begin(); it != sockets.end();) {
-      bool used = std::find(endpoints.begin(), endpoints.end(), it->first) != endpoints.end();
-      it = used ? std::next(it) : sockets.erase(it);
-    }
+    sender_->ping(endpoints, identity);
     lock.lock();
   }
 }

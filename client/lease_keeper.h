@@ -11,11 +11,9 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <zmq.hpp>
 
 #include "client/channel.h"
 #include "common/clock.h"
-#include "common/curve_keys.h"
 
 namespace kiln::client {
 
@@ -24,9 +22,9 @@ class LeaseKeeper {
   // With an experiment, keep-alives carry its name (nesting hosts refresh the
   // client's leases on that experiment's workers) and `alwaysPing` (the
   // coordinator, which keeps the experiment open) is pinged even when idle.
-  // With `keys`, its sockets use CURVE like the client's own.
-  LeaseKeeper(zmq::context_t& zmq, RequestIdentity identity, Duration period,
-              std::string alwaysPing = {}, std::optional<ClusterKeys> keys = std::nullopt);
+  // `sender` carries the keep-alives (ChannelFactory::keepAliveSender).
+  LeaseKeeper(std::unique_ptr<KeepAliveSender> sender, RequestIdentity identity, Duration period,
+              std::string alwaysPing = {});
   ~LeaseKeeper();
 
   // The experiment's key once the client learns it (it opened the experiment).
@@ -40,11 +38,10 @@ class LeaseKeeper {
  private:
   void run();
 
-  zmq::context_t& zmq_;
-  RequestIdentity identity_;  // guarded by mutex_
+  std::unique_ptr<KeepAliveSender> sender_;  // used by the thread only
+  RequestIdentity identity_;                 // guarded by mutex_
   Duration period_;
   std::string alwaysPing_;
-  std::optional<ClusterKeys> keys_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

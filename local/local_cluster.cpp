@@ -4,7 +4,7 @@
 
 #include "local/builtin_types.h"
 #include "metrics/listen_address.h"
-#include "nesting/nesting_frontend.h"
+#include "nesting/in_process_backend.h"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
 // The messages between an isolating nesting host and its child processes
-// (nesting/isolating_frontend.h, nesting/isolated_child.h), decoded from
+// (nesting/isolating_backend.h, nesting/isolated_child.h), decoded from
 // their ZeroMQ parts into plain values in one place. Decoding is pure and
 // total: a message of an unknown kind, with the wrong number of parts, a
 // field of the wrong size or a frame that cannot be read is invalid-argument,

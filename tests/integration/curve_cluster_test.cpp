@@ -15,8 +15,8 @@
 #include <mutex>
 #include <thread>
 
-#include "client/channel.h"
 #include "client/client.h"
+#include "client/zmq_channel.h"
 #include "common/wire_convert.h"
 #include "common/zap_authenticator.h"
 #include "coordinator/coordinator_server.h"
@@ -388,7 +388,7 @@ TEST_F(CurveClusterTest, AServerWhosePortWasTakenByAnotherIsLostNotRefusing) {
   server->bind("tcp://127.0.0.1:0");
   const std::string endpoint = server->get(zmq::sockopt::last_endpoint);
   client::RequestIdentity identity;
-  client::Channel channel(zmq, endpoint, identity, FrameLimits{});
+  client::ZmqChannel channel(zmq, endpoint, identity, FrameLimits{});
   auto ask = [&channel](Duration timeout) {
     capnp::MallocMessageBuilder builder(64);
     channel.begin(builder, timeout).initRequest().initListCluster();

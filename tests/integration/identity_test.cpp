@@ -7,7 +7,7 @@
 // experiment, yet still not the first client's sessions.
 #include <gtest/gtest.h>
 
-#include "client/channel.h"
+#include "client/zmq_channel.h"
 #include "common/curve_keys.h"
 #include "common/wire_convert.h"
 #include "local/local_cluster.h"
@@ -55,7 +55,7 @@ class IdentityTest : public ::testing::TestWithParam<bool> {
     client::RequestIdentity identity;
     identity.experiment = experiment;
     if (!key.empty()) identity.experimentKey = Secret::fromHex(key).value();
-    client::Channel channel(zmq_, endpoint, identity, FrameLimits{}, {}, keys_);
+    client::ZmqChannel channel(zmq_, endpoint, identity, FrameLimits{}, {}, keys_);
     capnp::MallocMessageBuilder builder;
     fill(channel.begin(builder, 5s, target).initRequest());
     return channel.call(builder, 5s).status();

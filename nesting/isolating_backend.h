@@ -2,11 +2,10 @@
 // process (nesting/isolated_child.h), so that a compile step that crashes or
 // hangs takes down only its own experiment's sessions on this host.
 //
-// The host keeps what clients and the coordinator see exactly as a plain
-// nesting host shows it: underlying workers by id, owned by experiments,
-// created, released and listed at target 0. It proxies every request by
-// Envelope.target to the child of the worker's experiment and relays the
-// replies; it arbitrates the children's slot tokens (one budget of `slots`,
+// What clients and the coordinator see is exactly what a plain nesting host
+// shows (nesting/nesting_host.h owns those rules). This backend proxies each
+// request the host lets through to the child of the worker's experiment and
+// relays the replies; it arbitrates the children's slot tokens (one budget of `slots`,
 // shared by experiment weight); it restarts a child that died, re-creates
 // its workers with the same ids (clients restore their sessions by replay),
 // kills a child that stops answering or holds a slot past every deadline,
@@ -23,34 +22,37 @@
 #include <string>
 #include <unordered_map>
 
-#include "common/underlying_wire.h"
 #include "common/working_directory.h"
 #include "nesting/isolation_guard.h"
 #include "nesting/isolation_messages.h"
 #include "nesting/isolation_tokens.h"
-#include "worker/frontend.h"
+#include "nesting/underlying_backend.h"
 
 namespace kiln::nesting {
 
-class IsolatingFrontend final : public WorkerFrontend {
+class ChildProcessWorkers final : public UnderlyingBackend {
  public:
-  explicit IsolatingFrontend(const FrontendParts& parts);
-  ~IsolatingFrontend() override;
+  ChildProcessWorkers(const FrontendParts& parts, UnderlyingDirectory& directory);
+  ~ChildProcessWorkers() override;
 
-  void handle(const std::string& routingId, InboundMessage message) override;
-  void onCompletion(Completion completion) override { lobby_.onCompletion(std::move(completion)); }
-  void tick() override;
+  Status usable() const override { return broken_; }
+  Status create(const UnderlyingSpec& spec) override;
+  void release(const UnderlyingSpec& spec) override;
+  void forget(const UnderlyingSpec& spec, bool lastOfExperiment) override;
+  void forward(const UnderlyingSpec& spec, const std::string& routingId,
+               InboundMessage message) override;
+  void keepAlive(ClientId client, const std::vector<std::uint64_t>& workers) override;
+  void addBenchmark(const std::vector<std::uint64_t>& workers,
+                    const InboundMessage& message) override;
+  void setWeights(const std::map<std::string, std::uint32_t>& weights) override;
   LoadReport load() const override;
+  void onCompletion(Completion) override {}  // the children run every task
+  void tick() override;
   void clear() override;
   zmq::socket_t* socket() override { return &router_; }
   void onSocketReadable() override;
 
  private:
-  struct Worker {
-    UnderlyingSpec spec;
-    LoadFigures load;
-    std::optional<std::pair<std::string, std::uint64_t>> release;  // who asked, request id
-  };
   // A request sent to a child and not yet answered by it.
   struct Flight {
     std::string routingId;
@@ -85,15 +87,8 @@ class IsolatingFrontend final : public WorkerFrontend {
     unsigned restarts = 0;
   };
 
-  void handleHostRequest(const std::string& routingId, InboundMessage message);
-  void createWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                    UnderlyingSpec spec);
-  void releaseWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                     std::uint64_t workerId);
-  void listUnderlying(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                      const std::string& experiment, capnp::Data::Reader key);
-  // The child of `experiment` if the key opens one of its workers here.
-  Child* childVisibleTo(const std::string& experiment, capnp::Data::Reader key);
+  // The child that runs the experiment of `workers` (all of one experiment).
+  Child* childOf(const std::vector<std::uint64_t>& workers);
   void forward(Child& child, const std::string& routingId, InboundMessage message);
   void pump(Child& child);
   void onChildMessage(const std::string& identity, std::vector<zmq::message_t>& parts);
@@ -106,29 +101,26 @@ class IsolatingFrontend final : public WorkerFrontend {
   Status spawn(Child& child);
   void sendCreate(Child& child, const UnderlyingSpec& spec);
   void sendToChild(Child& child, std::vector<std::string> parts, bool control);
-  void finishRelease(std::uint64_t workerId, std::uint32_t sessionsEnded);
   void stopChild(Child& child);
-  void updateWeights();
   void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
 
   FrontendParts parts_;
-  PoolExecutor executor_;
-  SessionHost lobby_;  // target 0: host-level requests only
+  UnderlyingDirectory& directory_;
   zmq::context_t zmq_{1};
   zmq::socket_t router_;
-  std::optional<WorkingDirectory> directory_;  // holds the ipc:// socket file
+  std::optional<WorkingDirectory> socketDirectory_;  // holds the ipc:// socket file
   std::string endpoint_;
-  Status broken_ = okStatus();  // why no child can be started, if none can
-  std::map<std::uint64_t, Worker> workers_;
+  Status broken_ = okStatus();                     // why no child can be started, if none can
+  std::map<std::uint64_t, LoadFigures> loads_;     // by worker, as its child reported
   std::map<std::string, Child> children_;          // by experiment
   std::map<std::string, std::string> byIdentity_;  // child routing id -> experiment
   SlotTokens tokens_;
   ReplayGuard guard_;
-  RandomIds ids_;
   std::uint64_t spawned_ = 0;
 };
 
-// `kiln nest --isolate`: a FIFO pool for the lobby and this frontend.
+// `kiln nest --isolate`: a FIFO pool for the lobby and a nesting host over
+// ChildProcessWorkers.
 ServingMode isolatingHostMode();
 
 }  // namespace kiln::nesting

@@ -1,5 +1,4 @@
-#include "nesting/isolating_frontend.h"
-#include "nesting/host_policy.h"
+#include "nesting/isolating_backend.h"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -12,6 +11,7 @@
 #include "common/identity.h"
 #include "common/router_io.h"
 #include "nesting/isolated_child.h"
+#include "nesting/nesting_host.h"
 
 namespace kiln::nesting {
 
@@ -55,24 +55,22 @@ zmq::message_t reencode(const InboundMessage& message) {
 
 }  // namespace
 
-IsolatingFrontend::IsolatingFrontend(const FrontendParts& parts)
+ChildProcessWorkers::ChildProcessWorkers(const FrontendParts& parts, UnderlyingDirectory& directory)
     : parts_(parts),
-      executor_(parts.pool),
-      lobby_(parts.types, parts.cache, parts.limits, parts.clock, executor_, parts.replies,
-             parts.completions, parts.logger),
+      directory_(directory),
       router_(zmq_, zmq::socket_type::router),
       tokens_(parts.pool.threads()) {
   router_.set(zmq::sockopt::linger, 0);
   router_.set(zmq::sockopt::sndhwm, 0);
   router_.set(zmq::sockopt::rcvhwm, 0);
   // A private directory (mode 0700) keeps other local users off the socket.
-  auto directory = WorkingDirectory::create({}, "kiln-isolate");
-  if (!directory.ok()) {
-    broken_ = directory.status();
+  auto socketDirectory = WorkingDirectory::create({}, "kiln-isolate");
+  if (!socketDirectory.ok()) {
+    broken_ = socketDirectory.status();
     return;
   }
-  directory_.emplace(std::move(directory).value());
-  endpoint_ = "ipc://" + (directory_->path() / "children").string();
+  socketDirectory_.emplace(std::move(socketDirectory).value());
+  endpoint_ = "ipc://" + (socketDirectory_->path() / "children").string();
   try {
     router_.bind(endpoint_);
   } catch (const zmq::error_t& e) {
@@ -82,134 +80,59 @@ IsolatingFrontend::IsolatingFrontend(const FrontendParts& parts)
   if (!broken_.ok()) parts_.logger->error("isolation unavailable: {}", broken_.toString());
 }
 
-IsolatingFrontend::~IsolatingFrontend() { clear(); }
+ChildProcessWorkers::~ChildProcessWorkers() { clear(); }
 
-void IsolatingFrontend::reply(const std::string& routingId, std::uint64_t requestId,
-                              const Status& status) {
+void ChildProcessWorkers::reply(const std::string& routingId, std::uint64_t requestId,
+                                const Status& status) {
   parts_.replies.send(routingId, encodeErrorReply(requestId, status));
 }
 
-void IsolatingFrontend::handle(const std::string& routingId, InboundMessage message) {
-  std::uint64_t requestId = 0;
-  try {
-    auto envelope = message.envelope();
-    requestId = envelope.getRequestId();
-    if (Status version = checkProtocolVersion(envelope); !version.ok()) {
-      return reply(routingId, requestId, version);
-    }
-    if (!envelope.isRequest()) {
-      return reply(routingId, requestId, invalidArgument("a nesting host accepts only requests"));
-    }
-    std::uint64_t target = envelope.getTarget();
-    if (target == 0) return handleHostRequest(routingId, std::move(message));
-    auto found = workers_.find(target);
-    std::string experiment = envelope.getExperiment().cStr();
-    if (found == workers_.end() ||
-        !visibleTo(found->second.spec, found->second.release.has_value(),
-                   routingId == kCoordinatorRoute, experiment, envelope.getExperimentKey())) {
-      return reply(routingId, requestId, unknownWorker(target, experiment));
-    }
-    forward(children_.at(found->second.spec.experiment), routingId, std::move(message));
-  } catch (const kj::Exception& e) {
-    reply(routingId, requestId,
-          invalidArgument(fmt::format("malformed request: {}", e.getDescription().cStr())));
+ChildProcessWorkers::Child* ChildProcessWorkers::childOf(
+    const std::vector<std::uint64_t>& workers) {
+  if (workers.empty()) return nullptr;
+  auto record = directory_.workers().find(workers.front());
+  if (record == directory_.workers().end()) return nullptr;
+  auto child = children_.find(record->second.spec.experiment);
+  return child == children_.end() ? nullptr : &child->second;
+}
+
+void ChildProcessWorkers::keepAlive(ClientId client, const std::vector<std::uint64_t>& workers) {
+  if (Child* child = childOf(workers)) {
+    std::string id;
+    putU64(id, client.value);
+    sendToChild(*child, {std::string(1, kKeepAlive), id}, true);
   }
 }
 
-void IsolatingFrontend::handleHostRequest(const std::string& routingId, InboundMessage message) {
-  auto envelope = message.envelope();
-  std::uint64_t requestId = envelope.getRequestId();
-  std::string experiment = envelope.getExperiment().cStr();
-  bool fromCoordinator = routingId == kCoordinatorRoute;
-  auto request = envelope.getRequest();
-  switch (request.which()) {
-    case wire::Request::CREATE_WORKER:
-      return createWorker(routingId, requestId, fromCoordinator,
-                          fromWire(request.getCreateWorker().getSpec()));
-    case wire::Request::RELEASE_WORKER:
-      return releaseWorker(routingId, requestId, fromCoordinator,
-                           request.getReleaseWorker().getWorkerId());
-    case wire::Request::LIST_UNDERLYING:
-      return listUnderlying(routingId, requestId, fromCoordinator, experiment,
-                            envelope.getExperimentKey());
-    case wire::Request::KEEP_ALIVE: {
-      ClientId client = clientIdOf(envelope.getClientSecret());
-      if (Child* child = childVisibleTo(experiment, envelope.getExperimentKey());
-          child != nullptr && client.valid()) {
-        std::string id;
-        putU64(id, client.value);
-        sendToChild(*child, {std::string(1, kKeepAlive), id}, true);
-      }
-      return lobby_.handle(routingId, std::move(message));
-    }
-    case wire::Request::ADD_BENCHMARK: {
-      // Children forked later inherit the host's cache; the running child of
-      // the caller's own experiment gets a copy. Both keep the bytes under
-      // the client's own cache key (privateCacheKey).
-      if (Child* child = childVisibleTo(experiment, envelope.getExperimentKey())) {
-        zmq::message_t copy = reencode(message);
-        sendToChild(*child,
-                    {std::string(1, kBenchmark), std::string(copy.data<char>(), copy.size())},
-                    true);
-      }
-      return lobby_.handle(routingId, std::move(message));
-    }
-    default:
-      if (auto refusal = refuseAtHost(request)) return reply(routingId, requestId, *refusal);
-      return lobby_.handle(routingId, std::move(message));
+void ChildProcessWorkers::addBenchmark(const std::vector<std::uint64_t>& workers,
+                                       const InboundMessage& message) {
+  // Children forked later inherit the host's cache; the running child of
+  // the caller's own experiment gets a copy. Both keep the bytes under the
+  // client's own cache key (privateCacheKey).
+  if (Child* child = childOf(workers)) {
+    zmq::message_t copy = reencode(message);
+    sendToChild(*child, {std::string(1, kBenchmark), std::string(copy.data<char>(), copy.size())},
+                true);
   }
 }
 
-IsolatingFrontend::Child* IsolatingFrontend::childVisibleTo(const std::string& experiment,
-                                                            capnp::Data::Reader key) {
-  for (const auto& [id, worker] : workers_) {
-    if (visibleTo(worker.spec, worker.release.has_value(), false, experiment, key)) {
-      auto child = children_.find(experiment);
-      return child == children_.end() ? nullptr : &child->second;
+Status ChildProcessWorkers::create(const UnderlyingSpec& spec) {
+  auto [it, fresh] = children_.try_emplace(spec.experiment);
+  Child& child = it->second;
+  if (fresh) {
+    child.experiment = spec.experiment;
+    if (Status started = spawn(child); !started.ok()) {
+      children_.erase(it);
+      return started;
     }
+    parts_.logger->info("experiment '{}' runs in child process {}", spec.experiment, child.pid);
   }
-  return nullptr;
+  loads_[spec.workerId] = {};
+  sendCreate(child, spec);
+  return okStatus();
 }
 
-void IsolatingFrontend::createWorker(const std::string& routingId, std::uint64_t requestId,
-                                     bool fromCoordinator, UnderlyingSpec spec) {
-  if (Status valid = checkCreate(spec, fromCoordinator, parts_.types); !valid.ok()) {
-    return reply(routingId, requestId, valid);
-  }
-  if (!broken_.ok()) return reply(routingId, requestId, broken_);
-  if (spec.workerId == 0) spec.workerId = ids_.next();
-  auto existing = workers_.find(spec.workerId);
-  if (existing != workers_.end()) {
-    if (existing->second.spec.experiment != spec.experiment ||
-        existing->second.spec.keyDigest != spec.keyDigest || existing->second.release) {
-      return reply(
-          routingId, requestId,
-          invalidArgument(fmt::format("underlying worker {:x} already exists", spec.workerId)));
-    }
-  } else {
-    auto [it, fresh] = children_.try_emplace(spec.experiment);
-    Child& child = it->second;
-    if (fresh) {
-      child.experiment = spec.experiment;
-      if (Status started = spawn(child); !started.ok()) {
-        children_.erase(it);
-        return reply(routingId, requestId, started);
-      }
-    }
-    workers_[spec.workerId] = Worker{spec, {}, std::nullopt};
-    sendCreate(child, spec);
-    updateWeights();
-    parts_.logger->info(
-        "created underlying worker {:x} for experiment '{}' (weight {}) in "
-        "child process {}",
-        spec.workerId, spec.experiment, spec.weight, child.pid);
-  }
-  capnp::MallocMessageBuilder builder(64);
-  initEnvelope(builder, requestId).initReply().initWorkerCreated().setWorkerId(spec.workerId);
-  parts_.replies.send(routingId, encodeFrame(builder));
-}
-
-void IsolatingFrontend::sendCreate(Child& child, const UnderlyingSpec& spec) {
+void ChildProcessWorkers::sendCreate(Child& child, const UnderlyingSpec& spec) {
   capnp::MallocMessageBuilder builder(256);
   toWire(spec, initEnvelope(builder, 0).initRequest().initCreateWorker().initSpec());
   zmq::message_t frame = encodeFrame(builder);
@@ -217,71 +140,34 @@ void IsolatingFrontend::sendCreate(Child& child, const UnderlyingSpec& spec) {
               true);
 }
 
-void IsolatingFrontend::releaseWorker(const std::string& routingId, std::uint64_t requestId,
-                                      bool fromCoordinator, std::uint64_t workerId) {
-  if (Status allowed = checkRelease(fromCoordinator); !allowed.ok()) {
-    return reply(routingId, requestId, allowed);
-  }
-  auto found = workers_.find(workerId);
-  if (found == workers_.end() || found->second.release.has_value()) {
-    return reply(routingId, requestId, unknownWorker(workerId, ""));
-  }
-  found->second.release = std::make_pair(routingId, requestId);
+void ChildProcessWorkers::release(const UnderlyingSpec& spec) {
   std::string id;
-  putU64(id, workerId);
-  sendToChild(children_.at(found->second.spec.experiment), {std::string(1, kRelease), id}, true);
+  putU64(id, spec.workerId);
+  sendToChild(children_.at(spec.experiment), {std::string(1, kRelease), id}, true);
 }
 
-void IsolatingFrontend::finishRelease(std::uint64_t workerId, std::uint32_t sessionsEnded) {
-  auto found = workers_.find(workerId);
-  if (found == workers_.end() || !found->second.release) return;
-  auto [routingId, requestId] = *found->second.release;
-  capnp::MallocMessageBuilder builder(64);
-  initEnvelope(builder, requestId).initReply().initWorkerReleased().setSessionsEnded(sessionsEnded);
-  parts_.replies.send(routingId, encodeFrame(builder));
-  std::string experiment = found->second.spec.experiment;
-  parts_.logger->info("released underlying worker {:x} of experiment '{}' ({} sessions ended)",
-                      workerId, experiment, sessionsEnded);
-  workers_.erase(found);
-  bool last = std::none_of(workers_.begin(), workers_.end(),
-                           [&](const auto& w) { return w.second.spec.experiment == experiment; });
-  if (last) {
-    if (auto child = children_.find(experiment); child != children_.end()) {
-      stopChild(child->second);
-      children_.erase(child);
-    }
+void ChildProcessWorkers::forget(const UnderlyingSpec& spec, bool lastOfExperiment) {
+  loads_.erase(spec.workerId);
+  if (!lastOfExperiment) return;
+  if (auto child = children_.find(spec.experiment); child != children_.end()) {
+    stopChild(child->second);
+    children_.erase(child);
   }
-  updateWeights();
 }
 
-void IsolatingFrontend::listUnderlying(const std::string& routingId, std::uint64_t requestId,
-                                       bool fromCoordinator, const std::string& experiment,
-                                       capnp::Data::Reader key) {
-  LoadReport report = load();
-  std::erase_if(report.underlying, [&](const UnderlyingStatus& status) {
-    return !visibleTo(status.spec, false, fromCoordinator, experiment, key);
-  });
-  capnp::MallocMessageBuilder builder;
-  auto list = initEnvelope(builder, requestId)
-                  .initReply()
-                  .initUnderlyingView()
-                  .initWorkers(report.underlying.size());
-  for (unsigned i = 0; i < report.underlying.size(); ++i) toWire(report.underlying[i], list[i]);
-  parts_.replies.send(routingId, encodeFrame(builder));
+void ChildProcessWorkers::forward(const UnderlyingSpec& spec, const std::string& routingId,
+                                  InboundMessage message) {
+  forward(children_.at(spec.experiment), routingId, std::move(message));
 }
 
-void IsolatingFrontend::updateWeights() {
-  std::map<std::string, std::uint32_t> weights;
-  for (const auto& [id, worker] : workers_) {
-    weights[worker.spec.experiment] = std::max(weights[worker.spec.experiment], worker.spec.weight);
-  }
+void ChildProcessWorkers::setWeights(const std::map<std::string, std::uint32_t>& weights) {
   tokens_.setWeights(weights);
 }
 
 // --- proxying --------------------------------------------------------------
 
-void IsolatingFrontend::forward(Child& child, const std::string& routingId,
-                                InboundMessage message) {
+void ChildProcessWorkers::forward(Child& child, const std::string& routingId,
+                                  InboundMessage message) {
   auto envelope = message.envelope();
   auto request = envelope.getRequest();
   Outgoing out;
@@ -362,7 +248,7 @@ void IsolatingFrontend::forward(Child& child, const std::string& routingId,
   pump(child);
 }
 
-void IsolatingFrontend::pump(Child& child) {
+void ChildProcessWorkers::pump(Child& child) {
   if (!child.ready) return;
   while (!child.held.empty() && !child.solo) {
     Outgoing& next = child.held.front();
@@ -380,7 +266,7 @@ void IsolatingFrontend::pump(Child& child) {
   }
 }
 
-void IsolatingFrontend::sendToChild(Child& child, std::vector<std::string> parts, bool control) {
+void ChildProcessWorkers::sendToChild(Child& child, std::vector<std::string> parts, bool control) {
   if (!child.ready) {
     if (control) child.outbox.push_back(std::move(parts));
     return;
@@ -392,7 +278,7 @@ void IsolatingFrontend::sendToChild(Child& child, std::vector<std::string> parts
   }
 }
 
-void IsolatingFrontend::onSocketReadable() {
+void ChildProcessWorkers::onSocketReadable() {
   for (int i = 0; i < 4096; ++i) {
     std::vector<zmq::message_t> parts;
     zmq::message_t part;
@@ -409,8 +295,8 @@ void IsolatingFrontend::onSocketReadable() {
   }
 }
 
-void IsolatingFrontend::onChildMessage(const std::string& identity,
-                                       std::vector<zmq::message_t>& parts) {
+void ChildProcessWorkers::onChildMessage(const std::string& identity,
+                                         std::vector<zmq::message_t>& parts) {
   auto owner = byIdentity_.find(identity);
   if (owner == byIdentity_.end()) return;  // a stale child
   auto found = children_.find(owner->second);
@@ -448,18 +334,27 @@ void IsolatingFrontend::onChildMessage(const std::string& identity,
   }
   if (auto* loads = std::get_if<Loads>(&*message)) {
     for (const WorkerLoad& record : loads->workers) {
-      auto worker = workers_.find(record.workerId);
-      if (worker == workers_.end() || worker->second.spec.experiment != child.experiment) continue;
-      worker->second.load = record.load;
+      auto worker = directory_.workers().find(record.workerId);
+      if (worker == directory_.workers().end() ||
+          worker->second.spec.experiment != child.experiment) {
+        continue;
+      }
+      loads_[record.workerId] = record.load;
     }
     return;
   }
   if (auto* released = std::get_if<Released>(&*message)) {
-    finishRelease(released->workerId, released->sessionsEnded);
+    // Only a worker of this child's experiment (the host ignores one that
+    // is not being released).
+    auto worker = directory_.workers().find(released->workerId);
+    if (worker != directory_.workers().end() &&
+        worker->second.spec.experiment == child.experiment) {
+      directory_.released(released->workerId, released->sessionsEnded);
+    }
   }
 }
 
-void IsolatingFrontend::onReply(Child& child, const ChildReply& reply, zmq::message_t frame) {
+void ChildProcessWorkers::onReply(Child& child, const ChildReply& reply, zmq::message_t frame) {
   // Only the answer to a request this child was given goes out, to the peer
   // that sent it: a child runs clients' compile work in-process, and one
   // whose memory that work damaged must not reach other peers.
@@ -490,7 +385,7 @@ void IsolatingFrontend::onReply(Child& child, const ChildReply& reply, zmq::mess
   pump(child);
 }
 
-void IsolatingFrontend::onTokenRequest(Child& child) {
+void ChildProcessWorkers::onTokenRequest(Child& child) {
   tokens_.request(child.experiment,
                   [this, experiment = child.experiment, generation = child.generation] {
                     auto found = children_.find(experiment);
@@ -506,7 +401,7 @@ void IsolatingFrontend::onTokenRequest(Child& child) {
 
 // --- faults ------------------------------------------------------------------
 
-Status IsolatingFrontend::spawn(Child& child) {
+Status ChildProcessWorkers::spawn(Child& child) {
   if (!broken_.ok()) return broken_;
   child.identity = fmt::format("child-{}", ++spawned_);
   child.ready = false;
@@ -522,7 +417,7 @@ Status IsolatingFrontend::spawn(Child& child) {
   return okStatus();
 }
 
-void IsolatingFrontend::stopChild(Child& child) {
+void ChildProcessWorkers::stopChild(Child& child) {
   if (child.pid > 0) {
     ::kill(child.pid, SIGKILL);
     int status = 0;
@@ -545,7 +440,7 @@ void IsolatingFrontend::stopChild(Child& child) {
   tokens_.pump();
 }
 
-void IsolatingFrontend::checkHangs(Child& child, TimePoint now) {
+void ChildProcessWorkers::checkHangs(Child& child, TimePoint now) {
   std::string why;  // empty while the child looks alive
   const bool silent = now - child.lastHeard > kSilentFor;
   for (auto& [key, flight] : child.inflight) {
@@ -580,7 +475,7 @@ void IsolatingFrontend::checkHangs(Child& child, TimePoint now) {
   }
 }
 
-void IsolatingFrontend::onChildDied(Child& child, const std::string& how, bool crashed) {
+void ChildProcessWorkers::onChildDied(Child& child, const std::string& how, bool crashed) {
   std::vector<std::uint64_t> running;
   for (const auto& [key, flight] : child.inflight) running.push_back(flight.chain);
   // A child that stopped for damage answered its crashing request itself:
@@ -616,11 +511,11 @@ void IsolatingFrontend::onChildDied(Child& child, const std::string& how, bool c
   ++child.restarts;
   // Releases in progress are complete: the sessions are gone with the process.
   std::vector<std::uint64_t> releasing;
-  for (auto& [id, worker] : workers_) {
-    if (worker.spec.experiment == child.experiment && worker.release) releasing.push_back(id);
+  for (const auto& [id, worker] : directory_.workers()) {
+    if (worker.spec.experiment == child.experiment && worker.releasing) releasing.push_back(id);
   }
   std::string experiment = child.experiment;
-  for (std::uint64_t id : releasing) finishRelease(id, workers_.at(id).load.liveSessions);
+  for (std::uint64_t id : releasing) directory_.released(id, loads_[id].liveSessions);
   auto still = children_.find(experiment);
   if (still == children_.end()) return;  // its last worker was released
   if (Status started = spawn(still->second); !started.ok()) {
@@ -628,16 +523,15 @@ void IsolatingFrontend::onChildDied(Child& child, const std::string& how, bool c
                          started.toString());
     return;
   }
-  for (auto& [id, worker] : workers_) {
+  for (const auto& [id, worker] : directory_.workers()) {
     if (worker.spec.experiment == experiment) {
-      worker.load = {};
+      loads_[id] = {};
       sendCreate(still->second, worker.spec);
     }
   }
 }
 
-void IsolatingFrontend::tick() {
-  lobby_.tick();
+void ChildProcessWorkers::tick() {
   TimePoint now = parts_.clock.now();
   std::vector<std::string> experiments;
   for (auto& [name, child] : children_) experiments.push_back(name);
@@ -659,14 +553,16 @@ void IsolatingFrontend::tick() {
   }
 }
 
-LoadReport IsolatingFrontend::load() const {
+LoadReport ChildProcessWorkers::load() const {
   LoadReport report;
-  for (const auto& [id, worker] : workers_) {
-    if (worker.release) continue;
-    report.underlying.push_back(UnderlyingStatus{worker.spec, worker.load});
-    report.total.liveSessions += worker.load.liveSessions;
-    report.total.queuedRequests += worker.load.queuedRequests;
-    report.total.stepsTotal += worker.load.stepsTotal;
+  for (const auto& [id, worker] : directory_.workers()) {
+    if (worker.releasing) continue;
+    auto reported = loads_.find(id);
+    const LoadFigures load = reported == loads_.end() ? LoadFigures{} : reported->second;
+    report.underlying.push_back(UnderlyingStatus{worker.spec, load});
+    report.total.liveSessions += load.liveSessions;
+    report.total.queuedRequests += load.queuedRequests;
+    report.total.stepsTotal += load.stepsTotal;
   }
   for (const auto& [name, child] : children_) {
     report.total.queuedRequests += static_cast<std::uint32_t>(child.held.size());
@@ -675,17 +571,20 @@ LoadReport IsolatingFrontend::load() const {
   return report;
 }
 
-void IsolatingFrontend::clear() {
+void ChildProcessWorkers::clear() {
   for (auto& [name, child] : children_) stopChild(child);
   children_.clear();
-  workers_.clear();
-  lobby_.clear();
+  loads_.clear();
 }
 
 ServingMode isolatingHostMode() {
-  return ServingMode{
-      true, [] { return std::make_unique<FifoTaskQueue>(); },
-      [](const FrontendParts& parts) { return std::make_unique<IsolatingFrontend>(parts); }};
+  return ServingMode{true, [] { return std::make_unique<FifoTaskQueue>(); },
+                     [](const FrontendParts& parts) {
+                       return std::make_unique<NestingHost>(
+                           parts, [](const FrontendParts& p, UnderlyingDirectory& directory) {
+                             return std::make_unique<ChildProcessWorkers>(p, directory);
+                           });
+                     }};
 }
 
 }  // namespace kiln::nesting

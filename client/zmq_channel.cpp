@@ -1,0 +1,320 @@
+#include "client/zmq_channel.h"
+
+#include <fmt/format.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/abstract_socket.h"
+#include "common/wire_convert.h"
+
+namespace kiln::client {
+
+ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestIdentity& identity,
+                       FrameLimits limits, std::string address, std::optional<ClusterKeys> keys)
+    : Channel(std::move(endpoint), identity, limits),
+      address_(address.empty() ? this->endpoint() : std::move(address)),
+      socket_(zmq, zmq::socket_type::dealer),
+      directReader_(limits.maxMessageBytes) {
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.set(zmq::sockopt::sndhwm, 100000);
+  socket_.set(zmq::sockopt::rcvhwm, 100000);
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(limits.maxMessageBytes));
+  // A peer that vanishes without closing (node gone, SIGSTOP) is detected by
+  // ZMTP heartbeats: no answer for 3 s drops the connection.
+  socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
+  socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
+  curve_ = keys.has_value();
+  if (keys) applyCurveClient(socket_, *keys);
+  std::string monitorAddress = fmt::format("inproc://kiln-channel-{}", static_cast<void*>(this));
+  if (zmq_socket_monitor(socket_.handle(), monitorAddress.c_str(),
+                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+                             ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
+    monitor_ = zmq::socket_t(zmq, zmq::socket_type::pair);
+    monitor_.set(zmq::sockopt::linger, 0);
+    monitor_.connect(monitorAddress);
+  }
+  pollItems();
+  // readEvents() always reads the monitor dry, starting now: its descriptor
+  // alone tells when events come.
+  readEvents();
+  socket_.connect(address_);
+}
+
+void ZmqChannel::pollItems() {
+  poll_.clear();
+  // Once direct, nothing comes over ZeroMQ but the monitor's events (replies
+  // to earlier requests were all taken: openDirect() needs none outstanding).
+  if (!direct()) socketIndex_ = poll_.addSocket(socket_);
+  if (monitor_) monitorIndex_ = poll_.addSocket(monitor_, SocketUse::kDrainedOnly);
+  if (direct()) directIndex_ = poll_.addFd(directFd_);
+}
+
+ZmqChannel::~ZmqChannel() {
+  // Stop the monitor before its PAIR socket goes away.
+  if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
+  if (directFd_ >= 0) ::close(directFd_);
+}
+
+Status ZmqChannel::openDirect(Duration timeout) {
+  if (direct()) return okStatus();
+  if (outstanding() != 0) {
+    return invalidArgument("a direct channel is opened before any request is outstanding");
+  }
+  const TimePoint deadline = std::chrono::steady_clock::now() + timeout;
+  capnp::MallocMessageBuilder builder(64);
+  begin(builder, timeout).initRequest().initOpenDirect();
+  KILN_ASSIGN_OR_RETURN(InboundMessage reply, call(builder, timeout));
+  auto envelope = reply.envelope();
+  if (!envelope.getReply().isDirectOpened()) {
+    return internalError(fmt::format("{} answered OpenDirect with something else", endpoint()));
+  }
+  auto opened = envelope.getReply().getDirectOpened();
+  auto token = opened.getToken();
+  return connectDirect(opened.getAddress().cStr(),
+                       std::string(reinterpret_cast<const char*>(token.begin()), token.size()),
+                       deadline);
+}
+
+Status ZmqChannel::connectDirect(const std::string& address, const std::string& token,
+                                 TimePoint deadline) {
+  // Only abstract sockets ("@name"): a worker names no file for a client to open.
+  auto target = address.starts_with('@') ? abstractAddress(std::string_view(address).substr(1))
+                                         : Result<AbstractAddress>(invalidArgument("no '@'"));
+  if (!target.ok()) {
+    return invalidArgument(
+        fmt::format("{} offered a direct channel at an invalid address '{}'", endpoint(), address));
+  }
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
+  // A local stream socket connects at once or fails (EAGAIN: backlog full).
+  if (::connect(fd, target->get(), target->size) != 0) {
+    Status failed = disconnected(fmt::format("cannot connect to {}'s direct channel {}: {}",
+                                             endpoint(), address, std::strerror(errno)));
+    ::close(fd);
+    return failed;
+  }
+  StreamFrameWriter hello;
+  hello.queue(token.data(), token.size());
+  Status sent = hello.flushUntil(fd, deadline);
+  if (!sent.ok()) {
+    ::close(fd);
+    return sent;
+  }
+  directFd_ = fd;
+  pollItems();
+  return okStatus();
+}
+
+void ZmqChannel::readEvents() {
+  if (!monitor_) return;
+  zmq::message_t event;
+  while (monitor_.recv(event, zmq::recv_flags::dontwait)) {
+    // Each event is two frames: (uint16 event, uint32 value) and the address.
+    zmq::message_t address;
+    (void)monitor_.recv(address, zmq::recv_flags::dontwait);
+    if (event.size() < sizeof(std::uint16_t) + sizeof(std::uint32_t)) continue;
+    std::uint16_t kind;
+    std::uint32_t value;
+    std::memcpy(&kind, event.data(), sizeof(kind));
+    std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof(kind), sizeof(value));
+    if (isHandshakeFailure(kind)) {
+      // Refused, not lost: the drop that follows must not look like a dead
+      // server (which would start a restore elsewhere). A failure without
+      // detail also happens when the server closes first (a refusal racing
+      // our hello), so only repeated ones count; a clearer event usually
+      // follows on the reconnect, 100 ms later.
+      connected_ = false;
+      if (handshaken_) {
+        // Our server accepted us before: whatever refuses us at its address
+        // now is another process that took the port of a dead one. Lost.
+        lost_ = true;
+        continue;
+      }
+      bool detailed = kind != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+      if (detailed || ++vagueFailures_ >= 4) {
+        refused_ = handshakeRefusal(kind, value, endpoint(), curve_);
+      }
+    } else if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      refused_ = okStatus();
+      vagueFailures_ = 0;
+      handshaken_ = true;
+    } else if (kind == ZMQ_EVENT_CONNECTED) {
+      connected_ = true;
+      connectedAddress_.assign(static_cast<const char*>(address.data()), address.size());
+      lost_ = false;
+    } else if (kind == ZMQ_EVENT_DISCONNECTED && connected_) {
+      lost_ = true;
+    }
+  }
+}
+
+Result<std::uint64_t> ZmqChannel::send(capnp::MessageBuilder& builder) {
+  auto envelope = builder.getRoot<wire::Envelope>();
+  std::uint64_t id = envelope.getRequestId();
+  if (direct()) {
+    if (lost_) return disconnected(fmt::format("cannot send to {}: it is gone", endpoint()));
+    zmq::message_t frame = encodeFrame(builder);
+    directWriter_.queue(frame.data(), frame.size());
+    Status sent = directWriter_.flushUntil(
+        directFd_, std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(std::max(1u, envelope.getTimeoutMs())));
+    if (!sent.ok()) {
+      // Gone (the stream broke), or alive but not taking it (its buffer full).
+      lost_ = sent.code() == ErrorCode::kDisconnected;
+      std::string why = fmt::format("cannot send to {}: {}", endpoint(), sent.message());
+      return lost_ ? disconnected(std::move(why)) : overloaded(std::move(why));
+    }
+    expect(id);
+    return id;
+  }
+  auto sent = socket_.send(encodeFrame(builder), zmq::send_flags::dontwait);
+  if (!sent) {
+    // Nothing is queued for a peer known to be gone: say so, not "full".
+    if (peerLost()) {
+      return disconnected(fmt::format("cannot send to {}: the connection dropped", endpoint()));
+    }
+    return overloaded(fmt::format("cannot send to {}: its queue is full", endpoint()));
+  }
+  expect(id);
+  return id;
+}
+
+Result<InboundMessage> ZmqChannel::await(std::uint64_t requestId, TimePoint deadline) {
+  if (auto early = takeArrived(requestId)) return std::move(*early);
+  if (!isPending(requestId)) {
+    return invalidArgument(fmt::format("request {} is not outstanding", requestId));
+  }
+  // Replies are read when the socket says it has some, and the monitor when
+  // it has events: an idle channel costs one poll per wait, not a round of
+  // empty reads. A reply that came before a drop is still delivered.
+  bool socketReady = false;
+  bool monitorReady = lost_ || !refused_.ok();  // it may have come back since
+  bool directReady = false;  // what was read is taken: the socket says when more comes
+  bool spun = false;
+  for (;;) {
+    if (monitorReady) readEvents();
+    if (directReady) {
+      if (auto reply = readDirect(requestId)) return std::move(*reply);
+    }
+    if (socketReady || lost_ || !refused_.ok()) {
+      zmq::message_t frame;
+      while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
+        if (auto reply = take(frame.data(), frame.size(), requestId)) return std::move(*reply);
+      }
+    }
+    if (!refused_.ok()) {
+      forget(requestId);
+      return refused_;
+    }
+    if (lost_) {
+      forget(requestId);
+      return disconnected(
+          fmt::format("the connection to {} dropped (the worker died, restarted or is unreachable)",
+                      endpoint()));
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      forget(requestId);
+      return timeoutError(
+          fmt::format("{} did not answer in time (worker busy, gone or unreachable)", endpoint()));
+    }
+    if (direct() && !spun) {
+      spun = true;
+      if (auto reply = spinForReply(requestId)) return std::move(*reply);
+      if (lost_) continue;
+    }
+    poll_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+               std::chrono::milliseconds(1));
+    socketReady = !direct() && poll_.ready(socketIndex_);
+    monitorReady = monitor_ && poll_.ready(monitorIndex_);
+    directReady = direct() && poll_.ready(directIndex_);
+  }
+}
+
+std::optional<Result<InboundMessage>> ZmqChannel::readDirect(std::uint64_t requestId) {
+  std::vector<std::string> frames;
+  const Status read = directReader_.readAvailable(directFd_, frames);
+  // Every frame is taken, also after the one asked for: none may be lost.
+  std::optional<Result<InboundMessage>> wanted;
+  for (const std::string& frame : frames) {
+    auto reply = take(frame.data(), frame.size(), requestId);
+    if (reply) wanted = std::move(reply);
+  }
+  // The worker closes its end only when its process ends (or when this
+  // client broke the protocol): the server is gone.
+  if (!read.ok()) lost_ = true;
+  return wanted;
+}
+
+std::optional<Result<InboundMessage>> ZmqChannel::spinForReply(std::uint64_t requestId) {
+  const Duration window = replySpin_.next();
+  if (window <= Duration::zero()) return std::nullopt;
+  std::optional<Result<InboundMessage>> reply;
+  pollFor(window, [&] {
+    reply = readDirect(requestId);
+    return reply.has_value() || lost_;
+  });
+  replySpin_.outcome(reply.has_value());
+  return reply;
+}
+
+ZmqKeepAliveSender::ZmqKeepAliveSender(zmq::context_t& zmq, std::optional<ClusterKeys> keys)
+    : zmq_(zmq), keys_(std::move(keys)) {}
+
+void ZmqKeepAliveSender::ping(const std::vector<std::string>& endpoints,
+                              const RequestIdentity& identity) {
+  for (const std::string& endpoint : endpoints) {
+    auto [it, inserted] = sockets_.try_emplace(endpoint, zmq_, zmq::socket_type::dealer);
+    if (inserted) {
+      it->second.set(zmq::sockopt::linger, 0);
+      if (keys_) applyCurveClient(it->second, *keys_);
+      try {
+        it->second.connect(endpoint);
+      } catch (const zmq::error_t&) {
+        sockets_.erase(it);  // not an address: nothing to keep alive there
+        continue;
+      }
+    }
+    // Replies are read and dropped only to keep the receive queue short.
+    zmq::message_t ignored;
+    while (it->second.recv(ignored, zmq::recv_flags::dontwait)) {
+    }
+    capnp::MallocMessageBuilder builder(64);
+    auto envelope = initEnvelope(builder, 0);
+    identity.stamp(envelope);
+    envelope.initRequest().initKeepAlive();
+    (void)it->second.send(encodeFrame(builder), zmq::send_flags::dontwait);
+  }
+  std::erase_if(sockets_, [&](const auto& entry) {
+    return std::find(endpoints.begin(), endpoints.end(), entry.first) == endpoints.end();
+  });
+}
+
+ZmqChannelFactory::ZmqChannelFactory(std::optional<ClusterKeys> keys) : keys_(std::move(keys)) {}
+
+ZmqChannelFactory::~ZmqChannelFactory() = default;
+
+Result<std::unique_ptr<Channel>> ZmqChannelFactory::open(const std::string& endpoint,
+                                                         const std::string& address,
+                                                         const RequestIdentity& identity,
+                                                         const FrameLimits& limits) {
+  try {
+    return std::unique_ptr<Channel>(
+        std::make_unique<ZmqChannel>(zmq_, endpoint, identity, limits, address, keys_));
+  } catch (const zmq::error_t& e) {
+    return invalidArgument(
+        fmt::format("bad server address '{}': {}", address.empty() ? endpoint : address, e.what()));
+  }
+}
+
+std::unique_ptr<KeepAliveSender> ZmqChannelFactory::keepAliveSender() {
+  return std::make_unique<ZmqKeepAliveSender>(zmq_, keys_);
+}
+
+}  // namespace kiln::client

@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "bench/child_cluster.h"
 #include "bench/host_supervisor.h"
 #include "client/client.h"
+#include "testing/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -21,14 +21,15 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
                                        options.minKillSeconds, options.maxKillSeconds));
   }
   std::uint64_t seed = options.seed != 0 ? options.seed : std::random_device{}();
-  KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
-  KILN_ASSIGN_OR_RETURN(ChildProcess * coordinator,
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
+                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * coordinator,
                         cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
                                        "--heartbeat-seconds", "0.2", "--log-level", "off"}));
   std::vector<Restartable> workers;
   for (unsigned i = 0; i < options.workers; ++i) {
     Restartable worker{fmt::format("worker-{}", i),
-                       benchWorkerArgs(coordinator->endpoint, options.slots)};
+                       testsupport::benchWorkerArgs(coordinator->endpoint, options.slots)};
     KILN_ASSIGN_OR_RETURN(worker.running, cluster.spawn(worker.args));
     workers.push_back(std::move(worker));
   }
@@ -37,7 +38,7 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   clientOptions.requestTimeout = 5s;
   clientOptions.leasePeriod = 500ms;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(clientOptions));
-  KILN_RETURN_IF_ERROR(waitForWorkers(*client, options.workers, 10s));
+  KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, options.workers, 10s));
   std::vector<std::unique_ptr<client::Session>> sessions;
   for (unsigned i = 0; i < options.sessions; ++i) {
     KILN_ASSIGN_OR_RETURN(auto session,

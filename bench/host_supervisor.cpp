@@ -12,7 +12,7 @@ namespace {
 constexpr auto kWatchEvery = std::chrono::milliseconds(100);
 }  // namespace
 
-HostSupervisor::HostSupervisor(ChildCluster& cluster, std::vector<Restartable> hosts,
+HostSupervisor::HostSupervisor(testsupport::ChildCluster& cluster, std::vector<Restartable> hosts,
                                KillPacing pacing)
     : cluster_(cluster), hosts_(std::move(hosts)), pacing_(pacing), random_(pacing.seed) {
   thread_ = std::thread([this] { run(); });
@@ -86,7 +86,7 @@ void HostSupervisor::restartExited(std::unique_lock<std::mutex>& lock) {
 }
 
 void HostSupervisor::replace(Restartable& host, bool kill, std::unique_lock<std::mutex>& lock) {
-  ChildProcess* dead = std::exchange(host.running, nullptr);
+  testsupport::ChildProcess* dead = std::exchange(host.running, nullptr);
   // Killing and starting take a while: readers of running() need not wait.
   lock.unlock();
   if (dead != nullptr) {

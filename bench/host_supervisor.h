@@ -16,16 +16,16 @@
 #include <thread>
 #include <vector>
 
-#include "bench/child_cluster.h"
+#include "testing/child_cluster.h"
 
 namespace kiln::bench {
 
 // One process the supervisor watches, and how to start it again.
 struct Restartable {
-  std::string label;                // "worker-0", "nest": stays with the replacements
-  std::vector<std::string> args;    // `kiln` arguments of it and of its replacements
-  ChildProcess* running = nullptr;  // owned by the cluster; null while down
-  bool killable = true;             // a target of the random kills
+  std::string label;                             // "worker-0", "nest": stays with the replacements
+  std::vector<std::string> args;                 // `kiln` arguments of it and of its replacements
+  testsupport::ChildProcess* running = nullptr;  // owned by the cluster; null while down
+  bool killable = true;                          // a target of the random kills
 };
 
 struct KillPacing {
@@ -45,7 +45,8 @@ struct RunningProcess {
 class HostSupervisor {
  public:
   // The supervisor owns `hosts` (and their replacements) from now until stop().
-  HostSupervisor(ChildCluster& cluster, std::vector<Restartable> hosts, KillPacing pacing);
+  HostSupervisor(testsupport::ChildCluster& cluster, std::vector<Restartable> hosts,
+                 KillPacing pacing);
   ~HostSupervisor() { stop(); }
   HostSupervisor(const HostSupervisor&) = delete;
   HostSupervisor& operator=(const HostSupervisor&) = delete;
@@ -69,7 +70,7 @@ class HostSupervisor {
   // Replaces every host that exited by itself; lock held.
   void restartExited(std::unique_lock<std::mutex>& lock);
 
-  ChildCluster& cluster_;
+  testsupport::ChildCluster& cluster_;
   std::vector<Restartable> hosts_;  // written under mutex_ by the supervisor thread only
   KillPacing pacing_;
   std::mt19937_64 random_;

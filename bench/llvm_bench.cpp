@@ -11,11 +11,11 @@
 #include <sstream>
 #include <thread>
 
-#include "bench/child_cluster.h"
 #include "bench/path_floors.h"
 #include "client/client.h"
 #include "common/subprocess.h"
 #include "common/working_directory.h"
+#include "testing/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -445,7 +445,7 @@ Result<std::string> pickLargeBenchmark(Context& c) {
 }
 
 Status measureMemory(Context& c, int workerPid) {
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, 0, std::chrono::seconds(60)));
+  KILN_RETURN_IF_ERROR(testsupport::waitForLiveSessions(c.client, 0, std::chrono::seconds(60)));
   const std::uint64_t idle = residentBytes(workerPid);
   std::vector<std::unique_ptr<client::Session>> sessions;
   std::vector<Value> actions;
@@ -462,11 +462,12 @@ Status measureMemory(Context& c, int workerPid) {
     KILN_RETURN_IF_ERROR(s->step(actions, std::vector<std::uint32_t>{}).status());
     sessions.push_back(std::move(s));
   }
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, c.o.liveSessions, std::chrono::seconds(60)));
+  KILN_RETURN_IF_ERROR(
+      testsupport::waitForLiveSessions(c.client, c.o.liveSessions, std::chrono::seconds(60)));
   const std::uint64_t full = residentBytes(workerPid);
   for (auto& s : sessions) KILN_RETURN_IF_ERROR(s->end());
   sessions.clear();
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(c.client, 0, std::chrono::seconds(60)));
+  KILN_RETURN_IF_ERROR(testsupport::waitForLiveSessions(c.client, 0, std::chrono::seconds(60)));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const std::uint64_t after = residentBytes(workerPid);
   Row row;
@@ -483,17 +484,19 @@ Status measureMemory(Context& c, int workerPid) {
 
 Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemory,
                Report& report) {
-  KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
+                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
   // The worker lets this client size its caches.
-  KILN_ASSIGN_OR_RETURN(CoordinatorAndWorker servers,
-                        spawnCoordinatorAndWorker(cluster, o.slots, {"--allow-client-tuning"}));
-  ChildProcess* coordinator = servers.coordinator;
-  ChildProcess* worker = servers.worker;
+  KILN_ASSIGN_OR_RETURN(
+      testsupport::CoordinatorAndWorker servers,
+      testsupport::spawnCoordinatorAndWorker(cluster, o.slots, {"--allow-client-tuning"}));
+  testsupport::ChildProcess* coordinator = servers.coordinator;
+  testsupport::ChildProcess* worker = servers.worker;
   client::ClientOptions options;
   options.coordinator = coordinator->endpoint;
   options.forceTcp = o.forceTcp;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(options));
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(*client, 0, std::chrono::seconds(60)));
+  KILN_RETURN_IF_ERROR(testsupport::waitForLiveSessions(*client, 0, std::chrono::seconds(60)));
   KILN_ASSIGN_OR_RETURN(auto workers, client->listCluster());
   KILN_ASSIGN_OR_RETURN(WorkingDirectory scratch, WorkingDirectory::create({}, "kiln-bench-llvm"));
   Context c{*client, workers.at(0).endpoint, scratch.path(), o, mode, report};

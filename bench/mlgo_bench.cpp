@@ -11,12 +11,12 @@
 #include <fstream>
 #include <map>
 
-#include "bench/child_cluster.h"
 #include "bench/path_floors.h"
 #include "bench/relay_floor.h"
 #include "common/working_directory.h"
 #include "datasets/registry.h"
 #include "mlgo/interactive_compiler.h"
+#include "testing/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -281,8 +281,8 @@ Status measureProgram(const ModeSetup& setup, const std::string& uri,
 // every process is on CPU 0 alone: one that is not (started before the
 // pinning, or one that reset its own affinity) would leave the pinned
 // figures as-is ones.
-Status addProcessRows(const std::string& mode, const ChildProcess& coordinator,
-                      const ChildProcess& worker, Report& report) {
+Status addProcessRows(const std::string& mode, const testsupport::ChildProcess& coordinator,
+                      const testsupport::ChildProcess& worker, Report& report) {
   struct Process {
     const char* name;
     const char* runsAs;
@@ -326,11 +326,12 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   // Started here, so that in a pinned mode the children (forked by a thread
   // the cluster starts from this one) and the compilers they spawn inherit
   // this thread's CPU 0, as the clients' ZeroMQ threads do.
-  KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
-  KILN_ASSIGN_OR_RETURN(CoordinatorAndWorker servers,
-                        spawnCoordinatorAndWorker(cluster, options.slots));
-  ChildProcess* coordinator = servers.coordinator;
-  ChildProcess* worker = servers.worker;
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
+                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(testsupport::CoordinatorAndWorker servers,
+                        testsupport::spawnCoordinatorAndWorker(cluster, options.slots));
+  testsupport::ChildProcess* coordinator = servers.coordinator;
+  testsupport::ChildProcess* worker = servers.worker;
   client::ClientOptions clientOptions;
   clientOptions.coordinator = coordinator->endpoint;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client,
@@ -338,7 +339,7 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   clientOptions.directSameHost = false;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> zmqClient,
                         client::Client::connect(clientOptions));
-  KILN_RETURN_IF_ERROR(waitForWorkers(*client, 1, 30s));
+  KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, 1, 30s));
   KILN_RETURN_IF_ERROR(addProcessRows(mode, *coordinator, *worker, report));
   const std::vector<KilnPath> paths = {{"direct channel", client.get()},
                                        {"zeromq ipc", zmqClient.get()}};

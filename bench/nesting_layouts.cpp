@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "bench/process_probe.h"
+#include "testing/process_probe.h"
 
 namespace kiln::bench {
 
@@ -34,10 +34,11 @@ Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, 
     return invalidArgument(
         fmt::format("{} slots cannot be split evenly between {} experiments", slots, experiments));
   }
-  KILN_ASSIGN_OR_RETURN(ChildCluster children, ChildCluster::create(selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster children,
+                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
   LayoutCluster cluster(layout, std::move(children));
   KILN_ASSIGN_OR_RETURN(
-      ChildProcess * coordinator,
+      testsupport::ChildProcess * coordinator,
       cluster.children_.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
                                "--heartbeat-seconds", "0.2", "--log-level", "off"}));
   cluster.coordinator_ = coordinator->endpoint;
@@ -45,7 +46,7 @@ Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, 
   const unsigned hosts = nested ? 1 : experiments;
   for (unsigned i = 0; i < hosts; ++i) {
     std::vector<std::string> args =
-        benchWorkerArgs(cluster.coordinator_, nested ? slots : slots / experiments);
+        testsupport::benchWorkerArgs(cluster.coordinator_, nested ? slots : slots / experiments);
     // `kiln nest` with no mode flag: a child process per experiment, as it
     // runs by default.
     if (nested) args[0] = "nest";
@@ -54,7 +55,7 @@ Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, 
   client::ClientOptions options;
   options.coordinator = cluster.coordinator_;
   KILN_ASSIGN_OR_RETURN(cluster.operator_, client::Client::connect(options));
-  KILN_RETURN_IF_ERROR(waitForWorkers(*cluster.operator_, hosts, 20s));
+  KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*cluster.operator_, hosts, 20s));
   if (nested) {
     for (unsigned i = 0; i < experiments; ++i) {
       ExperimentSpec spec;
@@ -98,7 +99,8 @@ std::vector<SessionPlace> LayoutCluster::reachablePlaces(unsigned i) const {
 
 double descendantsCpuSeconds() {
   double seconds = 0;
-  for (const ProcessInfo& process : descendantsOf(::getpid())) seconds += cpuSeconds(process.pid);
+  for (const testsupport::ProcessInfo& process : testsupport::descendantsOf(::getpid()))
+    seconds += testsupport::cpuSeconds(process.pid);
   return seconds;
 }
 

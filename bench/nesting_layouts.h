@@ -1,5 +1,5 @@
 // The layouts `kiln bench nesting` compares, each a cluster of real kiln
-// processes on loopback (bench/child_cluster.h) with S slots in all for K
+// processes on loopback (testing/child_cluster.h) with S slots in all for K
 // experiments:
 //   dedicated: K plain workers of S/K slots, experiment i's sessions on
 //              worker i (each experiment owns its share, idle in its lulls);
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/child_cluster.h"
 #include "bench/nesting_work.h"
+#include "testing/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -40,10 +40,10 @@ class LayoutCluster {
   client::Client& operatorClient() { return *operator_; }
 
  private:
-  LayoutCluster(Layout layout, ChildCluster children)
+  LayoutCluster(Layout layout, testsupport::ChildCluster children)
       : layout_(layout), children_(std::move(children)) {}
   Layout layout_;
-  ChildCluster children_;
+  testsupport::ChildCluster children_;
   std::string coordinator_;
   std::vector<std::string> workers_;          // plain workers' endpoints
   std::vector<std::string> experimentKeys_;   // nested: what lets a client act for experiment i

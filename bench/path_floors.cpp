@@ -24,7 +24,7 @@ struct EchoRun {
 
 }  // namespace
 
-Result<std::map<std::string, StreamFloor>> measurePathFloors(ChildCluster& cluster,
+Result<std::map<std::string, StreamFloor>> measurePathFloors(testsupport::ChildCluster& cluster,
                                                              const PathFloorOptions& o) {
   const bool asIs = pollingFloorsApply(o.mode);
   // Abstract names (a leading '@'): nothing to remove afterwards.
@@ -44,7 +44,7 @@ Result<std::map<std::string, StreamFloor>> measurePathFloors(ChildCluster& clust
   for (const EchoRun& run : runs) {
     std::vector<std::string> args{"bench"};
     args.insert(args.end(), run.args.begin(), run.args.end());
-    KILN_ASSIGN_OR_RETURN(ChildProcess * echo, cluster.spawn(args));
+    KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * echo, cluster.spawn(args));
     for (auto [path, waiting] : run.clients) {
       Result<StreamFloor> floor =
           run.zmq

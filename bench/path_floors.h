@@ -14,8 +14,8 @@
 #include <map>
 #include <string>
 
-#include "bench/child_cluster.h"
 #include "bench/socket_floor.h"
+#include "testing/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -39,7 +39,7 @@ struct PathFloorOptions {
 // floor of `mode`: as is, the Unix stream socket with the decisions'
 // discipline, both blocking and both polling, and ZeroMQ ipc; pinned to one
 // CPU, where a spinner starves its peer, only the blocking ones.
-Result<std::map<std::string, StreamFloor>> measurePathFloors(ChildCluster& cluster,
+Result<std::map<std::string, StreamFloor>> measurePathFloors(testsupport::ChildCluster& cluster,
                                                              const PathFloorOptions& options);
 
 // Whether the polling floors mean anything in `mode`: as is, and only when

@@ -8,11 +8,11 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "bench/child_cluster.h"
 #include "bench/path_floors.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
 #include "client/client.h"
+#include "testing/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -83,10 +83,11 @@ Row latencyRow(const std::string& mode, const std::string& path, std::size_t pay
 struct StreamEcho {
   std::string path;  // the row's name, e.g. "raw unix stream, polling"
   Waiting waiting = Waiting::kBlocking;
-  ChildProcess* process = nullptr;
+  testsupport::ChildProcess* process = nullptr;
 };
 
-Result<std::vector<StreamEcho>> spawnStreamEchoes(ChildCluster& cluster, const std::string& mode) {
+Result<std::vector<StreamEcho>> spawnStreamEchoes(testsupport::ChildCluster& cluster,
+                                                  const std::string& mode) {
   std::vector<StreamEcho> echoes;
   for (auto [family, listen] :
        {std::pair<const char*, std::string>{
@@ -98,7 +99,7 @@ Result<std::vector<StreamEcho>> spawnStreamEchoes(ChildCluster& cluster, const s
           "bench", "socket-echo", "--listen",
           polling && listen.starts_with("unix") ? listen + "-poll" : listen};
       if (polling) args.push_back("--poll");
-      KILN_ASSIGN_OR_RETURN(ChildProcess * process, cluster.spawn(args));
+      KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * process, cluster.spawn(args));
       echoes.push_back(StreamEcho{
           fmt::format("raw {}, {}", family, polling ? "polling" : "blocking"), waiting, process});
     }
@@ -108,7 +109,7 @@ Result<std::vector<StreamEcho>> spawnStreamEchoes(ChildCluster& cluster, const s
 
 Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, unsigned count,
                      Report& report) {
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, 0, std::chrono::seconds(30)));
+  KILN_RETURN_IF_ERROR(testsupport::waitForLiveSessions(client, 0, std::chrono::seconds(30)));
   std::uint64_t coordinatorIdle = residentBytes(coordinatorPid);
   std::uint64_t workerIdle = residentBytes(workerPid);
   std::vector<std::unique_ptr<client::Session>> sessions;
@@ -117,11 +118,11 @@ Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, 
                           client.startSession({"noop", fmt::format("benchmark://idle/{}", i)}));
     sessions.push_back(std::move(session));
   }
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, count, std::chrono::seconds(30)));
+  KILN_RETURN_IF_ERROR(testsupport::waitForLiveSessions(client, count, std::chrono::seconds(30)));
   std::uint64_t coordinatorFull = residentBytes(coordinatorPid);
   std::uint64_t workerFull = residentBytes(workerPid);
   sessions.clear();  // each destructor sends EndSession
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(client, 0, std::chrono::seconds(30)));
+  KILN_RETURN_IF_ERROR(testsupport::waitForLiveSessions(client, 0, std::chrono::seconds(30)));
   std::uint64_t coordinatorAfter = residentBytes(coordinatorPid);
   std::uint64_t workerAfter = residentBytes(workerPid);
   auto row = [&](const char* process, std::uint64_t idle, std::uint64_t full, std::uint64_t after) {
@@ -140,16 +141,18 @@ Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, 
 }
 
 Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Report& report) {
-  KILN_ASSIGN_OR_RETURN(ChildCluster cluster, ChildCluster::create(selfExecutable()));
-  KILN_ASSIGN_OR_RETURN(CoordinatorAndWorker servers, spawnCoordinatorAndWorker(cluster, o.slots));
-  ChildProcess* coordinator = servers.coordinator;
-  ChildProcess* worker = servers.worker;
-  KILN_ASSIGN_OR_RETURN(ChildProcess * echo,
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
+                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(testsupport::CoordinatorAndWorker servers,
+                        testsupport::spawnCoordinatorAndWorker(cluster, o.slots));
+  testsupport::ChildProcess* coordinator = servers.coordinator;
+  testsupport::ChildProcess* worker = servers.worker;
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * echo,
                         cluster.spawn({"bench", "zmq-echo", "--listen", "tcp://127.0.0.1:0"}));
   // The same echo over a Unix-domain socket: the floor for clients on the
   // worker's host. The abstract name (leading '@') leaves no file behind.
   KILN_ASSIGN_OR_RETURN(
-      ChildProcess * ipcEcho,
+      testsupport::ChildProcess * ipcEcho,
       cluster.spawn({"bench", "zmq-echo", "--listen",
                      fmt::format("ipc://@kiln-bench-echo-{}-{}", ::getpid(), mode)}));
   KILN_ASSIGN_OR_RETURN(std::vector<StreamEcho> streamEchoes, spawnStreamEchoes(cluster, mode));
@@ -157,7 +160,7 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
   options.coordinator = coordinator->endpoint;
   options.forceTcp = o.forceTcp;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(options));
-  KILN_RETURN_IF_ERROR(waitForLiveSessions(*client, 0, std::chrono::seconds(30)));
+  KILN_RETURN_IF_ERROR(testsupport::waitForLiveSessions(*client, 0, std::chrono::seconds(30)));
   for (auto [payload, space] : {std::pair<std::size_t, const char*>{16, "Bytes16"},
                                 std::pair<std::size_t, const char*>{4096, "Bytes4K"}}) {
     // Every floor with the same payload both ways as the kiln rows: a noop

@@ -14,11 +14,11 @@
 #include <sstream>
 #include <thread>
 
-#include "bench/child_cluster.h"
 #include "bench/host_supervisor.h"
-#include "bench/process_probe.h"
 #include "bench/soak_growth.h"
 #include "bench/soak_sessions.h"
+#include "testing/child_cluster.h"
+#include "testing/process_probe.h"
 
 namespace kiln::bench {
 
@@ -70,15 +70,15 @@ struct Sample {
   bool gone = false;                    // its process no longer exists (not killed by us: crashed)
 };
 
-bool isKiln(const ProcessInfo& p) { return p.name.rfind("kiln", 0) == 0; }
+bool isKiln(const testsupport::ProcessInfo& p) { return p.name.rfind("kiln", 0) == 0; }
 
 // Compilers of `pid`: the processes below it that are not kiln processes nor
 // below one (a worker's opt-19; for this process, orphans it adopted).
 void countCompilers(int pid, Sample& sample) {
-  std::vector<ProcessInfo> below = descendantsOf(pid);
-  std::map<int, const ProcessInfo*> byPid;
-  for (const ProcessInfo& p : below) byPid[p.pid] = &p;
-  for (const ProcessInfo& p : below) {
+  std::vector<testsupport::ProcessInfo> below = testsupport::descendantsOf(pid);
+  std::map<int, const testsupport::ProcessInfo*> byPid;
+  for (const testsupport::ProcessInfo& p : below) byPid[p.pid] = &p;
+  for (const testsupport::ProcessInfo& p : below) {
     bool underKiln = isKiln(p);
     for (int up = p.ppid; !underKiln && up != pid;) {
       auto parent = byPid.find(up);
@@ -103,15 +103,15 @@ Sample readSample(const Watched& w, double seconds) {
   s.label = w.label;
   s.pid = w.pid;
   if (w.pid == 0) return s;  // down between a kill and its replacement
-  auto info = readProcess(w.pid);
+  auto info = testsupport::readProcess(w.pid);
   s.gone = !info || info->zombie();
   s.rssMib = residentBytes(w.pid) / 1048576.0;
-  s.fds = openDescriptors(w.pid);
+  s.fds = testsupport::openDescriptors(w.pid);
   countCompilers(w.pid, s);
   if (!w.workBase.empty()) {
     // The live worker's own directory is expected; what is in it, and the
     // directory of any killed predecessor, is left behind.
-    DirectoryCount below = countBelow(w.workBase);
+    testsupport::DirectoryCount below = testsupport::countBelow(w.workBase);
     s.workingEntries = below.nested + (below.subdirectories > 0 ? below.subdirectories - 1 : 0);
   }
   return s;
@@ -122,7 +122,7 @@ Sample readSample(const Watched& w, double seconds) {
 class Sampler {
  public:
   using Snapshot = std::function<std::vector<Watched>()>;
-  Sampler(Snapshot snapshot, Duration every, OrphanReaper& reaper)
+  Sampler(Snapshot snapshot, Duration every, testsupport::OrphanReaper& reaper)
       : snapshot_(std::move(snapshot)), every_(every), reaper_(reaper), start_(SteadyTime::now()) {
     sampleNow();
     thread_ = std::thread([this] { run(); });
@@ -163,7 +163,7 @@ class Sampler {
   }
   Snapshot snapshot_;
   Duration every_;
-  OrphanReaper& reaper_;
+  testsupport::OrphanReaper& reaper_;
   SteadyTime::time_point start_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -278,16 +278,17 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   KILN_ASSIGN_OR_RETURN(std::vector<SessionWeight> mix, parseMix(o.mix));
   const std::uint64_t seed = o.seed != 0 ? o.seed : std::random_device{}();
 
-  OrphanReaper reaper;  // before any child: compilers of killed workers come to us
+  testsupport::OrphanReaper reaper;  // before any child: compilers of killed workers come to us
   KILN_ASSIGN_OR_RETURN(
-      ChildCluster cluster,
-      ChildCluster::create(o.kiln.empty() ? selfExecutable() : o.kiln, o.logDirectory));
-  KILN_ASSIGN_OR_RETURN(ChildProcess * coordinator,
+      testsupport::ChildCluster cluster,
+      testsupport::ChildCluster::create(o.kiln.empty() ? testsupport::selfExecutable() : o.kiln,
+                                        o.logDirectory));
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * coordinator,
                         cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
                                        "--heartbeat-seconds", "0.2", "--log-level", "off"}));
   auto hostArgs = [&](const std::string& label, bool nest) {
-    std::vector<std::string> args =
-        benchWorkerArgs(coordinator->endpoint, o.slots, o.logDirectory.empty() ? "off" : "warn");
+    std::vector<std::string> args = testsupport::benchWorkerArgs(
+        coordinator->endpoint, o.slots, o.logDirectory.empty() ? "off" : "warn");
     if (nest) {
       // Each experiment in its own child process: a crash in one is contained.
       args[0] = "nest";
@@ -313,7 +314,7 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   clientOptions.requestTimeout = 30s;
   clientOptions.leasePeriod = 500ms;
   KILN_ASSIGN_OR_RETURN(auto plain, client::Client::connect(clientOptions));
-  KILN_RETURN_IF_ERROR(waitForWorkers(*plain, o.workers + 1, 20s));
+  KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*plain, o.workers + 1, 20s));
   ExperimentSpec spec;
   spec.name = kExperiment;
   KILN_ASSIGN_OR_RETURN(client::ExperimentStatus opened, plain->openExperiment(spec));

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/identity.h"
+#include "testing/test_identity.h"
 
 namespace kiln::fuzz {
 namespace {
@@ -22,9 +23,8 @@ std::string pickSecret(FuzzedDataProvider& data) {
   return std::string(kSecretBytes, static_cast<char>('a' + which));
 }
 
-capnp::Data::Reader asData(const std::string& bytes) {
-  return {reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()};
-}
+using testsupport::asData;
+
 constexpr std::array<const char*, 9> kParameterKeys = {
     "service.benchmark_cache.get_size",
     "service.benchmark_cache.set_max_size_in_bytes",

@@ -15,6 +15,7 @@
 #include "common/frame.h"
 #include "fuzz/envelope_builder.h"
 #include "fuzz/fuzz_input.h"
+#include "testing/host_fakes.h"
 #include "worker/noop_session.h"
 #include "worker/session_host.h"
 
@@ -36,44 +37,17 @@ std::string shown(kiln::wire::Envelope::Reader envelope) {
   }
 }
 
-class InlineExecutor final : public kiln::Executor {
- public:
-  void post(const std::string&, kiln::UniqueTask task) override {
-    tasks.push_back(std::move(task));
+// Checks a reply and remembers the session ids it hands out.
+void checkReply(const kiln::InboundMessage& reply, kiln::fuzz::KnownIds& known) {
+  auto envelope = reply.envelope();
+  require(envelope.isReply(), "the worker sent something other than a reply");
+  auto body = envelope.getReply();
+  if (body.isSessionStarted()) known.sessions.push_back(body.getSessionStarted().getSessionId());
+  if (body.isForked()) known.sessions.push_back(body.getForked().getSessionId());
+  if (std::getenv("KILN_FUZZ_DEBUG") != nullptr) {
+    std::fprintf(stderr, "<- %s\n", shown(envelope).c_str());
   }
-  bool idle() const override { return tasks.empty(); }
-  void runAll() {
-    while (!tasks.empty()) {
-      kiln::UniqueTask task = std::move(tasks.front());
-      tasks.pop_front();
-      task();
-    }
-  }
-  std::deque<kiln::UniqueTask> tasks;
-};
-
-// Decodes every reply and remembers the session ids it hands out.
-class CheckingSink final : public kiln::ReplySink {
- public:
-  explicit CheckingSink(kiln::fuzz::KnownIds& known) : known_(known) {}
-  void send(const std::string&, zmq::message_t frame) override {
-    auto reply = kiln::InboundMessage::decode(frame, kiln::FrameLimits{});
-    require(reply.ok(), "the worker sent a frame that does not decode");
-    auto envelope = reply->envelope();
-    require(envelope.isReply(), "the worker sent something other than a reply");
-    auto body = envelope.getReply();
-    if (body.isSessionStarted()) known_.sessions.push_back(body.getSessionStarted().getSessionId());
-    if (body.isForked()) known_.sessions.push_back(body.getForked().getSessionId());
-    ++replies;
-    if (std::getenv("KILN_FUZZ_DEBUG") != nullptr) {
-      std::fprintf(stderr, "<- %s\n", shown(envelope).c_str());
-    }
-  }
-  std::size_t replies = 0;
-
- private:
-  kiln::fuzz::KnownIds& known_;
-};
+}
 
 // noop.busy_us spins each step for up to 10 s: a fuzzer that found it would
 // only rediscover it. The crash and hang hooks are sent: without the
@@ -103,8 +77,9 @@ struct Fixture {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static Fixture* fixture = new Fixture();  // the types' contexts start once per process
   kiln::fuzz::KnownIds known;
-  InlineExecutor executor;
-  CheckingSink sink(known);
+  kiln::testsupport::QueuedExecutor executor;
+  kiln::testsupport::CollectingSink sink;
+  sink.onReply = [&known](const kiln::InboundMessage& reply) { checkReply(reply, known); };
   kiln::Mailbox<kiln::Completion> mailbox;
   kiln::HostLimits limits;
   limits.maxSessions = 8;
@@ -143,18 +118,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // A malformed key: the host must cope with it below.
     }
     if (debug) std::fprintf(stderr, "-> %s\n", shown(message->envelope()).c_str());
-    std::size_t before = sink.replies;
+    std::size_t before = sink.replies.size();
     std::string peer = "peer-" + std::to_string(record->peer);
     host->handle(peer, std::move(message).value());
     // A completion may start the next request of its strand: run to quiescence.
     for (int round = 0; round < 8 && !executor.tasks.empty(); ++round) {
-      executor.runAll();
-      std::vector<kiln::Completion> done;
-      mailbox.drain(done);
-      for (kiln::Completion& completion : done) host->onCompletion(std::move(completion));
+      kiln::testsupport::runRound(executor, mailbox, *host);
     }
+    require(sink.undecodable == 0, "the worker sent a frame that does not decode");
     require(executor.tasks.empty(), "work is left after a request completed");
-    require(sink.replies > before, "a request got no reply");
+    require(sink.replies.size() > before, "a request got no reply");
+    sink.replies.clear();  // bounded memory over a long input
   }
   require(host->inflight() == 0, "a request is still in flight at the end");
   host->clear();

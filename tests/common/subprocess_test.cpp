@@ -1,6 +1,7 @@
 // Child processes: exit codes, signals, redirection, limits, deadlines and
 // the promise that no child is ever left unreaped.
 #include "common/subprocess.h"
+#include "testing/process_probe.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,8 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// True when `pid` no longer exists at all (neither running nor a zombie).
-bool processGone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+using testsupport::processGone;
 
 // No zombie children of this test process.
 bool noZombieChildren() {

@@ -4,7 +4,7 @@
 
 #include "common/wire_convert.h"
 #include "coordinator/coordinator_core.h"
-#include "tests/support/test_identity.h"
+#include "testing/test_identity.h"
 
 namespace kiln {
 namespace {

@@ -63,15 +63,6 @@ std::vector<pid_t> processesWithEnvironment(const std::string& entry) {
   return found;
 }
 
-bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
 void stopProcess(Subprocess& process, std::chrono::milliseconds grace) {
   if (!process.running()) return;
   ::kill(process.pid(), SIGTERM);

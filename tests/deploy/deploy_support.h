@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/subprocess.h"
+#include "testing/wait.h"
 
 namespace kiln::deploytest {
 
@@ -28,8 +29,7 @@ int freeTcpPort();
 // Pids of live processes whose environment holds exactly `entry` ("K=V").
 std::vector<pid_t> processesWithEnvironment(const std::string& entry);
 
-// Polls `done` every 100 ms until it holds or `timeout` passes.
-bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
+using testsupport::waitUntil;
 
 // SIGTERM, wait up to `grace`, then SIGKILL; always reaps.
 void stopProcess(Subprocess& process, std::chrono::milliseconds grace);

@@ -9,8 +9,8 @@
 #include <set>
 #include <thread>
 
-#include "bench/process_probe.h"
 #include "common/subprocess.h"
+#include "testing/process_probe.h"
 
 namespace kiln::bench {
 namespace {
@@ -21,14 +21,14 @@ using SteadyTime = std::chrono::steady_clock;
 // kiln processes started by the benchmark `bench`, still running.
 std::set<int> runningChildrenOf(int bench) {
   std::set<int> pids;
-  for (const ProcessInfo& p : descendantsOf(bench)) {
+  for (const testsupport::ProcessInfo& p : testsupport::descendantsOf(bench)) {
     if (p.ppid == bench && p.name == "kiln" && !p.zombie()) pids.insert(p.pid);
   }
   return pids;
 }
 
 bool running(int pid) {
-  auto info = readProcess(pid);
+  auto info = testsupport::readProcess(pid);
   return info && !info->zombie();
 }
 
@@ -37,7 +37,7 @@ bool running(int pid) {
 // to the benchmark. Returns how many of the children it had are still
 // running a bounded while later.
 std::size_t survivorsAfter(int signal) {
-  OrphanReaper reaper;
+  testsupport::OrphanReaper reaper;
   auto bench = Subprocess::spawn({KILN_BINARY, "bench", "soak", "--duration", "120", "--sessions",
                                   "2", "--workers", "2", "--kill-every", "1", "--sample-every", "5",
                                   "--mix", "noop"});

@@ -62,15 +62,6 @@ std::int64_t instructionCountAfter(client::Client& client, const std::string& be
   return stepped.ok() ? stepped->observations.at(0).as<std::int64_t>() : -1;
 }
 
-bool waitFor(const std::function<bool()>& done, Duration timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
-
 BackgroundStepper::BackgroundStepper(std::vector<std::unique_ptr<client::Session>> sessions)
     : sessions_(std::move(sessions)) {
   thread_ = std::thread([this] {

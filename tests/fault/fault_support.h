@@ -10,6 +10,7 @@
 
 #include "client/client.h"
 #include "coordinator/coordinator_server.h"
+#include "testing/wait.h"
 
 namespace kiln::fault {
 
@@ -40,8 +41,7 @@ Value passAction(const client::Session& session, const std::string& pass);
 std::int64_t instructionCountAfter(client::Client& client, const std::string& benchmark,
                                    const std::vector<std::string>& passes);
 
-// Polls `done` every 20 ms until it holds or `timeout` passes.
-bool waitFor(const std::function<bool()>& done, Duration timeout);
+using testsupport::waitUntil;
 
 // Steps `sessions` round-robin in a thread until stopped, counting failures.
 class BackgroundStepper {

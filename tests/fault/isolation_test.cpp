@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bench/child_cluster.h"
 #include "common/sanitizers.h"
 #include "common/working_directory.h"
+#include "testing/child_cluster.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {
@@ -22,7 +22,7 @@ const std::string kCrasherDir = std::filesystem::path(KILN_CRASHER_IR).parent_pa
 
 struct IsolatedHost {
   explicit IsolatedHost(const std::string& coordinator, std::vector<std::string> extra = {})
-      : children(bench::ChildCluster::create(KILN_BINARY).value()) {
+      : children(testsupport::ChildCluster::create(KILN_BINARY).value()) {
     // The crasher module lives in the source tree, outside the test's
     // directory; the children read it with the host's --allow-files.
     std::vector<std::string> args{"nest",
@@ -41,8 +41,8 @@ struct IsolatedHost {
     args.insert(args.end(), extra.begin(), extra.end());
     host = children.spawn(args).value();
   }
-  bench::ChildCluster children;
-  bench::ChildProcess* host = nullptr;
+  testsupport::ChildCluster children;
+  testsupport::ChildProcess* host = nullptr;
 };
 
 std::unique_ptr<client::Client> tenant(const std::string& coordinator, const std::string& name,
@@ -101,7 +101,7 @@ TEST(Isolation, CrashingStepTakesDownOnlyItsExperimentAndIsRefusedOnReplay) {
   EXPECT_GE(sessions[2]->restores(), 1u);
   EXPECT_GE(alpha->restoredSessions(), 3u);
 
-  ASSERT_TRUE(waitFor([&] { return bystander.steps() > stepsBefore + 20; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return bystander.steps() > stepsBefore + 20; }, 10s));
   bystander.stop();
   EXPECT_EQ(bystander.failures(), 0u) << bystander.firstFailure();
   EXPECT_FALSE(host.host->process.poll().has_value()) << "the nesting host itself died";
@@ -155,7 +155,7 @@ TEST(Isolation, AChildThatCaughtAnLlvmCrashIsRestartedWithoutDisturbingOthers) {
   EXPECT_EQ(moved->observations.at(0).as<std::int64_t>(),
             instructionCountAfter(*alpha, "benchmark://kiln-bench-v0/crc32", {"mem2reg", "gvn"}));
 
-  ASSERT_TRUE(waitFor([&] { return bystander.steps() > stepsBefore + 20; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return bystander.steps() > stepsBefore + 20; }, 10s));
   bystander.stop();
   EXPECT_EQ(bystander.failures(), 0u) << bystander.firstFailure();
   EXPECT_FALSE(host.host->process.poll().has_value()) << "the nesting host itself died";
@@ -276,7 +276,7 @@ TEST(Isolation, TheOperatorsFlagsReachTheChildProcesses) {
   std::filesystem::permissions(opt, std::filesystem::perms::owner_all);
 
   InProcessCoordinator coordinator;
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
   auto* host =
       children
           .spawn({"nest", "--isolate", "--coordinator", coordinator.endpoint(),

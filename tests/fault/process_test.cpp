@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bench/child_cluster.h"
 #include "common/exit_codes.h"
+#include "testing/child_cluster.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {
@@ -35,12 +35,12 @@ std::vector<std::string> workerArgs(const std::string& coordinator,
 
 TEST(ProcessFaults, WorkerSigkilledWhileSessionsStepLosesNoStep) {
   InProcessCoordinator coordinator;
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
-  std::vector<bench::ChildProcess*> workers;
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
+  std::vector<testsupport::ChildProcess*> workers;
   for (int i = 0; i < 3; ++i)
     workers.push_back(children.spawn(workerArgs(coordinator.endpoint())).value());
   auto client = connectClient(coordinator.endpoint());
-  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 3; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 3; }, 10s));
 
   std::vector<std::unique_ptr<client::Session>> sessions;
   for (int i = 0; i < 6; ++i)
@@ -73,17 +73,17 @@ TEST(ProcessFaults, WorkerSigkilledWhileSessionsStepLosesNoStep) {
 
 TEST(ProcessFaults, AWorkerThatCaughtAnLlvmCrashAnswersExitsAndItsSessionsAreRestored) {
   InProcessCoordinator coordinator;
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
   auto* damaged = children.spawn(workerArgs(coordinator.endpoint())).value();
   auto client = connectClient(coordinator.endpoint(), {}, 30s);
-  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 1; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 1; }, 10s));
   // LLVM 19's loop-bound-split dies with SIGSEGV on this module (opt-19 too).
   auto crasher = client->startSession(llvmSession("file://" KILN_CRASHER_IR)).value();
   auto bystander = client->startSession(llvmSession("benchmark://kiln-bench-v0/crc32")).value();
   const std::vector<std::string> count{"IrInstructionCount"};
   ASSERT_TRUE(bystander->step({passAction(*bystander, "mem2reg")}, count).ok());
   auto* survivor = children.spawn(workerArgs(coordinator.endpoint())).value();
-  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 2; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
 
   auto crashed = crasher->step({passAction(*crasher, "loop-bound-split")}, count);
   ASSERT_FALSE(crashed.ok());
@@ -93,7 +93,7 @@ TEST(ProcessFaults, AWorkerThatCaughtAnLlvmCrashAnswersExitsAndItsSessionsAreRes
   // Its memory can no longer be trusted: it stops by itself, asking to be
   // started again.
   std::optional<ExitStatus> exit;
-  ASSERT_TRUE(waitFor([&] { return (exit = damaged->process.poll()).has_value(); }, 30s));
+  ASSERT_TRUE(waitUntil([&] { return (exit = damaged->process.poll()).has_value(); }, 30s));
   EXPECT_FALSE(exit->signaled()) << exit->describe();
   EXPECT_EQ(exit->exitCode, kExitRestartAfterCaughtCrash) << exit->describe();
 
@@ -111,12 +111,12 @@ TEST(ProcessFaults, AWorkerThatCaughtAnLlvmCrashAnswersExitsAndItsSessionsAreRes
 
 TEST(ProcessFaults, HangingStepTimesOutAndThePlainWorkerKeepsItsSlot) {
   InProcessCoordinator coordinator;
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
   auto* worker =
       children.spawn(workerArgs(coordinator.endpoint(), {"--slots", "1", "--stuck-seconds", "0.5"}))
           .value();
   auto client = connectClient(coordinator.endpoint(), {}, 5s);
-  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 1; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 1; }, 10s));
 
   client::SessionOptions hangs{"noop", "benchmark://f/hang"};
   hangs.timeout = 300ms;
@@ -163,14 +163,14 @@ unsigned threadsOf(pid_t pid) {
 // slot held, it refuses new work with the reason, and logs it.
 TEST(ProcessFaults, StuckStepsPastTheCapHoldTheirSlotAndTheWorkerSaysSo) {
   InProcessCoordinator coordinator;
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
   auto* worker = children
                      .spawn({"worker", "--coordinator", coordinator.endpoint(),
                              "--heartbeat-seconds", "0.1", "--log-level", "warn", "--slots", "1",
                              "--stuck-seconds", "0.3", "--enable-fault-injection"})
                      .value();
   auto client = connectClient(coordinator.endpoint(), {}, 5s);
-  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 1; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 1; }, 10s));
   client::SessionOptions hangs{"noop", "benchmark://f/hang"};
   hangs.timeout = 300ms;
   std::vector<std::unique_ptr<client::Session>> stuck;
@@ -190,7 +190,7 @@ TEST(ProcessFaults, StuckStepsPastTheCapHoldTheirSlotAndTheWorkerSaysSo) {
     std::this_thread::sleep_for(600ms);  // past --stuck-seconds
   }
   Status refused = okStatus();
-  ASSERT_TRUE(waitFor(
+  ASSERT_TRUE(waitUntil(
       [&] {
         auto fresh = client->startSessionOn(worker->endpoint, {"noop", "benchmark://f/new"});
         refused = fresh.ok() ? okStatus() : fresh.status();
@@ -218,7 +218,7 @@ TEST(ProcessFaults, StuckStepsPastTheCapHoldTheirSlotAndTheWorkerSaysSo) {
 // timeout, and ending a session there returns promptly.
 TEST(ProcessFaults, WorkerWithAStuckLoopIsGivenUpAfterOneTimeout) {
   InProcessCoordinator coordinator;
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
   // Its cheap steps run on its loop thread however loaded the machine is
   // (a noop step can miss the default budget, 60 us, under load: the hang
   // then takes a pool thread and the loop keeps serving).
@@ -227,7 +227,7 @@ TEST(ProcessFaults, WorkerWithAStuckLoopIsGivenUpAfterOneTimeout) {
   auto* survivor = children.spawn(workerArgs(coordinator.endpoint())).value();
   const Duration timeout = 2s;
   auto client = connectClient(coordinator.endpoint(), {}, timeout);
-  ASSERT_TRUE(waitFor([&] { return client->listCluster()->size() == 2; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
 
   std::vector<std::unique_ptr<client::Session>> sessions;  // [0] hangs, [1] and [2] are innocent
   for (int i = 0; i < 3; ++i) {
@@ -283,7 +283,7 @@ int freePort() {
 
 TEST(ProcessFaults, CoordinatorRestartKeepsSessionsSteppingAndExperimentsReopened) {
   std::string endpoint = fmt::format("tcp://127.0.0.1:{}", freePort());
-  auto children = bench::ChildCluster::create(KILN_BINARY).value();
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
   std::vector<std::string> coordinatorArgs{
       "coordinator", "--listen", endpoint, "--heartbeat-seconds", "0.1", "--log-level", "off"};
   auto* first = children.spawn(coordinatorArgs).value();
@@ -313,7 +313,7 @@ TEST(ProcessFaults, CoordinatorRestartKeepsSessionsSteppingAndExperimentsReopene
   auto restartedAt = std::chrono::steady_clock::now();
   children.spawn(coordinatorArgs).value();
   // Hosts notice the silence, re-register with back-off (1 s, 2 s, ...).
-  ASSERT_TRUE(waitFor(
+  ASSERT_TRUE(waitUntil(
       [&] {
         auto workers = plain->listCluster();
         return workers.ok() && workers->size() == 2;

@@ -6,11 +6,11 @@
 
 #include <thread>
 
-#include "bench/child_cluster.h"
 #include "common/wire_convert.h"
 #include "local/local_cluster.h"
+#include "testing/child_cluster.h"
+#include "testing/test_identity.h"
 #include "tests/integration/two_workers.h"
-#include "tests/support/test_identity.h"
 
 namespace kiln {
 namespace {

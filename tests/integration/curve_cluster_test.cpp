@@ -20,6 +20,7 @@
 #include "common/wire_convert.h"
 #include "common/zap_authenticator.h"
 #include "coordinator/coordinator_server.h"
+#include "testing/wait.h"
 #include "worker/noop_session.h"
 #include "worker/worker_server.h"
 
@@ -30,14 +31,7 @@ using namespace std::chrono_literals;
 
 constexpr const char* kCanary = "benchmark://canary/PLAINTEXT-CANARY-7f3a";
 
-bool waitFor(const std::function<bool()>& done, Duration timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return done();
-}
+using testsupport::waitUntil;
 
 // A logger whose lines the test can read.
 struct CapturedLog {
@@ -213,7 +207,7 @@ TEST_F(CurveClusterTest, KeyHolderStepsAndOthersAreRefusedAtOnceAndLogged) {
   ClusterKeys keys = generateClusterKeys().value();
   Cluster cluster(keys);
   auto holder = cluster.client(keys);
-  ASSERT_TRUE(waitFor([&] { return holder->listCluster().value().size() == 1; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return holder->listCluster().value().size() == 1; }, 10s));
   client::SessionOptions options{"noop", "benchmark://t/1"};
   auto session = holder->startSession(options);
   ASSERT_TRUE(session.ok()) << session.status().toString();
@@ -239,7 +233,7 @@ TEST_F(CurveClusterTest, KeyHolderStepsAndOthersAreRefusedAtOnceAndLogged) {
     EXPECT_NE(refused.status().message().find("refused by authentication"), std::string::npos)
         << refused.status().toString();
     // Counted each time; logged at most once a while per peer and reason.
-    EXPECT_TRUE(waitFor([&] { return cluster.auth->refusals() > refusals; }, 5s));
+    EXPECT_TRUE(waitUntil([&] { return cluster.auth->refusals() > refusals; }, 5s));
   }
   EXPECT_TRUE(cluster.log.contains("refused coordinator connection on tcp://127.0.0.1:"))
       << cluster.log.text();
@@ -263,7 +257,7 @@ TEST_F(CurveClusterTest, WorkerWithTheWrongKeyCannotRegister) {
   ClusterKeys keys = generateClusterKeys().value();
   Cluster cluster(keys);
   auto holder = cluster.client(keys);
-  ASSERT_TRUE(waitFor([&] { return holder->listCluster().value().size() == 1; }, 10s));
+  ASSERT_TRUE(waitUntil([&] { return holder->listCluster().value().size() == 1; }, 10s));
   // Another process, in effect: its own context, authenticator and key.
   zmq::context_t otherZmq(1);
   ClusterKeys wrong = generateClusterKeys().value();
@@ -272,7 +266,7 @@ TEST_F(CurveClusterTest, WorkerWithTheWrongKeyCannotRegister) {
   types.add<NoopSession>("noop");
   auto intruder = cluster.startWorker(otherZmq, ServerSecurity{wrong, otherAuth.get()}, types);
   std::thread intruderThread([&] { intruder->run(); });
-  EXPECT_TRUE(waitFor([&] { return cluster.log.contains("coordinator connection"); }, 5s));
+  EXPECT_TRUE(waitUntil([&] { return cluster.log.contains("coordinator connection"); }, 5s));
   EXPECT_TRUE(cluster.log.contains("is not this cluster's"));
   std::this_thread::sleep_for(300ms);  // several heartbeats: it would have registered by now
   EXPECT_EQ(holder->listCluster().value().size(), 1u);
@@ -301,7 +295,7 @@ TEST_F(CurveClusterTest, AuthorizedExtraKeysGetInAndUnknownOnesAreLoggedWithThei
   };
   EXPECT_TRUE(answered(laptop));
   EXPECT_FALSE(answered(unknown));
-  EXPECT_TRUE(waitFor([&] { return cluster.log.contains(unknown.publicKey); }, 5s));
+  EXPECT_TRUE(waitUntil([&] { return cluster.log.contains(unknown.publicKey); }, 5s));
   EXPECT_TRUE(cluster.log.contains("coordinator connection from 127.0.0.1"));
 }
 
@@ -338,7 +332,7 @@ TEST_F(CurveClusterTest, AnAuthorizedClientKeyCannotRegisterAWorker) {
   // It is still a client: it may look at the cluster, which lists one worker.
   EXPECT_TRUE(call([](wire::Request::Builder r) { r.initListCluster(); }).ok());
   auto holder = cluster.client(keys);
-  ASSERT_TRUE(waitFor([&] { return holder->listCluster().value().size() == 1; }, 5s));
+  ASSERT_TRUE(waitUntil([&] { return holder->listCluster().value().size() == 1; }, 5s));
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(holder->listCluster().value().size(), 1u);
 }
@@ -349,7 +343,7 @@ std::string capturedTraffic(std::optional<ClusterKeys> keys) {
   Cluster cluster(keys);
   RecordingRelay relay(portOf(cluster.worker->endpoint()));
   auto client = cluster.client(keys);
-  EXPECT_TRUE(waitFor(
+  EXPECT_TRUE(waitUntil(
       [&] {
         auto workers = client->listCluster();
         return workers.ok() && workers->size() == 1;

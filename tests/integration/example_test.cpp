@@ -3,9 +3,9 @@
 
 #include <thread>
 
-#include "bench/child_cluster.h"
 #include "client/client.h"
 #include "coordinator/coordinator_server.h"
+#include "testing/child_cluster.h"
 
 namespace kiln {
 namespace {
@@ -20,7 +20,7 @@ TEST(ExampleTest, CounterWorkerServesItsSessionType) {
   auto coordinator = CoordinatorServer::create(config, zmq, clock, makeNullLogger("c")).value();
   std::thread thread([&] { coordinator->run(); });
   {
-    auto children = bench::ChildCluster::create(KILN_COUNTER_WORKER).value();
+    auto children = testsupport::ChildCluster::create(KILN_COUNTER_WORKER).value();
     auto child = children.spawn({"--coordinator", coordinator->endpoint(), "--log-level", "off"});
     ASSERT_TRUE(child.ok()) << child.status().toString();
     client::ClientOptions options;

@@ -21,7 +21,7 @@
 
 #include <thread>
 
-#include "bench/child_cluster.h"
+#include "testing/child_cluster.h"
 #include "common/abstract_socket.h"
 #include "common/local_transport.h"
 #include "local/local_cluster.h"

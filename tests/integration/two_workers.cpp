@@ -23,7 +23,7 @@ using namespace std::chrono_literals;
 
 void startTwoWorkers(const std::string& kiln, const std::string& coordinator,
                      client::Client& client, TwoWorkers& out) {
-  auto children = bench::ChildCluster::create(kiln);
+  auto children = testsupport::ChildCluster::create(kiln);
   ASSERT_TRUE(children.ok()) << children.status().toString();
   out.children.emplace(std::move(children).value());
   // Fault injection: the tests that kill a worker also skew its replays.

@@ -9,10 +9,10 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "bench/child_cluster.h"
 #include "client/client.h"
 #include "common/clock.h"
 #include "coordinator/coordinator_server.h"
+#include "testing/child_cluster.h"
 
 namespace kiln::integration {
 
@@ -33,9 +33,9 @@ class ThreadedCoordinator {
 };
 
 struct TwoWorkers {
-  std::optional<bench::ChildCluster> children;
-  bench::ChildProcess* doomed = nullptr;
-  bench::ChildProcess* survivor = nullptr;
+  std::optional<testsupport::ChildCluster> children;
+  testsupport::ChildProcess* doomed = nullptr;
+  testsupport::ChildProcess* survivor = nullptr;
   std::unique_ptr<client::Session> onDoomed;
   std::unique_ptr<client::Session> onSurvivor;
 };

@@ -80,7 +80,9 @@ TEST(ControlLineTest, CanonicalNumberLinesAgreeWithJson) {
         Case{R"({"observation":7,"x":1})", std::nullopt}, Case{R"({"outcome":12})", 12}}) {
     Result<ControlLine> parsed = parseControlLine(c.line, scored);
     ASSERT_EQ(parsed.ok(), c.number.has_value()) << c.line << ": " << parsed.status().toString();
-    if (c.number) EXPECT_EQ(parsed->number, *c.number) << c.line;
+    if (c.number) {
+      EXPECT_EQ(parsed->number, *c.number) << c.line;
+    }
   }
   // An outcome line without a score announced stays refused.
   EXPECT_FALSE(parseControlLine(R"({"outcome":12})", headerWith(/*score=*/false)).ok());

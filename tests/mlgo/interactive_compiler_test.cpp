@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "testing/process_probe.h"
 #include "tests/mlgo/test_support.h"
 
 namespace kiln::mlgo {
@@ -14,8 +15,8 @@ namespace {
 using std::chrono::milliseconds;
 using testing::in;
 using testing::noChildProcesses;
-using testing::processGone;
 using testing::TempDir;
+using testsupport::processGone;
 
 constexpr milliseconds kGenerous{5000};
 

@@ -8,6 +8,7 @@
 
 #include "common/subprocess.h"
 #include "mlgo/interactive_compiler.h"
+#include "testing/process_probe.h"
 #include "tests/mlgo/test_support.h"
 
 namespace kiln::mlgo {
@@ -177,7 +178,7 @@ TEST(MlgoLlvmIntegrationTest, AbandonedEpisodeKillsTheCompiler) {
     ASSERT_TRUE(obs.ok() && obs->has_value()) << obs.status().toString();
     // No answer: opt-19 now blocks reading BASE.in until it is killed.
   }
-  EXPECT_TRUE(testing::processGone(pid));
+  EXPECT_TRUE(testsupport::processGone(pid));
   EXPECT_TRUE(noChildProcesses());
   EXPECT_TRUE(session.entries().empty());
 }

@@ -126,7 +126,9 @@ TEST(TakeBuffered, BrokenOrEndedStreamsAreLeftToNext) {
     BufferSource source(c.bytes);
     Result<std::optional<Observation>> next = reader.next(source);
     EXPECT_EQ(next.status().code(), c.error) << shown(c.bytes) << ": " << next.status().toString();
-    if (next.ok()) EXPECT_FALSE(next->has_value());  // the clean end
+    if (next.ok()) {
+      EXPECT_FALSE(next->has_value());  // the clean end
+    }
   }
 }
 

@@ -109,6 +109,4 @@ bool noChildProcesses() {
   return ::waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD;
 }
 
-bool processGone(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
-
 }  // namespace kiln::mlgo::testing

@@ -71,7 +71,5 @@ class FakeCompilerThread {
 
 // True when this process has no child at all, neither running nor a zombie.
 bool noChildProcesses();
-// True when `pid` no longer exists (reaped).
-bool processGone(pid_t pid);
 
 }  // namespace kiln::mlgo::testing

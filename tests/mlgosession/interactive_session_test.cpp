@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "mlgosession/mlgo_context.h"
+#include "testing/wait.h"
 #include "tests/mlgosession/session_test_support.h"
 
 namespace kiln::mlgosession::testing {
@@ -361,8 +362,10 @@ TEST(MlgoInteractiveSessionTest, HundredSessionsLeaveNoProcessAndNoFile) {
     // Otherwise the Session's destructor ends it without waiting.
   }
   EXPECT_EQ(started, 100);
-  EXPECT_TRUE(eventually([] { return noChildProcesses(); })) << "a compiler was left behind";
-  EXPECT_TRUE(eventually([&] { return fixture.leftoverFiles() == 0; }))
+  EXPECT_TRUE(testsupport::waitUntil([] { return noChildProcesses(); }, std::chrono::seconds(5)))
+      << "a compiler was left behind";
+  EXPECT_TRUE(
+      testsupport::waitUntil([&] { return fixture.leftoverFiles() == 0; }, std::chrono::seconds(5)))
       << fixture.leftoverFiles() << " files left in the worker's directory";
 }
 

@@ -12,6 +12,7 @@
 #include "mlgosession/compile_session.h"
 #include "mlgosession/native_size.h"
 #include "mlgosession/pipeline.h"
+#include "testing/wait.h"
 #include "tests/mlgosession/session_test_support.h"
 
 namespace kiln::mlgosession::testing {
@@ -251,7 +252,7 @@ TEST(MlgoPipelineTest, JobTimeoutKillsAHangingCompiler) {
   ASSERT_FALSE(job.ok());
   EXPECT_EQ(job.status().code(), ErrorCode::kTimeout) << job.status().toString();
   EXPECT_LT(took, 5s);
-  EXPECT_TRUE(eventually([] { return noChildProcesses(); }));
+  EXPECT_TRUE(testsupport::waitUntil([] { return noChildProcesses(); }, std::chrono::seconds(5)));
 }
 
 TEST(MlgoPipelineTest, CancelKillsTheRunningCompilersAtOnce) {
@@ -279,7 +280,8 @@ TEST(MlgoPipelineTest, CancelKillsTheRunningCompilersAtOnce) {
     EXPECT_FALSE(stepped.ok());
   }
   // Without cancel() the fake opt would sleep 60 s and the job 120 s.
-  EXPECT_TRUE(eventually([] { return noChildProcesses(); })) << "a cancelled compiler survived";
+  EXPECT_TRUE(testsupport::waitUntil([] { return noChildProcesses(); }, std::chrono::seconds(5)))
+      << "a cancelled compiler survived";
   EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
 }
 
@@ -438,7 +440,8 @@ TEST(MlgoPipelineTest, CompileSessionThroughTheCluster) {
   EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE((*session)->end().ok());
   EXPECT_TRUE((*bad)->end().ok());
-  EXPECT_TRUE(eventually([&] { return fixture.leftoverFiles() == 0; }));
+  EXPECT_TRUE(testsupport::waitUntil([&] { return fixture.leftoverFiles() == 0; },
+                                     std::chrono::seconds(5)));
 }
 
 }  // namespace

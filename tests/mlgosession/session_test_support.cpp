@@ -84,13 +84,4 @@ Result<EpisodeResult> playDefaultEpisode(client::Session& session) {
   return result;
 }
 
-bool eventually(const std::function<bool()>& predicate) {
-  auto until = std::chrono::steady_clock::now() + 5s;
-  while (std::chrono::steady_clock::now() < until) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return predicate();
-}
-
 }  // namespace kiln::mlgosession::testing

@@ -48,7 +48,4 @@ struct EpisodeResult {
 // 200,000 steps or 120 s), then reads the sizes and the reward.
 Result<EpisodeResult> playDefaultEpisode(client::Session& session);
 
-// Polls (up to 5 s) until the predicate holds.
-bool eventually(const std::function<bool()>& predicate);
-
 }  // namespace kiln::mlgosession::testing

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include "common/underlying_wire.h"
+#include "common/wire_convert.h"
 #include "nesting/host_policy.h"
-#include "tests/worker/host_harness.h"
+#include "testing/host_fakes.h"
+#include "testing/test_identity.h"
 
 namespace kiln::nesting {
 namespace {
@@ -131,7 +133,7 @@ class NestingHostTest : public ::testing::Test {
   BenchmarkCache cache_{1 << 20};
   SessionTypeRegistry types_;
   TaskPool pool_{1};
-  testsupport::RecordingSink sink_;
+  testsupport::CollectingSink sink_;
   Mailbox<Completion> mailbox_;
   RecordingBackend* backend_ = nullptr;
   NestingHost host_;

@@ -14,7 +14,7 @@
 #include "client/work_pool.h"
 #include "common/wire_convert.h"
 #include "local/local_cluster.h"
-#include "tests/support/test_identity.h"
+#include "testing/test_identity.h"
 
 namespace kiln {
 namespace {

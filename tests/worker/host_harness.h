@@ -1,6 +1,6 @@
 // A SessionHost driven by hand, for the worker's unit tests: requests go in
-// as decoded frames, pool work waits in a HeldExecutor until runPool(), and
-// every reply is recorded.
+// as decoded frames, pool work waits in a QueuedExecutor until runPool(), and
+// every reply is recorded (testing/host_fakes.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,32 +12,11 @@
 #include <vector>
 
 #include "common/wire_convert.h"
-#include "tests/support/test_identity.h"
+#include "testing/host_fakes.h"
+#include "testing/test_identity.h"
 #include "worker/session_host.h"
 
 namespace kiln::testsupport {
-
-class HeldExecutor final : public Executor {
- public:
-  void post(const std::string&, UniqueTask task) override { tasks.push_back(std::move(task)); }
-  bool idle() const override { return tasks.empty(); }
-  std::string stuckNote() const override { return stuck; }
-  bool acceptsWork() const override { return accepting; }
-  std::deque<UniqueTask> tasks;
-  // What a pool with threads held by stuck tasks would say (TaskPool).
-  std::string stuck;
-  bool accepting = true;
-};
-
-class RecordingSink final : public ReplySink {
- public:
-  void send(const std::string&, zmq::message_t frame) override {
-    auto message = InboundMessage::decode(frame, FrameLimits{});
-    ASSERT_TRUE(message.ok()) << message.status().toString();
-    replies.push_back(std::move(message).value());
-  }
-  std::vector<InboundMessage> replies;
-};
 
 class HostHarness : public ::testing::Test {
  protected:
@@ -63,19 +42,14 @@ class HostHarness : public ::testing::Test {
   }
 
   // Runs the held pool work and delivers its completions to `host`.
-  void runPool(SessionHost& host) {
-    while (!executor_.tasks.empty()) {
-      UniqueTask task = std::move(executor_.tasks.front());
-      executor_.tasks.pop_front();
-      task();
-    }
-    std::vector<Completion> done;
-    mailbox_.drain(done);
-    for (Completion& c : done) host.onCompletion(std::move(c));
-  }
+  void runPool(SessionHost& host) { runRound(executor_, mailbox_, host); }
   void runPool() { runPool(host_); }
 
-  wire::Reply::Reader lastReply() { return sink_.replies.back().envelope().getReply(); }
+  wire::Reply::Reader lastReply() {
+    EXPECT_EQ(sink_.undecodable, 0u) << "the host sent a reply that does not decode";
+    return sink_.replies.back().envelope().getReply();
+  }
+  void TearDown() override { EXPECT_EQ(sink_.undecodable, 0u); }
   static Status errorOf(wire::Reply::Reader reply) {
     return reply.isError() ? fromWire(reply.getError()) : okStatus();
   }
@@ -84,8 +58,8 @@ class HostHarness : public ::testing::Test {
   BenchmarkCache cache_{1 << 20};
   ContextResources resources_;
   SessionTypeRegistry types_;
-  HeldExecutor executor_;
-  RecordingSink sink_;
+  QueuedExecutor executor_;
+  CollectingSink sink_;
   Mailbox<Completion> mailbox_;
   SessionHost host_;
   std::uint64_t requestId_ = 0;

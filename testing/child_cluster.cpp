@@ -1,4 +1,4 @@
-#include "bench/child_cluster.h"
+#include "testing/child_cluster.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <future>
 #include <thread>
 
-namespace kiln::bench {
+namespace kiln::testsupport {
 
 // Forks every child of the cluster from one thread that lives as long as
 // the cluster. PR_SET_PDEATHSIG fires when the *thread* that forked a child
@@ -194,4 +194,4 @@ Status waitForLiveSessions(client::Client& client, std::uint32_t expected, Durat
   return timeoutError(fmt::format("worker never reported {} live sessions", expected));
 }
 
-}  // namespace kiln::bench
+}  // namespace kiln::testsupport

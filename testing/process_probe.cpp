@@ -1,4 +1,8 @@
-#include "bench/process_probe.h"
+#include "testing/process_probe.h"
+
+#include <signal.h>
+
+#include <cerrno>
 
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -9,7 +13,9 @@
 #include <map>
 #include <sstream>
 
-namespace kiln::bench {
+namespace kiln::testsupport {
+
+bool processGone(int pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
 std::optional<ProcessInfo> readProcess(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -101,4 +107,4 @@ unsigned OrphanReaper::reapOrphans(const std::string& spared) {
   return reaped;
 }
 
-}  // namespace kiln::bench
+}  // namespace kiln::testsupport

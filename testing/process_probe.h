@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::bench {
+namespace kiln::testsupport {
 
 struct ProcessInfo {
   int pid = 0;
@@ -18,6 +18,9 @@ struct ProcessInfo {
   std::string name;  // /proc/<pid>/comm: "kiln", "opt-19", "kiln-isolated"
   bool zombie() const { return state == 'Z'; }
 };
+
+// True when `pid` no longer exists at all (neither running nor a zombie).
+bool processGone(int pid);
 
 // Reads /proc/<pid>/stat; nullopt if the process is gone.
 std::optional<ProcessInfo> readProcess(int pid);
@@ -55,4 +58,4 @@ class OrphanReaper {
   unsigned reapOrphans(const std::string& spared);
 };
 
-}  // namespace kiln::bench
+}  // namespace kiln::testsupport

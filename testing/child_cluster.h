@@ -14,7 +14,7 @@
 #include "common/subprocess.h"
 #include "common/working_directory.h"
 
-namespace kiln::bench {
+namespace kiln::testsupport {
 
 struct ChildProcess {
   Subprocess process;
@@ -81,4 +81,4 @@ Status waitForLiveSessions(client::Client& client, std::uint32_t expected, Durat
 // The path of the running executable.
 std::filesystem::path selfExecutable();
 
-}  // namespace kiln::bench
+}  // namespace kiln::testsupport

@@ -18,7 +18,8 @@ ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestI
     : Channel(std::move(endpoint), identity, limits),
       address_(address.empty() ? this->endpoint() : std::move(address)),
       socket_(zmq, zmq::socket_type::dealer),
-      directReader_(limits.maxMessageBytes) {
+      directReader_(limits.maxMessageBytes),
+      refusalMeansGone_(address_.starts_with("ipc://@")) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::sndhwm, 100000);
   socket_.set(zmq::sockopt::rcvhwm, 100000);
@@ -31,7 +32,7 @@ ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestI
   if (keys) applyCurveClient(socket_, *keys);
   std::string monitorAddress = fmt::format("inproc://kiln-channel-{}", static_cast<void*>(this));
   if (zmq_socket_monitor(socket_.handle(), monitorAddress.c_str(),
-                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CONNECT_RETRIED |
                              ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
@@ -149,6 +150,12 @@ void ZmqChannel::readEvents() {
       connectedAddress_.assign(static_cast<const char*>(address.data()), address.size());
       lost_ = false;
     } else if (kind == ZMQ_EVENT_DISCONNECTED && connected_) {
+      lost_ = true;
+    } else if (kind == ZMQ_EVENT_CONNECT_RETRIED && !connected_ && refusalMeansGone_) {
+      // A worker's abstract socket exists while its process lives, and its
+      // name (pid and nonce) is never used again: refused, it is gone. Else
+      // a request to a worker that died before this channel first connected
+      // would wait out its whole deadline.
       lost_ = true;
     }
   }

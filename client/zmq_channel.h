@@ -86,6 +86,7 @@ class ZmqChannel final : public Channel {
   StreamFrameReader directReader_;
   StreamFrameWriter directWriter_;
   SpinBeforeSleep replySpin_{Duration::zero()};
+  const bool refusalMeansGone_;  // a same-host worker's abstract socket (ipc://@...)
   bool connected_ = false;
   bool lost_ = false;
   bool curve_ = false;

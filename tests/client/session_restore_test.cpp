@@ -39,6 +39,17 @@ class SessionRestoreTest : public ::testing::Test {
     return session.ok() ? std::move(session).value() : nullptr;
   }
 
+  // A session started on the first worker with `actions` stepped, one per step.
+  std::unique_ptr<Session> steppedSession(Client& client, std::initializer_list<int> actions) {
+    auto session = start(client);
+    for (int action : actions) {
+      if (!session) break;
+      auto stepped = session->step({Value(action)}, std::vector<std::uint32_t>{});
+      EXPECT_TRUE(stepped.ok()) << stepped.status().toString();
+    }
+    return session;
+  }
+
   static std::int64_t stateOf(Session& session) {
     auto stepped = session.step({}, std::vector<std::string>{"state"});
     EXPECT_TRUE(stepped.ok()) << stepped.status().toString();
@@ -160,11 +171,8 @@ TEST_F(SessionRestoreTest, AReplayThatDivergesOnceIsTriedOnAFreshSession) {
   b.salt = 99;
   b.saltedSessions = 1;  // its first session disagrees, the next does not
   auto client = connect();
-  auto session = start(*client);
+  auto session = steppedSession(*client, {1, 2});
   ASSERT_TRUE(session);
-  for (int action : {1, 2}) {
-    ASSERT_TRUE(session->step({Value(action)}, std::vector<std::uint32_t>{}).ok());
-  }
   a.alive = false;
   auto stepped = session->step({Value(3)}, std::vector<std::uint32_t>{});
   ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
@@ -180,11 +188,8 @@ TEST_F(SessionRestoreTest, AReplayThatKeepsDivergingFailsAndSaysSo) {
   auto& b = cluster_.addWorker(kB);
   b.salt = 5;
   auto client = connect();
-  auto session = start(*client);
+  auto session = steppedSession(*client, {1, 2});
   ASSERT_TRUE(session);
-  for (int action : {1, 2}) {
-    ASSERT_TRUE(session->step({Value(action)}, std::vector<std::uint32_t>{}).ok());
-  }
   a.alive = false;
   auto stepped = session->step({Value(3)}, std::vector<std::uint32_t>{});
   ASSERT_FALSE(stepped.ok());
@@ -200,11 +205,8 @@ TEST_F(SessionRestoreTest, AStepTheReplayRefusesEndsTheEpisode) {
   auto& b = cluster_.addWorker(kB);
   b.refuse = 2;
   auto client = connect();
-  auto session = start(*client);
+  auto session = steppedSession(*client, {1, 2});
   ASSERT_TRUE(session);
-  for (int action : {1, 2}) {
-    ASSERT_TRUE(session->step({Value(action)}, std::vector<std::uint32_t>{}).ok());
-  }
   a.alive = false;
   auto stepped = session->step({Value(3)}, std::vector<std::uint32_t>{});
   ASSERT_FALSE(stepped.ok());

@@ -21,10 +21,10 @@
 
 #include <thread>
 
-#include "testing/child_cluster.h"
 #include "common/abstract_socket.h"
 #include "common/local_transport.h"
 #include "local/local_cluster.h"
+#include "testing/child_cluster.h"
 #include "tests/integration/two_workers.h"
 
 namespace kiln {
@@ -302,6 +302,32 @@ TEST(LocalTransportTest, WorkerKilledUnderAnIpcSessionIsRestoredOverIpc) {
   EXPECT_NE(after, before);
   EXPECT_TRUE(client->usesDirectChannel(two.survivor->endpoint));
   EXPECT_EQ(stepSum(*two.onSurvivor, 2), 2);
+}
+
+TEST(LocalTransportTest, AWorkerThatDiedBeforeTheFirstConnectionIsLostAtOnce) {
+  integration::ThreadedCoordinator coordinator;
+  auto client = connect(coordinator.endpoint());
+  integration::TwoWorkers two;
+  ASSERT_NO_FATAL_FAILURE(
+      integration::startTwoWorkers(KILN_BINARY, coordinator.endpoint(), *client, two));
+  // A second client learns the same-host routes, but has never connected to
+  // the doomed worker when it dies: its abstract socket refuses, and the
+  // first request there is a loss at once, not a wait for its deadline.
+  client::ClientOptions options;
+  options.coordinator = coordinator.endpoint();
+  options.requestTimeout = 30s;
+  auto late = client::Client::connect(options).value();
+  ASSERT_TRUE(late->listCluster().ok());
+  ::kill(two.doomed->process.pid(), SIGKILL);
+  const auto began = std::chrono::steady_clock::now();
+  auto asked = late->workerParameter(two.doomed->endpoint, "service.benchmark_cache.get_size", "");
+  const auto took = std::chrono::steady_clock::now() - began;
+  ASSERT_FALSE(asked.ok());
+  EXPECT_EQ(asked.status().code(), ErrorCode::kDisconnected) << asked.status().toString();
+  EXPECT_LT(took, 10s) << "waited for the request's deadline";
+  // A session placed there by a stale view is restored elsewhere the same way.
+  EXPECT_EQ(stepSum(*two.onDoomed, 3), 3);
+  EXPECT_EQ(two.onDoomed->endpoint(), two.survivor->endpoint);
 }
 
 }  // namespace

@@ -315,8 +315,8 @@ Result<std::unique_ptr<Channel>> ZmqChannelFactory::open(const std::string& endp
     return std::unique_ptr<Channel>(
         std::make_unique<ZmqChannel>(zmq_, endpoint, identity, limits, address, keys_));
   } catch (const zmq::error_t& e) {
-    return invalidArgument(
-        fmt::format("bad server address '{}': {}", address.empty() ? endpoint : address, e.what()));
+    return invalidArgument(fmt::format("ZeroMQ cannot connect to '{}': {}",
+                                       address.empty() ? endpoint : address, e.what()));
   }
 }
 

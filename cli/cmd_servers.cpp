@@ -128,6 +128,7 @@ CLI::App* addHostCommand(
   addWorkerOptions(*command, *options);
   WorkerConfig& config = options->config;
   addMlgoOptions(*command, config.settings);
+  addDatasetOption(*command, config.settings);
   command
       ->add_option_function<double>(
           "--stuck-seconds",
@@ -205,6 +206,7 @@ void addLocalCommand(CLI::App& app) {
       ->check(CLI::Range(1u, kMaxSlots));
   addCompileMemoryOption(*command, options->worker.limits.compileMemoryBytes);
   addMlgoOptions(*command, options->worker.settings);
+  addDatasetOption(*command, options->worker.settings);
   addFaultInjectionOption(*command, options->worker.settings);
   addClientTuningOption(*command, options->worker.limits.clientTuning);
   auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();

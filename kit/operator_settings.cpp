@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 namespace kiln {
 
 namespace {
@@ -23,11 +26,53 @@ Status checkTimeout(std::string_view flag, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
+Result<OperatorDataset> parseDatasetFlag(std::string_view value,
+                                         const std::filesystem::path& current) {
+  const auto equals = value.find('=');
+  if (equals == std::string_view::npos) {
+    return invalidArgument(
+        fmt::format("--dataset '{}': expected NAME=DIR (e.g. --dataset mine=/data/corpus)", value));
+  }
+  const std::string_view name = value.substr(0, equals);
+  const std::string_view directory = value.substr(equals + 1);
+  // A name is one segment of benchmark://NAME/...: letters, digits, '-', '_', '.'.
+  const bool nameOk =
+      !name.empty() && name.size() <= 128 && name != "." && name != ".." &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+  if (!nameOk) {
+    return invalidArgument(fmt::format(
+        "--dataset '{}': the name must be 1-128 letters, digits, '-', '_' or '.'", value));
+  }
+  if (directory.empty() || directory.find('\0') != std::string_view::npos) {
+    return invalidArgument(fmt::format("--dataset '{}': no directory after '='", value));
+  }
+  std::filesystem::path root(directory);
+  if (root.is_relative()) root = current / root;
+  return OperatorDataset{std::string(name), root.lexically_normal()};
+}
+
 Status checkOperatorSettings(const OperatorSettings& settings) {
   KILN_RETURN_IF_ERROR(checkProgram("--mlgo-opt", settings.mlgoOpt));
   KILN_RETURN_IF_ERROR(checkProgram("--mlgo-llc", settings.mlgoLlc));
   KILN_RETURN_IF_ERROR(checkTimeout("--mlgo-decision-timeout-ms", settings.mlgoDecisionTimeout));
-  return checkTimeout("--mlgo-compile-timeout-ms", settings.mlgoCompileTimeout);
+  KILN_RETURN_IF_ERROR(checkTimeout("--mlgo-compile-timeout-ms", settings.mlgoCompileTimeout));
+  for (std::size_t i = 0; i < settings.datasets.size(); ++i) {
+    const OperatorDataset& dataset = settings.datasets[i];
+    for (std::size_t j = 0; j < i; ++j) {
+      if (settings.datasets[j].name == dataset.name) {
+        return invalidArgument(fmt::format("--dataset: '{}' is named twice", dataset.name));
+      }
+    }
+    std::error_code error;
+    if (!std::filesystem::is_directory(dataset.root, error)) {
+      return invalidArgument(fmt::format("--dataset {}={}: not a directory{}", dataset.name,
+                                         dataset.root.string(),
+                                         error ? " (" + error.message() + ")" : ""));
+    }
+  }
+  return okStatus();
 }
 
 Status operatorOnly(std::string_view key, std::string_view flag) {

@@ -10,12 +10,24 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
 namespace kiln {
+
+// --dataset NAME=DIR: a corpus the session types serve as benchmark://NAME/...
+// (an ml-compiler-opt corpus with corpus_description.json, or a directory
+// of .bc/.ll files). Its files are read below DIR only, and DIR is no root
+// for the file:// benchmarks clients name.
+struct OperatorDataset {
+  std::string name;
+  std::filesystem::path root;  // absolute
+  bool operator==(const OperatorDataset&) const = default;
+};
 
 struct OperatorSettings {
   // --enable-fault-injection: off, the noop type's hooks that crash, hang or
@@ -32,12 +44,20 @@ struct OperatorSettings {
   // --mlgo-compile-timeout-ms: a whole non-interactive compile (a job of
   // mlgo-compile, the default policy's size).
   std::chrono::milliseconds mlgoCompileTimeout{120'000};
+  // --dataset, repeatable: the corpora of this process, in flag order.
+  std::vector<OperatorDataset> datasets;
 };
+
+// Parses one --dataset value, NAME=DIR; a relative DIR is taken from
+// `current`. Invalid-argument naming the flag and what is wrong.
+Result<OperatorDataset> parseDatasetFlag(std::string_view value,
+                                         const std::filesystem::path& current);
 
 // The range of the two mlgo time limits, flags and parameters alike.
 inline constexpr std::int64_t kMaxCompilerTimeoutMs = 3'600'000;
 
-// Start-up check: invalid-argument naming the flag that is out of range.
+// Start-up check: invalid-argument naming the flag that is out of range (a
+// dataset named twice, or whose directory is not one, included).
 Status checkOperatorSettings(const OperatorSettings& settings);
 
 // The refusal of a client parameter that only the operator may set, naming

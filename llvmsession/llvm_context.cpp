@@ -32,6 +32,9 @@ Status LlvmContext::init() {
   config.maxBenchmarkBytes = maxBenchmarkBytes();
   config.scratchDirectory = workingDirectory();
   config.fileAccess = fileAccess();
+  for (const OperatorDataset& dataset : settings().datasets) {
+    config.corpora.push_back({dataset.name, dataset.root});
+  }
   KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
                         datasets::DatasetRegistry::create(std::move(config)));
   registry_.emplace(std::move(registry));

@@ -75,6 +75,10 @@ Status MlgoContext::init() {
   datasets::DatasetConfig datasetConfig;
   datasetConfig.scratchDirectory = workingDirectory();
   datasetConfig.fileAccess = fileAccess();
+  datasetConfig.maxBenchmarkBytes = maxBenchmarkBytes();
+  for (const OperatorDataset& dataset : settings().datasets) {
+    datasetConfig.corpora.push_back({dataset.name, dataset.root});
+  }
   KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
                         datasets::DatasetRegistry::create(std::move(datasetConfig)));
   datasets_.emplace(std::move(registry));

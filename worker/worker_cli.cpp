@@ -99,6 +99,23 @@ void addMlgoOptions(CLI::App& app, OperatorSettings& settings) {
       ->check(CLI::Range(std::int64_t{1}, kMaxCompilerTimeoutMs));
 }
 
+void addDatasetOption(CLI::App& app, OperatorSettings& settings) {
+  app.add_option_function<std::vector<std::string>>(
+      "--dataset",
+      [&settings](const std::vector<std::string>& values) {
+        std::error_code error;
+        const std::filesystem::path current = std::filesystem::current_path(error);
+        for (const std::string& value : values) {
+          auto dataset = parseDatasetFlag(value, current);
+          if (!dataset.ok()) throw CLI::ValidationError(dataset.status().message());
+          settings.datasets.push_back(std::move(dataset).value());
+        }
+      },
+      "NAME=DIR: serve the corpus in DIR as benchmark://NAME/<module> (an ml-compiler-opt "
+      "corpus with corpus_description.json, or a directory of .bc/.ll files); repeatable. Its "
+      "files are read below DIR only; DIR is no root for clients' file:// benchmarks");
+}
+
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   WorkerConfig& c = o.config;
   app.add_option("--coordinator", c.coordinator,

@@ -35,6 +35,8 @@ void addClientTuningOption(CLI::App& app, bool& allowed);
 void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings);
 // --mlgo-opt, --mlgo-llc and the mlgo time limits (kiln worker, nest, local).
 void addMlgoOptions(CLI::App& app, OperatorSettings& settings);
+// --dataset NAME=DIR (kit/operator_settings.h), repeatable.
+void addDatasetOption(CLI::App& app, OperatorSettings& settings);
 // Checks --metrics-listen values (ADDR:PORT) before anything starts.
 CLI::Validator metricsListenValidator();
 // Starts a worker with `types`, serves until SIGINT/SIGTERM; returns the exit code.

@@ -48,5 +48,15 @@ TEST(OperatorFlags, NumbersOutOfRangeStopTheServerWithTheFlagsName) {
   expectRefusedAtStart({"coordinator", "--heartbeat-seconds", "0"}, "--heartbeat-seconds");
 }
 
+TEST(OperatorFlags, ABadDatasetStopsTheServerWithTheFlagsName) {
+  for (const char* command : {"worker", "nest", "local"}) {
+    SCOPED_TRACE(command);
+    expectRefusedAtStart({command, "--dataset", "no-equals-sign"}, "--dataset");
+    expectRefusedAtStart({command, "--dataset", "a/b=/tmp"}, "--dataset");
+    expectRefusedAtStart({command, "--dataset", "a=/kiln/no/such/directory"}, "--dataset");
+    expectRefusedAtStart({command, "--dataset", "a=/tmp", "--dataset", "a=/tmp"}, "--dataset");
+  }
+}
+
 }  // namespace
 }  // namespace kiln

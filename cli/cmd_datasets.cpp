@@ -1,6 +1,7 @@
 // `kiln datasets`: the benchmark datasets of the cluster's LLVM workers (name,
 // size, description), or with --benchmarks NAME the URIs of one dataset. With
-// no --coordinator it starts the embedded single-node cluster, like `kiln demo`.
+// no --coordinator it starts the embedded single-node cluster, like `kiln demo`,
+// serving the corpora given with --dataset.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -17,6 +18,7 @@ struct DatasetsOptions {
   std::string benchmarks;  // dataset whose URIs to list; empty = list datasets
   std::size_t limit = 50;
   std::string keyFile;
+  OperatorSettings embedded;  // --dataset, for the embedded cluster
 };
 
 [[noreturn]] void fail(const Status& status) {
@@ -30,6 +32,15 @@ void runDatasets(const DatasetsOptions& o) {
   clientOptions.keys = loadKeyFileOrExit(o.keyFile, "datasets");
   LocalClusterOptions local;
   local.workers = 1;
+  if (!o.embedded.datasets.empty()) {
+    if (!o.coordinator.empty()) {
+      fail(
+          invalidArgument("--dataset names a corpus for the embedded cluster; a cluster given "
+                          "with --coordinator serves what its workers' operators named"));
+    }
+    if (Status valid = checkOperatorSettings(o.embedded); !valid.ok()) fail(valid);
+    local.worker.settings.datasets = o.embedded.datasets;
+  }
   auto embedded = connectOrStartLocal(clientOptions, local);
   if (!embedded.ok()) fail(embedded.status());
   if (embedded->cluster) {
@@ -64,6 +75,7 @@ void addDatasetsCommand(CLI::App& app) {
   command->add_option("--benchmarks", options->benchmarks,
                       "list the benchmark URIs of this dataset (e.g. benchmark://kiln-bench-v0)");
   addKeyFileOption(*command, options->keyFile);
+  addDatasetOption(*command, options->embedded);
   command->add_option("--limit", options->limit, "at most this many URIs with --benchmarks")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));

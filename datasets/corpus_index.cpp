@@ -106,9 +106,9 @@ void CorpusIndex::add(std::string benchmark, CorpusEntry entry) {
 }
 
 std::string CorpusIndex::description() const {
-  std::string text = mlgo_ ? "MLGO corpus at " : "directory corpus at ";
-  text += root_.string() + ": " + std::to_string(entries_.size()) +
-          (mlgo_ ? " modules" : " .bc/.ll files");
+  // The operator's path stays on the host: clients see what it serves.
+  std::string text = mlgo_ ? "MLGO corpus: " : "directory corpus: ";
+  text += std::to_string(entries_.size()) + (mlgo_ ? " modules" : " .bc/.ll files");
   if (thinLto_) text += " (ThinLTO)";
   if (skipped_ > 0) {
     text += "; " + std::to_string(skipped_) + " skipped (names not valid in URIs, or duplicates)";

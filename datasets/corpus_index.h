@@ -31,7 +31,7 @@ class CorpusIndex {
   const std::string& name() const { return name_; }
   std::size_t size() const { return entries_.size(); }
   bool isMlgo() const { return mlgo_; }
-  // "MLGO corpus at /x: 120 modules (ThinLTO)"; mentions skipped files.
+  // "MLGO corpus: 120 modules (ThinLTO)", without the directory; mentions skipped files.
   std::string description() const;
   // Benchmark names (relative paths without extension), sorted, at most `limit`.
   std::vector<std::string> names(std::size_t limit) const;

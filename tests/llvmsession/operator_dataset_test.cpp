@@ -29,7 +29,14 @@ TEST(OperatorDatasetTest, AWorkersCorpusIsListedAndServedToEverySessionType) {
   auto listed = client::listDatasets(*client);
   ASSERT_TRUE(listed.ok()) << listed.status().toString();
   bool found = false;
-  for (const auto& dataset : *listed) found = found || dataset.name == "benchmark://mine";
+  for (const auto& dataset : *listed) {
+    if (dataset.name != "benchmark://mine") continue;
+    found = true;
+    EXPECT_EQ(dataset.size, 2u);
+    // Clients learn what is served, not where it lies on the host.
+    EXPECT_EQ(dataset.description.find(corpus.path().string()), std::string::npos)
+        << dataset.description;
+  }
   EXPECT_TRUE(found);
   auto modules = client::listBenchmarks(*client, "benchmark://mine");
   ASSERT_TRUE(modules.ok()) << modules.status().toString();

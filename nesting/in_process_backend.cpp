@@ -105,13 +105,7 @@ void InProcessWorkers::clear() {
 }
 
 ServingMode nestingHostMode() {
-  return ServingMode{true, [] { return std::make_unique<WeightedFairQueue>(); },
-                     [](const FrontendParts& parts) {
-                       return std::make_unique<NestingHost>(
-                           parts, [](const FrontendParts& p, UnderlyingDirectory& directory) {
-                             return std::make_unique<InProcessWorkers>(p, directory);
-                           });
-                     }};
+  return nestingMode<InProcessWorkers>([] { return std::make_unique<WeightedFairQueue>(); });
 }
 
 }  // namespace kiln::nesting

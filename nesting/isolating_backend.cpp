@@ -578,13 +578,7 @@ void ChildProcessWorkers::clear() {
 }
 
 ServingMode isolatingHostMode() {
-  return ServingMode{true, [] { return std::make_unique<FifoTaskQueue>(); },
-                     [](const FrontendParts& parts) {
-                       return std::make_unique<NestingHost>(
-                           parts, [](const FrontendParts& p, UnderlyingDirectory& directory) {
-                             return std::make_unique<ChildProcessWorkers>(p, directory);
-                           });
-                     }};
+  return nestingMode<ChildProcessWorkers>([] { return std::make_unique<FifoTaskQueue>(); });
 }
 
 }  // namespace kiln::nesting

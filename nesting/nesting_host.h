@@ -73,4 +73,17 @@ class NestingHost final : public WorkerFrontend, private UnderlyingDirectory {
   std::unique_ptr<UnderlyingBackend> backend_;  // first to go: it may still ask the above
 };
 
+// The serving mode of a nesting host whose workers run on `Backend`
+// (constructible from the frontend's parts and the host's directory), with
+// the pool's queue from `makeQueue`.
+template <class Backend>
+ServingMode nestingMode(std::function<std::unique_ptr<TaskQueue>()> makeQueue) {
+  return ServingMode{true, std::move(makeQueue), [](const FrontendParts& parts) {
+                       return std::make_unique<NestingHost>(
+                           parts, [](const FrontendParts& p, UnderlyingDirectory& directory) {
+                             return std::make_unique<Backend>(p, directory);
+                           });
+                     }};
+}
+
 }  // namespace kiln::nesting

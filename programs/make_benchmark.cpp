@@ -52,7 +52,9 @@ Result<UserBenchmark> finish(const fs::path& linked, const fs::path& name,
                            " bytes, over the limit of " + std::to_string(options.maxBytes));
   }
   KILN_ASSIGN_OR_RETURN(std::string bitcode, readBounded(linked, options.maxBytes));
-  if (!hasBitcodeMagic(bitcode)) return internalError("llvm-link wrote no bitcode");
+  if (!hasBitcodeMagic(bitcode)) {
+    return invalidArgument(linked.filename().string() + " has no bitcode magic");
+  }
   return UserBenchmark{userBenchmarkUri(name, bitcode), std::move(bitcode)};
 }
 
@@ -104,9 +106,11 @@ Result<UserBenchmark> makeBenchmark(const std::vector<fs::path>& files,
   KILN_ASSIGN_OR_RETURN(WorkingDirectory scratch,
                         WorkingDirectory::create({}, "kiln-make-benchmark"));
   std::vector<fs::path> modules;
+  InputKind firstKind = InputKind::kSource;
   for (std::size_t i = 0; i < files.size(); ++i) {
     fs::path file = absoluteFrom(cwd, files[i]);
     KILN_ASSIGN_OR_RETURN(InputKind kind, inputKind(file));
+    if (i == 0) firstKind = kind;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) return notFound("no file " + file.string());
     if (kind != InputKind::kSource) {
@@ -123,7 +127,10 @@ Result<UserBenchmark> makeBenchmark(const std::vector<fs::path>& files,
   }
   fs::path linked = scratch.path() / "linked.bc";
   KILN_RETURN_IF_ERROR(linkModules(modules, linked, options));
-  return finish(linked, files.front(), options);
+  // One .bc that LLVM 19 read and verified is kept as it is, so that a
+  // benchmark written to a file and made again has the same bytes and URI.
+  bool oneBitcodeFile = files.size() == 1 && firstKind == InputKind::kBitcode;
+  return finish(oneBitcodeFile ? modules.front() : linked, files.front(), options);
 }
 
 Result<UserBenchmark> benchmarkFromClangInvocation(const std::vector<std::string>& argv,

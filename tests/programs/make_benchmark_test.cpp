@@ -81,6 +81,11 @@ TEST(MakeBenchmarkTest, SeveralFilesOfAnyKindAreLinkedIntoOneModule) {
   // A .bc made earlier joins too.
   writeFile(dir.path() / "earlier.bc", made->bitcode);
   writeFile(dir.path() / "extra.c", "int extra(void) { return 7; }\n");
+  // ... and alone it is the same benchmark, byte for byte.
+  auto reloaded = makeBenchmark({dir.path() / "earlier.bc"});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().toString();
+  EXPECT_EQ(reloaded->bitcode, made->bitcode);
+  EXPECT_EQ(reloaded->uri, userBenchmarkUri("earlier.bc", made->bitcode));
   auto joined = makeBenchmark({dir.path() / "earlier.bc", dir.path() / "extra.c"});
   ASSERT_TRUE(joined.ok()) << joined.status().toString();
   EXPECT_THAT(disassemble(joined->bitcode, dir.path()), HasSubstr("@extra"));

@@ -75,7 +75,7 @@ def test_make_with_a_benchmark_and_a_clang_invocation(cluster, tmp_path):
         path = tmp_path / "prog.bc"
         bench.write(path)
         again = kiln.Benchmark.load(path)
-        assert again.program and again.uri.startswith("benchmark://user-v0/prog-")
+        assert again == bench
         first, _ = env.reset(benchmark=again)
         assert first == start
 

@@ -432,6 +432,65 @@ Result<BitcodeCompile> bitcodeCompile(const CompileCommand& command,
   return out;
 }
 
+std::vector<std::string> unknownArguments(std::string_view diagnostics) {
+  std::vector<std::string> unknown;
+  for (string_view marker :
+       {string_view("error: unknown argument: '"), string_view("error: unknown argument '")}) {
+    std::size_t at = 0;
+    while ((at = diagnostics.find(marker, at)) != string_view::npos) {
+      std::size_t start = at + marker.size();
+      std::size_t end = diagnostics.find('\'', start);
+      if (end == string_view::npos) break;
+      unknown.emplace_back(diagnostics.substr(start, end - start));
+      at = end;
+    }
+  }
+  return unknown;
+}
+
+// Removes the flags `isUnknown` picks from words[begin, end), with the
+// -Xclang or -mllvm before one (else that would take the next flag); returns
+// how many words went.
+template <class Pred>
+std::size_t removeFlags(std::vector<std::string>& words, std::size_t begin, std::size_t end,
+                        Pred isUnknown) {
+  std::vector<std::string> kept;
+  for (std::size_t i = begin; i < end; ++i) {
+    bool carrier = (words[i] == "-Xclang" || words[i] == "-mllvm") && i + 1 < end;
+    if (carrier && isUnknown(words[i + 1])) {
+      ++i;
+      continue;
+    }
+    if (!carrier && isUnknown(words[i])) continue;
+    kept.push_back(words[i]);
+    if (carrier) kept.push_back(words[++i]);
+  }
+  std::size_t removed = (end - begin) - kept.size();
+  words.erase(words.begin() + static_cast<std::ptrdiff_t>(begin),
+              words.begin() + static_cast<std::ptrdiff_t>(end));
+  words.insert(words.begin() + static_cast<std::ptrdiff_t>(begin), kept.begin(), kept.end());
+  return removed;
+}
+
+bool dropUnknownArguments(BitcodeCompile& compile, const std::vector<std::string>& unknown) {
+  auto isUnknown = [&](const std::string& arg) {
+    return !arg.empty() && arg[0] == '-' &&
+           std::find(unknown.begin(), unknown.end(), arg) != unknown.end();
+  };
+  // Only the build's flags: after the compiler, before kiln's own tail, which
+  // starts with the first -Xclang -disable-O0-optnone or -disable-llvm-passes
+  // (the build's own such flags were dropped).
+  std::size_t tail = 1;
+  while (tail + 1 < compile.argv.size() &&
+         !(compile.argv[tail] == "-Xclang" && (compile.argv[tail + 1] == "-disable-O0-optnone" ||
+                                               compile.argv[tail + 1] == "-disable-llvm-passes"))) {
+    ++tail;
+  }
+  if (removeFlags(compile.argv, 1, tail, isUnknown) == 0) return false;
+  removeFlags(compile.moduleFlags, 0, compile.moduleFlags.size(), isUnknown);
+  return true;
+}
+
 std::string cmdFileText(const std::vector<std::string>& flags) {
   std::string text;
   for (std::size_t i = 0; i < flags.size(); ++i) {

@@ -81,6 +81,16 @@ Result<BitcodeCompile> bitcodeCompile(const CompileCommand& command,
 // invalid-argument for a file that is not a C or C++ source.
 Result<SourceLanguage> languageOfSource(const std::filesystem::path& source, bool cxxDriver);
 
+// The arguments clang-19 calls unknown in its diagnostics ("clang-19: error:
+// unknown argument: '-fipa-pta'", also the "did you mean" form): flags of
+// GCC that a build compiled with gcc records and clang does not have.
+std::vector<std::string> unknownArguments(std::string_view diagnostics);
+
+// `compile` without the build's arguments in `unknown` (in argv and in
+// moduleFlags); false when none of them is there to drop (the compile would
+// fail again as it did).
+bool dropUnknownArguments(BitcodeCompile& compile, const std::vector<std::string>& unknown);
+
 // `.cmd` file contents: the flags NUL-separated, as ml-compiler-opt writes them.
 std::string cmdFileText(const std::vector<std::string>& flags);
 

@@ -26,6 +26,7 @@ struct ModuleOutcome {
   std::uint64_t bytes = 0;
   std::string reason;  // a skip_reason when not extracted
   std::string detail;
+  std::vector<std::string> droppedFlags;
   Status fatal;  // a tool that does not exist ends the whole extraction
 };
 
@@ -73,8 +74,9 @@ ModuleOutcome extractOne(const PlannedModule& planned, const ExtractOptions& opt
     }
   } cleanup{partial};
 
-  Status compiled = runTool(planned.compile.argv, planned.compile.workingDirectory, limits,
-                            ErrorCode::kCompileError, "clang");
+  BitcodeCompile compile = planned.compile;
+  std::vector<std::string> dropped;
+  Status compiled = compileToBitcode(compile, limits, dropped);
   if (!compiled.ok()) {
     if (compiled.code() == ErrorCode::kNotFound) {
       ModuleOutcome outcome;
@@ -107,14 +109,14 @@ ModuleOutcome extractOne(const PlannedModule& planned, const ExtractOptions& opt
   }
   if (!verified.ok()) return skipped(skip_reason::kVerifierRejected, verified.message());
 
-  Status cmd =
-      writeAtomically(cmdPath(output, planned.module), cmdFileText(planned.compile.moduleFlags));
+  Status cmd = writeAtomically(cmdPath(output, planned.module), cmdFileText(compile.moduleFlags));
   if (!cmd.ok()) return skipped(skip_reason::kWriteFailed, cmd.message());
   fs::rename(partial, bitcodePath(output, planned.module), ec);
   if (ec) return skipped(skip_reason::kWriteFailed, ec.message());
   ModuleOutcome outcome;
   outcome.extracted = true;
   outcome.bytes = size;
+  outcome.droppedFlags = std::move(dropped);
   return outcome;
 }
 
@@ -260,7 +262,8 @@ Result<ExtractReport> extractCorpus(const ExtractOptions& options) {
     const ModuleOutcome& outcome = outcomes[i];
     std::string source = entries[module.entry].command.file.string();
     if (outcome.extracted) {
-      report.extracted.push_back(ExtractedModule{source, module.module, outcome.bytes});
+      report.extracted.push_back(
+          ExtractedModule{source, module.module, outcome.bytes, outcome.droppedFlags});
       corpusModules.push_back(module.module);
     } else {
       skips.emplace_back(module.entry,
@@ -309,7 +312,15 @@ std::string reportJson(const ExtractReport& report) {
   for (const ExtractedModule& m : report.extracted) {
     open();
     json += "\"source\": " + quoted(m.source) + ", \"module\": " + quoted(m.module) +
-            ", \"outcome\": \"extracted\", \"bytes\": " + std::to_string(m.bytes) + "}";
+            ", \"outcome\": \"extracted\", \"bytes\": " + std::to_string(m.bytes);
+    if (!m.droppedFlags.empty()) {
+      json += ", \"dropped_flags\": [";
+      for (std::size_t i = 0; i < m.droppedFlags.size(); ++i) {
+        json += (i == 0 ? "" : ", ") + quoted(m.droppedFlags[i]);
+      }
+      json += "]";
+    }
+    json += "}";
   }
   for (const SkippedSource& s : report.skipped) {
     open();

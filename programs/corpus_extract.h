@@ -54,6 +54,8 @@ struct ExtractedModule {
   std::string source;
   std::string module;
   std::uint64_t bytes = 0;
+  // The build's flags clang-19 does not know (GCC's), left out of the compile and the .cmd.
+  std::vector<std::string> droppedFlags;
 };
 
 struct ExtractReport {

@@ -46,6 +46,20 @@ Status runTool(const std::vector<std::string>& argv, const std::filesystem::path
   return Status(failure, std::move(message));
 }
 
+Status compileToBitcode(BitcodeCompile& compile, const ToolLimits& limits,
+                        std::vector<std::string>& dropped) {
+  constexpr int kAttempts = 4;
+  std::string what = "clang (" + compile.source.filename().string() + ")";
+  for (int attempt = 1;; ++attempt) {
+    Status compiled =
+        runTool(compile.argv, compile.workingDirectory, limits, ErrorCode::kCompileError, what);
+    if (compiled.code() != ErrorCode::kCompileError || attempt == kAttempts) return compiled;
+    std::vector<std::string> unknown = unknownArguments(compiled.message());
+    if (unknown.empty() || !dropUnknownArguments(compile, unknown)) return compiled;
+    dropped.insert(dropped.end(), unknown.begin(), unknown.end());
+  }
+}
+
 Status verifyModule(const std::filesystem::path& file, const std::string& opt,
                     const ToolLimits& limits) {
   return runTool({opt, "-passes=verify", "-disable-output", file.string()}, {}, limits,

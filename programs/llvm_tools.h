@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "programs/clang_command.h"
 
 namespace kiln::programs {
 
@@ -30,6 +31,13 @@ bool hasBitcodeMagic(std::string_view bytes);
 // a module a checker rejects) with the tool's trimmed stderr, or how it died.
 Status runTool(const std::vector<std::string>& argv, const std::filesystem::path& workingDirectory,
                const ToolLimits& limits, ErrorCode failure, std::string_view what);
+
+// Runs the bitcode compile; when clang calls some of the build's flags
+// unknown (GCC's own, from a build compiled with gcc), drops them and tries
+// again, a few times at most, adding each dropped flag to `dropped`. Errors
+// as runTool's, with compile-error for what clang rejects.
+Status compileToBitcode(BitcodeCompile& compile, const ToolLimits& limits,
+                        std::vector<std::string>& dropped);
 
 // `opt -passes=verify -disable-output file`: ok when LLVM 19 reads and
 // verifies the module; invalid-argument quoting LLVM's reason otherwise

@@ -71,8 +71,8 @@ Status compileSource(const CompileCommand& command, const fs::path& output,
   if (!fs::is_regular_file(compile.source, ec)) {
     return notFound("no source file " + compile.source.string());
   }
-  return runTool(compile.argv, compile.workingDirectory, options.limits, ErrorCode::kCompileError,
-                 "clang (" + compile.source.filename().string() + ")");
+  std::vector<std::string> dropped;  // GCC's flags in a user's gcc command line
+  return compileToBitcode(compile, options.limits, dropped);
 }
 
 }  // namespace

@@ -221,6 +221,30 @@ TEST(ClangCommandTest, SourceLanguageByName) {
   EXPECT_FALSE(languageOfSource("Makefile", false).ok());
 }
 
+TEST(ClangCommandTest, ArgumentsClangDoesNotKnowAreDroppedForARetry) {
+  std::string diagnostics =
+      "clang-19: error: unknown argument: '-fipa-pta'\n"
+      "clang-19: error: unknown argument '-fconserve-stak'; did you mean '-fconserve-stack'?\n"
+      "clang-19: error: unknown argument: '-fno-cc1-only'\n";
+  EXPECT_THAT(unknownArguments(diagnostics),
+              ElementsAre("-fipa-pta", "-fno-cc1-only", "-fconserve-stak"));
+  EXPECT_THAT(unknownArguments("a.c:1:1: error: unknown type name 'x'"), ElementsAre());
+
+  auto compile = derive("gcc -O0 -fipa-pta -fPIC -Xclang -fno-cc1-only -fconserve-stak -c a.c");
+  ASSERT_TRUE(compile.ok()) << compile.status().toString();
+  EXPECT_TRUE(dropUnknownArguments(*compile, unknownArguments(diagnostics)));
+  EXPECT_THAT(compile->argv,
+              ElementsAre("clang-19", "-O0", "-fPIC", "-Xclang", "-disable-O0-optnone", "-Xclang",
+                          "-disable-llvm-passes", "-w", "-emit-llvm", "-c", "/build/a.c", "-o",
+                          "/out/m.bc"));
+  EXPECT_THAT(compile->moduleFlags, ElementsAre("-O0", "-fPIC"));
+  // Nothing left to drop: a retry would fail the same way.
+  EXPECT_FALSE(dropUnknownArguments(*compile, unknownArguments(diagnostics)));
+  // kiln's own flags are never dropped, whatever a diagnostic says.
+  EXPECT_FALSE(dropUnknownArguments(*compile, {"-emit-llvm", "-disable-O0-optnone", "-c", "-w"}));
+  EXPECT_EQ(compile->argv.size(), 13u);
+}
+
 TEST(ClangCommandTest, CmdFileTextIsNulSeparated) {
   EXPECT_EQ(cmdFileText({"-O2", "-fPIC"}), std::string("-O2\0-fPIC", 9));
   EXPECT_EQ(cmdFileText({}), "");

@@ -134,7 +134,7 @@ TEST(CorpusExtractTest, AMakeBuildUnderBearAppendsWithAPrefixAndKeepsTheFirstOfT
   // As libtool does: each source compiled with -fPIC for the shared library, then without.
   writeFile(project / "Makefile",
             "all: pic/crc.o crc.o pic/sum.o sum.o\n"
-            "pic/%.o: %.c\n\tmkdir -p pic && $(CC) -O2 -fPIC -DPIC -c $< -o $@\n"
+            "pic/%.o: %.c\n\tmkdir -p pic && $(CC) -O2 -fconserve-stack -fPIC -DPIC -c $< -o $@\n"
             "%.o: %.c\n\t$(CC) -O2 -c $< -o $@\n");
   writeFile(project / "crc.c",
             "unsigned crc(const unsigned char* p, int n) { unsigned c = ~0u;\n"
@@ -161,6 +161,10 @@ TEST(CorpusExtractTest, AMakeBuildUnderBearAppendsWithAPrefixAndKeepsTheFirstOfT
   EXPECT_EQ(report->corpusModules, 3u);
   ASSERT_EQ(report->skipped.size(), 2u);
   for (const SkippedSource& skip : report->skipped) EXPECT_EQ(skip.reason, "compiled twice");
+  // GCC's own flags, which clang-19 does not know, are left out of the compile and the .cmd.
+  EXPECT_EQ(report->extracted[0].droppedFlags, (std::vector<std::string>{"-fconserve-stack"}));
+  EXPECT_THAT(readFile(corpus / "mk/crc.cmd"), ::testing::Not(HasSubstr("conserve")));
+  EXPECT_THAT(reportJson(*report), HasSubstr("\"dropped_flags\": [\"-fconserve-stack\"]"));
   // The first compile (the -fPIC one) is the module.
   EXPECT_THAT(readFile(corpus / "mk/crc.cmd"), HasSubstr("-fPIC"));
   auto described = parseCorpusDescription(readFile(corpus / "corpus_description.json"));

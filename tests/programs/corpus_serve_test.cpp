@@ -34,9 +34,10 @@ TEST(CorpusServeTest, AnExtractedCorpusIsServedAndStepped) {
   writeFile(src / "loops/sum.c",
             "int sum(const int* v, int n) { int s = 0; for (int i = 0; i < n; ++i) s += v[i]; "
             "return s; }\nint main(void) { int v[4] = {1, 2, 3, 4}; return sum(v, 4); }\n");
-  writeFile(src / "square.c", "static int sq(int x) { return x * x; }\n"
-                              "int main(void) { int t = 0; for (int i = 0; i < 9; ++i) t += sq(i);"
-                              " return t; }\n");
+  writeFile(src / "square.c",
+            "static int sq(int x) { return x * x; }\n"
+            "int main(void) { int t = 0; for (int i = 0; i < 9; ++i) t += sq(i);"
+            " return t; }\n");
   writeFile(dir.path() / "compile_commands.json",
             "[{\"directory\": \"" + src.string() +
                 "\", \"arguments\": [\"cc\", \"-O2\", \"-c\", \"loops/sum.c\"], \"file\": "

@@ -272,6 +272,12 @@ TEST(BenchmarkFromClangInvocationTest, AUsersCompileCommandIsABenchmark) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "prog.o"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "prog.d"));
 
+  // A gcc command line with GCC's own flags: clang-19 compiles without them.
+  auto gcc = benchmarkFromClangInvocation(
+      {"gcc", "-O2", "-fipa-pta", "-Iinc", "-fconserve-stack", "-c", "prog.c"}, dir.path());
+  ASSERT_TRUE(gcc.ok()) << gcc.status().toString();
+  EXPECT_EQ(gcc->bitcode, made->bitcode);
+
   auto broken = benchmarkFromClangInvocation({"clang", "-c", "prog.c"}, dir.path());
   EXPECT_EQ(broken.status().code(), ErrorCode::kCompileError);
   EXPECT_THAT(broken.status().message(), HasSubstr("config.h"));

@@ -1,7 +1,9 @@
 // `kiln datasets`: the benchmark datasets of the cluster's LLVM workers (name,
-// size, description), or with --benchmarks NAME the URIs of one dataset. With
-// no --coordinator it starts the embedded single-node cluster, like `kiln demo`,
-// serving the corpora given with --dataset.
+// size, bytes, description), with --benchmarks NAME the URIs of one dataset
+// (--sizes: with their bytes), with --problems NAME the modules it skipped or
+// rejected and why. With no --coordinator it starts the embedded single-node
+// cluster, like `kiln demo`, serving the corpora given with --dataset.
+// `kiln datasets check DIR` is cli/cmd_datasets_check.cpp.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -16,6 +18,8 @@ namespace {
 struct DatasetsOptions {
   std::string coordinator;
   std::string benchmarks;  // dataset whose URIs to list; empty = list datasets
+  bool sizes = false;      // with --benchmarks: each one's bytes too
+  std::string problems;    // dataset whose skipped and rejected modules to list
   std::size_t limit = 50;
   std::string keyFile;
   OperatorSettings embedded;  // --dataset, for the embedded cluster
@@ -49,6 +53,21 @@ void runDatasets(const DatasetsOptions& o) {
     }
   }
   client::Client& client = *embedded->client;
+  if (!o.problems.empty()) {
+    auto problems = client::listProblems(client, o.problems);
+    if (!problems.ok()) fail(problems.status());
+    for (const client::BenchmarkProblemListing& p : *problems) {
+      fmt::print("{}\t{}\t{}\n", p.module, p.kind, p.reason);
+    }
+    if (problems->empty()) fmt::print(stderr, "{}: every module is served\n", o.problems);
+    return;
+  }
+  if (!o.benchmarks.empty() && o.sizes) {
+    auto sizes = client::listBenchmarkSizes(client, o.benchmarks, o.limit);
+    if (!sizes.ok()) fail(sizes.status());
+    for (const client::BenchmarkSize& b : *sizes) fmt::print("{}\t{}\n", b.uri, b.bytes);
+    return;
+  }
   if (!o.benchmarks.empty()) {
     auto uris = client::listBenchmarks(client, o.benchmarks, o.limit);
     if (!uris.ok()) fail(uris.status());
@@ -57,10 +76,14 @@ void runDatasets(const DatasetsOptions& o) {
   }
   auto datasets = client::listDatasets(client);
   if (!datasets.ok()) fail(datasets.status());
-  fmt::print("{:<34} {:>8}  {}\n", "DATASET", "SIZE", "DESCRIPTION");
+  fmt::print("{:<34} {:>8} {:>12}  {}\n", "DATASET", "SIZE", "BYTES", "DESCRIPTION");
   for (const client::DatasetListing& d : *datasets) {
-    fmt::print("{:<34} {:>8}  {}\n", d.name, d.size ? std::to_string(*d.size) : "inf",
-               d.description);
+    std::string description = d.description;
+    if (d.rejected > 0) {
+      description += fmt::format("; {} rejected by LLVM 19 (see --problems)", d.rejected);
+    }
+    fmt::print("{:<34} {:>8} {:>12}  {}\n", d.name, d.size ? std::to_string(*d.size) : "inf",
+               d.size ? std::to_string(d.bytes) : "-", description);
   }
 }
 
@@ -79,7 +102,13 @@ void addDatasetsCommand(CLI::App& app) {
   command->add_option("--limit", options->limit, "at most this many URIs with --benchmarks")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
-  command->callback([options] { runDatasets(*options); });
+  command->add_flag("--sizes", options->sizes, "with --benchmarks: each benchmark's bytes too");
+  command->add_option("--problems", options->problems,
+                      "list the modules of this dataset that were skipped or rejected, and why");
+  addDatasetsCheckCommand(*command);
+  command->callback([options, command] {
+    if (command->get_subcommands().empty()) runDatasets(*options);
+  });
 }
 
 }  // namespace kiln::cli

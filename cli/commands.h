@@ -16,6 +16,8 @@ void addStatusCommand(CLI::App& app);
 void addDemoCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
 void addDatasetsCommand(CLI::App& app);
+// `kiln datasets check DIR`, a subcommand of `datasets`.
+void addDatasetsCheckCommand(CLI::App& datasets);
 void addKeygenCommand(CLI::App& app);
 void addCorpusCommand(CLI::App& app);
 // A client command's --key-file (empty: none); a bad file ends `command` with the reason.

@@ -3,6 +3,7 @@
 #include <llvm/Support/Error.h>
 #include <llvm/Support/JSON.h>
 
+#include <algorithm>
 #include <system_error>
 
 #include "common/file_reader.h"
@@ -14,8 +15,31 @@ namespace {
 
 constexpr std::string_view kMlgoDescription = "corpus_description.json";
 constexpr std::uint64_t kMaxDescriptionBytes = std::uint64_t{256} << 20;
+// A .cmd holds one compile command: a few KiB at most in real builds.
+constexpr std::uint64_t kMaxCommandBytes = std::uint64_t{1} << 20;
+
+bool beneath(const std::filesystem::path& root, const std::filesystem::path& path) {
+  auto [rootEnd, pathIt] = std::mismatch(root.begin(), root.end(), path.begin(), path.end());
+  return rootEnd == root.end();
+}
 
 }  // namespace
+
+std::vector<std::string> splitCommandFile(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    std::size_t end = text.find('\0');
+    std::string_view argument = text.substr(0, end);
+    // Tools that write one argument a line leave a newline behind.
+    while (!argument.empty() && (argument.back() == '\n' || argument.back() == '\r')) {
+      argument.remove_suffix(1);
+    }
+    if (!argument.empty()) out.emplace_back(argument);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return out;
+}
 
 Result<CorpusIndex> CorpusIndex::scan(const CorpusDirectory& corpus) {
   if (!isValidDatasetName(corpus.name)) {
@@ -29,12 +53,15 @@ Result<CorpusIndex> CorpusIndex::scan(const CorpusDirectory& corpus) {
   CorpusIndex index;
   index.name_ = corpus.name;
   index.root_ = corpus.root;
+  index.canonicalRoot_ = std::filesystem::canonical(corpus.root, ec);
+  if (ec) index.canonicalRoot_ = corpus.root;
   auto description = corpus.root / kMlgoDescription;
   if (std::filesystem::exists(description, ec)) {
     KILN_RETURN_IF_ERROR(index.scanMlgo(description));
   } else {
     KILN_RETURN_IF_ERROR(index.scanDirectory());
   }
+  for (const auto& [name, entry] : index.entries_) index.totalBytes_ += entry.bytes;
   return index;
 }
 
@@ -50,14 +77,25 @@ Status CorpusIndex::scanDirectory() {
     if (ec)
       return permissionDenied("corpus " + name_ + ": error listing " + root_.string() + ": " +
                               ec.message());
-    std::error_code fileEc;
-    if (!it->is_regular_file(fileEc)) continue;
     auto format = formatFromExtension(it->path());
     if (!format.ok()) continue;
+    std::error_code fileEc;
+    if (!it->is_regular_file(fileEc)) continue;
     auto relative = it->path().lexically_relative(root_);
     auto benchmark = relative;
     benchmark.replace_extension();
-    add(benchmark.generic_string(), CorpusEntry{relative, *format});
+    CorpusEntry entry{relative, *format, 0, false};
+    if (it->is_symlink(fileEc)) {
+      auto target = std::filesystem::canonical(it->path(), fileEc);
+      if (fileEc || !beneath(canonicalRoot_, target)) {
+        skip(relative.generic_string(), "a symlink that leads out of the corpus");
+        continue;
+      }
+      entry.bytes = std::filesystem::file_size(target, fileEc);
+    } else {
+      entry.bytes = it->file_size(fileEc);
+    }
+    add(benchmark.generic_string(), std::move(entry));
   }
   // A name present as both .bc and .ll keeps the bitcode: add() skips the second,
   // so prefer .bc deterministically by re-pointing any .ll entry that has a .bc twin.
@@ -65,8 +103,10 @@ Status CorpusIndex::scanDirectory() {
     if (entry.format != Format::kIr) continue;
     auto twin = entry.relative;
     twin.replace_extension(".bc");
-    if (std::filesystem::is_regular_file(root_ / twin, ec)) {
-      entry = CorpusEntry{twin, Format::kBitcode};
+    std::error_code twinEc;
+    auto twinBytes = std::filesystem::file_size(root_ / twin, twinEc);
+    if (!twinEc && std::filesystem::is_regular_file(root_ / twin, twinEc)) {
+      entry = CorpusEntry{twin, Format::kBitcode, twinBytes, false};
     }
   }
   return okStatus();
@@ -74,10 +114,11 @@ Status CorpusIndex::scanDirectory() {
 
 Status CorpusIndex::scanMlgo(const std::filesystem::path& descriptionFile) {
   mlgo_ = true;
-  auto where = "corpus " + name_ + ": " + descriptionFile.string();
-  KILN_ASSIGN_OR_RETURN(std::string text,
-                        readFileBeneath(root_, descriptionFile.filename(), kMaxDescriptionBytes));
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  // The operator's path stays out: clients may see why a corpus failed to load.
+  auto where = "corpus " + name_ + ": " + std::string(kMlgoDescription);
+  auto text = readFileBeneath(root_, descriptionFile.filename(), kMaxDescriptionBytes);
+  if (!text.ok()) return withoutRoot(text.status());
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(*text);
   if (!parsed) {
     return invalidArgument(where + " is not valid JSON: " + llvm::toString(parsed.takeError()));
   }
@@ -90,16 +131,52 @@ Status CorpusIndex::scanMlgo(const std::filesystem::path& descriptionFile) {
     auto path = module.getAsString();
     if (!path) return invalidArgument(where + " lists a module that is not a string");
     std::string moduleName = path->str();
-    // Module names come from a file; add() rejects absolute paths and '..' via the URI rules.
-    add(moduleName, CorpusEntry{moduleName + ".bc", Format::kBitcode});
+    // Module names come from a file: the URI rules refuse absolute paths and
+    // '..' before any of them is looked up on disk.
+    if (!parseBenchmarkUri("benchmark://" + name_ + "/" + moduleName).ok()) {
+      skip(moduleName, "the name is not valid in a benchmark URI");
+      continue;
+    }
+    std::filesystem::path bitcode = moduleName + ".bc";
+    std::error_code ec;
+    auto link = std::filesystem::symlink_status(root_ / bitcode, ec);
+    if (ec || !std::filesystem::exists(link)) {
+      skip(moduleName,
+           "listed in corpus_description.json, but " + bitcode.generic_string() + " is missing");
+      continue;
+    }
+    if (std::filesystem::is_symlink(link)) {
+      auto target = std::filesystem::canonical(root_ / bitcode, ec);
+      if (ec || !beneath(canonicalRoot_, target)) {
+        skip(moduleName, bitcode.generic_string() + " is a symlink that leads out of the corpus");
+        continue;
+      }
+    }
+    if (!std::filesystem::is_regular_file(root_ / bitcode, ec)) {
+      skip(moduleName, bitcode.generic_string() + " is not a regular file");
+      continue;
+    }
+    CorpusEntry entry{bitcode, Format::kBitcode, std::filesystem::file_size(root_ / bitcode, ec),
+                      std::filesystem::is_regular_file(root_ / (moduleName + ".cmd"), ec)};
+    add(moduleName, std::move(entry));
   }
   return okStatus();
 }
 
+void CorpusIndex::skip(std::string module, std::string reason) {
+  ++skippedCount_;
+  if (skipped_.size() < kMaxProblemsKept) {
+    skipped_.push_back({std::move(module), "skipped", std::move(reason)});
+  }
+}
+
 void CorpusIndex::add(std::string benchmark, CorpusEntry entry) {
-  auto uri = parseBenchmarkUri("benchmark://" + name_ + "/" + benchmark);
-  if (!uri.ok() || entries_.count(benchmark) != 0) {
-    ++skipped_;
+  if (!parseBenchmarkUri("benchmark://" + name_ + "/" + benchmark).ok()) {
+    skip(entry.relative.generic_string(), "the name is not valid in a benchmark URI");
+    return;
+  }
+  if (entries_.count(benchmark) != 0) {
+    skip(entry.relative.generic_string(), "a duplicate of benchmark '" + benchmark + "'");
     return;
   }
   entries_.emplace(std::move(benchmark), std::move(entry));
@@ -110,8 +187,8 @@ std::string CorpusIndex::description() const {
   std::string text = mlgo_ ? "MLGO corpus: " : "directory corpus: ";
   text += std::to_string(entries_.size()) + (mlgo_ ? " modules" : " .bc/.ll files");
   if (thinLto_) text += " (ThinLTO)";
-  if (skipped_ > 0) {
-    text += "; " + std::to_string(skipped_) + " skipped (names not valid in URIs, or duplicates)";
+  if (skippedCount_ > 0) {
+    text += "; " + std::to_string(skippedCount_) + " skipped (see --problems)";
   }
   return text;
 }
@@ -125,8 +202,40 @@ std::vector<std::string> CorpusIndex::names(std::size_t limit) const {
   return out;
 }
 
+std::vector<std::pair<std::string, const CorpusEntry*>> CorpusIndex::entries(
+    std::size_t limit) const {
+  std::vector<std::pair<std::string, const CorpusEntry*>> out;
+  for (const auto& [benchmark, entry] : entries_) {
+    if (out.size() >= limit) break;
+    out.emplace_back(benchmark, &entry);
+  }
+  return out;
+}
+
+Status CorpusIndex::withoutRoot(const Status& status) const {
+  std::string message = status.message();
+  const std::string root = root_.string();
+  const std::string shown = "benchmark://" + name_;
+  for (std::size_t at = message.find(root); !root.empty() && at != std::string::npos;
+       at = message.find(root, at + shown.size())) {
+    message.replace(at, root.size(), shown);
+  }
+  return Status(status.code(), message);
+}
+
 Result<std::string> CorpusIndex::read(const CorpusEntry& entry, std::uint64_t maxBytes) const {
-  return readBenchmarkBeneath(root_, entry.relative, entry.format, maxBytes);
+  auto bytes = readBenchmarkBeneath(root_, entry.relative, entry.format, maxBytes);
+  if (!bytes.ok()) return withoutRoot(bytes.status());
+  return bytes;
+}
+
+Result<std::vector<std::string>> CorpusIndex::flags(const CorpusEntry& entry) const {
+  if (!entry.hasFlags) return std::vector<std::string>{};
+  auto command = entry.relative;
+  command.replace_extension(".cmd");
+  auto text = readFileBeneath(root_, command, kMaxCommandBytes);
+  if (!text.ok()) return withoutRoot(text.status());
+  return splitCommandFile(*text);
 }
 
 const CorpusEntry* CorpusIndex::find(std::string_view benchmark) const {

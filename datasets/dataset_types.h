@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -29,6 +30,27 @@ struct DatasetInfo {
   std::string name;                  // "benchmark://kiln-bench-v0"
   std::optional<std::int64_t> size;  // benchmarks in it; nullopt = unbounded generator
   std::string description;
+  std::uint64_t bytes = 0;     // total size of its modules (0 for generators)
+  std::uint64_t skipped = 0;   // files its scan left out
+  std::uint64_t rejected = 0;  // modules LLVM 19 refused when a session loaded them
+};
+
+// A benchmark as a listing names it, with its size in bytes.
+struct BenchmarkListing {
+  std::string uri;
+  std::uint64_t bytes = 0;
+};
+
+// At most this many problems of each kind are kept per dataset with their
+// reasons; the counts go on.
+inline constexpr std::size_t kMaxProblemsKept = 1000;
+
+// A module a dataset does not serve, and why: "skipped" when the scan left it
+// out, "rejected" when a session loaded it and LLVM 19 refused it.
+struct BenchmarkProblem {
+  std::string module;  // the benchmark's name, or the file's relative path
+  std::string kind;    // "skipped" or "rejected"
+  std::string reason;
 };
 
 // A directory of .bc/.ll files, or an MLGO corpus (corpus_description.json at its

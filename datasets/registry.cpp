@@ -46,39 +46,97 @@ std::vector<DatasetInfo> DatasetRegistry::list() const {
                  "random C programs from csmith, compiled to unoptimized bitcode; name = seed"});
   out.push_back({datasetUri("generator", kLlvmStressDataset), std::nullopt,
                  "random IR from llvm-stress (textual IR); name = seed"});
+  std::uint64_t suiteBytes = 0;
+  for (const auto& program : benchmarks::kilnBenchV0()) suiteBytes += program.bitcode.size();
+  out.front().bytes = suiteBytes;
+  std::lock_guard lock(rejections_->mutex);
   for (const CorpusIndex& corpus : corpora_) {
-    out.push_back({datasetUri("benchmark", corpus.name()), static_cast<std::int64_t>(corpus.size()),
-                   corpus.description()});
+    DatasetInfo info{datasetUri("benchmark", corpus.name()),
+                     static_cast<std::int64_t>(corpus.size()),
+                     corpus.description(),
+                     corpus.totalBytes(),
+                     corpus.skippedCount(),
+                     0};
+    if (auto count = rejections_->counts.find(corpus.name()); count != rejections_->counts.end()) {
+      info.rejected = count->second;
+    }
+    out.push_back(std::move(info));
   }
   return out;
 }
 
-Result<std::vector<std::string>> DatasetRegistry::benchmarkUris(std::string_view dataset,
-                                                                std::size_t limit) const {
+Result<const CorpusIndex*> DatasetRegistry::corpusOf(std::string_view dataset) const {
   constexpr std::string_view kPrefix = "benchmark://";
-  std::string_view name = dataset;
-  if (name.starts_with(kPrefix)) {
-    name.remove_prefix(kPrefix.size());
-  } else if (name.starts_with("generator://")) {
-    return invalidArgument(std::string(dataset) +
+  if (dataset.starts_with("generator://")) {
+    return invalidArgument(std::string(dataset.substr(0, 200)) +
                            " is an unbounded generator; ask for <dataset>/<seed> directly");
-  } else {
+  }
+  if (!dataset.starts_with(kPrefix)) {
     return invalidArgument("dataset '" + std::string(dataset.substr(0, 200)) +
                            "' is not of the form benchmark://<name>; see list()");
   }
-  std::vector<std::string> uris;
-  if (name == kKilnBenchDataset) {
-    for (const auto& program : benchmarks::kilnBenchV0()) {
-      if (uris.size() >= limit) break;
-      uris.push_back(std::string(dataset) + "/" + std::string(program.name));
-    }
-    return uris;
-  }
-  const CorpusIndex* corpus = findCorpus(name);
+  const CorpusIndex* corpus = findCorpus(dataset.substr(kPrefix.size()));
   if (corpus == nullptr) return notFound("no dataset " + std::string(dataset.substr(0, 200)));
-  for (std::string& benchmark : corpus->names(limit)) {
-    uris.push_back(std::string(dataset) + "/" + benchmark);
+  return corpus;
+}
+
+Result<std::vector<BenchmarkListing>> DatasetRegistry::benchmarks(std::string_view dataset,
+                                                                  std::size_t limit) const {
+  std::vector<BenchmarkListing> out;
+  if (dataset == datasetUri("benchmark", kKilnBenchDataset)) {
+    for (const auto& program : benchmarks::kilnBenchV0()) {
+      if (out.size() >= limit) break;
+      out.push_back(
+          {std::string(dataset) + "/" + std::string(program.name), program.bitcode.size()});
+    }
+    return out;
   }
+  KILN_ASSIGN_OR_RETURN(const CorpusIndex* corpus, corpusOf(dataset));
+  for (auto& [name, entry] : corpus->entries(limit)) {
+    out.push_back({std::string(dataset) + "/" + name, entry->bytes});
+  }
+  return out;
+}
+
+Result<std::vector<BenchmarkProblem>> DatasetRegistry::problems(std::string_view dataset) const {
+  if (dataset == datasetUri("benchmark", kKilnBenchDataset)) return std::vector<BenchmarkProblem>{};
+  KILN_ASSIGN_OR_RETURN(const CorpusIndex* corpus, corpusOf(dataset));
+  std::vector<BenchmarkProblem> out = corpus->skipped();
+  std::lock_guard lock(rejections_->mutex);
+  if (auto found = rejections_->byCorpus.find(corpus->name());
+      found != rejections_->byCorpus.end()) {
+    for (const auto& [module, reason] : found->second) out.push_back({module, "rejected", reason});
+  }
+  return out;
+}
+
+void DatasetRegistry::recordRejection(std::string_view text, const std::string& reason) const {
+  auto uri = parseBenchmarkUri(text);
+  if (!uri.ok() || uri->scheme != "benchmark") return;
+  const CorpusIndex* corpus = findCorpus(uri->dataset);
+  if (corpus == nullptr || corpus->find(uri->name) == nullptr) return;
+  std::lock_guard lock(rejections_->mutex);
+  auto& modules = rejections_->byCorpus[corpus->name()];
+  if (modules.count(uri->name) != 0) return;
+  ++rejections_->counts[corpus->name()];
+  if (modules.size() < kMaxProblemsKept) modules.emplace(uri->name, reason.substr(0, 2000));
+}
+
+Result<std::vector<std::string>> DatasetRegistry::moduleFlags(std::string_view text) const {
+  auto uri = parseBenchmarkUri(text);
+  if (!uri.ok() || uri->scheme != "benchmark") return std::vector<std::string>{};
+  const CorpusIndex* corpus = findCorpus(uri->dataset);
+  const CorpusEntry* entry = corpus == nullptr ? nullptr : corpus->find(uri->name);
+  if (entry == nullptr) return std::vector<std::string>{};
+  return corpus->flags(*entry);
+}
+
+Result<std::vector<std::string>> DatasetRegistry::benchmarkUris(std::string_view dataset,
+                                                                std::size_t limit) const {
+  KILN_ASSIGN_OR_RETURN(std::vector<BenchmarkListing> listed, benchmarks(dataset, limit));
+  std::vector<std::string> uris;
+  uris.reserve(listed.size());
+  for (BenchmarkListing& benchmark : listed) uris.push_back(std::move(benchmark.uri));
   return uris;
 }
 

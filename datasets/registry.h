@@ -1,11 +1,16 @@
 // Resolves benchmark URIs to program bytes on a worker: the embedded
 // kiln-bench-v0 suite, csmith and llvm-stress generators, registered corpora and
-// file:// paths below DatasetConfig::fileAccess. Immutable after create(), so concurrent resolve()
-// calls from any number of threads are safe.
+// file:// paths below DatasetConfig::fileAccess. The index is immutable after
+// create(), so concurrent resolve() calls from any number of threads are safe;
+// the one thing that changes is each corpus's bounded list of modules that
+// sessions found LLVM 19 rejects (recordRejection), kept under a lock.
 #pragma once
 
 #include <cstddef>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,8 +29,21 @@ class DatasetRegistry {
   // name, not-found for a missing corpus directory.
   static Result<DatasetRegistry> create(DatasetConfig config);
 
-  // Every dataset, e.g. {"benchmark://kiln-bench-v0", 25, "..."}.
+  // Every dataset, e.g. {"benchmark://kiln-bench-v0", 25, "...", bytes}.
   std::vector<DatasetInfo> list() const;
+  // The same benchmarks as benchmarkUris() with each one's size in bytes.
+  Result<std::vector<BenchmarkListing>> benchmarks(
+      std::string_view dataset, std::size_t limit = std::numeric_limits<std::size_t>::max()) const;
+  // The modules of a corpus that its scan skipped and that sessions found
+  // LLVM 19 rejects, with the reasons (each list bounded by kMaxProblemsKept).
+  // invalid-argument for a generator, not-found for an unknown dataset.
+  Result<std::vector<BenchmarkProblem>> problems(std::string_view dataset) const;
+  // Notes that a module of a corpus was refused by LLVM 19 (`reason`); URIs
+  // outside the corpora are not kept. Thread-safe; a module is kept once.
+  void recordRejection(std::string_view uri, const std::string& reason) const;
+  // The compile arguments of a corpus module (its .cmd); empty for other
+  // URIs and for modules without one.
+  Result<std::vector<std::string>> moduleFlags(std::string_view uri) const;
 
   // Up to `limit` URIs of a finite dataset, sorted. `dataset` is as list() names
   // it ("benchmark://kiln-bench-v0"). invalid-argument for generators.
@@ -42,13 +60,23 @@ class DatasetRegistry {
   const DatasetConfig& config() const { return config_; }
 
  private:
-  explicit DatasetRegistry(DatasetConfig config) : config_(std::move(config)) {}
+  // Modules refused by LLVM 19, per corpus: what the sessions found.
+  struct Rejections {
+    std::mutex mutex;
+    std::map<std::string, std::map<std::string, std::string>, std::less<>> byCorpus;
+    std::map<std::string, std::uint64_t, std::less<>> counts;
+  };
+  explicit DatasetRegistry(DatasetConfig config)
+      : config_(std::move(config)), rejections_(std::make_unique<Rejections>()) {}
   const CorpusIndex* findCorpus(std::string_view name) const;
+  // The corpus of a "benchmark://NAME" dataset name; errors as benchmarkUris().
+  Result<const CorpusIndex*> corpusOf(std::string_view dataset) const;
   Result<BenchmarkBytes> resolveBenchmark(const std::string& dataset, const std::string& name,
                                           const std::string& canonical) const;
 
   DatasetConfig config_;
   std::vector<CorpusIndex> corpora_;
+  std::unique_ptr<Rejections> rejections_;
 };
 
 }  // namespace kiln::datasets

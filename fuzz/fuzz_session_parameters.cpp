@@ -147,7 +147,8 @@ bool documented(const std::string& key) {
     }
     return false;
   }
-  return key == "llvm.datasets" || key == "llvm.benchmarks" || key == "mlgo.decision_timeout_ms" ||
+  return key == "llvm.datasets" || key == "llvm.benchmarks" || key == "llvm.benchmark_sizes" ||
+         key == "llvm.problems" || key == "mlgo.decision_timeout_ms" ||
          key == "mlgo.compile_timeout_ms" || key == "noop.skew_next_starts";
 }
 

@@ -53,6 +53,28 @@ Result<OperatorDataset> parseDatasetFlag(std::string_view value,
   return OperatorDataset{std::string(name), root.lexically_normal()};
 }
 
+Result<std::vector<OperatorDataset>> parseDatasetList(std::string_view list,
+                                                      const std::filesystem::path& current) {
+  std::vector<OperatorDataset> out;
+  auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  std::size_t at = 0;
+  while (at < list.size()) {
+    if (blank(list[at])) {
+      ++at;
+      continue;
+    }
+    std::size_t end = at;
+    while (end < list.size() && !blank(list[end])) ++end;
+    auto dataset = parseDatasetFlag(list.substr(at, end - at), current);
+    if (!dataset.ok()) {
+      return invalidArgument("--datasets (KILN_DATASETS): " + dataset.status().message());
+    }
+    out.push_back(std::move(*dataset));
+    at = end;
+  }
+  return out;
+}
+
 Status checkOperatorSettings(const OperatorSettings& settings) {
   KILN_RETURN_IF_ERROR(checkProgram("--mlgo-opt", settings.mlgoOpt));
   KILN_RETURN_IF_ERROR(checkProgram("--mlgo-llc", settings.mlgoLlc));

@@ -53,6 +53,11 @@ struct OperatorSettings {
 Result<OperatorDataset> parseDatasetFlag(std::string_view value,
                                          const std::filesystem::path& current);
 
+// Parses --datasets: whitespace-separated NAME=DIR items, each as
+// parseDatasetFlag; an empty or blank list is none.
+Result<std::vector<OperatorDataset>> parseDatasetList(std::string_view list,
+                                                      const std::filesystem::path& current);
+
 // The range of the two mlgo time limits, flags and parameters alike.
 inline constexpr std::int64_t kMaxCompilerTimeoutMs = 3'600'000;
 

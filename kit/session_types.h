@@ -42,12 +42,20 @@ class SessionTypeRegistry {
   // Session must be constructible from Context&; Context from ContextResources&.
   template <class Session, class Context = ServiceContext>
   void add(std::string name) {
+    add<Session, Context>(std::move(name),
+                          [](ContextResources& r) { return std::make_unique<Context>(r); });
+  }
+  // The same with the context made by `makeContext`, e.g. to hand contexts
+  // of several types state their process shares (used by the first type
+  // registered with each Context class).
+  template <class Session, class Context>
+  void add(std::string name,
+           std::function<std::unique_ptr<Context>(ContextResources&)> makeContext) {
     static_assert(std::is_base_of_v<CompilationSession, Session>);
     static_assert(std::is_base_of_v<ServiceContext, Context>);
     pending_.push_back(PendingType{std::move(name), std::type_index(typeid(Context)),
-                                   [](ContextResources& r) -> std::unique_ptr<ServiceContext> {
-                                     return std::make_unique<Context>(r);
-                                   },
+                                   [make = std::move(makeContext)](ContextResources& r)
+                                       -> std::unique_ptr<ServiceContext> { return make(r); },
                                    [](ServiceContext& c) -> std::unique_ptr<CompilationSession> {
                                      return std::make_unique<Session>(static_cast<Context&>(c));
                                    }});

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "llvm/Support/xxhash.h"
+#include "llvmenv/module_check.h"
 
 namespace kiln::llvmsession {
 
@@ -26,18 +27,22 @@ std::string moduleCacheKey(const std::string& uri, std::string_view bytes) {
   return fmt::format("{}#{:016x}:{}", uri, hash, bytes.size());
 }
 
+LlvmContext::LlvmContext(ContextResources& resources,
+                         std::shared_ptr<datasets::SharedDatasetRegistry> datasets)
+    : ServiceContext(resources),
+      sharedDatasets_(datasets != nullptr ? std::move(datasets)
+                                          : std::make_shared<datasets::SharedDatasetRegistry>()) {}
+
 Status LlvmContext::init() {
   KILN_ASSIGN_OR_RETURN(passes_, llvmenv::PassTable::fromRegistry());
-  datasets::DatasetConfig config;
-  config.maxBenchmarkBytes = maxBenchmarkBytes();
-  config.scratchDirectory = workingDirectory();
-  config.fileAccess = fileAccess();
-  for (const OperatorDataset& dataset : settings().datasets) {
-    config.corpora.push_back({dataset.name, dataset.root});
-  }
-  KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
-                        datasets::DatasetRegistry::create(std::move(config)));
-  registry_.emplace(std::move(registry));
+  KILN_ASSIGN_OR_RETURN(registry_, sharedDatasets_->get([this] {
+    std::vector<datasets::CorpusDirectory> corpora;
+    for (const OperatorDataset& dataset : settings().datasets) {
+      corpora.push_back({dataset.name, dataset.root});
+    }
+    return datasets::workerDatasetConfig(workingDirectory(), fileAccess(), maxBenchmarkBytes(),
+                                         std::move(corpora));
+  }));
   logger().info("llvm context: {} passes (table {}), {} datasets", passes_->size(),
                 passes_->fingerprint().substr(0, 12), registry_->list().size());
   return okStatus();
@@ -46,8 +51,16 @@ Status LlvmContext::init() {
 Result<Benchmark> LlvmContext::resolveBenchmark(const std::string& uri) {
   if (!registry_) return internalError("the llvm context was not initialized");
   if (uri.empty()) return invalidArgument("the llvm session type needs a benchmark URI");
-  KILN_ASSIGN_OR_RETURN(datasets::BenchmarkBytes resolved, registry_->resolve(uri));
-  return Benchmark{uri, std::make_shared<const std::string>(std::move(resolved.bytes))};
+  auto resolved = registry_->resolve(uri);
+  if (!resolved.ok()) {
+    // A corpus file that is not a module at all (no bitcode magic, NUL bytes
+    // in IR text) is the corpus's problem, listed like a module LLVM refuses.
+    if (resolved.status().code() == ErrorCode::kInvalidArgument) {
+      registry_->recordRejection(uri, resolved.status().message());
+    }
+    return resolved.status();
+  }
+  return Benchmark{uri, std::make_shared<const std::string>(std::move(resolved->bytes))};
 }
 
 namespace {
@@ -61,14 +74,15 @@ std::string listDatasets(const datasets::DatasetRegistry& registry) {
     for (char& c : description) {
       if (c == '\t' || c == '\n') c = ' ';
     }
-    out += fmt::format("{}\t{}\t{}\n", info.name, info.size ? std::to_string(*info.size) : "inf",
-                       description);
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", info.name,
+                       info.size ? std::to_string(*info.size) : "inf", description, info.bytes,
+                       info.skipped, info.rejected);
   }
   return out;
 }
 
 Result<std::string> listBenchmarks(const datasets::DatasetRegistry& registry,
-                                   const std::string& value) {
+                                   const std::string& key, const std::string& value) {
   std::string dataset = value;
   std::size_t limit = std::numeric_limits<std::size_t>::max();
   // "name:limit"; the name itself holds "://", so only a trailing ":digits"
@@ -79,23 +93,43 @@ Result<std::string> listBenchmarks(const datasets::DatasetRegistry& registry,
     auto [end, error] =
         std::from_chars(value.data() + colon + 1, value.data() + value.size(), limit);
     if (error != std::errc()) {
-      return invalidArgument(fmt::format("llvm.benchmarks: bad limit in '{}'", value));
+      return invalidArgument(fmt::format("{}: bad limit in '{}'", key, value));
     }
     dataset = value.substr(0, colon);
   }
   if (dataset.empty()) {
-    return invalidArgument(
-        "llvm.benchmarks wants a dataset name (see llvm.datasets), e.g. "
-        "'benchmark://kiln-bench-v0:10'");
+    return invalidArgument(fmt::format(
+        "{} wants a dataset name (see llvm.datasets), e.g. 'benchmark://kiln-bench-v0:10'", key));
   }
-  auto uris = registry.benchmarkUris(dataset, limit);
-  if (!uris.ok()) {
+  auto listed = registry.benchmarks(dataset, limit);
+  if (!listed.ok()) {
     // not-found would read as "unknown parameter" to the worker, which offers
     // a key to the next context on not-found: the key is known, the value is bad.
-    return invalidArgument(fmt::format("llvm.benchmarks '{}': {}", value, uris.status().message()));
+    return invalidArgument(fmt::format("{} '{}': {}", key, value, listed.status().message()));
+  }
+  const bool sizes = key == "llvm.benchmark_sizes";
+  std::string out;
+  for (const datasets::BenchmarkListing& benchmark : *listed) {
+    out += sizes ? fmt::format("{}\t{}\n", benchmark.uri, benchmark.bytes) : benchmark.uri + "\n";
+  }
+  return out;
+}
+
+Result<std::string> listProblems(const datasets::DatasetRegistry& registry,
+                                 const std::string& dataset) {
+  auto problems = registry.problems(dataset);
+  if (!problems.ok()) {
+    return invalidArgument(
+        fmt::format("llvm.problems '{}': {}", dataset, problems.status().message()));
   }
   std::string out;
-  for (const std::string& uri : *uris) out += uri + "\n";
+  for (const datasets::BenchmarkProblem& problem : *problems) {
+    std::string reason = problem.reason;
+    for (char& c : reason) {
+      if (c == '\t' || c == '\n') c = ' ';
+    }
+    out += fmt::format("{}\t{}\t{}\n", problem.module, problem.kind, reason);
+  }
   return out;
 }
 
@@ -119,12 +153,14 @@ Result<std::string> LlvmContext::handleParameter(const std::string& key, const s
     }
     return handleCacheParameter(readyModules_, kReadyModulesPrefix, key, value);
   }
-  if (key != "llvm.datasets" && key != "llvm.benchmarks") {
+  if (key != "llvm.datasets" && key != "llvm.benchmarks" && key != "llvm.benchmark_sizes" &&
+      key != "llvm.problems") {
     return notFound(fmt::format("unknown worker parameter '{}'", key));
   }
   if (!registry_) return internalError("the llvm context was not initialized");
   if (key == "llvm.datasets") return listDatasets(*registry_);
-  return listBenchmarks(*registry_, value);
+  if (key == "llvm.problems") return listProblems(*registry_, value);
+  return listBenchmarks(*registry_, key, value);
 }
 
 Result<std::shared_ptr<const CachedModule>> LlvmContext::module(const Benchmark& benchmark) {
@@ -145,10 +181,12 @@ Result<std::shared_ptr<const CachedModule>> LlvmContext::module(const Benchmark&
   auto state = bitcode ? llvmenv::ModuleState::fromBitcode(passes_, bytes, benchmark.uri)
                        : llvmenv::ModuleState::fromIrText(passes_, bytes, benchmark.uri);
   if (!state.ok()) {
-    return Status(state.status().code(),
-                  fmt::format("benchmark '{}' ({}) cannot be used: {}", benchmark.uri,
-                              bitcode ? "bitcode" : "not bitcode, read as IR text",
-                              state.status().message()));
+    Status why = bitcode ? llvmenv::explainForeignBitcode(state.status(), bytes) : state.status();
+    Status refused(why.code(), fmt::format("benchmark '{}' ({}) cannot be used: {}", benchmark.uri,
+                                           bitcode ? "bitcode" : "not bitcode, read as IR text",
+                                           why.message()));
+    if (registry_) registry_->recordRejection(benchmark.uri, refused.message());
+    return refused;
   }
   KILN_ASSIGN_OR_RETURN(llvmenv::SerializedModule serialized, (*state)->serialize());
   KILN_ASSIGN_OR_RETURN(std::int64_t count, (*state)->instructionCount());

@@ -5,8 +5,13 @@
 // printing, and the transition cache (llvmsession/transition_cache.h) that
 // replays steps seen before in any session of the process. Worker-level
 // parameters (ServiceContext::handleParameter):
-//   llvm.datasets                 -> "name\tsize\tdescription" per line (size "inf" = generator)
+//   llvm.datasets                 -> "name\tsize\tdescription\tbytes\tskipped\trejected"
+//                                    per line (size "inf" = generator)
 //   llvm.benchmarks  NAME[:LIMIT] -> one URI per line
+//   llvm.benchmark_sizes NAME[:LIMIT] -> "uri\tbytes" per line
+//   llvm.problems    NAME         -> "module\tkind\treason" per line, kind
+//                                    "skipped" (by the scan) or "rejected"
+//                                    (LLVM 19 refused it when a session loaded it)
 //   service.parsed_module_cache.* -> see llvmsession/module_cache.h
 //   service.transition_cache.*    -> the same keys (set_max_size 0 disables it)
 //   service.ready_modules.*       -> the same keys, for modules read ahead of
@@ -20,6 +25,7 @@
 #include <string>
 
 #include "datasets/registry.h"
+#include "datasets/shared_registry.h"
 #include "kit/service_context.h"
 #include "llvmenv/baselines.h"
 #include "llvmenv/module_state.h"
@@ -32,10 +38,14 @@ namespace kiln::llvmsession {
 
 class LlvmContext : public ServiceContext {
  public:
-  explicit LlvmContext(ContextResources& resources) : ServiceContext(resources) {}
+  // `datasets` is the process's registry, shared with its other contexts
+  // (datasets/shared_registry.h); none = a registry of this context's own.
+  explicit LlvmContext(ContextResources& resources,
+                       std::shared_ptr<datasets::SharedDatasetRegistry> datasets = nullptr);
 
-  // Builds the pass table and the dataset registry (default datasets; file://
-  // below the worker's --allow-files directories; limits from the worker).
+  // Builds the pass table and takes the process's dataset registry (default
+  // datasets and the operator's corpora; file:// below the worker's
+  // --allow-files directories; limits from the worker).
   Status init() override;
   // Benchmark URIs through the dataset registry (file://, benchmark://,
   // generator://, corpora).
@@ -70,7 +80,8 @@ class LlvmContext : public ServiceContext {
 
  private:
   std::shared_ptr<const llvmenv::PassTable> passes_;
-  std::optional<datasets::DatasetRegistry> registry_;
+  std::shared_ptr<datasets::SharedDatasetRegistry> sharedDatasets_;
+  std::shared_ptr<const datasets::DatasetRegistry> registry_;
   ParsedModuleCache moduleCache_{256, std::uint64_t{128} << 20};
   TransitionCache transitionCache_{8192, std::uint64_t{64} << 20};
   HitCostModel hitCostModel_;

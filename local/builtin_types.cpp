@@ -15,13 +15,23 @@ namespace kiln {
 
 void registerBuiltinSessionTypes(SessionTypeRegistry& types) {
   types.add<NoopSession, NoopContext>("noop");
+#if defined(KILN_WITH_LLVM_SESSION) || defined(KILN_WITH_MLGO_SESSION)
+  // One registry for the process: the llvm and mlgo contexts serve the same
+  // datasets, and a corpus of 10,000 modules is scanned once, not per context.
+  auto datasets = std::make_shared<datasets::SharedDatasetRegistry>();
+#endif
 #ifdef KILN_WITH_LLVM_SESSION
   types.add<llvmsession::LlvmSession, llvmsession::LlvmContext>(
-      llvmsession::LlvmSession::kSessionTypeName);
+      llvmsession::LlvmSession::kSessionTypeName, [datasets](ContextResources& resources) {
+        return std::make_unique<llvmsession::LlvmContext>(resources, datasets);
+      });
 #endif
 #ifdef KILN_WITH_MLGO_SESSION
   using namespace mlgosession;
-  types.add<MlgoInlineSession, MlgoContext>(MlgoInlineSession::kSessionTypeName);
+  types.add<MlgoInlineSession, MlgoContext>(
+      MlgoInlineSession::kSessionTypeName, [datasets](ContextResources& resources) {
+        return std::make_unique<MlgoContext>(resources, datasets);
+      });
   types.add<MlgoRegallocSession, MlgoContext>(MlgoRegallocSession::kSessionTypeName);
   types.add<MlgoCompileSession, MlgoContext>(MlgoCompileSession::kSessionTypeName);
 #endif

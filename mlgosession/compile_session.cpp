@@ -14,10 +14,11 @@ constexpr std::int64_t kMaxSpecBytes = 64 << 10;
 Dependencies contextDependencies(const MlgoConfig& config, const Clock& clock,
                                  std::filesystem::path workDirectory,
                                  std::shared_ptr<const std::string> benchmark,
-                                 KillSwitch& killSwitch) {
+                                 KillSwitch& killSwitch, ModuleToolFlags moduleFlags) {
   Dependencies deps;
-  deps.provide(Dependency::kBenchmark, [benchmark](Resolved& r) {
+  deps.provide(Dependency::kBenchmark, [benchmark, moduleFlags](Resolved& r) {
     r.benchmark = benchmark;
+    r.moduleFlags = moduleFlags;
     return okStatus();
   });
   deps.provide(Dependency::kWorkDirectory, [workDirectory](Resolved& r) {
@@ -78,8 +79,15 @@ Status MlgoCompileSession::init(std::size_t, const Benchmark& benchmark) {
     return invalidArgument("mlgo-compile needs a benchmark with LLVM IR or bitcode; '" +
                            benchmark.uri + "' has no program");
   }
+  // A job may measure an object file as sent (native-size); everything else
+  // is a module that opt or llc will read, checked first.
+  if (!benchmark.program->starts_with("\x7f"
+                                      "ELF")) {
+    KILN_RETURN_IF_ERROR(context_.checkModule(benchmark));
+  }
   config_ = context_.config();
   benchmark_ = benchmark;
+  KILN_ASSIGN_OR_RETURN(moduleFlags_, context_.moduleFlags(benchmark));
   KILN_ASSIGN_OR_RETURN(directory_, context_.makeSessionDirectory("mlgo-compile"));
   return okStatus();
 }
@@ -91,9 +99,9 @@ Status MlgoCompileSession::applyAction(const Value& action, ActionOutcome& outco
   }
   KILN_ASSIGN_OR_RETURN(JobSpec spec, parseJobSpec(action.as<std::string>()));
   done_ = true;
-  Dependencies deps =
-      contextDependencies(config_, context_.clock(), directory_, benchmark_.program, killSwitch_)
-          .overriddenBy(overrides_);
+  Dependencies deps = contextDependencies(config_, context_.clock(), directory_, benchmark_.program,
+                                          killSwitch_, moduleFlags_)
+                          .overriddenBy(overrides_);
   Result<JobOutputs> outputs = runJob(spec, deps);
   killSwitch_.disarm();
   // Intermediate modules are not needed once the figures are taken.

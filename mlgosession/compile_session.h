@@ -16,11 +16,12 @@
 
 namespace kiln::mlgosession {
 
-// The providers a worker's context offers to jobs (tools, clock, directory, ...).
+// The providers a worker's context offers to jobs (tools, clock, directory,
+// the benchmark with its own flags, ...).
 Dependencies contextDependencies(const MlgoConfig& config, const Clock& clock,
                                  std::filesystem::path workDirectory,
                                  std::shared_ptr<const std::string> benchmark,
-                                 KillSwitch& killSwitch);
+                                 KillSwitch& killSwitch, ModuleToolFlags moduleFlags = {});
 
 class MlgoCompileSession final : public CompilationSession {
  public:
@@ -44,6 +45,7 @@ class MlgoCompileSession final : public CompilationSession {
   MlgoContext& context_;
   MlgoConfig config_;
   Benchmark benchmark_;
+  ModuleToolFlags moduleFlags_;  // from the module's .cmd (a corpus module's own flags)
   std::filesystem::path directory_;
   Dependencies overrides_;
   std::optional<JobOutputs> outputs_;

@@ -120,8 +120,10 @@ Status MlgoInteractiveSession::init(std::size_t, const Benchmark& benchmark) {
     return invalidArgument(kindName() + " needs a benchmark with LLVM IR or bitcode; '" +
                            benchmark.uri + "' has no program");
   }
+  KILN_RETURN_IF_ERROR(context_.checkModule(benchmark));
   config_ = context_.config();
   benchmark_ = benchmark;
+  KILN_ASSIGN_OR_RETURN(moduleFlags_, context_.moduleFlags(benchmark));
   KILN_ASSIGN_OR_RETURN(directory_, context_.makeSessionDirectory(kindName()));
   input_ = directory_ / "input.bc";  // opt and llc read bitcode or text IR whatever the name
   {
@@ -140,6 +142,7 @@ Status MlgoInteractiveSession::initAsFork(const CompilationSession& parentSessio
   }
   config_ = parent.config_;
   benchmark_ = parent.benchmark_;
+  moduleFlags_ = parent.moduleFlags_;
   KILN_ASSIGN_OR_RETURN(directory_, context_.makeSessionDirectory(kindName()));
   input_ = directory_ / "input.bc";
   std::error_code ec;
@@ -162,6 +165,10 @@ Status MlgoInteractiveSession::startCompiler(const std::vector<std::int64_t>& re
   options.sessionDirectory = directory_;
   options.input = input_;
   options.compiler = kind_ == mlgo::AdvisorKind::kInliner ? config_.opt : config_.llc;
+  // The module's own target (and for llc its -O level and relocation
+  // model); the inliner's pass pipeline stays kiln's.
+  options.extraFlags = kind_ == mlgo::AdvisorKind::kInliner ? moduleFlags_.optTargetFlags()
+                                                            : moduleFlags_.llcFlags();
   options.memoryLimitBytes = config_.memoryLimitBytes;
   options.onSpawn = [this](pid_t pid) { killSwitch_.arm(pid); };
   Result<mlgo::InteractiveCompiler> started =

@@ -76,6 +76,7 @@ class MlgoInteractiveSession : public CompilationSession {
   mlgo::AdvisorKind kind_;
   MlgoConfig config_;
   Benchmark benchmark_;
+  ModuleToolFlags moduleFlags_;      // from the module's .cmd (a corpus module's own flags)
   std::filesystem::path directory_;  // private to this session, removed on destruction
   std::filesystem::path input_;
   std::optional<mlgo::InteractiveCompiler> compiler_;

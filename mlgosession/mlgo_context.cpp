@@ -9,6 +9,8 @@
 #include <charconv>
 #include <functional>
 
+#include "llvmenv/module_check.h"
+
 namespace kiln::mlgosession {
 
 namespace {
@@ -66,31 +68,73 @@ Result<std::string> applyConfigParameter(MlgoConfig& config, const MlgoConfig& c
                   "' (mlgo knows mlgo.decision_timeout_ms, mlgo.compile_timeout_ms)");
 }
 
-MlgoContext::MlgoContext(ContextResources& resources)
+MlgoContext::MlgoContext(ContextResources& resources,
+                         std::shared_ptr<datasets::SharedDatasetRegistry> datasets)
     : ServiceContext(resources),
       config_(operatorConfig(settings(), compileMemoryBytes())),
-      ceiling_(config_) {}
+      ceiling_(config_),
+      sharedDatasets_(datasets != nullptr ? std::move(datasets)
+                                          : std::make_shared<datasets::SharedDatasetRegistry>()) {}
 
 Status MlgoContext::init() {
-  datasets::DatasetConfig datasetConfig;
-  datasetConfig.scratchDirectory = workingDirectory();
-  datasetConfig.fileAccess = fileAccess();
-  datasetConfig.maxBenchmarkBytes = maxBenchmarkBytes();
-  for (const OperatorDataset& dataset : settings().datasets) {
-    datasetConfig.corpora.push_back({dataset.name, dataset.root});
-  }
-  KILN_ASSIGN_OR_RETURN(datasets::DatasetRegistry registry,
-                        datasets::DatasetRegistry::create(std::move(datasetConfig)));
-  datasets_.emplace(std::move(registry));
+  KILN_ASSIGN_OR_RETURN(datasets_, sharedDatasets_->get([this] {
+    std::vector<datasets::CorpusDirectory> corpora;
+    for (const OperatorDataset& dataset : settings().datasets) {
+      corpora.push_back({dataset.name, dataset.root});
+    }
+    return datasets::workerDatasetConfig(workingDirectory(), fileAccess(), maxBenchmarkBytes(),
+                                         std::move(corpora));
+  }));
   return okStatus();
 }
 
 Result<Benchmark> MlgoContext::resolveBenchmark(const std::string& uri) {
   if (datasets_ && (uri.starts_with("benchmark://") || uri.starts_with("generator://"))) {
-    KILN_ASSIGN_OR_RETURN(datasets::BenchmarkBytes bytes, datasets_->resolve(uri));
-    return Benchmark{uri, std::make_shared<const std::string>(std::move(bytes.bytes))};
+    auto bytes = datasets_->resolve(uri);
+    if (!bytes.ok()) {
+      if (bytes.status().code() == ErrorCode::kInvalidArgument) {
+        datasets_->recordRejection(uri, bytes.status().message());
+      }
+      return bytes.status();
+    }
+    return Benchmark{uri, std::make_shared<const std::string>(std::move(bytes->bytes))};
   }
   return ServiceContext::resolveBenchmark(uri);
+}
+
+Status MlgoContext::checkModule(const Benchmark& benchmark) {
+  if (benchmark.program == nullptr || benchmark.program->empty()) {
+    return invalidArgument("benchmark '" + benchmark.uri + "' has no program");
+  }
+  const std::string key = defaultSizeKey("module", benchmark);
+  {
+    std::lock_guard lock(mutex_);
+    if (acceptedModules_.count(key) != 0) return okStatus();
+  }
+  Status checked = llvmenv::checkModule(*benchmark.program, benchmark.uri);
+  if (!checked.ok()) {
+    Status refused =
+        invalidArgument("benchmark '" + benchmark.uri + "' cannot be used: " + checked.message());
+    if (datasets_) datasets_->recordRejection(benchmark.uri, refused.message());
+    return refused;
+  }
+  constexpr std::size_t kAcceptedKept = 4096;
+  std::lock_guard lock(mutex_);
+  if (acceptedModules_.size() >= kAcceptedKept) acceptedModules_.clear();
+  acceptedModules_.insert(key);
+  return okStatus();
+}
+
+Result<ModuleToolFlags> MlgoContext::moduleFlags(const Benchmark& benchmark) {
+  if (!datasets_) return ModuleToolFlags{};
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> command, datasets_->moduleFlags(benchmark.uri));
+  ModuleToolFlags flags = mapModuleFlags(command);
+  if (!flags.ignored.empty()) {
+    // The operator may want to know; the arguments themselves stay on the host.
+    logger().debug("{}: {} of its {} compile arguments are not on the allow-list and are ignored",
+                   benchmark.uri, flags.ignored.size(), command.size());
+  }
+  return flags;
 }
 
 Result<std::string> MlgoContext::handleParameter(const std::string& key, const std::string& value) {

@@ -10,11 +10,14 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "datasets/registry.h"
+#include "datasets/shared_registry.h"
 #include "kit/service_context.h"
 #include "llvmenv/crash_guard.h"
+#include "mlgosession/module_flags.h"
 
 namespace kiln::mlgosession {
 
@@ -43,7 +46,10 @@ Result<std::string> applyConfigParameter(MlgoConfig& config, const MlgoConfig& c
 
 class MlgoContext : public ServiceContext {
  public:
-  explicit MlgoContext(ContextResources& resources);
+  // `datasets` is the process's registry, shared with its other contexts
+  // (datasets/shared_registry.h); none = a registry of this context's own.
+  explicit MlgoContext(ContextResources& resources,
+                       std::shared_ptr<datasets::SharedDatasetRegistry> datasets = nullptr);
 
   Status init() override;
   // benchmark:// and generator:// URIs through the datasets registry; others as ServiceContext.
@@ -62,6 +68,17 @@ class MlgoContext : public ServiceContext {
   // configuration and the ceilings of the clients' parameters alike.
   void setConfig(MlgoConfig config);
 
+  // ok when LLVM 19 accepts the benchmark's module (parse and verifier, in
+  // this process), checked before a session runs opt or llc on it so that a
+  // bad module is a clear invalid-argument naming it, not a compiler's crash
+  // report. A module refused is listed in its dataset's problems. Verdicts
+  // are remembered per (URI, bytes) for the modules seen last.
+  Status checkModule(const Benchmark& benchmark);
+
+  // The module's own flags (a corpus module's .cmd) mapped for opt and llc
+  // (module_flags.h); none for other benchmarks.
+  Result<ModuleToolFlags> moduleFlags(const Benchmark& benchmark);
+
   // The default policy's native size for (kind, benchmark) if computed before.
   // The key includes a hash of the program, so inline programs sent under a
   // reused URI do not collide.
@@ -73,7 +90,9 @@ class MlgoContext : public ServiceContext {
   MlgoConfig config_;
   MlgoConfig ceiling_;  // the operator's: clients may only lower the time limits
   std::map<std::string, std::int64_t> defaultSizes_;
-  std::optional<datasets::DatasetRegistry> datasets_;
+  std::set<std::string> acceptedModules_;  // bounded: cleared when full
+  std::shared_ptr<datasets::SharedDatasetRegistry> sharedDatasets_;
+  std::shared_ptr<const datasets::DatasetRegistry> datasets_;
 };
 
 // "<kind>|<uri>|<hash of bytes>": the key of cachedDefaultSize().

@@ -50,8 +50,6 @@ Result<std::unique_ptr<Step>> parseStep(const llvm::json::Value& value, std::siz
         flags.push_back(text->str());
       }
     }
-    if (flags.empty())
-      return invalidArgument(where + ": a compile step needs flags, e.g. [\"-Oz\"]");
     return makeCompileStep(std::move(flags));
   }
   if (flagsValue != nullptr) {

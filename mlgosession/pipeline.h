@@ -21,11 +21,12 @@
 #include "common/value.h"
 #include "mlgo/channel_header.h"
 #include "mlgosession/kill_switch.h"
+#include "mlgosession/module_flags.h"
 
 namespace kiln::mlgosession {
 
 enum class Dependency : std::uint8_t {
-  kBenchmark,      // the module's bytes (from the benchmark cache)
+  kBenchmark,      // the module's bytes (from the benchmark cache) and its own flags
   kWorkDirectory,  // a private directory for the job's files
   kOpt,            // program names
   kLlc,
@@ -39,6 +40,7 @@ std::string_view dependencyName(Dependency dependency);
 // What a step receives: only the fields it declared are filled.
 struct Resolved {
   std::shared_ptr<const std::string> benchmark;
+  ModuleToolFlags moduleFlags;  // with kBenchmark: from the module's .cmd, if it has one
   std::filesystem::path workDirectory;
   std::string opt;
   std::string llc;
@@ -93,7 +95,9 @@ class Step {
 
 // Built-in steps.
 std::unique_ptr<Step> makeLoadStep();  // writes the benchmark into the work directory
-// opt with `flags` (from allowedFlag()); the result is bitcode.
+// opt with the module's target flags (.cmd), then `flags` (from
+// allowedFlag()), or with none the module's own -O level; the result is
+// bitcode.
 std::unique_ptr<Step> makeCompileStep(std::vector<std::string> flags);
 // opt's ML inliner driven over the interactive channel by the compiler's own
 // default decisions; records every (features, decision) pair.

@@ -45,17 +45,41 @@ class LoadStep final : public Step {
 class CompileStep final : public Step {
  public:
   explicit CompileStep(std::vector<std::string> flags) : flags_(std::move(flags)) {}
-  std::string name() const override { return fmt::format("compile {}", fmt::join(flags_, " ")); }
+  std::string name() const override {
+    if (flags_.empty()) return "compile (the module's own -O level)";
+    return fmt::format("compile {}", fmt::join(flags_, " "));
+  }
   std::vector<Dependency> needs() const override {
-    return {Dependency::kOpt,      Dependency::kWorkDirectory, Dependency::kClock,
-            Dependency::kDeadline, Dependency::kLimits,        Dependency::kKillSwitch};
+    return {Dependency::kBenchmark, Dependency::kOpt,      Dependency::kWorkDirectory,
+            Dependency::kClock,     Dependency::kDeadline, Dependency::kLimits,
+            Dependency::kKillSwitch};
   }
   Result<std::filesystem::path> run(const std::filesystem::path& input, const Resolved& deps,
-                                    JobOutputs&) override {
+                                    JobOutputs& outputs) override {
+    const ModuleToolFlags& module = deps.moduleFlags;
+    if (flags_.empty() && !module.optLevel) {
+      return invalidArgument(
+          "a compile step without flags takes the module's -O level from its .cmd, and this "
+          "module has none: give flags, e.g. [\"-Oz\"]");
+    }
     std::filesystem::path output = deps.workDirectory / (input.stem().string() + "-c.bc");
     ToolRun run;
     run.argv = {deps.opt};
-    run.argv.insert(run.argv.end(), flags_.begin(), flags_.end());
+    std::vector<std::string> target = module.optTargetFlags();
+    run.argv.insert(run.argv.end(), target.begin(), target.end());
+    if (flags_.empty()) {
+      run.argv.push_back(*module.optLevel);
+    } else {
+      run.argv.insert(run.argv.end(), flags_.begin(), flags_.end());
+    }
+    if (!target.empty() || flags_.empty()) {
+      outputs.log +=
+          fmt::format("module flags: {}\n", fmt::join(run.argv.begin() + 1, run.argv.end(), " "));
+    }
+    if (!module.ignored.empty()) {
+      outputs.log +=
+          fmt::format("module flags ignored (not on the allow-list): {}\n", module.ignored.size());
+    }
     run.argv.insert(run.argv.end(), {input.string(), "-o", output.string()});
     run.workingDirectory = deps.workDirectory;
     run.deadline = *deps.deadline;

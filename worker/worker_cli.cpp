@@ -114,6 +114,19 @@ void addDatasetOption(CLI::App& app, OperatorSettings& settings) {
       "NAME=DIR: serve the corpus in DIR as benchmark://NAME/<module> (an ml-compiler-opt "
       "corpus with corpus_description.json, or a directory of .bc/.ll files); repeatable. Its "
       "files are read below DIR only; DIR is no root for clients' file:// benchmarks");
+  // The deploy files' form: one word of the environment (KILN_DATASETS in
+  // deploy/systemd/kiln.env) holding every corpus; empty = none.
+  app.add_option_function<std::string>(
+      "--datasets",
+      [&settings](const std::string& list) {
+        std::error_code error;
+        const std::filesystem::path current = std::filesystem::current_path(error);
+        auto datasets = parseDatasetList(list, current);
+        if (!datasets.ok()) throw CLI::ValidationError(datasets.status().message());
+        for (OperatorDataset& dataset : *datasets) settings.datasets.push_back(std::move(dataset));
+      },
+      "\"NAME=DIR NAME=DIR ...\": --dataset for each whitespace-separated item (directories "
+      "without spaces); empty = none");
 }
 
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {

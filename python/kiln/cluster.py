@@ -4,6 +4,7 @@ env that needs it and stops when the last one closes.
 """
 
 import atexit
+import os
 import threading
 
 from . import _kiln
@@ -20,12 +21,21 @@ class LocalCluster:
     Usable as a context manager; pass it as `cluster=` to kiln.make().
     """
 
-    def __init__(self, workers=1, slots=2, ready_timeout=10.0, nesting_hosts=0):
+    def __init__(self, workers=1, slots=2, ready_timeout=10.0, nesting_hosts=0, datasets=None):
+        """`datasets`: {name: directory} of corpora the workers serve as
+        benchmark://name/<module> (what `kiln local --dataset NAME=DIR` does)."""
         for name, value in (("workers", workers), ("slots", slots), ("nesting_hosts", nesting_hosts)):
             if not isinstance(value, int) or isinstance(value, bool):
                 raise InvalidArgument(f"{name} must be an int, got {type(value).__name__}")
+        if datasets is not None and not isinstance(datasets, dict):
+            raise InvalidArgument(f"datasets must be a dict of name: directory, got {datasets!r}")
+        flags = [f"{name}={os.fspath(root)}" for name, root in (datasets or {}).items()]
         self._raw = _kiln.LocalCluster(
-            workers=workers, slots=slots, ready_timeout=ready_timeout, nesting_hosts=nesting_hosts
+            workers=workers,
+            slots=slots,
+            ready_timeout=ready_timeout,
+            nesting_hosts=nesting_hosts,
+            datasets=flags,
         )
         self.workers = workers
         self.slots = slots

@@ -1,6 +1,9 @@
 """Datasets and benchmarks as the workers list them, through the worker-level
-parameters "<prefix>.datasets" (lines "name<TAB>size<TAB>description") and
-"<prefix>.benchmarks" (value "dataset[:limit]" -> one benchmark URI a line).
+parameters "<prefix>.datasets" (lines "name<TAB>size<TAB>description", then
+"<TAB>bytes<TAB>skipped<TAB>rejected" from workers that scan corpora),
+"<prefix>.benchmarks" (value "dataset[:limit]" -> one benchmark URI a line),
+"<prefix>.benchmark_sizes" (the same -> "uri<TAB>bytes" lines) and
+"<prefix>.problems" (value "dataset" -> "module<TAB>kind<TAB>reason" lines).
 """
 
 from dataclasses import dataclass
@@ -17,6 +20,19 @@ class Dataset:
     name: str
     size: Optional[int]  # None: unbounded (a generator such as csmith)
     description: str
+    bytes: int = 0  # its modules' total size (0 for generators)
+    skipped: int = 0  # files the worker's scan left out (see Datasets.problems)
+    rejected: int = 0  # modules LLVM 19 refused when a session loaded them
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A module a dataset does not serve: kind "skipped" (by the worker's scan)
+    or "rejected" (LLVM 19 refused it when a session loaded it)."""
+
+    module: str
+    kind: str
+    reason: str
 
 
 def parse_datasets(text):
@@ -36,8 +52,40 @@ def parse_datasets(text):
         except ValueError:
             count = None
         unbounded = count is None or count < 0
-        datasets.append(Dataset(name, None if unbounded else count, description))
+        counts = [0, 0, 0]
+        rest = description.split("\t")
+        if len(rest) == 4 and all(field.isdigit() for field in rest[1:]):
+            description, counts = rest[0], [int(field) for field in rest[1:]]
+        datasets.append(Dataset(name, None if unbounded else count, description, *counts))
     return datasets
+
+
+def parse_benchmark_sizes(text):
+    """{uri: bytes} from a "<prefix>.benchmark_sizes" answer, in its order."""
+    sizes = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        uri, tab, size = line.partition("\t")
+        if not tab or not size.isdigit():
+            raise InternalError(f"benchmark line {number} is not 'uri<TAB>bytes': {line!r}")
+        sizes[uri] = int(size)
+    return sizes
+
+
+def parse_problems(text):
+    """The Problems in a "<prefix>.problems" answer."""
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split("\t", 2)
+        if len(fields) != 3:
+            raise InternalError(
+                f"problem line {number} is not 'module<TAB>kind<TAB>reason': {line!r}"
+            )
+        problems.append(Problem(*fields))
+    return problems
 
 
 def parse_benchmarks(text):
@@ -131,6 +179,25 @@ class Datasets:
             return [f"{found.name}/{seed}" for seed in range(limit)]
         query = found.name if limit is None else f"{found.name}:{limit}"
         return parse_benchmarks(self._query("benchmarks", query))
+
+    def benchmark_sizes(self, dataset, limit=None):
+        """{uri: bytes} of `dataset`'s benchmarks (the first `limit` if given)."""
+        found = self[dataset]
+        if limit is not None:
+            if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+                raise InvalidArgument(f"limit must be a positive int, got {limit!r}")
+        if found.size is None:
+            raise InvalidArgument(f"dataset {found.name!r} is a generator: its programs have no size")
+        query = found.name if limit is None else f"{found.name}:{limit}"
+        return parse_benchmark_sizes(self._query("benchmark_sizes", query))
+
+    def problems(self, dataset):
+        """The modules of `dataset` the worker skipped (when it scanned the corpus)
+        or rejected (when a session loaded them and LLVM 19 refused), with why."""
+        found = self[dataset]
+        if found.size is None:
+            return []
+        return parse_problems(self._query("problems", found.name))
 
     def close(self):
         self._client = None

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 
+#include "kit/operator_settings.h"
 #include "python/src/status_error.h"
 
 namespace kiln::python {
@@ -106,9 +108,9 @@ std::string SessionHandle::setParameter(const std::string& key, const std::strin
       client_->locked([&](client::Client&) { return session_->setParameter(key, value); }));
 }
 
-std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(unsigned workers, unsigned slots,
-                                                              double readySeconds,
-                                                              unsigned nestingHosts) {
+std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(
+    unsigned workers, unsigned slots, double readySeconds, unsigned nestingHosts,
+    const std::vector<std::string>& datasets) {
   // Bounds keep a typo (workers=10000) from exhausting threads or ports.
   if (nestingHosts > 64) {
     throw StatusError(
@@ -128,6 +130,16 @@ std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(unsigned workers, 
   options.workers = workers;
   options.nestingHosts = nestingHosts;
   options.worker.slots = slots;
+  // The caller is the operator of this in-process cluster: its corpora are
+  // its own --dataset NAME=DIR values, checked as the CLI checks them.
+  for (const std::string& value : datasets) {
+    auto parsed = parseDatasetFlag(value, std::filesystem::current_path());
+    if (!parsed.ok()) throw StatusError(parsed.status());
+    options.worker.settings.datasets.push_back(std::move(*parsed));
+  }
+  if (Status valid = checkOperatorSettings(options.worker.settings); !valid.ok()) {
+    throw StatusError(valid);
+  }
   pybind11::gil_scoped_release noGil;
   auto cluster = LocalCluster::start(std::move(options));
   if (!cluster.ok()) throw StatusError(cluster.status());

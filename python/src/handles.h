@@ -83,8 +83,10 @@ class SessionHandle {
 
 class LocalClusterHandle {
  public:
+  // `datasets`: "NAME=DIR" values, as `kiln local --dataset` takes them.
   static std::unique_ptr<LocalClusterHandle> start(unsigned workers, unsigned slots,
-                                                   double readySeconds, unsigned nestingHosts);
+                                                   double readySeconds, unsigned nestingHosts,
+                                                   const std::vector<std::string>& datasets);
   ~LocalClusterHandle();
 
   std::string endpoint() const;

@@ -2,6 +2,8 @@
 // corpora described by corpus_description.json, both built by the test.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "datasets/registry.h"
 #include "tests/datasets/test_util.h"
 
@@ -64,9 +66,16 @@ TEST(CorpusTest, SymlinksOutOfACorpusAreNotRead) {
   EXPECT_TRUE(registry->resolve("benchmark://linked/a").ok());
   auto inside = registry->resolve("benchmark://linked/sub/inside");
   EXPECT_TRUE(inside.ok()) << inside.status().toString();
+  // Links out of the corpus are left out by the scan, with the reason.
   for (const char* uri : {"benchmark://linked/relative", "benchmark://linked/absolute"}) {
     auto refused = registry->resolve(uri);
-    EXPECT_EQ(refused.status().code(), ErrorCode::kPermissionDenied) << uri;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kNotFound) << uri;
+  }
+  EXPECT_EQ(registry->list()[3].skipped, 2u);
+  auto problems = registry->problems("benchmark://linked");
+  ASSERT_TRUE(problems.ok());
+  for (const BenchmarkProblem& problem : *problems) {
+    EXPECT_EQ(problem.reason, "a symlink that leads out of the corpus") << problem.module;
   }
 }
 
@@ -79,8 +88,11 @@ TEST(CorpusTest, MlgoModulesLinkedOutOfTheCorpusAreNotRead) {
   auto registry = registryWith({{"mlgo-linked", dir.path() / "corpus"}});
   ASSERT_TRUE(registry.ok()) << registry.status().toString();
   EXPECT_TRUE(registry->resolve("benchmark://mlgo-linked/in").ok());
-  EXPECT_EQ(registry->resolve("benchmark://mlgo-linked/out").status().code(),
-            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(registry->resolve("benchmark://mlgo-linked/out").status().code(), ErrorCode::kNotFound);
+  auto problems = registry->problems("benchmark://mlgo-linked");
+  ASSERT_TRUE(problems.ok());
+  ASSERT_EQ(problems->size(), 1u);
+  EXPECT_EQ((*problems)[0].reason, "out.bc is a symlink that leads out of the corpus");
 }
 
 TEST(CorpusTest, BitcodeWinsOverTextualTwin) {
@@ -126,11 +138,101 @@ TEST(CorpusTest, MlgoThinLtoAndHostileModuleNames) {
   auto registry = registryWith({{"thin", dir.path()}});
   ASSERT_TRUE(registry.ok()) << registry.status().toString();
   auto info = registry->list()[3];
-  EXPECT_EQ(info.size, 2);  // "ok" and "missing"; the three hostile names are skipped
+  EXPECT_EQ(info.size, 1);  // "ok"; the three hostile names and the missing module are skipped
+  EXPECT_EQ(info.skipped, 4u);
   EXPECT_NE(info.description.find("ThinLTO"), std::string::npos);
-  EXPECT_NE(info.description.find("3 skipped"), std::string::npos) << info.description;
+  EXPECT_NE(info.description.find("4 skipped"), std::string::npos) << info.description;
   EXPECT_TRUE(registry->resolve("benchmark://thin/ok").ok());
   EXPECT_EQ(registry->resolve("benchmark://thin/missing").status().code(), ErrorCode::kNotFound);
+}
+
+TEST(CorpusTest, TheScanRecordsSizesAndWhatItSkippedWithWhy) {
+  TempDir dir;
+  const std::string bitcode = sampleBitcode();
+  const std::string text = "define void @b() {\n  ret void\n}\n";
+  writeFile(dir.path() / "corpus" / "a.bc", bitcode);
+  writeFile(dir.path() / "corpus" / "sub" / "b.ll", text);
+  writeFile(dir.path() / "corpus" / "bad name.bc", bitcode);
+  writeFile(dir.path() / "outside" / "secret.bc", bitcode);
+  std::filesystem::create_symlink("../outside/secret.bc", dir.path() / "corpus" / "out.bc");
+  auto registry = registryWith({{"sized", dir.path() / "corpus"}});
+  ASSERT_TRUE(registry.ok()) << registry.status().toString();
+  DatasetInfo info = registry->list()[3];
+  EXPECT_EQ(info.size, 2);
+  EXPECT_EQ(info.bytes, bitcode.size() + text.size());
+  EXPECT_EQ(info.skipped, 2u);
+  EXPECT_EQ(info.rejected, 0u);
+  EXPECT_GT(registry->list()[0].bytes, 0u);  // kiln-bench-v0's own bitcode
+
+  auto listed = registry->benchmarks("benchmark://sized");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].uri, "benchmark://sized/a");
+  EXPECT_EQ((*listed)[0].bytes, bitcode.size());
+  EXPECT_EQ((*listed)[1].bytes, text.size());
+  EXPECT_EQ(registry->benchmarks("benchmark://sized", 1)->size(), 1u);
+
+  auto problems = registry->problems("benchmark://sized");
+  ASSERT_TRUE(problems.ok());
+  std::map<std::string, BenchmarkProblem> byModule;
+  for (const BenchmarkProblem& p : *problems) byModule[p.module] = p;
+  ASSERT_EQ(byModule.size(), 2u);
+  EXPECT_EQ(byModule["bad name.bc"].reason, "the name is not valid in a benchmark URI");
+  EXPECT_EQ(byModule["out.bc"].reason, "a symlink that leads out of the corpus");
+  EXPECT_EQ(byModule["out.bc"].kind, "skipped");
+  EXPECT_EQ(registry->problems("generator://csmith-v0").status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(registry->problems("benchmark://nothing").status().code(), ErrorCode::kNotFound);
+}
+
+TEST(CorpusTest, RejectionsAreKeptOncePerModuleAndOnlyForCorpusModules) {
+  TempDir dir;
+  writeFile(dir.path() / "a.bc", sampleBitcode());
+  writeFile(dir.path() / "b.bc", sampleBitcode());
+  auto registry = registryWith({{"r", dir.path()}});
+  ASSERT_TRUE(registry.ok());
+  registry->recordRejection("benchmark://r/a", "not valid LLVM bitcode: cut short");
+  registry->recordRejection("benchmark://r/a", "again");
+  registry->recordRejection("benchmark://r/nothing", "not in the corpus");
+  registry->recordRejection("benchmark://kiln-bench-v0/crc32", "not a corpus");
+  registry->recordRejection("file:///tmp/x.bc", "not a corpus");
+  EXPECT_EQ(registry->list()[3].rejected, 1u);
+  auto problems = registry->problems("benchmark://r");
+  ASSERT_TRUE(problems.ok());
+  ASSERT_EQ(problems->size(), 1u);
+  EXPECT_EQ((*problems)[0].module, "a");
+  EXPECT_EQ((*problems)[0].kind, "rejected");
+  EXPECT_EQ((*problems)[0].reason, "not valid LLVM bitcode: cut short");
+}
+
+TEST(CorpusTest, ReadErrorsDoNotNameTheOperatorsDirectory) {
+  TempDir dir;
+  writeFile(dir.path() / "fake.bc", "no magic here");
+  auto registry = registryWith({{"quiet", dir.path()}});
+  ASSERT_TRUE(registry.ok());
+  auto fake = registry->resolve("benchmark://quiet/fake");
+  ASSERT_FALSE(fake.ok());
+  EXPECT_EQ(fake.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(fake.status().message().find(dir.path().string()), std::string::npos)
+      << fake.status().toString();
+  EXPECT_NE(fake.status().message().find("benchmark://quiet/fake.bc"), std::string::npos)
+      << fake.status().toString();
+}
+
+TEST(CorpusTest, ModuleFlagsComeFromTheCmdFile) {
+  TempDir dir;
+  writeFile(dir.path() / "corpus_description.json", R"({"modules": ["with", "without"]})");
+  writeFile(dir.path() / "with.bc", sampleBitcode());
+  writeFile(dir.path() / "without.bc", sampleBitcode());
+  writeFile(dir.path() / "with.cmd", std::string("-O2\0--target=x86_64-linux-gnu\0\0-fPIC", 36));
+  auto registry = registryWith({{"flags", dir.path()}});
+  ASSERT_TRUE(registry.ok());
+  auto with = registry->moduleFlags("benchmark://flags/with");
+  ASSERT_TRUE(with.ok()) << with.status().toString();
+  EXPECT_EQ(*with, (std::vector<std::string>{"-O2", "--target=x86_64-linux-gnu", "-fPIC"}));
+  EXPECT_TRUE(registry->moduleFlags("benchmark://flags/without")->empty());
+  EXPECT_TRUE(registry->moduleFlags("benchmark://kiln-bench-v0/crc32")->empty());
+  EXPECT_EQ(splitCommandFile(std::string("a\0b\n\0\0", 6)), (std::vector<std::string>{"a", "b"}));
 }
 
 TEST(CorpusTest, MalformedDescriptionsAreRejected) {

@@ -41,6 +41,21 @@ TEST(OperatorSettingsTest, BadDatasetFlagsSayWhatIsWrong) {
   }
 }
 
+TEST(OperatorSettingsTest, ADatasetListIsWhitespaceSeparatedFlags) {
+  auto none = parseDatasetList("  \t ", "/srv");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  auto two = parseDatasetList(" a=/var/lib/kiln/datasets/a\tb=rel ", "/srv");
+  ASSERT_TRUE(two.ok()) << two.status().toString();
+  EXPECT_EQ(*two,
+            (std::vector<OperatorDataset>{{"a", "/var/lib/kiln/datasets/a"}, {"b", "/srv/rel"}}));
+  auto bad = parseDatasetList("a=/x nodir", "/srv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("KILN_DATASETS"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("'nodir'"), std::string::npos) << bad.status().toString();
+}
+
 TEST(OperatorSettingsTest, DatasetsAreCheckedAtStartUp) {
   const auto here = std::filesystem::temp_directory_path();
   OperatorSettings settings;

@@ -61,3 +61,67 @@ def test_llvm_datasets_and_benchmarks(cluster):
         assert "benchmark://kiln-bench-v0" in env.datasets.names
         env.reset(benchmark=uris[1])  # a listed benchmark is one the worker serves
         assert env.observation["IrInstructionCount"] > 0
+
+
+def test_parse_counts_sizes_and_problems():
+    from kiln.datasets import Problem, parse_benchmark_sizes, parse_problems
+
+    (mine,) = parse_datasets("benchmark://mine\t3\tdirectory corpus\t1200\t2\t1\n")
+    assert (mine.size, mine.description, mine.bytes, mine.skipped, mine.rejected) == (
+        3, "directory corpus", 1200, 2, 1)
+    assert parse_benchmark_sizes("benchmark://mine/a\t10\nbenchmark://mine/b\t20\n") == {
+        "benchmark://mine/a": 10, "benchmark://mine/b": 20}
+    with pytest.raises(kiln.InternalError, match="uri<TAB>bytes"):
+        parse_benchmark_sizes("benchmark://mine/a\tmany\n")
+    (problem,) = parse_problems("sub/x.bc\tskipped\ta symlink\tthat leads out\n")
+    assert problem == Problem("sub/x.bc", "skipped", "a symlink\tthat leads out")
+
+
+GOOD_IR = "define i32 @f() {\n  ret i32 0\n}\n"
+UNVERIFIABLE_IR = ("define i32 @f(i1 %c) {\nentry:\n  br i1 %c, label %a, label %b\n"
+                   "a:\n  %x = add i32 1, 2\n  br label %b\nb:\n  ret i32 %x\n}\n")
+
+
+def test_an_operators_corpus_lists_sizes_and_why_modules_are_refused(tmp_path):
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "good.ll").write_text(GOOD_IR)
+    (corpus / "sub" / "also.ll").write_text(GOOD_IR)
+    (corpus / "unverifiable.ll").write_text(UNVERIFIABLE_IR)
+    # Cut short: the bitcode magic, then 3 bytes (LLVM reads whole 32-bit words).
+    (corpus / "truncated.bc").write_bytes(b"BC\xc0\xde\x35\x14\x00")
+    (tmp_path / "secret.ll").write_text(GOOD_IR)
+    (corpus / "escape.ll").symlink_to(tmp_path / "secret.ll")
+    with kiln.LocalCluster(datasets={"mine": corpus}) as local:
+        require_type(local, "llvm")
+        with kiln.datasets(local, session_type="llvm", timeout=60) as listing:
+            mine = listing["mine"]
+            assert mine.size == 4 and mine.skipped == 1 and mine.rejected == 0
+            sizes = listing.benchmark_sizes("mine")
+            assert sizes["benchmark://mine/good"] == len(GOOD_IR)
+            assert mine.bytes == sum(sizes.values())
+            assert str(corpus) not in mine.description
+            (skipped,) = listing.problems("mine")
+            assert (skipped.module, skipped.kind) == ("escape.ll", "skipped")
+        with kiln.make("llvm-v0", cluster=local, timeout=60) as env:
+            for module, why in (("unverifiable", "does not dominate"),
+                                ("truncated", "not valid LLVM bitcode")):
+                with pytest.raises(kiln.InvalidArgument, match=why) as refused:
+                    env.reset(benchmark=f"benchmark://mine/{module}")
+                assert f"benchmark://mine/{module}" in str(refused.value)
+                assert str(tmp_path) not in str(refused.value)
+            env.reset(benchmark="benchmark://mine/sub/also")  # a good module still starts
+            assert env.observation["IrInstructionCount"] == 1
+        with kiln.datasets(local, session_type="llvm", timeout=60) as listing:
+            assert listing["mine"].rejected == 2
+            problems = {p.module: p for p in listing.problems("mine")}
+            assert problems["unverifiable"].kind == "rejected"
+            assert "does not dominate" in problems["unverifiable"].reason
+            assert problems["truncated"].kind == "rejected"
+
+
+def test_a_bad_dataset_for_a_local_cluster_names_the_flag(tmp_path):
+    with pytest.raises(kiln.InvalidArgument, match="--dataset"):
+        kiln.LocalCluster(datasets={"bad/name": tmp_path})
+    with pytest.raises(kiln.InvalidArgument, match="dict"):
+        kiln.LocalCluster(datasets=["mine=/x"])

@@ -27,6 +27,8 @@ from .errors import (
 )
 from .registry import EnvSpec, env_ids, spec
 from .spaces import Space
+from .state import CompilerEnvState
+from . import state as states
 from ._kiln import __version__, keygen
 
 __all__ = [
@@ -37,6 +39,8 @@ __all__ = [
     "EnvSpec",
     "Env",
     "Space",
+    "CompilerEnvState",
+    "states",
     "LocalCluster",
     "embedded_cluster_endpoint",
     "datasets",

@@ -17,6 +17,8 @@ void addDemoCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
 void addDatasetsCommand(CLI::App& app);
 void addKeygenCommand(CLI::App& app);
+void addReplayCommand(CLI::App& app);
+void addActionsCommand(CLI::App& app);  // with KILN_WITH_LLVM only
 // A client command's --key-file (empty: none); a bad file ends `command` with the reason.
 std::optional<ClusterKeys> loadKeyFileOrExit(const std::string& path, const std::string& command);
 

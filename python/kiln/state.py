@@ -153,7 +153,9 @@ def read_csv(path_or_file, action_space=None):
         except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
             raise InvalidArgument(f"cannot read states file {name}: {error}") from None
     if len(text) > MAX_FILE_BYTES:
-        raise InvalidArgument(f"{name}: more than the {MAX_FILE_BYTES} bytes a states file may have")
+        raise InvalidArgument(
+            f"{name}: more than the {MAX_FILE_BYTES} bytes a states file may have"
+        )
     try:
         return parse_csv(text, action_space)
     except KilnError as error:
@@ -173,7 +175,9 @@ def parse_csv(text, action_space=None):
     states = []
     for line, fields in records[1:] if header else records:
         if len(fields) != expected:
-            raise InvalidArgument(f"line {line}: {len(fields)} columns, expected {expected} ({HEADER})")
+            raise InvalidArgument(
+                f"line {line}: {len(fields)} columns, expected {expected} ({HEADER})"
+            )
         benchmark = fields[order[0]].strip(" \t")
         if not benchmark:
             raise InvalidArgument(f"line {line}: the benchmark is empty")
@@ -264,7 +268,9 @@ def _read_header(record):
         order[column] = position
     for column, position in zip(COLUMNS, order):
         if position is None:
-            raise InvalidArgument(f"line {line}: the header lacks column '{column}' (expected {HEADER})")
+            raise InvalidArgument(
+                f"line {line}: the header lacks column '{column}' (expected {HEADER})"
+            )
     return order
 
 

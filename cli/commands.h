@@ -20,6 +20,8 @@ void addDatasetsCommand(CLI::App& app);
 void addDatasetsCheckCommand(CLI::App& datasets);
 void addKeygenCommand(CLI::App& app);
 void addCorpusCommand(CLI::App& app);
+void addReplayCommand(CLI::App& app);
+void addActionsCommand(CLI::App& app);  // with KILN_WITH_LLVM only
 // A client command's --key-file (empty: none); a bad file ends `command` with the reason.
 std::optional<ClusterKeys> loadKeyFileOrExit(const std::string& path, const std::string& command);
 

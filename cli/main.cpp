@@ -16,6 +16,10 @@ int main(int argc, char** argv) {
   kiln::cli::addDatasetsCommand(app);
   kiln::cli::addKeygenCommand(app);
   kiln::cli::addCorpusCommand(app);
+  kiln::cli::addReplayCommand(app);
+#ifdef KILN_WITH_LLVM
+  kiln::cli::addActionsCommand(app);
+#endif
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

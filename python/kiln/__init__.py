@@ -28,6 +28,8 @@ from .errors import (
 )
 from .registry import EnvSpec, env_ids, spec
 from .spaces import Space
+from .state import CompilerEnvState
+from . import state as states
 from ._kiln import __version__, keygen
 
 __all__ = [
@@ -38,6 +40,8 @@ __all__ = [
     "EnvSpec",
     "Env",
     "Space",
+    "CompilerEnvState",
+    "states",
     "LocalCluster",
     "embedded_cluster_endpoint",
     "datasets",

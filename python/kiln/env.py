@@ -8,14 +8,25 @@ in separate threads, and their blocking calls do not hold the GIL.
 """
 
 import atexit
+import os
+import shlex
+import time
 import weakref
 
 from . import _kiln, registry
 from . import cluster as cluster_module
 from .benchmarks import Benchmark
 from .datasets import Datasets
-from .errors import CompileError, InvalidArgument, KilnError, NotFound, SessionLost
+from .errors import (
+    CompileError,
+    InvalidArgument,
+    KilnError,
+    NotFound,
+    SessionLost,
+    Unimplemented,
+)
 from .spaces import Space
+from .state import CompilerEnvState, parse_commandline
 
 _DEFAULT = object()
 _REWARD_PREFIX = "Reward:"
@@ -174,6 +185,7 @@ class Env:
         self._metric = None  # last value of a delta reward's observation
         self.episode_reward = None
         self.actions = []
+        self._episode_start = None  # time.monotonic() at reset()
         self.observation = _Observations(self)
         _LIVE_ENVS.add(self)
 
@@ -303,6 +315,7 @@ class Env:
             self._metric = values[self._reward[0]]
         self.episode_reward = 0.0 if self._reward else None
         self.actions = []
+        self._episode_start = time.monotonic()
         return values.get(self._observation), {"benchmark": uri}
 
     def step(self, action):
@@ -370,6 +383,108 @@ class Env:
         self._check_observation_name(name)
         return self._session.step([], self._indices([name]))[0][0]
 
+    # --- states ---------------------------------------------------------
+    @property
+    def state(self):
+        """The episode as a kiln.CompilerEnvState: benchmark, the actions taken
+        as a commandline of names, seconds since reset(), the episode reward."""
+        self._check_session()
+        return CompilerEnvState(
+            _benchmark_uri_and_program(self._benchmark)[0],
+            " ".join(self._action_name(a) for a in self.actions),
+            walltime=time.monotonic() - self._episode_start,
+            reward=self.episode_reward,
+        )
+
+    def _action_name(self, action):
+        if self.action_space.kind == "named_discrete":
+            return self.action_space.names[action]
+        return str(action)
+
+    def commandline(self, input="input.bc", output="output.bc", opt="opt-19"):
+        """An opt command line that turns the benchmark's bitcode `input` into
+        exactly the current IR: one opt per action, chained through a pipe,
+        each with the action's explicit pipeline (see docs/actions.md)."""
+        self._check_session()
+        pipelines = self.action_space.pipelines
+        if not pipelines:
+            raise Unimplemented(
+                f"{self.spec.session_type} sessions do not give their actions' pipelines"
+            )
+        if not self.actions:
+            return f"{opt} {shlex.quote(input)} -o {shlex.quote(output)}"
+        stages = []
+        for i, action in enumerate(self.actions):
+            source = shlex.quote(input) if i == 0 else "-"
+            sink = shlex.quote(output) if i + 1 == len(self.actions) else "-"
+            stages.append(
+                f"{opt} -passes={shlex.quote(pipelines[action])} {source} -o {sink}"
+            )
+        return " | ".join(stages)
+
+    def apply(self, state):
+        """Replays `state` (a kiln.CompilerEnvState) from a new episode on its
+        benchmark and checks that it reproduces: the same reward within 1e-5
+        when both the state and the env have one. Returns the env's state.
+        kiln.InvalidArgument, before anything changes, for a state of another
+        benchmark than the current episode's or with unknown actions; after
+        the replay, for one that does not reproduce."""
+        self._check_open()
+        if not isinstance(state, CompilerEnvState):
+            raise InvalidArgument(
+                f"apply wants a kiln.CompilerEnvState, got {type(state).__name__}"
+            )
+        current = _benchmark_uri_and_program(self._benchmark)[0]
+        if self._session is not None and state.benchmark != current:
+            raise InvalidArgument(
+                f"the state is for {state.benchmark}, this env is on {current}: "
+                f"reset(benchmark={state.benchmark!r}) first"
+            )
+        try:
+            actions = [
+                self.action_space.index(name) if self.action_space.kind == "named_discrete"
+                else int(name)
+                for name in parse_commandline(state.commandline)
+            ]
+        except (NotFound, ValueError) as error:
+            raise InvalidArgument(
+                f"the state for {state.benchmark} cannot be replayed: {error}"
+            ) from None
+        # A benchmark of the user's own keeps its bytes: its URI alone names
+        # nothing a worker can resolve.
+        self.reset(benchmark=self._benchmark if state.benchmark == current else state.benchmark)
+        if actions:
+            info = self.multistep(actions)[4]
+            if info["actions_applied"] != len(actions):
+                raise InvalidArgument(
+                    f"the state for {state.benchmark} ended after {info['actions_applied']} "
+                    f"of its {len(actions)} actions"
+                )
+        replayed = self.state
+        if state.reward is not None and replayed.reward is not None:
+            if abs(replayed.reward - state.reward) >= 1e-5:
+                raise InvalidArgument(
+                    f"the state for {state.benchmark} does not reproduce: reward "
+                    f"{replayed.reward!r} replayed, {state.reward!r} recorded (another LLVM, "
+                    "another reward space, or a nondeterministic pass)"
+                )
+        return replayed
+
+    def write_bitcode(self, path):
+        """Writes the current module's bitcode to `path` (on this machine)."""
+        self._write(path, self._observe("Bitcode"), "wb")
+        return os.fspath(path)
+
+    def write_ir(self, path):
+        """Writes the current module's IR text to `path` (on this machine)."""
+        self._write(path, self._observe("Ir"), "w")
+        return os.fspath(path)
+
+    @staticmethod
+    def _write(path, data, mode):
+        with open(path, mode) as out:
+            out.write(data)
+
     def fork(self):
         """A new env whose session is a copy of this one's (same worker, same state)."""
         self._check_session()
@@ -380,6 +495,7 @@ class Env:
         child._session = child_session
         child.action_space = Space(self.action_space.raw)
         child.actions = list(self.actions)
+        child._episode_start = self._episode_start
         child.observation = _Observations(child)
         _LIVE_ENVS.add(child)
         return child

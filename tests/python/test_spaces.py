@@ -27,7 +27,7 @@ def test_named_discrete_action_space(env):
     assert space.contains(np.int64(4)) and space.contains(np.int32(4))
     for bad in (10, -1, 1.5, "add-1", None, [1], True):
         assert not space.contains(bad), bad
-    with pytest.raises(kiln.NotFound, match="no choice named 'add-99'"):
+    with pytest.raises(kiln.NotFound, match="unknown action 'add-99' in space 'noop'"):
         space.index("add-99")
     with pytest.raises(KeyError):
         space["nope"]

@@ -1,0 +1,117 @@
+#include "client/state_replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace kiln::client {
+namespace {
+
+// Errors that say the cluster could not be asked, as opposed to a state
+// that cannot be replayed.
+bool clusterUnreachable(const Status& status) {
+  return status.code() == ErrorCode::kDisconnected || status.code() == ErrorCode::kTimeout ||
+         status.code() == ErrorCode::kOverloaded || status.code() == ErrorCode::kPermissionDenied ||
+         status.code() == ErrorCode::kInternal;
+}
+
+ReplayResult failed(std::string problem) {
+  ReplayResult result;
+  result.problem = std::move(problem);
+  return result;
+}
+
+}  // namespace
+
+ReplayResult judgeReplay(const EnvState& state, std::optional<double> replayedReward,
+                         const ReplayOptions& options) {
+  ReplayResult result;
+  result.reward = replayedReward;
+  if (!state.reward) {
+    result.reproduced = true;  // nothing recorded to compare
+    return result;
+  }
+  if (!replayedReward) {
+    result.problem = "the replay gave no reward to compare with the recorded one";
+    return result;
+  }
+  const double difference = std::fabs(*replayedReward - *state.reward);
+  result.reproduced = difference < options.tolerance;
+  if (!result.reproduced) {
+    result.problem = fmt::format("reward {} replayed, {} recorded (differs by {:.3g})",
+                                 *replayedReward, *state.reward, difference);
+  }
+  return result;
+}
+
+std::optional<std::int64_t> impliedInstructionCount(const std::string& rewardSpace, double reward,
+                                                    std::int64_t o0, std::int64_t oz) {
+  double drop = 0;
+  if (rewardSpace == "IrInstructionCount") {
+    drop = reward;
+  } else if (rewardSpace == "IrInstructionCountOz") {
+    drop = reward * static_cast<double>(std::max<std::int64_t>(o0 - oz, 1));
+  } else {
+    return std::nullopt;
+  }
+  if (!std::isfinite(drop)) return std::nullopt;
+  return o0 - static_cast<std::int64_t>(std::llround(drop));
+}
+
+Result<ReplayResult> replayState(Client& client, const EnvState& state,
+                                 const ReplayOptions& options) {
+  const auto begin = std::chrono::steady_clock::now();
+  KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, client.getSpaces(options.sessionType));
+  if (spaces.actionSpaces.empty()) {
+    return failed(fmt::format("session type '{}' has no action space", options.sessionType));
+  }
+  const Space& actionSpace = spaces.actionSpaces.front();
+  std::vector<Value> actions;
+  actions.reserve(state.actions.size());
+  for (const std::string& name : state.actions) {
+    Result<std::int64_t> index = actionSpace.findChoice(name);
+    if (!index.ok()) return failed(index.status().message());
+    actions.emplace_back(*index);
+  }
+  SessionOptions session;
+  session.sessionType = options.sessionType;
+  session.benchmark = state.benchmark;
+  session.actionSpace = actionSpace.name;
+  auto started = client.startSession(session);
+  if (!started.ok()) {
+    if (clusterUnreachable(started.status())) return started.status();
+    return failed("cannot start on the benchmark: " + started.status().message());
+  }
+  Session& s = **started;
+  const std::vector<std::string> observed = {"Reward:" + options.rewardSpace, "IrInstructionCount",
+                                             "IrInstructionCountO0", "IrInstructionCountOz"};
+  auto stepped = s.step(actions, observed);
+  (void)s.end();
+  if (!stepped.ok()) {
+    if (clusterUnreachable(stepped.status())) return stepped.status();
+    return failed("the actions did not replay: " + stepped.status().message());
+  }
+  if (stepped->actionsApplied != actions.size()) {
+    return failed(fmt::format("the episode ended after {} of {} actions", stepped->actionsApplied,
+                              actions.size()));
+  }
+  const std::vector<Value>& values = stepped->observations;
+  if (values.size() != observed.size() || !values[0].is<double>() ||
+      !values[1].is<std::int64_t>() || !values[2].is<std::int64_t>() ||
+      !values[3].is<std::int64_t>()) {
+    return failed("the worker's observations have unexpected types");
+  }
+  ReplayResult result = judgeReplay(state, values[0].as<double>(), options);
+  result.instructions = values[1].as<std::int64_t>();
+  if (state.reward) {
+    result.recordedInstructions =
+        impliedInstructionCount(options.rewardSpace, *state.reward, values[2].as<std::int64_t>(),
+                                values[3].as<std::int64_t>());
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return result;
+}
+
+}  // namespace kiln::client

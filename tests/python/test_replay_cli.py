@@ -1,0 +1,66 @@
+"""`kiln replay` on states written by the Python env: a random episode on
+every kiln-bench-v0 program, each state replayed by the CLI on its own
+embedded cluster, all reproduce; a tampered reward is named and fails the
+run; a bad row is named by its line."""
+
+import os
+import random
+import subprocess
+
+import pytest
+
+import kiln
+from conftest import require_type
+from kiln import states
+
+KILN = os.environ.get("KILN_BINARY", "kiln")
+
+
+def replay(path, *extra):
+    return subprocess.run([KILN, "replay", str(path), *extra], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def episode_states(cluster):
+    require_type(cluster, "llvm")
+    with kiln.make("llvm-ic-v0", cluster=cluster, timeout=120) as env:
+        rng = random.Random(5)
+        recorded = []
+        for uri in env.datasets.benchmarks("kiln-bench-v0"):
+            env.reset(benchmark=uri)
+            env.multistep([rng.randrange(env.action_space.n) for _ in range(rng.randrange(3, 12))])
+            recorded.append(env.state)
+        return recorded
+
+
+def test_every_kiln_bench_state_reproduces(episode_states, tmp_path):
+    path = tmp_path / "states.csv"
+    states.write_csv(path, episode_states)
+    run = replay(path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    count = len(episode_states)
+    assert f"{count} of {count} states reproduce" in run.stdout, run.stdout
+    assert run.stdout.count("reproduces") == count
+
+
+def test_a_tampered_reward_is_named_and_fails(episode_states, tmp_path):
+    tampered = [episode_states[0]._replace(reward=episode_states[0].reward + 0.5)]
+    path = tmp_path / "tampered.csv"
+    states.write_csv(path, tampered + episode_states[1:3])
+    run = replay(path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "DIFFERS: reward" in run.stdout and "2 of 3 states reproduce" in run.stdout
+
+
+def test_unknown_actions_and_bad_rows(tmp_path):
+    path = tmp_path / "unknown.csv"
+    path.write_text("benchmark,reward,walltime,commandline\n"
+                    "benchmark://kiln-bench-v0/crc32,,1.0,mem2reg gvnn\n")
+    run = replay(path)
+    assert run.returncode == 1 and "unknown action 'gvnn'" in run.stdout, run.stdout
+    assert "did you mean 'gvn'" in run.stdout
+    bad = tmp_path / "bad.csv"
+    bad.write_text("benchmark,reward,walltime,commandline\nbenchmark://x/y,zz,1,gvn\n")
+    run = replay(bad)
+    assert run.returncode == 2 and "bad.csv: line 2: reward 'zz'" in run.stderr, run.stderr

@@ -81,9 +81,12 @@ void runExtract(CorpusExtractCli& o) {
     out << programs::reportJson(*report);
     if (!out) fail(invalidArgument("cannot write the report to " + o.report));
   }
-  fmt::print("{}: {} modules extracted, {} skipped, {} in the corpus ({:.1f} s; source root {})\n",
-             report->output.string(), report->extracted.size(), report->skipped.size(),
-             report->corpusModules, static_cast<double>(report->elapsed.count()) / 1000.0,
+  auto modules = [](std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " module" : " modules");
+  };
+  fmt::print("{}: {} extracted, {} skipped, {} in the corpus ({:.1f} s; source root {})\n",
+             report->output.string(), modules(report->extracted.size()), report->skipped.size(),
+             modules(report->corpusModules), static_cast<double>(report->elapsed.count()) / 1000.0,
              report->sourceRoot.string());
   for (const auto& [reason, count] : programs::skippedByReason(*report)) {
     fmt::print("  skipped {:>5}  {}\n", count, reason);
@@ -133,8 +136,11 @@ void addCorpusCommand(CLI::App& app) {
   extract->add_option("--clang", o->extract.clang, "the C compiler to run")->capture_default_str();
   extract->add_option("--clangxx", o->extract.clangxx, "the C++ compiler to run")
       ->capture_default_str();
-  extract->add_option("--opt", o->extract.opt, "the opt that verifies every module")
+  extract->add_option("--opt", o->extract.opt, "the opt that reads back and verifies every module")
       ->capture_default_str();
+  extract->add_flag("!--no-read-back", o->extract.readBack,
+                    "trust clang-19's own verifier on each module it writes instead of reading "
+                    "it back with opt-19 (faster; only for LLVM 19's clang)");
   extract->callback([o] { runExtract(*o); });
 }
 

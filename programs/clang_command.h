@@ -60,7 +60,8 @@ struct BitcodeCompile {
 //    so the same program would score differently with and without -g;
 //  - keeps what shapes the IR (-I -D -U -include -std -f* -m* --target
 //    -isystem -mllvm, -O level, other -Xclang flags ...);
-//  - adds `-Xclang -disable-llvm-passes -emit-llvm -c -o OUT`: the front
+//  - adds `-Xclang -disable-llvm-passes -emit-llvm -c -o OUT` (and
+//    -fverify-intermediate-code: clang verifies the module it writes): the front
 //    end's shape of the -O level (lifetime markers, TBAA at -O1 and above)
 //    with every IR optimization left to the agent, as kiln-bench-v0 is
 //    built. At -O0 (also when no -O is given) it adds `-Xclang

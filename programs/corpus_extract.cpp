@@ -75,6 +75,11 @@ ModuleOutcome extractOne(const PlannedModule& planned, const ExtractOptions& opt
   } cleanup{partial};
 
   BitcodeCompile compile = planned.compile;
+  // A missing directory is this entry's problem; a missing compiler (not-found below) is the run's.
+  if (!fs::is_directory(compile.workingDirectory, ec)) {
+    return skipped(skip_reason::kUnusableEntry,
+                   "its directory " + compile.workingDirectory.string() + " does not exist");
+  }
   std::vector<std::string> dropped;
   Status compiled = compileToBitcode(compile, limits, dropped);
   if (!compiled.ok()) {
@@ -101,7 +106,7 @@ ModuleOutcome extractOne(const PlannedModule& planned, const ExtractOptions& opt
   if (!hasBitcodeMagic(*header)) {
     return skipped(skip_reason::kNotBitcode, "the compiler's output has no bitcode magic");
   }
-  Status verified = verifyModule(partial, options.opt, limits);
+  Status verified = options.readBack ? verifyModule(partial, options.opt, limits) : okStatus();
   if (verified.code() == ErrorCode::kNotFound) {
     ModuleOutcome outcome;
     outcome.fatal = verified;

@@ -63,10 +63,11 @@ TEST(ClangCommandTest, CMakeStyleCommandKeepsWhatShapesTheIr) {
       "-o CMakeFiles/x.dir/a.c.o -c /src/a.c",
       "/src/a.c");
   ASSERT_TRUE(result.ok()) << result.status().toString();
-  EXPECT_THAT(result->argv, ElementsAre("clang-19", "-DNDEBUG", "-I/src/include", "-isystem",
-                                        "/usr/include/foo", "-O2", "-std=gnu11", "-fPIC",
-                                        "-march=x86-64-v2", "-Xclang", "-disable-llvm-passes", "-w",
-                                        "-emit-llvm", "-c", "/src/a.c", "-o", "/out/m.bc"));
+  EXPECT_THAT(result->argv,
+              ElementsAre("clang-19", "-DNDEBUG", "-I/src/include", "-isystem", "/usr/include/foo",
+                          "-O2", "-std=gnu11", "-fPIC", "-march=x86-64-v2", "-Xclang",
+                          "-disable-llvm-passes", "-w", "-fverify-intermediate-code", "-emit-llvm",
+                          "-c", "/src/a.c", "-o", "/out/m.bc"));
   EXPECT_EQ(result->source, "/src/a.c");
   EXPECT_EQ(result->workingDirectory, "/build");
   EXPECT_EQ(result->language, SourceLanguage::kC);
@@ -95,9 +96,10 @@ TEST(ClangCommandTest, DropsOutputModeDependencyLtoDebugAndLinkerFlags) {
       "-fuse-ld=lld -Wp,-MD,deps.d -Wextra -pedantic -resource-dir /opt/clang17/lib -B/opt/bin "
       "-v -fwhole-program-vtables -Xclang -emit-obj -fno-omit-frame-pointer a.c");
   ASSERT_TRUE(result.ok()) << result.status().toString();
-  EXPECT_THAT(result->argv, ElementsAre("clang-19", "-fno-omit-frame-pointer", "-Xclang",
-                                        "-disable-O0-optnone", "-Xclang", "-disable-llvm-passes",
-                                        "-w", "-emit-llvm", "-c", "/build/a.c", "-o", "/out/m.bc"));
+  EXPECT_THAT(result->argv,
+              ElementsAre("clang-19", "-fno-omit-frame-pointer", "-Xclang", "-disable-O0-optnone",
+                          "-Xclang", "-disable-llvm-passes", "-w", "-fverify-intermediate-code",
+                          "-emit-llvm", "-c", "/build/a.c", "-o", "/out/m.bc"));
   EXPECT_THAT(result->moduleFlags, ElementsAre("-fno-omit-frame-pointer"));
 }
 
@@ -235,14 +237,14 @@ TEST(ClangCommandTest, ArgumentsClangDoesNotKnowAreDroppedForARetry) {
   EXPECT_TRUE(dropUnknownArguments(*compile, unknownArguments(diagnostics)));
   EXPECT_THAT(compile->argv,
               ElementsAre("clang-19", "-O0", "-fPIC", "-Xclang", "-disable-O0-optnone", "-Xclang",
-                          "-disable-llvm-passes", "-w", "-emit-llvm", "-c", "/build/a.c", "-o",
-                          "/out/m.bc"));
+                          "-disable-llvm-passes", "-w", "-fverify-intermediate-code", "-emit-llvm",
+                          "-c", "/build/a.c", "-o", "/out/m.bc"));
   EXPECT_THAT(compile->moduleFlags, ElementsAre("-O0", "-fPIC"));
   // Nothing left to drop: a retry would fail the same way.
   EXPECT_FALSE(dropUnknownArguments(*compile, unknownArguments(diagnostics)));
   // kiln's own flags are never dropped, whatever a diagnostic says.
   EXPECT_FALSE(dropUnknownArguments(*compile, {"-emit-llvm", "-disable-O0-optnone", "-c", "-w"}));
-  EXPECT_EQ(compile->argv.size(), 13u);
+  EXPECT_EQ(compile->argv.size(), 14u);
 }
 
 TEST(ClangCommandTest, CmdFileTextIsNulSeparated) {

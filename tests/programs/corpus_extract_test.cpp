@@ -216,6 +216,14 @@ TEST(CorpusExtractTest, ModulesLlvmWouldNotAcceptNeverEnterTheCorpus) {
   EXPECT_EQ(rejected.reason, "rejected by the LLVM 19 verifier");
   EXPECT_THAT(rejected.detail, HasSubstr("opt-19"));
 
+  // Without the read-back, a compiler other than LLVM 19's clang is trusted: that is the choice.
+  options.output = dir.path() / "c1-trusted";
+  options.readBack = false;
+  auto trusted = extractCorpus(options);
+  ASSERT_TRUE(trusted.ok()) << trusted.status().toString();
+  EXPECT_EQ(trusted->extracted.size(), 1u);
+  options.readBack = true;
+
   writeFile(dir.path() / "text-clang", "#!/bin/sh\nfor a; do out=$a; done\necho hi > \"$out\"\n",
             true);
   options.output = dir.path() / "c2";
@@ -251,6 +259,16 @@ TEST(CorpusExtractTest, WhatCannotBeUsedAtAllIsAnError) {
   options.clang = "no-such-clang-kiln-test";
   auto missing = extractCorpus(options);
   EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound) << missing.status().toString();
+
+  // An entry whose directory is gone is skipped; the others go on.
+  writeFile(dir.path() / "gone.json",
+            "[{\"directory\": \"" + (dir.path() / "gone").string() +
+                "\", \"arguments\": [\"cc\", \"-c\", \"/x/a.c\"], \"file\": \"/x/a.c\"}]");
+  options = optionsFor(dir.path() / "gone.json", dir.path() / "gone-corpus");
+  auto gone = extractCorpus(options);
+  ASSERT_TRUE(gone.ok()) << gone.status().toString();
+  ASSERT_EQ(gone->skipped.size(), 1u);
+  EXPECT_THAT(gone->skipped[0].detail, HasSubstr("does not exist"));
 
   options = optionsFor(dir.path() / "nothing.json", dir.path() / "corpus");
   EXPECT_EQ(extractCorpus(options).status().code(), ErrorCode::kNotFound);

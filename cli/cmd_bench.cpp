@@ -8,6 +8,7 @@
 #include "bench/socket_floor.h"
 #ifdef KILN_WITH_LLVM_BENCH
 #include "bench/actions_bench.h"
+#include "bench/datasets_bench.h"
 #include "bench/llvm_bench.h"
 #endif
 #ifdef KILN_WITH_MLGO_BENCH
@@ -230,6 +231,32 @@ void addBenchCommand(CLI::App& app) {
     printOrFail(bench::runSoakBench(*soakOptions, &figures), *json);
     if (!figures.passed()) throw CLI::RuntimeError(2);
   });
+
+#ifdef KILN_WITH_LLVM_BENCH
+  auto* corpus = bench->add_subcommand(
+      "datasets",
+      "an operator's corpus at scale: index, worker start-up, listing, cold and cached starts, "
+      "worker RSS while sessions touch thousands of modules");
+  auto corpusOptions = std::make_shared<bench::DatasetsBenchOptions>();
+  corpus->add_option("--modules", corpusOptions->modules, "modules per corpus layout")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  corpus->add_option("--touched", corpusOptions->touched, "different modules sessions start on")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  corpus->add_option("--csmith-seeds", corpusOptions->csmithSeeds, "csmith programs among sources")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000u));
+  corpus->add_option("--repetitions", corpusOptions->repetitions, "samples of each timing")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
+  corpus->add_option("--cached-starts", corpusOptions->cachedStarts, "starts on cached modules")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 200u));
+  corpus->add_flag("--json", *json, "print the figures as JSON");
+  corpus->callback(
+      [corpusOptions, json] { printOrFail(bench::runDatasetsBench(*corpusOptions), *json); });
+#endif
 
   auto* echo = bench->add_subcommand("zmq-echo", "the raw ZeroMQ baseline server (internal)");
   echo->group("");  // hidden from --help

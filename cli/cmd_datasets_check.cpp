@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "cli/commands.h"
 #include "datasets/corpus_check.h"
 
@@ -33,9 +35,10 @@ void runCheck(const CheckOptions& o) {
   for (const datasets::BenchmarkProblem& p : report->problems) {
     fmt::print("{}\t{}\t{}\n", p.module, p.kind, p.reason);
   }
-  fmt::print(stderr, "{}: {} modules, {} bytes; {} accepted by LLVM 19, {} rejected, {} skipped\n",
-             report->description, report->modules, report->bytes, report->accepted,
-             report->rejected, report->skipped);
+  std::fflush(stdout);
+  fmt::print(stderr, "{} ({} bytes): {} accepted by LLVM 19, {} rejected, {} skipped\n",
+             report->description, report->bytes, report->accepted, report->rejected,
+             report->skipped);
   if (report->problems.size() < report->rejected + report->skipped) {
     fmt::print(stderr, "(the first {} problems of each kind are listed)\n",
                datasets::kMaxProblemsKept);

@@ -62,6 +62,8 @@ class CorpusIndex {
   Status scanMlgo(const std::filesystem::path& descriptionFile);
   // Adds `name` if it forms a valid URI and is not taken; records why not otherwise.
   void add(std::string name, CorpusEntry entry);
+  // The same for a name already checked against the URI rules.
+  void addValid(std::string name, CorpusEntry entry);
   void skip(std::string module, std::string reason);
   // The operator's directory replaced by the corpus's URI in a message.
   Status withoutRoot(const Status& status) const;

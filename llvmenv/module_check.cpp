@@ -22,6 +22,23 @@ bool startsWithBitcodeMagic(std::string_view bytes) {
          (b(0) == 0xDE && b(1) == 0xC0 && b(2) == 0x17 && b(3) == 0x0B);
 }
 
+// LLVM's reports span lines (the source line, a caret); listings keep one
+// problem a line.
+std::string oneLine(const std::string& text) {
+  std::string out;
+  bool blank = false;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      blank = !out.empty();
+      continue;
+    }
+    if (blank) out += ' ';
+    blank = false;
+    out += c;
+  }
+  return out;
+}
+
 constexpr std::string_view kThisProducer = "LLVM" LLVM_VERSION_STRING;
 
 }  // namespace
@@ -96,7 +113,7 @@ Status checkModule(std::string_view bytes, const std::string& name) {
     return invalidArgument("module '" + name + "': " + guard.message());
   }
   if (!parseError.empty()) {
-    while (!parseError.empty() && parseError.back() == '\n') parseError.pop_back();
+    parseError = oneLine(parseError);
     Status parse = invalidArgument("module '" + name + "' is not valid LLVM " +
                                    (bitcode ? "bitcode: " : "IR: ") + parseError);
     return bitcode ? explainForeignBitcode(parse, bytes) : parse;
@@ -105,7 +122,7 @@ Status checkModule(std::string_view bytes, const std::string& name) {
     return invalidArgument("module '" + name + "': " + diagnostics.takeErrors());
   }
   if (invalid) {
-    while (!verifyReport.empty() && verifyReport.back() == '\n') verifyReport.pop_back();
+    verifyReport = oneLine(verifyReport);
     return invalidArgument("module '" + name + "' is not a valid LLVM module: " + verifyReport);
   }
   return okStatus();

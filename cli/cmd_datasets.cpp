@@ -79,7 +79,15 @@ void addDatasetsCommand(CLI::App& app) {
   command->add_option("--limit", options->limit, "at most this many URIs with --benchmarks")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
-  command->callback([options] { runDatasets(*options); });
+#ifdef KILN_WITH_LLVM
+  addDatasetsInstallCommand(*command);
+#endif
+  command->callback([options, command] {
+    for (const CLI::App* sub : command->get_subcommands()) {
+      if (sub->parsed()) return;  // `install` ran instead
+    }
+    runDatasets(*options);
+  });
 }
 
 }  // namespace kiln::cli

@@ -66,9 +66,9 @@ std::vector<DatasetSpec> makeDatasets() {
       {"debian-v0",
        "C libraries and tools from Debian's sources: compression, parsers, interpreters, "
        "databases",
-       {"zlib",  "bzip2",  "lz4",       "lmdb", "giflib", "lua",       "cjson",   "libyaml",
-        "expat", "brotli", "oniguruma", "xz",   "zstd",   "pcre2",     "sqlite3", "gawk",
-        "gzip",  "libpng", "tcl",       "grep", "sed",    "diffutils", "m4"}},
+       {"zlib", "bzip2", "lz4",       "lmdb",  "cjson",  "libyaml", "brotli", "oniguruma",
+        "xz",   "zstd",  "pcre2",     "expat", "giflib", "lua",     "tcl",    "gawk",
+        "grep", "sed",   "diffutils", "m4",    "gzip",   "libpng",  "sqlite3"}},
   };
 }
 

@@ -19,6 +19,7 @@ void addDatasetsCommand(CLI::App& app);
 // `kiln datasets install`, a subcommand of `datasets` (cmd_datasets_install.cpp).
 void addDatasetsInstallCommand(CLI::App& datasets);
 void addKeygenCommand(CLI::App& app);
+void addCorpusCommand(CLI::App& app);
 // A client command's --key-file (empty: none); a bad file ends `command` with the reason.
 std::optional<ClusterKeys> loadKeyFileOrExit(const std::string& path, const std::string& command);
 

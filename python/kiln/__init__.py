@@ -9,6 +9,7 @@ With cluster=None an embedded single-node cluster starts in this process and
 stops with the last env; pass cluster="tcp://host:port" for a real cluster.
 """
 
+from .benchmarks import Benchmark, benchmark_from_clang_invocation, make_benchmark
 from .cluster import LocalCluster, embedded_cluster_endpoint
 from .datasets import Dataset, Datasets
 from .env import Env, datasets, make, session_types
@@ -54,4 +55,7 @@ __all__ = [
     "PermissionDenied",
     "Unimplemented",
     "InternalError",
+    "Benchmark",
+    "make_benchmark",
+    "benchmark_from_clang_invocation",
 ]

@@ -12,6 +12,7 @@ import weakref
 
 from . import _kiln, registry
 from . import cluster as cluster_module
+from .benchmarks import Benchmark
 from .datasets import Datasets
 from .errors import CompileError, InvalidArgument, KilnError, NotFound, SessionLost
 from .spaces import Space
@@ -50,7 +51,8 @@ def make(
     cluster: None (the embedded single-node cluster, started on demand and
       stopped with the last env), "tcp://host:port" of a coordinator, or a
       kiln.LocalCluster.
-    benchmark: URI used by reset() (default: the env id's own).
+    benchmark: URI used by reset() (default: the env id's own), or a
+      kiln.Benchmark of your own program (kiln.make_benchmark), sent inline.
     observation_space / reward_space: a name, or None for none; default: the
       env id's. A reward space is either a worker reward space ("Reward:<name>",
       given with or without the prefix) or a numeric scalar observation space,
@@ -112,8 +114,19 @@ def datasets(cluster=None, session_type="llvm", timeout=60.0, key_file=None):
 
 
 def _check_benchmark(benchmark):
+    if isinstance(benchmark, Benchmark):
+        return
     if not isinstance(benchmark, str) or not benchmark:
-        raise InvalidArgument(f"benchmark must be a non-empty URI string, got {benchmark!r}")
+        raise InvalidArgument(
+            f"benchmark must be a non-empty URI string or a kiln.Benchmark, got {benchmark!r}"
+        )
+
+
+def _benchmark_uri_and_program(benchmark):
+    """(uri, inline bitcode or None): a kiln.Benchmark's bytes travel with the start."""
+    if isinstance(benchmark, Benchmark):
+        return benchmark.uri, benchmark.program
+    return benchmark, None
 
 
 class _Observations:
@@ -276,8 +289,9 @@ class Env:
             self.action_space.seed(seed)
         self._end_session()
         wanted = self._wanted()
+        uri, program = _benchmark_uri_and_program(benchmark)
         session = self._client.start_session(
-            self.spec.session_type, benchmark, self._action_space_name, wanted
+            self.spec.session_type, uri, self._action_space_name, wanted, program
         )
         # Kept only once it started: a bad benchmark leaves the env's own in place.
         self._session, self._benchmark = session, benchmark
@@ -289,7 +303,7 @@ class Env:
             self._metric = values[self._reward[0]]
         self.episode_reward = 0.0 if self._reward else None
         self.actions = []
-        return values.get(self._observation), {"benchmark": self._benchmark}
+        return values.get(self._observation), {"benchmark": uri}
 
     def step(self, action):
         """Applies one action: (observation, reward, terminated, truncated, info)."""

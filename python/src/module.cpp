@@ -10,6 +10,7 @@
 #include "common/version.h"
 #include "python/src/convert.h"
 #include "python/src/handles.h"
+#include "python/src/programs.h"
 #include "python/src/status_error.h"
 
 namespace py = pybind11;
@@ -245,6 +246,7 @@ PYBIND11_MODULE(_kiln, m) {
   bindClient(m);
   bindSession(m);
   bindLocalCluster(m);
+  bindPrograms(m);
   m.def(
       "keygen",
       [](const std::string& path, bool force) {

@@ -57,6 +57,8 @@ def main():
         assert os.path.exists(os.path.join(headers, "kit", "compilation_session.h"))
         assert os.path.exists(os.path.join(headers, "worker", "run_worker.h"))
         assert not os.path.exists(os.path.join(headers, "worker", "session_host.h"))
+        # A user's own programs as benchmarks, for kiln::client users.
+        assert os.path.exists(os.path.join(headers, "programs", "make_benchmark.h"))
         # ... and none of them brings ZeroMQ, Cap'n Proto or kiln's generated
         # schema into the user's code.
         assert not os.path.exists(os.path.join(headers, "schema")), "schema headers installed"

@@ -130,7 +130,13 @@ Result<InstallReport> installDataset(const InstallOptions& options) {
   }
   KILN_ASSIGN_OR_RETURN(SourceFetcher fetcher,
                         SourceFetcher::create({options.cacheDirectory, options.aptConfiguration}));
-  // A partial corpus from an earlier failed or forced install is rebuilt whole.
+  // A partial corpus from an earlier failed or forced install is rebuilt whole;
+  // a directory that holds something else is the operator's, not ours to remove.
+  if (fs::exists(report.corpus, error) && !fs::is_empty(report.corpus, error) &&
+      !fs::exists(report.corpus / "corpus_description.json", error)) {
+    return invalidArgument(report.corpus.string() +
+                           " exists and holds no kiln corpus; give another --root");
+  }
   fs::remove_all(report.corpus, error);
   fs::create_directories(report.corpus, error);
   if (error) {

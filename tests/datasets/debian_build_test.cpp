@@ -172,6 +172,20 @@ TEST(DebianInstallTest, ACacheThatCannotBeCreatedIsRefused) {
   EXPECT_NE(report.status().message().find("--cache-dir"), std::string::npos);
 }
 
+TEST(DebianInstallTest, ARootDirectoryHoldingSomethingElseIsLeftAlone) {
+  TempDir dir;
+  writeFile(dir.path() / "root/debian-mini/notes.txt", "someone's files\n");
+  InstallOptions options;
+  options.dataset = "debian-mini";
+  options.cacheDirectory = dir.path() / "cache";
+  options.root = dir.path() / "root";
+  auto report = installDataset(options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(report.status().message().find("--root"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir.path() / "root/debian-mini/notes.txt"));
+}
+
 TEST(DebianFetchTest, ANameThatIsNoPackageIsRefusedBeforeApt) {
   TempDir dir;
   auto fetcher = SourceFetcher::create({dir.path(), dir.path() / "no-apt"});

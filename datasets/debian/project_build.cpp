@@ -73,11 +73,15 @@ Result<BuiltProject> buildProject(const Recipe& recipe, const fs::path& sourceTr
   std::error_code error;
   fs::remove_all(scratch, error);
   fs::create_directories(scratch.parent_path(), error);
-  fs::copy(sourceTree, scratch, fs::copy_options::recursive | fs::copy_options::copy_symlinks,
-           error);
-  if (error) {
+  // cp -a, not std::filesystem::copy: the copy must keep the files' times, or
+  // make finds configure.ac newer than the shipped configure and reruns
+  // automake, which the machine may not have (xz, pcre2).
+  auto copied =
+      runSubprocess({"cp", "-a", "--", sourceTree.string(), scratch.string()}, limits.perStep);
+  if (!copied.ok()) return copied.status();
+  if (!copied->status.success()) {
     return permissionDenied("cannot copy " + sourceTree.string() + " to " + scratch.string() +
-                            ": " + error.message());
+                            ": " + copied->stderrText);
   }
   fs::create_directories(log.parent_path(), error);
   fs::remove(log, error);

@@ -106,6 +106,9 @@ void addDatasetsCommand(CLI::App& app) {
   command->add_option("--problems", options->problems,
                       "list the modules of this dataset that were skipped or rejected, and why");
   addDatasetsCheckCommand(*command);
+#ifdef KILN_WITH_LLVM
+  addDatasetsInstallCommand(*command);
+#endif
   command->callback([options, command] {
     if (command->get_subcommands().empty()) runDatasets(*options);
   });

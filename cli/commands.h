@@ -18,6 +18,8 @@ void addBenchCommand(CLI::App& app);
 void addDatasetsCommand(CLI::App& app);
 // `kiln datasets check DIR`, a subcommand of `datasets`.
 void addDatasetsCheckCommand(CLI::App& datasets);
+// `kiln datasets install`, a subcommand of `datasets` (cmd_datasets_install.cpp).
+void addDatasetsInstallCommand(CLI::App& datasets);
 void addKeygenCommand(CLI::App& app);
 void addCorpusCommand(CLI::App& app);
 void addReplayCommand(CLI::App& app);

@@ -17,6 +17,7 @@ void addDemoCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
 void addDatasetsCommand(CLI::App& app);
 void addKeygenCommand(CLI::App& app);
+void addEvalCommand(CLI::App& app);
 // A client command's --key-file (empty: none); a bad file ends `command` with the reason.
 std::optional<ClusterKeys> loadKeyFileOrExit(const std::string& path, const std::string& command);
 

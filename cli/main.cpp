@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   kiln::cli::addBenchCommand(app);
   kiln::cli::addDatasetsCommand(app);
   kiln::cli::addKeygenCommand(app);
+  kiln::cli::addEvalCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

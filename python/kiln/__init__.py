@@ -26,6 +26,8 @@ from .errors import (
     Unimplemented,
 )
 from .registry import EnvSpec, env_ids, spec
+from .evaluation import evaluate
+from . import wrappers
 from .spaces import Space
 from ._kiln import __version__, keygen
 
@@ -54,4 +56,6 @@ __all__ = [
     "PermissionDenied",
     "Unimplemented",
     "InternalError",
+    "evaluate",
+    "wrappers",
 ]

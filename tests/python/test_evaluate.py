@@ -1,0 +1,64 @@
+"""kiln.evaluate(): a Python policy over benchmarks in parallel, the report
+against -Oz, seeded repeatability, and failures kept apart from results."""
+
+import pytest
+
+import kiln
+from conftest import require_type
+
+BENCHMARKS = ["benchmark://kiln-bench-v0/crc32", "benchmark://kiln-bench-v0/quicksort"]
+
+
+def test_a_random_policy_is_reported_per_benchmark_and_as_geomeans(cluster):
+    require_type(cluster, "llvm")
+
+    def random_policy(observation, env):
+        return env.action_space.sample()
+
+    report = kiln.evaluate(random_policy, benchmarks=BENCHMARKS, step_budget=6, parallel=2,
+                           seed=3, cluster=cluster)
+    assert report["agent"] == "random_policy" and report["failures"] == []
+    assert [r["benchmark"] for r in report["benchmarks"]] == BENCHMARKS
+    for row in report["benchmarks"]:
+        assert row["steps"] == 6 and len(row["passes"]) == 6
+        assert all(isinstance(p, str) for p in row["passes"])
+        assert row["ir_instruction_count_vs_oz"] == pytest.approx(
+            row["ir_instruction_count_oz"] / row["ir_instruction_count"])
+        assert len(row["ir_sha1"]) == 40 and row["text_size_bytes"] > 0
+    ratios = [r["ir_instruction_count_vs_oz"] for r in report["benchmarks"]]
+    assert report["geomean_ir_instruction_count_vs_oz"] == pytest.approx(
+        (ratios[0] * ratios[1]) ** 0.5)
+    again = kiln.evaluate(random_policy, benchmarks=BENCHMARKS, step_budget=6, parallel=1,
+                          seed=3, cluster=cluster)
+    assert [r["passes"] for r in again["benchmarks"]] == [r["passes"] for r in report["benchmarks"]]
+
+
+def test_an_observation_policy_that_stops_early_and_a_dataset(cluster):
+    require_type(cluster, "llvm")
+    seen = []
+
+    def stop_after_two(observation):
+        seen.append(observation)
+        return None if len(seen) % 3 == 0 else 0
+
+    report = kiln.evaluate(stop_after_two, dataset="benchmark://kiln-bench-v0", limit=1,
+                           step_budget=10, parallel=1, cluster=cluster, name="two")
+    assert report["agent"] == "two"
+    (row,) = report["benchmarks"]
+    assert row["steps"] == 2 and isinstance(seen[0], int)
+
+
+def test_failures_are_reported_and_bad_arguments_refused(cluster):
+    require_type(cluster, "llvm")
+    report = kiln.evaluate(lambda o: 0, benchmarks=BENCHMARKS[:1] + [
+        "benchmark://kiln-bench-v0/no-such-program"], step_budget=1, cluster=cluster)
+    assert len(report["benchmarks"]) == 1
+    assert report["failures"][0]["benchmark"].endswith("no-such-program")
+    with pytest.raises(kiln.InvalidArgument, match="step_budget"):
+        kiln.evaluate(lambda o: 0, benchmarks=BENCHMARKS, step_budget=0, cluster=cluster)
+    with pytest.raises(kiln.InvalidArgument, match="nothing to evaluate"):
+        kiln.evaluate(lambda o: 0, cluster=cluster)
+    with pytest.raises(kiln.InvalidArgument, match="callable"):
+        kiln.evaluate("greedy", benchmarks=BENCHMARKS, cluster=cluster)
+    with pytest.raises(kiln.InvalidArgument, match="list of URIs"):
+        kiln.evaluate(lambda o: 0, benchmarks=BENCHMARKS[0], cluster=cluster)

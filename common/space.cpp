@@ -4,6 +4,8 @@
 
 #include <numeric>
 
+#include "common/near_names.h"
+
 namespace kiln {
 
 namespace {
@@ -148,6 +150,25 @@ std::int64_t Space::choiceCount() const {
   if (kind == SpaceKind::kDiscrete) return n;
   if (kind == SpaceKind::kNamedDiscrete) return static_cast<std::int64_t>(names.size());
   return 0;
+}
+
+Result<std::int64_t> Space::findChoice(std::string_view wanted) const {
+  if (kind != SpaceKind::kNamedDiscrete) {
+    return invalidArgument(
+        fmt::format("space '{}' has no named choices: give an index, not '{}'", name, wanted));
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == wanted) return static_cast<std::int64_t>(i);
+  }
+  for (std::size_t i = 0; i < aliases.size() && i < names.size(); ++i) {
+    if (!aliases[i].empty() && aliases[i] == wanted) return static_cast<std::int64_t>(i);
+  }
+  std::vector<std::string> known = names;
+  for (const std::string& alias : aliases) {
+    if (!alias.empty()) known.push_back(alias);
+  }
+  return notFound(fmt::format("unknown action '{}' in space '{}' ({} actions){}", wanted, name,
+                              names.size(), didYouMean(wanted, known)));
 }
 
 Status Space::check(const Value& value) const {

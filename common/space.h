@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -51,8 +52,15 @@ struct Space {
 
   std::int64_t n = 0;              // kDiscrete
   std::vector<std::string> names;  // kNamedDiscrete
-  Int64Range int64Range;           // kInt64, kInt64Box elements, kString/kBytes length
-  DoubleRange doubleRange;         // kDouble, kFloatBox/kDoubleBox elements
+  // kNamedDiscrete: another name accepted for choice i (e.g. CompilerGym's
+  // flag "-gvn" for "gvn"); empty, or one per name ("" = none).
+  std::vector<std::string> aliases;
+  // What the session type says about its choices beyond their names, e.g.
+  // {"pipelines": [...]}, the exact pass pipeline of each llvm action.
+  // None when there is nothing; peers older than the field see none.
+  Value metadata;
+  Int64Range int64Range;    // kInt64, kInt64Box elements, kString/kBytes length
+  DoubleRange doubleRange;  // kDouble, kFloatBox/kDoubleBox elements
   std::vector<std::int64_t> shape;
   std::vector<Space> members;  // kList, kDict
 
@@ -73,6 +81,11 @@ struct Space {
 
   // Number of choices of a discrete space (n or names.size()); 0 otherwise.
   std::int64_t choiceCount() const;
+
+  // The index of the choice of a named discrete space called `name` or
+  // aliased so; not-found naming the space, the unknown name and the names
+  // nearest to it otherwise.
+  Result<std::int64_t> findChoice(std::string_view name) const;
 
   // Ok if `value` belongs to this space; otherwise an invalid-argument status
   // that names the space and what was wrong (e.g. "action 12 is out of range

@@ -153,6 +153,9 @@ void toWire(const Space& space, wire::Space::Builder out) {
   out.setN(space.n);
   auto names = out.initNames(space.names.size());
   for (unsigned i = 0; i < space.names.size(); ++i) names.set(i, space.names[i]);
+  auto aliases = out.initAliases(space.aliases.size());
+  for (unsigned i = 0; i < space.aliases.size(); ++i) aliases.set(i, space.aliases[i]);
+  toWire(space.metadata, out.initMetadata());
   rangeToWire(space.int64Range, out.initInt64Range());
   rangeToWire(space.doubleRange, out.initDoubleRange());
   fillList(space.shape, out.initShape(space.shape.size()));
@@ -173,6 +176,12 @@ Result<Space> fromWire(wire::Space::Reader in) {
   KILN_ASSIGN_OR_RETURN(space.defaultValue, fromWire(in.getDefaultValue()));
   space.n = in.getN();
   for (auto name : in.getNames()) space.names.emplace_back(name.cStr());
+  for (auto alias : in.getAliases()) space.aliases.emplace_back(alias.cStr());
+  if (!space.aliases.empty() && space.aliases.size() != space.names.size()) {
+    return invalidArgument(fmt::format("space '{}' has {} aliases for {} names", space.name,
+                                       space.aliases.size(), space.names.size()));
+  }
+  KILN_ASSIGN_OR_RETURN(space.metadata, fromWire(in.getMetadata()));
   space.int64Range = rangeFromWire(in.getInt64Range());
   space.doubleRange = rangeFromWire(in.getDoubleRange());
   space.shape = readList<std::int64_t>(in.getShape());

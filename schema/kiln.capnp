@@ -72,6 +72,12 @@ struct Space {
   doubleRange @8 :DoubleRange;
   shape @9 :List(Int64);
   members @10 :List(Space);
+  # Added without a protocol bump: an older peer ignores them, a newer one
+  # reads them as empty. aliases[i]: another accepted name of choice i ("" =
+  # none; empty list = no aliases). metadata: what the session type says about
+  # its choices (e.g. the llvm type's exact pipelines), none if nothing.
+  aliases @11 :List(Text);
+  metadata @12 :Value;
 }
 
 # ---------------------------------------------------------------- errors

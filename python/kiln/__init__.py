@@ -29,6 +29,8 @@ from .registry import EnvSpec, env_ids, spec
 from .evaluation import evaluate
 from . import wrappers
 from .spaces import Space
+from .state import CompilerEnvState
+from . import state as states
 from ._kiln import __version__, keygen
 
 __all__ = [
@@ -39,6 +41,8 @@ __all__ = [
     "EnvSpec",
     "Env",
     "Space",
+    "CompilerEnvState",
+    "states",
     "LocalCluster",
     "embedded_cluster_endpoint",
     "datasets",

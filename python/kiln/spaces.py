@@ -27,7 +27,8 @@ class Space:
             raise InvalidArgument(f"Space wants a kiln._kiln.Space, got {type(raw).__name__}")
         self._raw = raw
         self._rng = np.random.default_rng(seed)
-        self._index = {name: i for i, name in enumerate(raw.names)}
+        self._index = {alias: i for i, alias in enumerate(raw.aliases) if alias}
+        self._index.update({name: i for i, name in enumerate(raw.names)})
         self._members = None
 
     # --- description -------------------------------------------------------
@@ -64,6 +65,31 @@ class Space:
     def names(self):
         """The choice names of a named discrete space (else empty)."""
         return list(self._raw.names)
+
+    @property
+    def aliases(self):
+        """Another accepted name of each choice ('' = none), e.g. CompilerGym's
+        flags; empty when the space has none."""
+        return list(self._raw.aliases)
+
+    @property
+    def flags(self):
+        """CompilerGym's name for the aliases: the command-line flag of each
+        choice (e.g. '-gvn' for 'gvn'); empty when the space has none."""
+        return self.aliases
+
+    @property
+    def metadata(self):
+        """What the session type says about its choices (a dict), or None."""
+        return self._raw.metadata
+
+    @property
+    def pipelines(self):
+        """The exact pass pipeline of each choice (llvm), or [] if not given."""
+        metadata = self._raw.metadata
+        if isinstance(metadata, dict):
+            return list(metadata.get("pipelines", []))
+        return []
 
     @property
     def shape(self):
@@ -128,17 +154,16 @@ class Space:
         self._raw.check(value)
 
     def index(self, name):
-        """Index of the choice called `name` in a named discrete space."""
+        """Index of the choice called `name` (or aliased so, e.g. '-gvn') in a
+        named discrete space; kiln.NotFound naming the nearest names otherwise."""
         if self.kind != "named_discrete":
             raise InvalidArgument(f"space '{self.name}' is {self.kind}: its choices have no names")
-        try:
-            return self._index[name]
-        except (KeyError, TypeError):
-            close = [n for n in self._index if str(name).lower() in n.lower()][:5]
-            hint = f"; similar: {', '.join(close)}" if close else ""
-            raise NotFound(
-                f"space '{self.name}' has no choice named {name!r} ({self.n} choices{hint})"
-            ) from None
+        if not isinstance(name, str):
+            raise InvalidArgument(f"a choice name must be a str, got {type(name).__name__}")
+        found = self._index.get(name)
+        if found is not None:
+            return found
+        return self._raw.find_choice(name)  # raises NotFound with the near names
 
     def __getitem__(self, key):
         """space['name'] -> index (named discrete) or member (dict); space[i] -> name."""

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "client/env_state.h"
 #include "common/curve_keys.h"
 #include "common/version.h"
 #include "python/src/convert.h"
@@ -97,6 +98,14 @@ void bindSpace(py::module_& m) {
       .def_property_readonly("default", [](const Space& s) { return toPython(s.defaultValue); })
       .def_property_readonly("n", [](const Space& s) { return s.choiceCount(); })
       .def_property_readonly("names", [](const Space& s) { return s.names; })
+      .def_property_readonly("aliases", [](const Space& s) { return s.aliases; })
+      .def_property_readonly("metadata", [](const Space& s) { return toPython(s.metadata); })
+      .def(
+          "find_choice",
+          [](const Space& s, const std::string& name) { return unwrap(s.findChoice(name)); },
+          py::arg("name"),
+          "The index of the choice called (or aliased) `name`; kiln.NotFound naming the "
+          "nearest names otherwise.")
       .def_property_readonly("int_range",
                              [](const Space& s) {
                                return py::make_tuple(optionalInt(s.int64Range.min),
@@ -116,6 +125,36 @@ void bindSpace(py::module_& m) {
       .def("__repr__", [](const Space& s) {
         return fmt::format("<kiln._kiln.Space '{}' {}>", s.name, spaceKindName(s.kind));
       });
+}
+
+// The C++ states reader and writer (client/env_state.h), bound so that tests
+// hold kiln.state, the pure-Python twin, to the very same format.
+void bindEnvState(py::module_& m) {
+  m.def(
+      "parse_states_csv",
+      [](const std::string& text, const Space* actions) {
+        std::vector<client::EnvState> states = unwrap(client::parseStatesCsv(text, actions));
+        py::list out;
+        for (const client::EnvState& s : states) {
+          out.append(
+              py::make_tuple(s.benchmark, optionalFloat(s.reward), s.walltime, s.commandline()));
+        }
+        return out;
+      },
+      py::arg("text"), py::arg("action_space") = nullptr,
+      "The states of a CSV text as (benchmark, reward, walltime, commandline) tuples.");
+  m.def(
+      "states_to_csv",
+      [](const std::vector<std::tuple<std::string, std::optional<double>, double, std::string>>&
+             rows) {
+        std::vector<client::EnvState> states;
+        for (const auto& [benchmark, reward, walltime, commandline] : rows) {
+          states.push_back(
+              {benchmark, unwrap(client::parseCommandline(commandline)), walltime, reward});
+        }
+        return client::toCsv(states);
+      },
+      py::arg("rows"), "The CSV text of (benchmark, reward, walltime, commandline) tuples.");
 }
 
 void bindClient(py::module_& m) {
@@ -242,6 +281,7 @@ PYBIND11_MODULE(_kiln, m) {
       "Every kiln error kind the C++ side knows, as (code, class name in kiln.errors).");
   registerStatusTranslator();
   bindSpace(m);
+  bindEnvState(m);
   bindClient(m);
   bindSession(m);
   bindLocalCluster(m);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/frame.h"
+#include "common/near_names.h"
 #include "common/space.h"
 #include "common/wire_convert.h"
 
@@ -80,6 +81,65 @@ TEST(WireTest, SpaceRoundTrips) {
   auto decoded = fromWire(builder.getRoot<wire::Space>().asReader());
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(*decoded, space);
+}
+
+TEST(WireTest, ChoiceAliasesAndMetadataRoundTripAndOldPeersSeeNone) {
+  Space space = Space::namedDiscrete("passes", {"gvn", "sroa"});
+  space.aliases = {"-gvn", ""};
+  ValueDict metadata;
+  metadata.emplace_back("pipelines", Value(ValueList{Value(std::string("function(gvn<>)")),
+                                                     Value(std::string("function(sroa)"))}));
+  space.metadata = Value(std::move(metadata));
+  capnp::MallocMessageBuilder builder;
+  toWire(space, builder.initRoot<wire::Space>());
+  auto decoded = fromWire(builder.getRoot<wire::Space>().asReader());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().toString();
+  EXPECT_EQ(*decoded, space);
+
+  // A space from a peer that predates the fields: no aliases, no metadata.
+  capnp::MallocMessageBuilder old;
+  auto raw = old.initRoot<wire::Space>();
+  raw.setName("passes");
+  raw.setKind(wire::SpaceKind::NAMED_DISCRETE);
+  raw.initNames(1).set(0, "gvn");
+  auto fromOld = fromWire(raw.asReader());
+  ASSERT_TRUE(fromOld.ok());
+  EXPECT_TRUE(fromOld->aliases.empty());
+  EXPECT_TRUE(fromOld->metadata.isNone()) << fromOld->metadata.describe();
+
+  raw.initAliases(2);
+  EXPECT_EQ(fromWire(raw.asReader()).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(SpaceTest, FindChoiceByNameOrAliasSuggestsNearNames) {
+  Space space = Space::namedDiscrete("passes", {"gvn", "instcombine", "loop-unroll", "sroa"});
+  space.aliases = {"-gvn", "-instcombine", "-loop-unroll", ""};
+  EXPECT_EQ(*space.findChoice("loop-unroll"), 2);
+  EXPECT_EQ(*space.findChoice("-gvn"), 0);
+  auto unknown = space.findChoice("loop-unrol");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(unknown.status().message(),
+            "unknown action 'loop-unrol' in space 'passes' (4 actions) (did you mean "
+            "'loop-unroll', '-loop-unroll'?)");
+  auto far = space.findChoice("vectorize-everything");
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.status().message().find("did you mean"), std::string::npos);
+  EXPECT_EQ(Space::discrete("d", 3).findChoice("gvn").status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(NearNamesTest, EditDistanceAndContainment) {
+  EXPECT_EQ(editDistance("gvn", "gvn"), 0u);
+  EXPECT_EQ(editDistance("gvn", "GVN"), 0u);
+  EXPECT_EQ(editDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(editDistance("", "abc"), 3u);
+  const std::vector<std::string> known = {"instcombine", "instsimplify", "inline", "gvn"};
+  EXPECT_EQ(nearNames("-instcombine", known), (std::vector<std::string>{"instcombine"}));
+  EXPECT_EQ(nearNames("combine", known), (std::vector<std::string>{"instcombine"}));
+  EXPECT_EQ(nearNames("inlin", known).front(), "inline");
+  EXPECT_TRUE(nearNames("zzzzzzzz", known).empty());
+  EXPECT_TRUE(nearNames("", known).empty());
+  EXPECT_EQ(didYouMean("gnv", known), " (did you mean 'gvn'?)");
 }
 
 TEST(WireTest, TensorWithInconsistentShapeIsRejected) {

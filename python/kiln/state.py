@@ -1,0 +1,320 @@
+"""An episode's state written down as CompilerGym's CompilerEnvState.
+
+A state is a benchmark, the actions that led there as a command line, the
+walltime of the episode and its cumulative reward (None if untracked). The
+CSV form is CompilerGym's (header `benchmark,reward,walltime,commandline`,
+RFC 4180 quoting, floats as Python's repr), byte for byte what kiln's C++
+reader and writer use (client/env_state.h), so `kiln replay` reads what
+Python writes and the other way round.
+
+kiln writes the commandline as action names separated by single spaces
+("mem2reg gvn"); readers also take CompilerGym's own form
+("opt -mem2reg -gvn input.bc -o output.bc"), whose flags an action space
+maps to names when one is given (else the env resolves them on replay).
+
+Pure Python: no cluster, no extension module.
+"""
+
+import math
+import os
+import re
+
+from .errors import InvalidArgument, KilnError, NotFound
+
+COLUMNS = ("benchmark", "reward", "walltime", "commandline")
+HEADER = ",".join(COLUMNS)
+# What a reader accepts (the same bounds as the C++ reader).
+MAX_COMMANDLINE_BYTES = 1 << 20
+MAX_COMMANDLINE_ACTIONS = 10_000
+MAX_FILE_BYTES = 256 << 20
+# Rewards closer than this are equal (CompilerGym's rule; walltime is ignored).
+_REWARD_EPSILON = 1e-5
+_OPT_PROGRAM = re.compile(r"^(?:.*/)?opt(?:-[0-9]+)?$")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+class CompilerEnvState:
+    """benchmark, commandline, walltime, reward: a point in an optimization
+    space and how it was reached. Two states are equal when their benchmark
+    and commandline are and their rewards agree within 1e-5 (walltime aside)."""
+
+    __slots__ = ("benchmark", "commandline", "walltime", "reward")
+
+    def __init__(self, benchmark, commandline="", walltime=0.0, reward=None):
+        if not isinstance(benchmark, str) or not benchmark:
+            raise InvalidArgument(f"a state's benchmark must be a non-empty URI, got {benchmark!r}")
+        if isinstance(commandline, (list, tuple)):
+            commandline = " ".join(str(a) for a in commandline)
+        if not isinstance(commandline, str):
+            raise InvalidArgument(
+                f"a state's commandline must be a string, got {type(commandline).__name__}"
+            )
+        self.benchmark = benchmark
+        self.commandline = commandline
+        self.walltime = float(walltime)
+        self.reward = None if reward is None else float(reward)
+
+    @property
+    def actions(self):
+        """The commandline's actions, in order (flags of the opt form as written)."""
+        return parse_commandline(self.commandline)
+
+    @staticmethod
+    def csv_header():
+        return HEADER
+
+    def to_csv(self):
+        """One CSV record, without its line end (as CompilerGym's to_csv)."""
+        reward = "" if self.reward is None else repr(self.reward)
+        return ",".join(
+            (_csv_field(self.benchmark), reward, repr(self.walltime), _csv_field(self.commandline))
+        )
+
+    @classmethod
+    def from_csv(cls, text):
+        """The one state of a CSV record (a header line before it is allowed)."""
+        states = parse_csv(text)
+        if len(states) != 1:
+            raise InvalidArgument(f"expected one state in {text[:80]!r}, found {len(states)}")
+        return states[0]
+
+    def json(self):
+        return {
+            "benchmark": self.benchmark,
+            "commandline": self.commandline,
+            "walltime": self.walltime,
+            "reward": self.reward,
+        }
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(**data)
+
+    def _replace(self, **changes):
+        fields = self.json()
+        fields.update(changes)
+        return CompilerEnvState(**fields)
+
+    def __eq__(self, other):
+        if not isinstance(other, CompilerEnvState):
+            return NotImplemented
+        if (self.reward is None) != (other.reward is None):
+            return False
+        rewards_equal = self.reward is None or abs(self.reward - other.reward) < _REWARD_EPSILON
+        return (
+            self.benchmark == other.benchmark
+            and self.commandline == other.commandline
+            and rewards_equal
+        )
+
+    def __hash__(self):
+        return hash((self.benchmark, self.commandline))
+
+    def __repr__(self):
+        return (
+            f"CompilerEnvState(benchmark={self.benchmark!r}, commandline={self.commandline!r}, "
+            f"walltime={self.walltime!r}, reward={self.reward!r})"
+        )
+
+
+def _csv_field(text):
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def to_csv(states):
+    """The header, then one record per state, each ending in '\\n'."""
+    return HEADER + "\n" + "".join(s.to_csv() + "\n" for s in states)
+
+
+def write_csv(path_or_file, states):
+    """Writes to_csv(states) to a path (replacing it) or an open text file."""
+    text = to_csv(list(states))
+    if hasattr(path_or_file, "write"):
+        path_or_file.write(text)
+        return
+    with open(path_or_file, "w", encoding="utf-8", newline="") as out:
+        out.write(text)
+
+
+def read_csv(path_or_file, action_space=None):
+    """Every state of a CSV file (a path or an open text file); see parse_csv."""
+    if hasattr(path_or_file, "read"):
+        text = path_or_file.read(MAX_FILE_BYTES + 1)
+        name = getattr(path_or_file, "name", "<file>")
+    else:
+        name = os.fspath(path_or_file)
+        try:
+            with open(name, encoding="utf-8", newline="") as source:
+                text = source.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            raise NotFound(f"cannot open states file {name}: no such file") from None
+        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
+            raise InvalidArgument(f"cannot read states file {name}: {error}") from None
+    if len(text) > MAX_FILE_BYTES:
+        raise InvalidArgument(f"{name}: more than the {MAX_FILE_BYTES} bytes a states file may have")
+    try:
+        return parse_csv(text, action_space)
+    except KilnError as error:
+        raise type(error)(f"{name}: {error}") from None
+
+
+def parse_csv(text, action_space=None):
+    """Every state of a CSV text. The header is optional (without it the
+    columns are in CompilerGym's order); with it, columns are found by name.
+    A bad record raises kiln.InvalidArgument("line N: <what is wrong>")."""
+    records = _split_records(text)
+    if not records:
+        return []
+    header = _read_header(records[0])
+    order = header if header else list(range(4))
+    expected = len(records[0][1]) if header else 4
+    states = []
+    for line, fields in records[1:] if header else records:
+        if len(fields) != expected:
+            raise InvalidArgument(f"line {line}: {len(fields)} columns, expected {expected} ({HEADER})")
+        benchmark = fields[order[0]].strip(" \t")
+        if not benchmark:
+            raise InvalidArgument(f"line {line}: the benchmark is empty")
+        reward = _number(fields[order[1]], "reward", line)
+        walltime = _number(fields[order[2]], "walltime", line)
+        walltime = 0.0 if walltime is None else walltime
+        if walltime < 0:
+            raise InvalidArgument(f"line {line}: walltime {walltime!r} is negative")
+        try:
+            actions = parse_commandline(fields[order[3]], action_space)
+        except KilnError as error:
+            raise InvalidArgument(f"line {line}: {error}") from None
+        states.append(CompilerEnvState(benchmark, " ".join(actions), walltime, reward))
+    return states
+
+
+def parse_commandline(commandline, action_space=None):
+    """The actions of a commandline in either form; with an action space (a
+    kiln.Space) each is checked and given as the choice's name."""
+    if len(commandline.encode("utf-8")) > MAX_COMMANDLINE_BYTES:
+        raise InvalidArgument(
+            f"the commandline is {len(commandline.encode('utf-8'))} bytes, more than the "
+            f"{MAX_COMMANDLINE_BYTES} allowed"
+        )
+    control = _CONTROL.search(commandline)
+    if control:
+        raise InvalidArgument(
+            f"the commandline has a control character (byte 0x{ord(control.group()):02x}) "
+            f"at offset {len(commandline[: control.start()].encode('utf-8'))}"
+        )
+    words = commandline.replace("\t", " ").split()
+    if words and _OPT_PROGRAM.match(words[0]):
+        named, rest = [], iter(words[1:])
+        for word in rest:
+            if word == "-o":
+                if next(rest, None) is None:
+                    raise InvalidArgument("the commandline ends with '-o' and no file")
+            elif word.startswith(("-passes=", "--passes=")):
+                raise InvalidArgument(
+                    f"'{word[:40]}' is a new-pass-manager pipeline, not a CompilerGym "
+                    "commandline: give the action names (as env.state does)"
+                )
+            elif word.startswith("-") and len(word) > 1:
+                named.append(word)
+    else:
+        named = words
+    if len(named) > MAX_COMMANDLINE_ACTIONS:
+        raise InvalidArgument(
+            f"the commandline has {len(named)} actions, more than the "
+            f"{MAX_COMMANDLINE_ACTIONS} allowed"
+        )
+    if action_space is None:
+        return named
+    try:
+        return [action_space.names[action_space.index(word)] for word in named]
+    except NotFound as error:
+        raise InvalidArgument(str(error)) from None
+
+
+def _number(text, column, line):
+    text = text.strip(" \t")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or "_" in text:
+        raise InvalidArgument(f"line {line}: {column} '{text}' is not a finite number")
+    return value
+
+
+def _read_header(record):
+    line, fields = record
+    names = [f.strip(" \t") for f in fields]
+    if not any(n in COLUMNS for n in names):
+        return None
+    order = [None] * 4
+    for position, name in enumerate(names):
+        if name not in COLUMNS:
+            raise InvalidArgument(
+                f"line {line}: the header has an unknown column '{name}' "
+                f"(a state file's columns are {HEADER})"
+            )
+        column = COLUMNS.index(name)
+        if order[column] is not None:
+            raise InvalidArgument(f"line {line}: the header names column '{name}' twice")
+        order[column] = position
+    for column, position in zip(COLUMNS, order):
+        if position is None:
+            raise InvalidArgument(f"line {line}: the header lacks column '{column}' (expected {HEADER})")
+    return order
+
+
+def _split_records(text):
+    """[(line, fields)] of RFC 4180 records, blank lines skipped."""
+    records, line, i, n = [], 1, 0, len(text)
+    while i < n:
+        start, fields = line, []
+        while True:
+            if i < n and text[i] == '"':
+                quote_line, i, parts, closed = line, i + 1, [], False
+                while i < n:
+                    c = text[i]
+                    i += 1
+                    if c == '"':
+                        if i < n and text[i] == '"':
+                            parts.append('"')
+                            i += 1
+                            continue
+                        closed = True
+                        break
+                    if c == "\n":
+                        line += 1
+                    parts.append(c)
+                if not closed:
+                    raise InvalidArgument(
+                        f"line {quote_line}: a quoted field is never closed (a '\"' is missing)"
+                    )
+                if i < n and text[i] not in ",\n\r":
+                    raise InvalidArgument(
+                        f"line {line}: text after the closing quote of a field "
+                        "(quote a '\"' inside a quoted field as '\"\"')"
+                    )
+                fields.append("".join(parts))
+            else:
+                end = i
+                while end < n and text[end] not in ",\n\r":
+                    end += 1
+                fields.append(text[i:end])
+                i = end
+            if i < n and text[i] == ",":
+                i += 1
+                continue
+            if i < n and text[i] == "\r":
+                i += 1
+            if i < n and text[i] == "\n":
+                i += 1
+                line += 1
+            break
+        if fields != [""]:
+            records.append((start, fields))
+    return records
+

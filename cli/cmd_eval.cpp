@@ -1,13 +1,15 @@
 // `kiln eval`: a built-in search agent on a dataset with a budget per
 // benchmark (eval/harness.h), benchmarks in parallel over the cluster's
 // slots, a progress bar on stderr, then the report against -Oz as a table or
-// JSON; on the embedded single-node cluster unless --coordinator.
+// JSON, and the best states as CSV (--states-out) for `kiln replay`; on the
+// embedded single-node cluster unless --coordinator.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "client/env_state.h"
 #include "eval/harness.h"
 #include "worker/worker_cli.h"
 
@@ -67,6 +69,14 @@ void runEvalCommand(EvalFlags& flags) {
       });
   if (!report.ok()) fail(report.status());
   fmt::print("{}", flags.json ? eval::formatJson(*report) : eval::formatTable(*report));
+  if (!flags.statesOut.empty()) {
+    auto states = eval::bestStates(*report);
+    if (Status written = client::writeStatesFile(flags.statesOut, states); !written.ok()) {
+      fail(written);
+    }
+    fmt::print(stderr, "wrote {} states to {} (check them with `kiln replay {}`)\n", states.size(),
+               flags.statesOut, flags.statesOut);
+  }
   if (!report->failures.empty()) throw CLI::RuntimeError(1);
 }
 
@@ -128,6 +138,9 @@ void addEvalCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000u));
   command->add_flag("--json", flags->json, "print the report as JSON");
+  command->add_option("--states-out", flags->statesOut,
+                      "write each benchmark's best state to this CSV file "
+                      "(benchmark,reward,walltime,commandline)");
   command->callback([flags] { runEvalCommand(*flags); });
 }
 

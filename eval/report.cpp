@@ -55,6 +55,15 @@ double geomean(std::span<const double> values) {
   return std::exp(logSum / static_cast<double>(values.size()));
 }
 
+std::vector<client::EnvState> bestStates(const EvalReport& report) {
+  std::vector<client::EnvState> states;
+  states.reserve(report.results.size());
+  for (const BenchmarkResult& b : report.results) {
+    states.push_back(client::EnvState{b.benchmark, b.passNames, b.seconds, b.reward()});
+  }
+  return states;
+}
+
 std::string formatTable(const EvalReport& r) {
   std::string out =
       fmt::format("{:<42} {:>6} {:>8} {:>8} {:>7} {:>8} {:>8} {:>7} {:>8}\n", "BENCHMARK", "PASSES",

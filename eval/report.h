@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "client/env_state.h"
 #include "common/status.h"
 #include "eval/sequence_scorer.h"
 
@@ -59,6 +60,10 @@ struct EvalReport {
 double geomean(std::span<const double> values);
 // size / reference with the empty cases defined: 0 over 0 is 1.
 double sizeRatio(std::int64_t reference, std::int64_t size);
+
+// The best state of each benchmark in CompilerGym's state format
+// (client/env_state.h): its pass names, the search's walltime, its reward.
+std::vector<client::EnvState> bestStates(const EvalReport& report);
 
 std::string formatTable(const EvalReport& report);
 std::string formatJson(const EvalReport& report);

@@ -26,7 +26,7 @@ from .errors import (
     Unimplemented,
 )
 from .registry import EnvSpec, env_ids, spec
-from .evaluation import evaluate
+from .evaluation import best_states, evaluate
 from . import wrappers
 from .spaces import Space
 from .state import CompilerEnvState
@@ -61,5 +61,6 @@ __all__ = [
     "Unimplemented",
     "InternalError",
     "evaluate",
+    "best_states",
     "wrappers",
 ]

@@ -17,6 +17,7 @@ import time
 from .env import make
 from .env import datasets as list_datasets
 from .errors import InvalidArgument, KilnError
+from .state import CompilerEnvState, write_csv
 
 _DEFAULT = object()
 # Figures measured on the final state of each episode.
@@ -154,6 +155,7 @@ def evaluate(
     timeout=120.0,
     name=None,
     progress=False,
+    states_out=None,
 ):
     """Runs `policy` for one episode of at most `step_budget` steps on each
     benchmark and reports the final states against -Oz.
@@ -167,6 +169,8 @@ def evaluate(
       an unbounded generator such as "generator://csmith-v0" takes its
       first `limit` seeds); benchmarks: a list of URIs. Both may be given.
     progress: True draws a progress bar on stderr.
+    states_out: a path (or open text file) to write each benchmark's final
+      state to as CSV (kiln.CompilerEnvState; `kiln replay` checks it).
 
     Returns {"agent", "step_budget", "parallel", "seconds",
     "geomean_ir_instruction_count_vs_oz", "geomean_text_size_vs_oz",
@@ -199,7 +203,7 @@ def evaluate(
                 results.append(future.result())
             except KilnError as error:
                 failures.append({"benchmark": uri, "error": f"{type(error).__name__}: {error}"})
-    return {
+    report = {
         "agent": name or getattr(policy, "__name__", type(policy).__name__),
         "seed": seed,
         "step_budget": step_budget,
@@ -212,3 +216,15 @@ def evaluate(
         "benchmarks": results,
         "failures": failures,
     }
+    if states_out is not None:
+        write_csv(states_out, best_states(report))
+    return report
+
+
+def best_states(report):
+    """The state of each benchmark of a report (kiln.evaluate's or the parsed
+    JSON of `kiln eval --json`) as kiln.CompilerEnvState."""
+    return [
+        CompilerEnvState(r["benchmark"], r["passes"], r["seconds"], r["reward"])
+        for r in report["benchmarks"]
+    ]

@@ -315,9 +315,11 @@ def _names_and_flags(space):
     names = list(space.names)
     if not names:
         raise TypeError(f"action space '{space.name}' is not a commandline (named) space")
-    flags = getattr(space, "flags", None)
-    flags = list(flags) if flags is not None else [f"-{n}" for n in names]
-    return names, flags
+    # A choice without a flag (alias) gets CompilerGym's form of its name.
+    flags = list(getattr(space, "flags", None) or [])
+    if len(flags) != len(names):
+        flags = [""] * len(names)
+    return names, [flag or f"-{name}" for name, flag in zip(names, flags)]
 
 
 def _as_index(space, action):

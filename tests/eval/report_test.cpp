@@ -65,6 +65,23 @@ TEST(EvalReport, TableAndJsonNameEveryBenchmarkFailureAndFigure) {
   EXPECT_EQ(json.back(), '\n');
 }
 
+TEST(EvalReport, BestStatesReadBackInTheStateFormat) {
+  EvalReport report;
+  BenchmarkResult a = row("benchmark://x/a", 100, 110, 400, 400);
+  a.passNames = {"mem2reg", "gvn"};
+  a.seconds = 1.5;
+  report.results = {a};
+  auto states = bestStates(report);
+  ASSERT_EQ(states.size(), 1u);
+  EXPECT_EQ(states[0].commandline(), "mem2reg gvn");
+  auto parsed = client::parseStatesCsv(client::toCsv(states));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().toString();
+  ASSERT_EQ(parsed->size(), 1u);
+  EXPECT_EQ((*parsed)[0].benchmark, "benchmark://x/a");
+  EXPECT_EQ((*parsed)[0].walltime, 1.5);
+  EXPECT_DOUBLE_EQ(*(*parsed)[0].reward, a.reward());
+}
+
 TEST(BenchmarkSet, SeedRangesParseAndBadOnesSayWhy) {
   auto one = parseSeedRange("7");
   ASSERT_TRUE(one.ok());

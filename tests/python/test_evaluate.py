@@ -33,6 +33,19 @@ def test_a_random_policy_is_reported_per_benchmark_and_as_geomeans(cluster):
     assert [r["passes"] for r in again["benchmarks"]] == [r["passes"] for r in report["benchmarks"]]
 
 
+def test_states_out_reads_back_as_states(cluster, tmp_path):
+    require_type(cluster, "llvm")
+    path = tmp_path / "states.csv"
+    report = kiln.evaluate(lambda o, env: env.action_space.sample(), benchmarks=BENCHMARKS,
+                           step_budget=3, cluster=cluster, states_out=str(path))
+    states = kiln.states.read_csv(str(path))
+    assert [s.benchmark for s in states] == BENCHMARKS
+    for state, row in zip(states, report["benchmarks"]):
+        assert state.commandline == " ".join(row["passes"])
+        assert state.reward == pytest.approx(row["reward"])
+    assert kiln.best_states(report) == states
+
+
 def test_an_observation_policy_that_stops_early_and_a_dataset(cluster):
     require_type(cluster, "llvm")
     seen = []

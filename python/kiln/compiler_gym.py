@@ -307,7 +307,7 @@ class CompilerGymEnv:
     def reward_space(self, name):
         name = getattr(name, "name", name)
         self._reward = Reward(_check_reward(name)) if name is not None else None
-        # kiln reports the cost's change with each step; the reward is made here.
+        # kiln reports the cost's drop with each step; the reward is made here.
         self._env.reward_space = self._reward.cost_observation if self._reward else None
         if self._reward and self.in_episode:
             self._last_step_cost = self._env.observation[self._reward.cost_observation]
@@ -429,14 +429,16 @@ class CompilerGymEnv:
             _unsupported(f"step({', '.join(kwargs)}=...)", "kiln's step takes none of these")
         actions = list(actions)
         try:
-            observation, delta, done, _, kiln_info = self._env.multistep(actions)
+            observation, drop, done, _, kiln_info = self._env.multistep(actions)
         except (CompileError, SessionLost) as error:
             info = {"error_type": type(error).__name__, "error_details": str(error)}
             reward = -self.episode_reward if self.episode_reward is not None else None
             return None, reward, True, info
         reward = None
         if self._reward is not None:
-            cost = self._last_step_cost + int(round(delta))
+            # kiln's worker reward space of the cost (Reward:IrInstructionCount,
+            # Reward:ObjectTextSizeBytes) is its drop since the previous step.
+            cost = self._last_step_cost - int(round(drop))
             self._last_step_cost = cost
             reward = self._reward_from(self._reward, cost)
             self.episode_reward += reward

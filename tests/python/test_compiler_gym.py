@@ -86,11 +86,15 @@ def test_rewards_sum_to_the_improvement_and_lookups_agree(env):
     env.reset()
     start = env.observation["IrInstructionCount"]
     o0, oz = env.observation["IrInstructionCountO0"], env.observation["IrInstructionCountOz"]
-    total = 0.0
-    for action in range(6):
-        _, reward, done, _ = env.step(action)
+    env.action_space.seed(5)
+    total, end = 0.0, start
+    for _ in range(40):  # until the module has shrunk, at most 40 passes
+        _, reward, done, _ = env.step(env.action_space.sample())
         total += reward
-    end = env.observation["IrInstructionCount"]
+        end = env.observation["IrInstructionCount"]
+        if end < start - 5:
+            break
+    assert end < start
     assert total == pytest.approx((start - end) / max(o0 - oz, 1))
     assert env.episode_reward == pytest.approx(total)
     # A lookup of another reward space counts from the episode's start.
@@ -105,11 +109,14 @@ def test_fork_state_commandline_and_apply(env):
     env.reward_space = "IrInstructionCountOz"
     env.reset()
     env.multistep([0, 1, 2])
+    before = env.observation["IrSha1"]
     child = env.fork()
     try:
+        assert child.observation["IrSha1"] == before
+        assert child.episode_reward == env.episode_reward
         child.step(3)
         assert len(child.actions) == 4 and len(env.actions) == 3
-        assert child.episode_reward != env.episode_reward or child.actions != env.actions
+        assert env.observation["IrSha1"] == before  # the parent is untouched
     finally:
         child.close()
     state = env.state

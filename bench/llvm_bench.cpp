@@ -265,7 +265,13 @@ Status measurePass(Context& c, const std::string& label, const std::string& uri,
     KILN_RETURN_IF_ERROR(setTransitionCacheSize(c, 0));
     KILN_ASSIGN_OR_RETURN(auto probe, c.client.startSession(llvmSession(uri)));
     KILN_ASSIGN_OR_RETURN(action, passIndex(*probe, pass));
-    pipeline = probe->spaces().actionSpaces[0].names[action];
+    // The action's exact pipeline (the space's metadata), which opt runs alike.
+    const Value* pipelines = findInDict(probe->spaces().actionSpaces[0].metadata, "pipelines");
+    if (pipelines == nullptr || !pipelines->is<ValueList>() ||
+        pipelines->as<ValueList>().size() <= static_cast<std::size_t>(action)) {
+      return internalError("the llvm action space gives no pipeline for " + pass);
+    }
+    pipeline = pipelines->as<ValueList>()[static_cast<std::size_t>(action)].as<std::string>();
     KILN_ASSIGN_OR_RETURN(client::StepResult first, probe->step({Value(action)}, none));
     changes = !first.actionHadNoEffect;
     KILN_RETURN_IF_ERROR(probe->end());

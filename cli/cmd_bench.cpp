@@ -7,6 +7,7 @@
 #include "bench/soak_bench.h"
 #include "bench/socket_floor.h"
 #ifdef KILN_WITH_LLVM_BENCH
+#include "bench/actions_bench.h"
 #include "bench/llvm_bench.h"
 #endif
 #ifdef KILN_WITH_MLGO_BENCH
@@ -137,6 +138,31 @@ void addBenchCommand(CLI::App& app) {
                  "steps over TCP even though the worker is on this host (no ipc://)");
   llvm->add_flag("--json", *json, "print the figures as JSON");
   llvm->callback([llvmOptions, json] { printOrFail(bench::runLlvmBench(*llvmOptions), *json); });
+
+  auto* actions = bench->add_subcommand(
+      "actions", "random episodes over every action: invalid modules, crashes, per-pass cost");
+  auto actionsOptions = std::make_shared<bench::ActionsBenchOptions>();
+  actions->add_option("--episodes", actionsOptions->episodes, "episodes")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10'000'000u));
+  actions->add_option("--steps", actionsOptions->steps, "random actions per episode")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10'000u));
+  actions->add_option("--csmith", actionsOptions->csmithPrograms, "csmith programs (seeds 1..N)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000u));
+  actions->add_option("--seed", actionsOptions->seed, "seed of the random actions")
+      ->capture_default_str();
+  actions
+      ->add_option("--max-seconds", actionsOptions->maxSeconds,
+                   "stop starting episodes after this long (0 = no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  actions->add_flag("--json", *json, "print the figures as JSON");
+  actions->callback([actionsOptions, json] {
+    actionsOptions->json = *json;
+    printOrFail(bench::runActionsBench(*actionsOptions), *json);
+  });
 
 #endif
   auto* chaos = bench->add_subcommand(

@@ -5,6 +5,7 @@
 #include "common/sanitizers.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -23,6 +24,25 @@
 #include "llvmenv/pass_runner.h"
 
 namespace kiln::llvmenv {
+namespace {
+
+// The first terminator that a pass handling only branches (and switches,
+// once lowered) cannot take, described; nullopt when there is none.
+std::optional<std::string> unsupportedTerminator(const llvm::Module& module) {
+  for (const llvm::Function& function : module) {
+    for (const llvm::BasicBlock& block : function) {
+      const llvm::Instruction* terminator = block.getTerminator();
+      if (terminator == nullptr) continue;
+      if (llvm::isa<llvm::InvokeInst, llvm::IndirectBrInst, llvm::CallBrInst>(terminator)) {
+        return std::string(terminator->getOpcodeName()) + " in function '" +
+               function.getName().str() + "'";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 ModuleState::ModuleState(std::shared_ptr<const PassTable> passes, std::string name)
     : passes_(std::move(passes)),
@@ -199,6 +219,14 @@ Result<PassOutcome> ModuleState::applyPass(std::size_t index) {
                            std::to_string(passes_->size()) + ")");
   }
   const PassInfo& pass = passes_->at(index);
+  if (pass.needsBranchTerminators) {
+    KILN_RETURN_IF_ERROR(load());
+    if (auto found = unsupportedTerminator(*module_)) {
+      return invalidArgument(pass.name + " cannot run on '" + name_ + "': it handles only br and " +
+                             "switch terminators in LLVM 19, and the module has an " + *found +
+                             " (the state is unchanged)");
+    }
+  }
   KILN_ASSIGN_OR_RETURN(PassOutcome outcome, applyPipeline(pass.pipeline));
   outcome.pass = pass.name;
   return outcome;

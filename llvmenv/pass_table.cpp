@@ -8,6 +8,7 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvmenv/compiler_gym_flags.h"
 #include "llvmenv/ir_text.h"
 #include "llvmenv/pass_runner.h"
 
@@ -101,15 +102,6 @@ constexpr std::array kDeniedNames = {
     Rule{"attributor", "not deterministic in LLVM 19: the same input gives different IR"},
     Rule{"gvn-hoist", "not deterministic in LLVM 19: the same input gives different IR"},
     Rule{"gvn-sink", "not deterministic in LLVM 19: the same input gives different IR"},
-    // unify-loop-exits handles only branches as the terminators of a loop's
-    // exiting blocks; on another (a switch) LLVM 19 reaches an
-    // llvm_unreachable ("unsupported block terminator"), undefined
-    // behaviour in a release build: it reads past the
-    // heap block of an instruction (valgrind on opt-19), so what it does
-    // depends on the heap. The soak saw it crash (SIGSEGV), break the module
-    // (bad PHIs) and, replaying steps that had succeeded, crash on a
-    // quicksort state that opt-19 and a fresh process step without a fault.
-    Rule{"unify-loop-exits", "memory-unsafe in LLVM 19 on switch exits: crashes at random"},
     // Backend lowering of the IR codegen pipeline: many need a TargetMachine
     // (crash without one), change the ABI, or only make sense right before
     // instruction selection; codegen runs them anyway.
@@ -137,13 +129,43 @@ constexpr std::array kDeniedNames = {
     Rule{"strip-gc-relocates", "garbage-collector statepoints"},
 };
 
-// A few bare names switch on a self-check that aborts the process when it
-// fails; these get the options the default pipelines use instead.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kDefaultParams = {{
+// Actions whose pipeline is not their bare name.
+struct PipelineText {
+  std::string_view name;
+  std::string_view text;     // what canonicalPipeline() makes explicit
+  std::string_view carries;  // a prerequisite pass `text` runs first, or ""
+  bool needsBranchTerminators = false;
+};
+
+constexpr std::array kPipelineTexts = {
     // Bare "instcombine" in -passes turns on fixpoint verification, which
-    // calls report_fatal_error when one iteration does not reach a fixpoint.
-    {"instcombine", "instcombine<no-verify-fixpoint>"},
-}};
+    // calls report_fatal_error when one iteration does not reach a fixpoint;
+    // the default pipelines run it without.
+    PipelineText{"instcombine", "instcombine<no-verify-fixpoint>", ""},
+    // unify-loop-exits handles only `br` as the terminator of a loop's
+    // exiting block; on a switch LLVM 19 reaches an llvm_unreachable
+    // ("unsupported block terminator"), undefined behaviour in a release
+    // build: it reads past the heap block of an instruction (valgrind on
+    // opt-19), so what it does depends on the heap. Random search saw it
+    // crash (SIGSEGV on nqueens) and break the module (quicksort: "PHINode
+    // should have one entry for each predecessor"). lower-switch first
+    // turns every switch into branches (as the AMDGPU backend does before
+    // it); invoke, indirectbr and callbr have no such lowering that keeps
+    // behaviour, so a module with one is refused (needsBranchTerminators).
+    PipelineText{"unify-loop-exits", "lower-switch,unify-loop-exits", "lower-switch", true},
+};
+
+// Actions that are a registry pass with parameters under a name of their
+// own, because CompilerGym had a flag for that variant.
+struct Variant {
+  std::string_view name;
+  std::string_view text;
+  PassKind kind;
+};
+constexpr std::array kVariants = {
+    // LLVM 10's -early-cse-memssa; LLVM 19 spells it early-cse<memssa>.
+    Variant{"early-cse-memssa", "early-cse<memssa>", PassKind::kFunction},
+};
 
 std::optional<PassKind> sectionKind(std::string_view header) {
   if (header.ends_with("analyses:") || header.starts_with("Machine")) return std::nullopt;
@@ -238,10 +260,21 @@ std::string_view passKindName(PassKind kind) {
 
 Result<std::shared_ptr<const PassTable>> PassTable::fromRegistry() {
   auto table = std::make_shared<PassTable>();
-  for (Candidate& candidate : readRegistry(table->dropped_)) {
+  std::vector<Candidate> candidates = readRegistry(table->dropped_);
+  for (const Variant& variant : kVariants) {
+    candidates.push_back({std::string(variant.name), variant.kind});
+  }
+  for (Candidate& candidate : candidates) {
+    PassInfo info{candidate.name, candidate.kind, "", "", "", false};
     std::string text = candidate.name;
-    for (const auto& [bare, withParams] : kDefaultParams) {
-      if (text == bare) text = withParams;
+    for (const PipelineText& special : kPipelineTexts) {
+      if (text != special.name) continue;
+      text = special.text;
+      info.carries = special.carries;
+      info.needsBranchTerminators = special.needsBranchTerminators;
+    }
+    for (const Variant& variant : kVariants) {
+      if (text == variant.name) text = variant.text;
     }
     Result<std::string> pipeline = canonicalPipeline(text);
     if (!pipeline.ok()) {
@@ -249,7 +282,10 @@ Result<std::shared_ptr<const PassTable>> PassTable::fromRegistry() {
       table->dropped_.push_back({candidate.name, "needs mandatory parameters"});
       continue;
     }
-    table->passes_.push_back({std::move(candidate.name), candidate.kind, std::move(*pipeline)});
+    info.pipeline = std::move(*pipeline);
+    const std::string_view legacy = compilerGymFlagOf(info.name);
+    info.flag = legacy.empty() ? "-" + info.name : std::string(legacy);
+    table->passes_.push_back(std::move(info));
   }
   if (table->passes_.empty()) return internalError("LLVM's pass registry listed no usable pass");
   std::sort(table->passes_.begin(), table->passes_.end(),

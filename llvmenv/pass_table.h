@@ -20,9 +20,19 @@ enum class PassKind { kModule, kCgscc, kFunction, kLoopNest, kLoop };
 std::string_view passKindName(PassKind kind);
 
 struct PassInfo {
-  std::string name;      // registry name, e.g. "licm"
+  std::string name;      // registry name, e.g. "licm": the action's name
   PassKind kind;         // the registry section it was listed in
   std::string pipeline;  // explicit module pipeline, e.g. "function(loop-mssa(licm<...>))"
+  // CompilerGym's flag for the same pass (e.g. "-functionattrs" for
+  // function-attrs), else "-<name>": what `opt -<flag>` users typed.
+  std::string flag;
+  // A pass `pipeline` runs first because this one needs it (e.g.
+  // "lower-switch" for unify-loop-exits), or "".
+  std::string carries;
+  // The pass handles only `br` terminators and LLVM 19 has no pass that
+  // removes invoke, indirectbr or callbr without changing behaviour: it is
+  // refused (invalid argument, the state unchanged) on a module with one.
+  bool needsBranchTerminators = false;
 };
 
 // Why a registry entry is not an action (for documentation and tests).

@@ -62,11 +62,24 @@ Result<Value> wrap(Result<T> result) {
 
 std::vector<Space> LlvmSession::actionSpaces() const {
   std::vector<std::string> names;
+  std::vector<std::string> flags;
+  ValueList pipelines;
   if (const auto& passes = context_.passes()) {
     names.reserve(passes->size());
-    for (const llvmenv::PassInfo& pass : passes->passes()) names.push_back(pass.pipeline);
+    flags.reserve(passes->size());
+    pipelines.reserve(passes->size());
+    for (const llvmenv::PassInfo& pass : passes->passes()) {
+      names.push_back(pass.name);
+      flags.push_back(pass.flag);
+      pipelines.emplace_back(pass.pipeline);
+    }
   }
-  return {Space::namedDiscrete(kActionSpaceName, std::move(names))};
+  Space space = Space::namedDiscrete(kActionSpaceName, std::move(names));
+  space.aliases = std::move(flags);
+  ValueDict metadata;
+  metadata.emplace_back("pipelines", Value(std::move(pipelines)));
+  space.metadata = Value(std::move(metadata));
+  return {std::move(space)};
 }
 
 std::vector<Space> LlvmSession::observationSpaces() const {
@@ -143,8 +156,9 @@ Status LlvmSession::applyAction(const Value& action, ActionOutcome& outcome) {
   auto result = context_.applyPass(*state_, static_cast<std::size_t>(index));
   if (!result.ok()) {
     // The module is broken or LLVM crashed: the episode is over (the
-    // worker ends the session on a compile error).
-    outcome.endOfEpisode = true;
+    // worker ends the session on a compile error). A pass refused before it
+    // ran (invalid argument) left the state as it was.
+    outcome.endOfEpisode = result.status().code() != ErrorCode::kInvalidArgument;
     return result.status();
   }
   outcome.actionHadNoEffect = !result->outcome.changed;

@@ -1,6 +1,8 @@
 // The `llvm` session type: LLVM 19 pass ordering as CompilerGym's llvm-v0.
 // One action applies one pass of the "PassesAll" space (every pass of
-// llvmenv's PassTable, by pipeline name) to the session's module with the
+// llvmenv's PassTable: named as LLVM names the pass, aliased by its
+// CompilerGym flag, its exact pipeline in the space's metadata) to the
+// session's module with the
 // new pass manager; "actionHadNoEffect" is exact (IR text unchanged). A step
 // that this state (by exact identity) took before, in any session of the
 // worker, is replayed from the context's transition cache instead of run

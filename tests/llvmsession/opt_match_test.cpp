@@ -34,6 +34,20 @@ std::int64_t countOf(const fs::path& ll) {
   return state.ok() ? *(*state)->instructionCount() : -1;
 }
 
+// The exact pipeline of every action, from the action space's metadata.
+std::vector<std::string> pipelinesOf(const Space& space) {
+  std::vector<std::string> pipelines;
+  const Value* list = findInDict(space.metadata, "pipelines");
+  if (list == nullptr || !list->is<ValueList>()) {
+    ADD_FAILURE() << "the action space has no pipelines in its metadata";
+    return pipelines;
+  }
+  for (const Value& pipeline : list->as<ValueList>())
+    pipelines.push_back(pipeline.as<std::string>());
+  EXPECT_EQ(pipelines.size(), space.names.size());
+  return pipelines;
+}
+
 class OptMatchTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { cluster_ = new Cluster(startCluster()); }
@@ -53,7 +67,7 @@ TEST_F(OptMatchTest, RandomSequencesEndWhereOneOptCallPerPassEnds) {
       auto session = cluster_->client->startSession(llvmOptions(benchUri(programs[p])));
       ASSERT_TRUE(session.ok()) << session.status().toString();
       auto& s = **session;
-      const auto& pipelines = s.spaces().actionSpaces[0].names;
+      const std::vector<std::string> pipelines = pipelinesOf(s.spaces().actionSpaces[0]);
       std::mt19937 rng(seed * 100 + static_cast<unsigned>(p));
       fs::path current = benchPath(programs[p]);
       std::string trace;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/commands.h"
 #include "client/env_state.h"
@@ -62,6 +63,15 @@ void runEvalCommand(EvalFlags& flags) {
   auto allowed = allowFilesFromFlags(flags.allowFiles);
   if (!allowed.ok()) fail(allowed.status());
   o.allowFiles = std::move(allowed).value();
+  if (!flags.statesOut.empty()) {
+    // Refused before the run, not after it: the run may take hours.
+    std::error_code error;
+    auto parent = std::filesystem::absolute(flags.statesOut, error).parent_path();
+    if (error || !std::filesystem::is_directory(parent, error)) {
+      fail(invalidArgument(fmt::format("--states-out {}: directory {} does not exist",
+                                       flags.statesOut, parent.string())));
+    }
+  }
   bool tty = ::isatty(::fileno(stderr)) != 0;
   auto report =
       eval::runEval(o, [tty](std::size_t done, std::size_t total, const std::string& benchmark) {

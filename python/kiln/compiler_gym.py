@@ -64,14 +64,19 @@ _UNSUPPORTED_OBSERVATIONS = {
     "TextSizeO3": "kiln measures object files (ObjectTextSize*), not linked binaries",
     "TextSizeOz": "kiln measures object files (ObjectTextSize*), not linked binaries",
 }
-# Reward name -> (cost observation, baseline the drop is divided by).
+# Reward name -> (cost observation, what the drop is divided by: "" nothing,
+# "Norm" the unoptimized cost, "O3"/"Oz" the improvement that level makes).
 _REWARDS = {
-    f"{prefix}{suffix}": (cost, suffix)
-    for prefix, cost in (("IrInstructionCount", "IrInstructionCount"),
-                         ("ObjectTextSize", "ObjectTextSizeBytes"))
-    for suffix in ("", "Norm", "O3", "Oz")
+    "IrInstructionCount": ("IrInstructionCount", ""),
+    "IrInstructionCountNorm": ("IrInstructionCount", "Norm"),
+    "IrInstructionCountO3": ("IrInstructionCount", "O3"),
+    "IrInstructionCountOz": ("IrInstructionCount", "Oz"),
+    "ObjectTextSizeBytes": ("ObjectTextSizeBytes", ""),
+    "ObjectTextSizeNorm": ("ObjectTextSizeBytes", "Norm"),
+    "ObjectTextSizeO3": ("ObjectTextSizeBytes", "O3"),
+    "ObjectTextSizeOz": ("ObjectTextSizeBytes", "Oz"),
 }
-_REWARDS["ObjectTextSizeBytes"] = _REWARDS.pop("ObjectTextSize")
+# The prefix of a cost's baseline observations (IrInstructionCountO0, ...).
 _BASELINE_PREFIX = {"IrInstructionCount": "IrInstructionCount", "ObjectTextSizeBytes": "ObjectTextSize"}
 # CompilerGym's LLVM datasets, for the error that says what kiln has instead.
 _COMPILER_GYM_DATASETS = (
@@ -117,6 +122,14 @@ def _benchmark_uri(benchmark):
     if "://" not in uri:
         uri = "benchmark://" + uri  # CompilerGym's short form, "cbench-v1/crc32"
     return uri
+
+
+def _dataset_of(uri):
+    """"benchmark://kiln-bench-v0" for benchmark://kiln-bench-v0/crc32; None for file:// URIs."""
+    scheme, _, rest = uri.partition("://")
+    if scheme not in ("benchmark", "generator"):
+        return None
+    return f"{scheme}://{rest.split('/')[0]}"
 
 
 class Benchmark:
@@ -197,7 +210,9 @@ class Datasets:
 
     def benchmark(self, uri):
         uri = _benchmark_uri(uri)
-        self[uri.rsplit("/", 1)[0] if uri.count("/") > 2 else uri]
+        dataset = _dataset_of(uri)
+        if dataset is not None:
+            self[dataset]  # kiln.NotFound naming kiln's datasets if it has none such
         return Benchmark(uri)
 
     def benchmark_uris(self):
@@ -333,13 +348,7 @@ class CompilerGymEnv:
         return self._datasets
 
     def _checked_uri(self, benchmark):
-        uri = _benchmark_uri(benchmark)
-        scheme, _, rest = uri.partition("://")
-        if scheme in ("benchmark", "generator"):
-            dataset = f"{scheme}://{rest.split('/')[0]}"
-            if dataset not in self.datasets:
-                raise _missing_dataset(dataset, list(self.datasets))
-        return uri
+        return self.datasets.benchmark(benchmark).uri
 
     @property
     def in_episode(self):

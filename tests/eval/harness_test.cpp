@@ -100,6 +100,23 @@ TEST(EvalHarness, ADatasetRunsItsBenchmarksUpToTheLimit) {
   EXPECT_EQ(report->results.size() + report->failures.size(), 3u);
 }
 
+TEST(EvalHarness, AClusterOfNestingHostsOnlyGetsAnExperimentForTheRun) {
+  LocalClusterOptions local;
+  local.workers = 0;
+  local.nestingHosts = 1;
+  local.worker.slots = 2;
+  auto cluster = LocalCluster::start(local);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().toString();
+  ASSERT_TRUE((*cluster)->waitUntilReady(std::chrono::seconds(10)).ok());
+  EvalOptions o = smallRun(AgentKind::kGreedy);
+  o.coordinator = (*cluster)->coordinatorEndpoint();
+  o.budget.steps = 30;
+  auto report = runEval(o, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().toString();
+  EXPECT_EQ(report->results.size(), 2u) << formatTable(*report);
+  EXPECT_EQ(report->parallel, 2u);
+}
+
 TEST(SessionScorer, ReusedPrefixesScoreAsAFreshSessionDoes) {
   LocalClusterOptions local;
   local.workers = 1;

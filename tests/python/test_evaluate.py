@@ -75,3 +75,32 @@ def test_failures_are_reported_and_bad_arguments_refused(cluster):
         kiln.evaluate("greedy", benchmarks=BENCHMARKS, cluster=cluster)
     with pytest.raises(kiln.InvalidArgument, match="list of URIs"):
         kiln.evaluate(lambda o: 0, benchmarks=BENCHMARKS[0], cluster=cluster)
+
+
+def test_kiln_eval_states_replay_to_the_reported_ir(cluster, tmp_path):
+    """`kiln eval --states-out` writes states that kiln.compiler_gym's
+    env.apply replays to the IR (SHA-1) and reward kiln eval reported."""
+    require_type(cluster, "llvm")
+    import json
+    import pathlib
+    import subprocess
+
+    import kiln.compiler_gym as compiler_gym
+
+    binary = pathlib.Path(kiln.__file__).resolve().parents[2] / "cli" / "kiln"
+    if not binary.exists():
+        pytest.skip(f"no kiln binary beside this package ({binary})")
+    states_csv = tmp_path / "states.csv"
+    done = subprocess.run(
+        [str(binary), "eval", "--agent", "greedy", "--steps", "150", "--slots", "2", "--json",
+         "--states-out", str(states_csv)] + [arg for b in BENCHMARKS for arg in ("--benchmark", b)],
+        capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr
+    reported = {r["benchmark"]: r for r in json.loads(done.stdout)["benchmarks"]}
+    states = kiln.states.read_csv(str(states_csv))
+    assert sorted(s.benchmark for s in states) == sorted(BENCHMARKS)
+    with compiler_gym.make("llvm-ic-v0", cluster=cluster) as env:
+        for state in states:
+            env.apply(state)
+            assert env.observation["IrSha1"] == reported[state.benchmark]["ir_sha1"]
+            assert env.episode_reward == pytest.approx(state.reward)

@@ -77,7 +77,10 @@ _REWARDS = {
     "ObjectTextSizeOz": ("ObjectTextSizeBytes", "Oz"),
 }
 # The prefix of a cost's baseline observations (IrInstructionCountO0, ...).
-_BASELINE_PREFIX = {"IrInstructionCount": "IrInstructionCount", "ObjectTextSizeBytes": "ObjectTextSize"}
+_BASELINE_PREFIX = {
+    "IrInstructionCount": "IrInstructionCount",
+    "ObjectTextSizeBytes": "ObjectTextSize",
+}
 # CompilerGym's LLVM datasets, for the error that says what kiln has instead.
 _COMPILER_GYM_DATASETS = (
     "anghabench-v1", "blas-v0", "cbench-v1", "chstone-v0", "clgen-v0", "github-v0",
@@ -482,7 +485,8 @@ class CompilerGymEnv:
 
     def apply(self, state):
         """Replays `state` from a fresh episode on its benchmark."""
-        if not self.in_episode or self._env.benchmark != _benchmark_uri(state.benchmark) or self.actions:
+        fresh = self.in_episode and not self.actions
+        if not fresh or self._env.benchmark != _benchmark_uri(state.benchmark):
             self.reset(benchmark=state.benchmark)
         actions = parse_commandline(state.commandline, self._env.action_space)
         if actions:
@@ -548,7 +552,8 @@ def make(env_id, benchmark=None, observation_space=None, reward_space=None, clus
     """compiler_gym.make(): one of COMPILER_GYM_ENVS on kiln (cluster: see kiln.make)."""
     if env_id not in _ENV_IDS:
         raise LookupError(
-            f"kiln.compiler_gym has no environment {env_id!r}; it has {', '.join(COMPILER_GYM_ENVS)}"
+            f"kiln.compiler_gym has no environment {env_id!r}; "
+            f"it has {', '.join(COMPILER_GYM_ENVS)}"
         )
     if kwargs:
         _unsupported(f"make({', '.join(kwargs)}=...)", "kiln's make takes none of these")

@@ -233,7 +233,8 @@ class RandomOrderBenchmarks(IterateOverBenchmarks):
 
     def fork(self):
         seed = int(self._rng.integers(2**63))
-        return RandomOrderBenchmarks(self.env.fork(), self._all_benchmarks, np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        return RandomOrderBenchmarks(self.env.fork(), self._all_benchmarks, rng)
 
 
 class CommandlineSpace:

@@ -24,6 +24,7 @@ void addKeygenCommand(CLI::App& app);
 void addCorpusCommand(CLI::App& app);
 void addReplayCommand(CLI::App& app);
 void addActionsCommand(CLI::App& app);  // with KILN_WITH_LLVM only
+void addEvalCommand(CLI::App& app);
 // A client command's --key-file (empty: none); a bad file ends `command` with the reason.
 std::optional<ClusterKeys> loadKeyFileOrExit(const std::string& path, const std::string& command);
 

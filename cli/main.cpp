@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
 #ifdef KILN_WITH_LLVM
   kiln::cli::addActionsCommand(app);
 #endif
+  kiln::cli::addEvalCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

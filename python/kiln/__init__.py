@@ -27,6 +27,8 @@ from .errors import (
     Unimplemented,
 )
 from .registry import EnvSpec, env_ids, spec
+from .evaluation import best_states, evaluate
+from . import wrappers
 from .spaces import Space
 from .state import CompilerEnvState
 from . import state as states
@@ -62,4 +64,7 @@ __all__ = [
     "Benchmark",
     "make_benchmark",
     "benchmark_from_clang_invocation",
+    "evaluate",
+    "best_states",
+    "wrappers",
 ]

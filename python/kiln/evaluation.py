@@ -1,0 +1,230 @@
+"""kiln.evaluate(): a user's Python policy on a dataset, the way `kiln eval`
+runs its built-in agents: one episode per benchmark with a step budget,
+benchmarks in parallel threads (each with its own env), and a report of the
+final states against -Oz, per benchmark and as geomeans, like CompilerGym's
+llvm-ic-v0 leaderboard. The report is a plain dict with the keys of
+`kiln eval --json`.
+"""
+
+import concurrent.futures
+import hashlib
+import inspect
+import math
+import sys
+import threading
+import time
+
+from .env import make
+from .env import datasets as list_datasets
+from .errors import InvalidArgument, KilnError
+from .state import CompilerEnvState, write_csv
+
+_DEFAULT = object()
+# Figures measured on the final state of each episode.
+_BASELINES = ("IrInstructionCountO0", "IrInstructionCountOz", "ObjectTextSizeOz")
+
+
+def _ratio(reference, size):
+    if size <= 0:
+        return 1.0 if reference <= 0 else float(reference)
+    return max(reference, 0) / size
+
+
+def geomean(values):
+    """The geometric mean of positive values (1.0 for none)."""
+    values = list(values)
+    if not values:
+        return 1.0
+    return math.exp(sum(math.log(max(v, 1e-12)) for v in values) / len(values))
+
+
+def _benchmark_seed(seed, benchmark):
+    digest = hashlib.sha256(f"{seed}:{benchmark}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def _caller(policy):
+    """policy(observation) or policy(observation, env), by its signature."""
+    if not callable(policy):
+        raise InvalidArgument(f"policy must be callable, got {type(policy).__name__}")
+    try:
+        parameters = inspect.signature(policy).parameters.values()
+    except (TypeError, ValueError):
+        return lambda observation, env: policy(observation)
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    variadic = any(p.kind == p.VAR_POSITIONAL for p in parameters)
+    if len(positional) >= 2 or (variadic and len(positional) < 2):
+        return lambda observation, env: policy(observation, env)
+    if len(positional) == 1:
+        return lambda observation, env: policy(observation)
+    raise InvalidArgument(
+        "policy must take the observation, or the observation and the env, and return an action"
+    )
+
+
+def _resolve(dataset, benchmarks, limit, cluster, timeout):
+    uris = []
+    if dataset is not None:
+        for name in [dataset] if isinstance(dataset, str) else list(dataset):
+            with list_datasets(cluster, timeout=timeout) as found:
+                uris.extend(found.benchmarks(name, limit))
+    if benchmarks is not None:
+        if isinstance(benchmarks, str):
+            raise InvalidArgument("benchmarks must be a list of URIs, not one string")
+        uris.extend(benchmarks)
+    unique = list(dict.fromkeys(uris))
+    if not unique:
+        raise InvalidArgument("nothing to evaluate: give a dataset or benchmarks")
+    return unique
+
+
+def _episode(call, benchmark, env_id, cluster, step_budget, seed, timeout, observation_space):
+    started = time.monotonic()
+    kwargs = {} if observation_space is _DEFAULT else {"observation_space": observation_space}
+    with make(env_id, cluster=cluster, benchmark=benchmark, timeout=timeout, **kwargs) as env:
+        observation, _ = env.reset(seed=_benchmark_seed(seed, benchmark))
+        initial = env.observation["IrInstructionCount"]
+        steps = 0
+        while steps < step_budget:
+            action = call(observation, env)
+            if action is None:
+                break
+            observation, _, terminated, truncated, _ = env.step(action)
+            steps += 1
+            if terminated or truncated:
+                break
+        seconds = time.monotonic() - started
+        o0, oz, text_oz = (env.observation[name] for name in _BASELINES)
+        count = env.observation["IrInstructionCount"]
+        text = env.observation["ObjectTextSizeBytes"]
+        names = env.action_space.names
+        passes = [names[a] if isinstance(a, int) else str(a) for a in env.actions]
+        return {
+            "benchmark": benchmark,
+            "passes": passes,
+            "ir_instruction_count": count,
+            "ir_instruction_count_initial": initial,
+            "ir_instruction_count_o0": o0,
+            "ir_instruction_count_oz": oz,
+            "ir_instruction_count_vs_oz": _ratio(oz, count),
+            "text_size_bytes": text,
+            "text_size_oz": text_oz,
+            "text_size_vs_oz": _ratio(text_oz, text),
+            "reward": (initial - count) / max(o0 - oz, 1),
+            "ir_sha1": env.observation["IrSha1"],
+            "seconds": seconds,
+            "steps": steps,
+        }
+
+
+class _Progress:
+    def __init__(self, total, stream):
+        self._total, self._stream, self._done = total, stream, 0
+        self._lock = threading.Lock()
+
+    def tick(self, benchmark):
+        if self._stream is None:
+            return
+        with self._lock:
+            self._done += 1
+            width = 30
+            filled = self._done * width // self._total
+            end = "\n" if self._done == self._total else ""
+            self._stream.write(
+                f"\r  [{'#' * filled}{'-' * (width - filled)}] {self._done}/{self._total} "
+                f"benchmarks (last: {benchmark}){end}"
+            )
+            self._stream.flush()
+
+
+def evaluate(
+    policy,
+    dataset=None,
+    benchmarks=None,
+    step_budget=100,
+    parallel=2,
+    limit=None,
+    seed=0,
+    env_id="llvm-ic-v0",
+    observation_space=_DEFAULT,
+    cluster=None,
+    timeout=120.0,
+    name=None,
+    progress=False,
+    states_out=None,
+):
+    """Runs `policy` for one episode of at most `step_budget` steps on each
+    benchmark and reports the final states against -Oz.
+
+    policy: policy(observation) -> action, or policy(observation, env) ->
+      action (an index or a pass name); None ends the episode early. It is
+      called from `parallel` threads at once, one env each. Each episode's
+      env is reset with a seed drawn from `seed` and the benchmark's URI, so
+      env.action_space.sample() repeats from run to run.
+    dataset: a dataset name or a list of them (e.g. "benchmark://kiln-bench-v0";
+      an unbounded generator such as "generator://csmith-v0" takes its
+      first `limit` seeds); benchmarks: a list of URIs. Both may be given.
+    progress: True draws a progress bar on stderr.
+    states_out: a path (or open text file) to write each benchmark's final
+      state to as CSV (kiln.CompilerEnvState; `kiln replay` checks it).
+
+    Returns {"agent", "step_budget", "parallel", "seconds",
+    "geomean_ir_instruction_count_vs_oz", "geomean_text_size_vs_oz",
+    "benchmarks": [one dict per benchmark], "failures": [{"benchmark",
+    "error"}]}; a benchmark whose episode failed (a pass broke the module, a
+    lost worker) is a failure, not an exception.
+    """
+    call = _caller(policy)
+    if not isinstance(step_budget, int) or isinstance(step_budget, bool) or step_budget < 1:
+        raise InvalidArgument(f"step_budget must be a positive int, got {step_budget!r}")
+    if not isinstance(parallel, int) or isinstance(parallel, bool) or parallel < 1:
+        raise InvalidArgument(f"parallel must be a positive int, got {parallel!r}")
+    uris = _resolve(dataset, benchmarks, limit, cluster, timeout)
+    bar = _Progress(len(uris), sys.stderr if progress else None)
+    started = time.monotonic()
+
+    def run(benchmark):
+        try:
+            return _episode(
+                call, benchmark, env_id, cluster, step_budget, seed, timeout, observation_space
+            )
+        finally:
+            bar.tick(benchmark)
+
+    results, failures = [], []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(parallel, len(uris))) as pool:
+        futures = [pool.submit(run, uri) for uri in uris]
+        for uri, future in zip(uris, futures):
+            try:
+                results.append(future.result())
+            except KilnError as error:
+                failures.append({"benchmark": uri, "error": f"{type(error).__name__}: {error}"})
+    report = {
+        "agent": name or getattr(policy, "__name__", type(policy).__name__),
+        "seed": seed,
+        "step_budget": step_budget,
+        "parallel": parallel,
+        "seconds": time.monotonic() - started,
+        "geomean_ir_instruction_count_vs_oz": geomean(
+            r["ir_instruction_count_vs_oz"] for r in results
+        ),
+        "geomean_text_size_vs_oz": geomean(r["text_size_vs_oz"] for r in results),
+        "benchmarks": results,
+        "failures": failures,
+    }
+    if states_out is not None:
+        write_csv(states_out, best_states(report))
+    return report
+
+
+def best_states(report):
+    """The state of each benchmark of a report (kiln.evaluate's or the parsed
+    JSON of `kiln eval --json`) as kiln.CompilerEnvState."""
+    return [
+        CompilerEnvState(r["benchmark"], r["passes"], r["seconds"], r["reward"])
+        for r in report["benchmarks"]
+    ]

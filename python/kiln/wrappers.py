@@ -1,0 +1,504 @@
+"""Env wrappers as CompilerGym users know them, each a thin layer over a
+kiln.Env (or over another wrapper, or over kiln.compiler_gym's env):
+
+    TimeLimit                      end the episode after N steps
+    IterateOverBenchmarks          reset() takes the next benchmark of an iterable
+    CycleOverBenchmarks            ... of a list, round and round
+    CycleOverBenchmarksIterator    ... of a fresh iterator each time one runs out
+    RandomOrderBenchmarks          ... a random one of a list (seedable)
+    CommandlineWithTerminalAction  one more action that ends the episode
+    ConstrainedCommandline         only a subset of the passes
+    ForkOnStep                     a fork before every step, so undo() backtracks
+    Counter                        counts reset / step / fork / close calls
+
+A kiln.Env steps gymnasium-style, (observation, reward, terminated,
+truncated, info); kiln.compiler_gym's env steps gym-0.21-style, (observation,
+reward, done, info). The wrappers keep whichever form the env they wrap uses.
+"""
+
+import itertools
+import threading
+
+import numpy as np
+
+from .errors import InvalidArgument, NotFound
+
+# Attributes a wrapper sets on the env it wraps rather than on itself, as
+# CompilerGym's wrappers do: `wrapped.observation_space = "Autophase"`.
+_FORWARDED_SETTERS = ("observation_space", "reward_space", "benchmark")
+
+
+class EnvWrapper:
+    """The base of every wrapper: everything not overridden goes to `env`."""
+
+    def __init__(self, env):
+        object.__setattr__(self, "env", env)
+
+    def __getattr__(self, name):
+        # Only called for attributes the wrapper does not have itself.
+        if name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    def __setattr__(self, name, value):
+        if name in _FORWARDED_SETTERS and name not in self.__dict__:
+            setattr(self.env, name, value)
+        else:
+            object.__setattr__(self, name, value)
+
+    @property
+    def unwrapped(self):
+        """The innermost env."""
+        env = self.env
+        while isinstance(env, EnvWrapper):
+            env = env.env
+        return env
+
+    def reset(self, *args, **kwargs):
+        return self.env.reset(*args, **kwargs)
+
+    def step(self, action):
+        return self.multistep([action])
+
+    def multistep(self, actions):
+        return self.env.multistep(actions)
+
+    def fork(self):
+        return type(self)(self.env.fork())
+
+    def close(self):
+        self.env.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"<{type(self).__name__}{self.env!r}>"
+
+
+def _mark_done(result, info_key=None, truncated=False):
+    """`result` (a 4- or 5-tuple step result) with the episode over."""
+    if len(result) == 5:
+        observation, reward, terminated, was_truncated, info = result
+        if info_key:
+            info[info_key] = True
+        if truncated:
+            return observation, reward, terminated, not terminated, info
+        return observation, reward, True, was_truncated, info
+    observation, reward, done, info = result
+    if truncated:
+        info["TimeLimit.truncated"] = not done
+    elif info_key and not done:
+        info[info_key] = True
+    return observation, reward, True, info
+
+
+class TimeLimit(EnvWrapper):
+    """Ends the episode once `max_episode_steps` actions were applied since
+    reset() (a multistep counts each of its actions): gymnasium-style envs say
+    truncated=True, gym-0.21-style ones done=True with
+    info["TimeLimit.truncated"]."""
+
+    def __init__(self, env, max_episode_steps):
+        super().__init__(env)
+        if not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1:
+            raise InvalidArgument(
+                f"max_episode_steps must be a positive int, got {max_episode_steps!r}"
+            )
+        self._max_episode_steps = int(max_episode_steps)
+        self._elapsed_steps = None
+
+    @property
+    def max_episode_steps(self):
+        return self._max_episode_steps
+
+    @property
+    def elapsed_steps(self):
+        return self._elapsed_steps
+
+    def reset(self, *args, **kwargs):
+        self._elapsed_steps = 0
+        return self.env.reset(*args, **kwargs)
+
+    def multistep(self, actions):
+        if self._elapsed_steps is None:
+            raise InvalidArgument("no episode in progress: call env.reset() first")
+        actions = list(actions)
+        result = self.env.multistep(actions)
+        self._elapsed_steps += len(actions)
+        if self._elapsed_steps >= self._max_episode_steps:
+            return _mark_done(result, truncated=True)
+        return result
+
+    def fork(self):
+        forked = TimeLimit(self.env.fork(), self._max_episode_steps)
+        forked._elapsed_steps = self._elapsed_steps
+        return forked
+
+
+class IterateOverBenchmarks(EnvWrapper):
+    """Each reset() starts the next benchmark of `benchmarks` (any iterable,
+    even an endless one); reset() raises StopIteration once it runs out.
+    A fork gets its own copy of the rest of the sequence, unless
+    `fork_shares_iterator`, when both draw from one."""
+
+    def __init__(self, env, benchmarks, fork_shares_iterator=False):
+        super().__init__(env)
+        self.benchmarks = iter(benchmarks)
+        self.fork_shares_iterator = fork_shares_iterator
+        self._lock = threading.Lock()
+
+    def _next_benchmark(self):
+        with self._lock:
+            return next(self.benchmarks)
+
+    def reset(self, benchmark=None, **kwargs):
+        if benchmark is not None:
+            raise TypeError(
+                f"{type(self).__name__} chooses the benchmark; reset() got benchmark={benchmark!r}"
+            )
+        return self.env.reset(benchmark=self._next_benchmark(), **kwargs)
+
+    def fork(self):
+        if self.fork_shares_iterator:
+            theirs = self.benchmarks
+        else:
+            with self._lock:
+                self.benchmarks, theirs = itertools.tee(self.benchmarks)
+        forked = IterateOverBenchmarks.__new__(type(self))
+        IterateOverBenchmarks.__init__(forked, self.env.fork(), (), self.fork_shares_iterator)
+        forked.benchmarks = theirs
+        if self.fork_shares_iterator:
+            forked._lock = self._lock
+        return forked
+
+
+class CycleOverBenchmarks(IterateOverBenchmarks):
+    """Each reset() starts the next benchmark of `benchmarks`, from the first
+    again after the last."""
+
+    def __init__(self, env, benchmarks, fork_shares_iterator=False):
+        benchmarks = list(benchmarks)
+        if not benchmarks:
+            raise InvalidArgument("CycleOverBenchmarks needs at least one benchmark")
+        super().__init__(env, itertools.cycle(benchmarks), fork_shares_iterator)
+
+
+class CycleOverBenchmarksIterator(EnvWrapper):
+    """Like CycleOverBenchmarks over an iterator that make_benchmark_iterator()
+    makes, and makes anew each time one runs out."""
+
+    def __init__(self, env, make_benchmark_iterator):
+        super().__init__(env)
+        self.make_benchmark_iterator = make_benchmark_iterator
+        self.benchmarks = iter(make_benchmark_iterator())
+
+    def reset(self, benchmark=None, **kwargs):
+        if benchmark is not None:
+            raise TypeError(
+                f"CycleOverBenchmarksIterator chooses the benchmark; reset() got "
+                f"benchmark={benchmark!r}"
+            )
+        try:
+            chosen = next(self.benchmarks)
+        except StopIteration:
+            self.benchmarks = iter(self.make_benchmark_iterator())
+            try:
+                chosen = next(self.benchmarks)
+            except StopIteration:
+                raise InvalidArgument("make_benchmark_iterator() made an empty iterator") from None
+        return self.env.reset(benchmark=chosen, **kwargs)
+
+    def fork(self):
+        return CycleOverBenchmarksIterator(self.env.fork(), self.make_benchmark_iterator)
+
+
+class RandomOrderBenchmarks(IterateOverBenchmarks):
+    """Each reset() starts a benchmark drawn uniformly from `benchmarks`
+    (read whole at construction) with `rng` (a numpy Generator, or a seed)."""
+
+    def __init__(self, env, benchmarks, rng=None):
+        self._all_benchmarks = list(benchmarks)
+        if not self._all_benchmarks:
+            raise InvalidArgument("RandomOrderBenchmarks needs at least one benchmark")
+        if not isinstance(rng, np.random.Generator):
+            rng = np.random.default_rng(rng)
+        self._rng = rng
+        draws = (self._all_benchmarks[int(rng.integers(len(self._all_benchmarks)))]
+                 for _ in itertools.count())
+        super().__init__(env, draws)
+
+    def fork(self):
+        seed = int(self._rng.integers(2**63))
+        rng = np.random.default_rng(seed)
+        return RandomOrderBenchmarks(self.env.fork(), self._all_benchmarks, rng)
+
+
+class CommandlineSpace:
+    """A named discrete action space built by a wrapper from another one's
+    choices (CompilerGym's Commandline): n, names, flags, index(), sample()."""
+
+    kind = "named_discrete"
+
+    def __init__(self, name, names, flags, seed=None):
+        if len(names) != len(flags):
+            raise InvalidArgument("a commandline space needs as many flags as names")
+        self.name = name
+        self._names = list(names)
+        self._flags = list(flags)
+        self._index = {}
+        for i, (n, f) in enumerate(zip(self._names, self._flags)):
+            self._index.setdefault(n, i)
+            self._index.setdefault(f, i)
+        self._rng = np.random.default_rng(seed)
+
+    @property
+    def n(self):
+        return len(self._names)
+
+    @property
+    def names(self):
+        return list(self._names)
+
+    @property
+    def flags(self):
+        return list(self._flags)
+
+    @property
+    def dtype(self):
+        return np.dtype(np.int64)
+
+    @property
+    def shape(self):
+        return ()
+
+    def index(self, name):
+        try:
+            return self._index[name]
+        except (KeyError, TypeError):
+            raise NotFound(
+                f"action space '{self.name}' has no choice named {name!r} ({self.n} choices)"
+            ) from None
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return self.index(key)
+        if not isinstance(key, (int, np.integer)) or not 0 <= key < self.n:
+            raise InvalidArgument(f"choice {key!r} is out of range [0, {self.n}) of '{self.name}'")
+        return self._names[key]
+
+    def __len__(self):
+        return self.n
+
+    def contains(self, value):
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and (
+            0 <= value < self.n
+        )
+
+    def __contains__(self, value):
+        return self.contains(value)
+
+    def seed(self, seed=None):
+        self._rng = np.random.default_rng(seed)
+        return seed
+
+    def sample(self):
+        return int(self._rng.integers(self.n))
+
+    def __repr__(self):
+        return f"CommandlineSpace({self.name!r}, n={self.n})"
+
+
+def _names_and_flags(space):
+    names = list(space.names)
+    if not names:
+        raise TypeError(f"action space '{space.name}' is not a commandline (named) space")
+    # A choice without a flag (alias) gets CompilerGym's form of its name.
+    flags = list(getattr(space, "flags", None) or [])
+    if len(flags) != len(names):
+        flags = [""] * len(names)
+    return names, [flag or f"-{name}" for name, flag in zip(names, flags)]
+
+
+def _as_index(space, action):
+    if isinstance(action, str):
+        return space.index(action)
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    raise InvalidArgument(f"an action is a choice index or name, got {type(action).__name__}")
+
+
+class CommandlineWithTerminalAction(EnvWrapper):
+    """Adds a last action, `terminal` (default "end-of-episode"), that ends the
+    episode: a step with it applies what came before it, nothing after, and
+    says info["terminal_action"] = True."""
+
+    def __init__(self, env, terminal="end-of-episode", terminal_flag="# end-of-episode"):
+        super().__init__(env)
+        names, flags = _names_and_flags(env.action_space)
+        self.action_space = CommandlineSpace(
+            f"{type(self).__name__}<{env.action_space.name}>",
+            names + [terminal],
+            flags + [terminal_flag],
+        )
+        self._terminal = terminal
+        self._terminal_flag = terminal_flag
+
+    @property
+    def terminal_action(self):
+        return self.action_space.n - 1
+
+    def multistep(self, actions):
+        indices = [_as_index(self.action_space, a) for a in actions]
+        terminal = self.terminal_action
+        ends = terminal in indices
+        if ends:
+            indices = indices[: indices.index(terminal)]
+        result = self.env.multistep(indices)
+        return _mark_done(result, info_key="terminal_action") if ends else result
+
+    def fork(self):
+        return CommandlineWithTerminalAction(self.env.fork(), self._terminal, self._terminal_flag)
+
+
+class ConstrainedCommandline(EnvWrapper):
+    """Only the passes named in `flags` (pass names or flags of the wrapped
+    action space), re-numbered 0..len(flags)-1; env.actions says them in
+    the new numbering."""
+
+    def __init__(self, env, flags, name=None):
+        super().__init__(env)
+        flags = list(flags)
+        if not flags:
+            raise TypeError("ConstrainedCommandline needs at least one flag")
+        inner = env.action_space
+        names, inner_flags = _names_and_flags(inner)
+        self._flags = flags
+        self._forward = [_as_index(inner, f) for f in flags]
+        self._reverse = {v: i for i, v in enumerate(self._forward)}
+        self.action_space = CommandlineSpace(
+            f"{type(self).__name__}<{name or inner.name}, {len(flags)}>",
+            [names[a] for a in self._forward],
+            [inner_flags[a] for a in self._forward],
+        )
+        self._name = name
+
+    def action(self, action):
+        """This space's action(s) -> the wrapped space's."""
+        if isinstance(action, (list, tuple)):
+            return [self.action(a) for a in action]
+        index = _as_index(self.action_space, action)
+        if not 0 <= index < len(self._forward):
+            raise InvalidArgument(
+                f"action {action!r} is out of range [0, {len(self._forward)}) of "
+                f"'{self.action_space.name}'"
+            )
+        return self._forward[index]
+
+    def reverse_action(self, action):
+        """The wrapped space's action(s) -> this space's."""
+        if isinstance(action, (list, tuple)):
+            return [self.reverse_action(a) for a in action]
+        try:
+            return self._reverse[int(action)]
+        except KeyError:
+            raise InvalidArgument(
+                f"action {action} of the wrapped space is not one of this constrained space's"
+            ) from None
+
+    @property
+    def actions(self):
+        return self.reverse_action(list(self.env.actions))
+
+    def multistep(self, actions):
+        return self.env.multistep([self.action(a) for a in actions])
+
+    def fork(self):
+        return ConstrainedCommandline(self.env.fork(), self._flags, self._name)
+
+
+class ForkOnStep(EnvWrapper):
+    """Forks the env before every step and keeps the forks on `stack`, so that
+    undo() goes back one step (as many times as there were steps)."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.stack = []
+
+    def _drop_stack(self):
+        stack, self.stack = self.stack, []
+        for env in stack:
+            env.close()
+
+    def undo(self):
+        """Back to the state before the last step; returns the env now wrapped
+        (the current one when there is nothing to undo)."""
+        if not self.stack:
+            return self.env
+        self.env.close()
+        object.__setattr__(self, "env", self.stack.pop())
+        return self.env
+
+    def reset(self, *args, **kwargs):
+        self._drop_stack()
+        return self.env.reset(*args, **kwargs)
+
+    def multistep(self, actions):
+        self.stack.append(self.env.fork())
+        return self.env.multistep(actions)
+
+    def fork(self):
+        raise NotImplementedError(
+            "ForkOnStep cannot be forked: fork the env it wraps (env.env.fork()) instead"
+        )
+
+    def close(self):
+        self._drop_stack()
+        self.env.close()
+
+
+class Counter(EnvWrapper):
+    """Counts the calls to close, fork, reset and step (a multistep is one
+    step call) in `counters`; reset() does not clear them."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.counters = {"close": 0, "fork": 0, "reset": 0, "step": 0}
+
+    def close(self):
+        self.counters["close"] += 1
+        self.env.close()
+
+    def reset(self, *args, **kwargs):
+        self.counters["reset"] += 1
+        return self.env.reset(*args, **kwargs)
+
+    def step(self, action):
+        self.counters["step"] += 1
+        return self.env.multistep([action])
+
+    def multistep(self, actions):
+        self.counters["step"] += 1
+        return self.env.multistep(actions)
+
+    def fork(self):
+        self.counters["fork"] += 1
+        return Counter(self.env.fork())
+
+
+__all__ = [
+    "EnvWrapper",
+    "TimeLimit",
+    "IterateOverBenchmarks",
+    "CycleOverBenchmarks",
+    "CycleOverBenchmarksIterator",
+    "RandomOrderBenchmarks",
+    "CommandlineSpace",
+    "CommandlineWithTerminalAction",
+    "ConstrainedCommandline",
+    "ForkOnStep",
+    "Counter",
+]

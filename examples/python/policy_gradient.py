@@ -17,16 +17,14 @@ import random
 import kiln
 
 CANDIDATES = [
-    "function(instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>)",
-    "function(simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
-    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;"
-    "simplify-cond-branch;no-speculate-unpredictable>)",
-    "function(sroa<modify-cfg>)",
-    "function(gvn<>)",
-    "function(early-cse<>)",
+    "instcombine",
+    "simplifycfg",
+    "sroa",
+    "gvn",
+    "early-cse",
     "globaldce",
-    "function(dce)",
-    "function(reassociate)",
+    "dce",
+    "reassociate",
 ]
 
 

@@ -23,12 +23,7 @@ def _trajectory(env, benchmark):
     env.reset(benchmark=benchmark)
     seen = [(env.observation["IrInstructionCount"], list(env.observation["Autophase"]))]
     for name in PASSES:
-        (action,) = [
-            a
-            for a in env.action_space.names
-            if a == f"function({name})" or a.startswith(f"function({name}<")
-        ]
-        env.step(action)
+        env.step(name)
         seen.append((env.observation["IrInstructionCount"], list(env.observation["Autophase"])))
     return seen
 

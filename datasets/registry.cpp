@@ -122,6 +122,17 @@ void DatasetRegistry::recordRejection(std::string_view text, const std::string& 
   if (modules.size() < kMaxProblemsKept) modules.emplace(uri->name, reason.substr(0, 2000));
 }
 
+void DatasetRegistry::recordRejectedBytes(std::string_view text, std::string_view bytes,
+                                          const std::string& reason) const {
+  auto uri = parseBenchmarkUri(text);
+  if (!uri.ok() || uri->scheme != "benchmark") return;
+  const CorpusIndex* corpus = findCorpus(uri->dataset);
+  const CorpusEntry* entry = corpus == nullptr ? nullptr : corpus->find(uri->name);
+  if (entry == nullptr) return;
+  auto own = corpus->read(*entry, config_.maxBenchmarkBytes);
+  if (own.ok() && *own == bytes) recordRejection(text, reason);
+}
+
 Result<std::vector<std::string>> DatasetRegistry::moduleFlags(std::string_view text) const {
   auto uri = parseBenchmarkUri(text);
   if (!uri.ok() || uri->scheme != "benchmark") return std::vector<std::string>{};

@@ -41,6 +41,11 @@ class DatasetRegistry {
   // Notes that a module of a corpus was refused by LLVM 19 (`reason`); URIs
   // outside the corpora are not kept. Thread-safe; a module is kept once.
   void recordRejection(std::string_view uri, const std::string& reason) const;
+  // The same for `bytes` LLVM refused under `uri`, kept only if they are the
+  // corpus's own module: a client's inline bytes under a corpus URI must not
+  // list the operator's module as rejected. Reads the module again (rare path).
+  void recordRejectedBytes(std::string_view uri, std::string_view bytes,
+                           const std::string& reason) const;
   // The compile arguments of a corpus module (its .cmd); empty for other
   // URIs and for modules without one.
   Result<std::vector<std::string>> moduleFlags(std::string_view uri) const;

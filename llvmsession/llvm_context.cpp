@@ -185,7 +185,7 @@ Result<std::shared_ptr<const CachedModule>> LlvmContext::module(const Benchmark&
     Status refused(why.code(), fmt::format("benchmark '{}' ({}) cannot be used: {}", benchmark.uri,
                                            bitcode ? "bitcode" : "not bitcode, read as IR text",
                                            why.message()));
-    if (registry_) registry_->recordRejection(benchmark.uri, refused.message());
+    if (registry_) registry_->recordRejectedBytes(benchmark.uri, bytes, refused.message());
     return refused;
   }
   KILN_ASSIGN_OR_RETURN(llvmenv::SerializedModule serialized, (*state)->serialize());

@@ -115,7 +115,9 @@ Status MlgoContext::checkModule(const Benchmark& benchmark) {
   if (!checked.ok()) {
     Status refused =
         invalidArgument("benchmark '" + benchmark.uri + "' cannot be used: " + checked.message());
-    if (datasets_) datasets_->recordRejection(benchmark.uri, refused.message());
+    if (datasets_) {
+      datasets_->recordRejectedBytes(benchmark.uri, *benchmark.program, refused.message());
+    }
     return refused;
   }
   constexpr std::size_t kAcceptedKept = 4096;

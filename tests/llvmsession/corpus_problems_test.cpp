@@ -93,6 +93,11 @@ TEST(CorpusProblemsTest, BadModulesAreRefusedNamedListedAndHarmless) {
   }
   auto escaped = client->startSession(llvmOptions("benchmark://mixed/escape"));
   EXPECT_EQ(escaped.status().code(), ErrorCode::kNotFound) << escaped.status().toString();
+  // A client's own bytes under a corpus URI are refused, but they are not the
+  // operator's module: "good" must not be listed as rejected (checked below).
+  client::SessionOptions forged = llvmOptions("benchmark://mixed/good");
+  forged.program = std::string("BC\xc0\xde not a module", 21);
+  EXPECT_FALSE(client->startSession(forged).ok());
 
   auto listed = client::listDatasets(*client);
   ASSERT_TRUE(listed.ok()) << listed.status().toString();

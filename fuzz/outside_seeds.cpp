@@ -66,6 +66,7 @@ void writeJobSpecs(SeedWriter& out) {
                R"({"kind":"native-size"},{"kind":"training-log"}],"timeout_ms":60000,)"
                R"("memory_limit_mb":2048})"},
       {"minimal", R"({"steps":[{"kind":"native-size"}]})"},
+      {"flagless_compile", R"({"steps":[{"kind":"compile"},{"kind":"native-size"}]})"},
       {"pipeline",
        R"({"steps":[{"kind":"compile","flags":["-passes=function(instcombine,simplifycfg),)"
        R"(loop-unroll<O3;full-unroll-max=4>","-inline-threshold=-5"]}]})"},

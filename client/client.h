@@ -317,8 +317,11 @@ class Session {
   };
   Result<std::uint64_t> sendStepRaw(const std::vector<Value>& actions,
                                     const std::vector<std::uint32_t>& observations);
-  Result<StepResult> awaitStepRaw(std::uint64_t requestId, TimePoint deadline);
-  Result<StepResult> finishStep(InFlight sent, StepResult result);
+  // `refused`: the error of an action refused after the first
+  // result.actionsApplied of the step ran (they stay applied).
+  Result<StepResult> awaitStepRaw(std::uint64_t requestId, TimePoint deadline, Status& refused);
+  // Records the applied actions in the history; `refused` is then returned.
+  Result<StepResult> finishStep(InFlight sent, StepResult result, const Status& refused);
   static bool isLoss(const Status& status);
   // Rebuilds the session elsewhere (see the class comment).
   Status restore(const Status& why);

@@ -67,12 +67,19 @@ Result<std::uint64_t> Session::sendStepRaw(const std::vector<Value>& actions,
   return channel.send(builder);
 }
 
-Result<StepResult> Session::awaitStepRaw(std::uint64_t requestId, TimePoint deadline) {
+Result<StepResult> Session::awaitStepRaw(std::uint64_t requestId, TimePoint deadline,
+                                         Status& refused) {
   Channel& channel = client_.channelTo(endpoint_);
   auto reply = channel.await(requestId, deadline);
   if (!reply.ok()) return client_.timeoutMeansGone(endpoint_, reply.status());
   auto stepped = reply->envelope().getReply().getStepped();
   StepResult result;
+  if (stepped.hasRefusal()) {
+    refused = fromWire(stepped.getRefusal());
+    if (refused.ok()) refused = internalError("the worker sent a refusal without an error");
+    result.actionsApplied = stepped.getActionsApplied();
+    return result;
+  }
   KILN_ASSIGN_OR_RETURN(result.observations, decodeValues(stepped.getObservations()));
   result.endOfEpisode = stepped.getEndOfEpisode();
   result.actionHadNoEffect = stepped.getActionHadNoEffect();
@@ -118,7 +125,7 @@ Result<std::uint64_t> Session::sendStep(const std::vector<Value>& actions,
   return *requestId;
 }
 
-Result<StepResult> Session::finishStep(InFlight sent, StepResult result) {
+Result<StepResult> Session::finishStep(InFlight sent, StepResult result, const Status& refused) {
   if (sent.fingerprintSlot >= 0 &&
       static_cast<std::size_t>(sent.fingerprintSlot) < result.observations.size()) {
     std::size_t slot = static_cast<std::size_t>(sent.fingerprintSlot);
@@ -128,6 +135,7 @@ Result<StepResult> Session::finishStep(InFlight sent, StepResult result) {
   }
   sent.actions.resize(std::min<std::size_t>(sent.actions.size(), result.actionsApplied));
   history_.steps.push_back(std::move(sent.actions));
+  if (!refused.ok()) return refused;
   return result;
 }
 
@@ -139,8 +147,9 @@ Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
   if (sent.epoch == restores_) {
     // From the send: steps pipelined to one silent worker time out
     // together, not one full timeout after another.
-    auto result = awaitStepRaw(requestId, sent.sentAt + timeout());
-    if (result.ok()) return finishStep(std::move(sent), std::move(result).value());
+    Status refused;
+    auto result = awaitStepRaw(requestId, sent.sentAt + timeout(), refused);
+    if (result.ok()) return finishStep(std::move(sent), std::move(result).value(), refused);
     if (!isLoss(result.status())) return result.status();
     KILN_RETURN_IF_ERROR(restore(result.status()));
   } else {
@@ -149,9 +158,10 @@ Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
   }
   // The rebuilt session has not seen this step yet: send it again.
   KILN_ASSIGN_OR_RETURN(std::uint64_t again, sendStepRaw(sent.actions, sent.observations));
+  Status refused;
   KILN_ASSIGN_OR_RETURN(StepResult result,
-                        awaitStepRaw(again, std::chrono::steady_clock::now() + timeout()));
-  return finishStep(std::move(sent), std::move(result));
+                        awaitStepRaw(again, std::chrono::steady_clock::now() + timeout(), refused));
+  return finishStep(std::move(sent), std::move(result), refused);
 }
 
 Result<StepResult> Session::step(const std::vector<Value>& actions,

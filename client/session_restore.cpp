@@ -70,9 +70,15 @@ Status Session::replayOn(Session& fresh, bool& diverged) {
     const std::uint64_t id = requests[next];
     auto reply = channel.await(id, deadline);
     if (!reply.ok()) return client_.timeoutMeansGone(fresh.endpoint_, reply.status());
+    auto stepped = reply->envelope().getReply().getStepped();
+    if (stepped.hasRefusal()) {
+      // Every action of the history ran before: refused now, it diverged.
+      diverged = true;
+      return internalError(fmt::format("the replayed session diverged: step {} was refused: {}",
+                                       next + 1, fromWire(stepped.getRefusal()).message()));
+    }
     if (id != fingerprintRequest) continue;
-    KILN_ASSIGN_OR_RETURN(
-        auto values, decodeValues(reply->envelope().getReply().getStepped().getObservations()));
+    KILN_ASSIGN_OR_RETURN(auto values, decodeValues(stepped.getObservations()));
     if (values.size() != 1 || !(values[0] == fingerprint->value)) {
       diverged = true;
       return internalError(fmt::format(

@@ -166,8 +166,7 @@ Result<std::uint64_t> ZmqChannel::send(capnp::MessageBuilder& builder) {
   std::uint64_t id = envelope.getRequestId();
   if (direct()) {
     if (lost_) return disconnected(fmt::format("cannot send to {}: it is gone", endpoint()));
-    zmq::message_t frame = encodeFrame(builder);
-    directWriter_.queue(frame.data(), frame.size());
+    directWriter_.queue(builder);
     Status sent = directWriter_.flushUntil(
         directFd_, std::chrono::steady_clock::now() +
                        std::chrono::milliseconds(std::max(1u, envelope.getTimeoutMs())));
@@ -245,14 +244,12 @@ Result<InboundMessage> ZmqChannel::await(std::uint64_t requestId, TimePoint dead
 }
 
 std::optional<Result<InboundMessage>> ZmqChannel::readDirect(std::uint64_t requestId) {
-  std::vector<std::string> frames;
-  const Status read = directReader_.readAvailable(directFd_, frames);
   // Every frame is taken, also after the one asked for: none may be lost.
   std::optional<Result<InboundMessage>> wanted;
-  for (const std::string& frame : frames) {
+  const Status read = directReader_.readAvailable(directFd_, [&](std::string_view frame) {
     auto reply = take(frame.data(), frame.size(), requestId);
     if (reply) wanted = std::move(reply);
-  }
+  });
   // The worker closes its end only when its process ends (or when this
   // client broke the protocol): the server is gone.
   if (!read.ok()) lost_ = true;

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include <capnp/serialize.h>
+#include <kj/io.h>
+
 namespace kiln {
 namespace {
 
@@ -23,7 +26,7 @@ std::uint32_t readLength(const char* bytes) {
 
 }  // namespace
 
-Status StreamFrameReader::readAvailable(int fd, std::vector<std::string>& frames) {
+Status StreamFrameReader::readAvailable(int fd, FrameSink sink) {
   char chunk[64 * 1024];
   // A peer that never stops writing must not hold its reader's loop: after
   // this much, the rest waits for the next call (the socket stays readable).
@@ -31,12 +34,21 @@ Status StreamFrameReader::readAvailable(int fd, std::vector<std::string>& frames
   for (std::size_t taken = 0; taken < kBytesPerCall;) {
     const ssize_t got = ::recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
     if (got > 0) {
-      taken += static_cast<std::size_t>(got);
-      buffer_.append(chunk, static_cast<std::size_t>(got));
-      KILN_RETURN_IF_ERROR(takeFrames(frames));
+      const auto size = static_cast<std::size_t>(got);
+      taken += size;
+      if (buffer_.empty()) {
+        // Nothing partial is kept: whole frames are passed from the chunk
+        // itself, and only a partial one at its end is buffered.
+        KILN_ASSIGN_OR_RETURN(std::size_t used, takeFrames({chunk, size}, sink));
+        buffer_.assign(chunk + used, size - used);
+      } else {
+        buffer_.append(chunk, size);
+        KILN_ASSIGN_OR_RETURN(std::size_t used, takeFrames(buffer_, sink));
+        buffer_.erase(0, used);
+      }
       // A short read took all there was: asking again would only say so
       // (the caller polls before the next read).
-      if (static_cast<std::size_t>(got) < sizeof(chunk)) return okStatus();
+      if (size < sizeof(chunk)) return okStatus();
       continue;
     }
     if (got == 0) return disconnected("the peer closed the direct channel");
@@ -47,24 +59,23 @@ Status StreamFrameReader::readAvailable(int fd, std::vector<std::string>& frames
   return okStatus();
 }
 
-Status StreamFrameReader::takeFrames(std::vector<std::string>& frames) {
-  while (buffer_.size() - consumed_ >= kHeaderBytes) {
-    const std::uint32_t length = readLength(buffer_.data() + consumed_);
+Status StreamFrameReader::readAvailable(int fd, std::vector<std::string>& frames) {
+  return readAvailable(fd, [&frames](std::string_view frame) { frames.emplace_back(frame); });
+}
+
+Result<std::size_t> StreamFrameReader::takeFrames(std::string_view bytes, FrameSink sink) const {
+  std::size_t used = 0;
+  while (bytes.size() - used >= kHeaderBytes) {
+    const std::uint32_t length = readLength(bytes.data() + used);
     if (length > maxFrameBytes_) {
       return invalidArgument(
           fmt::format("a frame of {} bytes is over the limit of {} bytes", length, maxFrameBytes_));
     }
-    if (buffer_.size() - consumed_ - kHeaderBytes < length) break;
-    frames.emplace_back(buffer_, consumed_ + kHeaderBytes, length);
-    consumed_ += kHeaderBytes + length;
+    if (bytes.size() - used - kHeaderBytes < length) break;
+    sink(bytes.substr(used + kHeaderBytes, length));
+    used += kHeaderBytes + length;
   }
-  // Drop what was taken once it is most of the buffer: a cheap move, not one
-  // per frame.
-  if (consumed_ > 0 && consumed_ * 2 >= buffer_.size()) {
-    buffer_.erase(0, consumed_);
-    consumed_ = 0;
-  }
-  return okStatus();
+  return used;
 }
 
 void StreamFrameWriter::queue(const void* data, std::size_t size) {
@@ -77,6 +88,23 @@ void StreamFrameWriter::queue(const void* data, std::size_t size) {
     buffer_.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
   }
   buffer_.append(static_cast<const char*>(data), size);
+}
+
+void StreamFrameWriter::queue(capnp::MessageBuilder& message) {
+  if (sent_ == buffer_.size()) {
+    buffer_.clear();
+    sent_ = 0;
+  }
+  const std::size_t size = capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word);
+  const std::size_t at = buffer_.size();
+  // resize() zero-fills, but only what the message then overwrites.
+  buffer_.resize(at + kHeaderBytes + size);
+  char* out = buffer_.data() + at;
+  const auto length = static_cast<std::uint32_t>(size);
+  for (std::size_t i = 0; i < kHeaderBytes; ++i) out[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  kj::ArrayOutputStream stream(
+      kj::arrayPtr(reinterpret_cast<kj::byte*>(out + kHeaderBytes), size));
+  capnp::writeMessage(stream, message);
 }
 
 Status StreamFrameWriter::flush(int fd) {

@@ -137,6 +137,9 @@ struct Stepped {
   actionMicros @6 :UInt64;              # worker wall time in the actions (an MLGO step: the
                                         # compiler's time to its next decision); the rest of a
                                         # step's round trip is transport, queueing and observing
+  refusal @7 :Error;                    # set when an action was refused after the first
+                                        # actionsApplied ran: those stay applied (the client
+                                        # records them), no observation is sent, the step fails
 }
 
 struct Fork { sessionId @0 :UInt64; }

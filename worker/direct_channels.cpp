@@ -140,8 +140,10 @@ void DirectChannels::acceptAll() {
       ::close(fd);
       continue;
     }
-    connections_.emplace(nextSerial_++, Connection{fd, StreamFrameReader(limits_.maxMessageBytes),
-                                                   StreamFrameWriter{}, false, clock_.now()});
+    const std::uint64_t serial = nextSerial_++;
+    connections_.emplace(serial, Connection{fd, StreamFrameReader(limits_.maxMessageBytes),
+                                            StreamFrameWriter{}, false, clock_.now(), {},
+                                            routeOf(serial)});
   }
 }
 
@@ -181,11 +183,16 @@ bool DirectChannels::readFrom(std::uint64_t serial, Connection& connection,
     if (!readHello(serial, connection)) return false;
     if (!connection.authenticated) return true;  // the rest of the token comes later
   }
-  std::vector<std::string> frames;
-  const Status read = connection.reader.readAvailable(connection.fd, frames);
-  const std::string route = routeOf(serial);
-  for (const std::string& frame : frames) {
-    auto message = InboundMessage::decode(frame.data(), frame.size(), limits_);
+  // Decoded while reading (the one copy, into aligned words), delivered
+  // after: a delivery may close this connection and free its reader.
+  Batch batch = std::move(spareBatch_);
+  batch.clear();
+  const Status read = connection.reader.readAvailable(
+      connection.fd, [&](std::string_view frame) {
+        batch.push_back(InboundMessage::decode(frame.data(), frame.size(), limits_));
+      });
+  const std::string route = connection.route;
+  for (Result<InboundMessage>& message : batch) {
     if (message.ok()) {
       deliver(route, std::move(message).value());
     } else {
@@ -194,6 +201,8 @@ bool DirectChannels::readFrom(std::uint64_t serial, Connection& connection,
     // A reply that failed to leave closed the connection: look it up again.
     if (connections_.find(serial) == connections_.end()) return false;
   }
+  batch.clear();
+  spareBatch_ = std::move(batch);
   if (!read.ok()) {
     // A client that goes away closes its end: that is no news.
     close(serial, read.message(),

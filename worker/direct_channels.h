@@ -86,7 +86,11 @@ class DirectChannels {
     bool authenticated = false;
     TimePoint acceptedAt;
     std::string hello;  // the token's frame, as far as it came
+    std::string route;  // routeOf(serial), made once
   };
+
+  // Requests read but not yet delivered; kept between reads for its capacity.
+  using Batch = std::vector<Result<InboundMessage>>;
 
   DirectChannels(int listenFd, std::string address, FrameLimits limits, const Clock& clock,
                  Logger logger);
@@ -108,6 +112,7 @@ class DirectChannels {
   const Clock& clock_;
   Logger logger_;
   std::uint64_t nextSerial_ = 1;
+  Batch spareBatch_;
   std::map<std::uint64_t, Connection> connections_;
   std::map<std::string, TimePoint> tokens_;  // token -> expiry
   // Poll indices of the last addTo(): the listener, then each connection.

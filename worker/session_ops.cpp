@@ -198,11 +198,29 @@ Completion completeStep(SessionRecord& record, const InboundMessage& message, St
   return completion;
 }
 
+Completion actionFailed(const StepState& state, const Status& status) {
+  if (state.applied == 0 || endsSession(status)) {
+    return errorCompletion(state.requestId, status, endsSession(status));
+  }
+  // Earlier actions of the step ran and stay applied: the reply says how
+  // many, so that the client's history (what a restore or a replay
+  // repeats) holds them.
+  capnp::MallocMessageBuilder builder(256);
+  auto stepped = initEnvelope(builder, state.requestId).initReply().initStepped();
+  stepped.setActionsApplied(state.applied);
+  toWire(status, stepped.initRefusal());
+  Completion completion;
+  completion.reply = encodeFrame(builder);
+  completion.error = status.code();
+  completion.steps = state.applied;
+  return completion;
+}
+
 std::optional<Completion> applyRemainingActions(SessionRecord& record, StepState& state) {
   while (state.nextAction < state.actions.size() && !state.total.endOfEpisode) {
     ActionOutcome outcome;
     Status status = record.session->applyAction(state.actions[state.nextAction], outcome);
-    if (!status.ok()) return errorCompletion(state.requestId, status, endsSession(status));
+    if (!status.ok()) return actionFailed(state, status);
     recordAction(record, state, outcome);
   }
   return std::nullopt;

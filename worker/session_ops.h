@@ -54,6 +54,10 @@ std::optional<Completion> prepareStep(SessionRecord& record, const InboundMessag
 // Counts one applied action; true when the step has no action left to apply.
 bool recordAction(SessionRecord& record, StepState& state, ActionOutcome& outcome);
 // applyAction() for the actions not yet applied; the error reply on failure.
+// The reply to a step whose action failed: an error, or, when earlier
+// actions of the step ran and the session goes on, a Stepped reply whose
+// refusal carries the error.
+Completion actionFailed(const StepState& state, const Status& status);
 std::optional<Completion> applyRemainingActions(SessionRecord& record, StepState& state);
 // endOfStep(), the observations and the reply.
 Completion completeStep(SessionRecord& record, const InboundMessage& message, StepState& state);

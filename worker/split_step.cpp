@@ -21,8 +21,7 @@ SplitStep::Phase SplitStep::start() {
 
 std::optional<SplitStep::Phase> SplitStep::progressed(Result<ActionProgress> progress) {
   if (!progress.ok()) {
-    const Status& status = progress.status();
-    return fail(errorCompletion(state_.requestId, status, endsSession(status)));
+    return fail(actionFailed(state_, progress.status()));
   }
   switch (*progress) {
     case ActionProgress::kWaiting:
@@ -60,9 +59,7 @@ SplitStep::Phase SplitStep::resume() {
 SplitStep::Phase SplitStep::runBlocking() {
   try {
     Status finished = record_.session->finishAction(current_);
-    if (!finished.ok()) {
-      return fail(errorCompletion(state_.requestId, finished, endsSession(finished)));
-    }
+    if (!finished.ok()) return fail(actionFailed(state_, finished));
     recordAction(record_, state_, current_);
     // Later actions of the same step stay here: the thread is already taken.
     if (auto failed = applyRemainingActions(record_, state_)) return fail(std::move(*failed));

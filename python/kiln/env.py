@@ -338,6 +338,11 @@ class Env:
         except (SessionLost, CompileError):
             self._session = None  # the worker has retired it or is gone: reset()
             raise
+        except Exception as error:
+            # An action refused after others of this step ran: those stay
+            # applied, so the episode's record (env.state, env.actions) keeps them.
+            self.actions.extend(values[: getattr(error, "actions_applied", 0)])
+            raise
         self.actions.extend(values[:applied])
         results = dict(zip(wanted, observed))
         reward = self._take_reward(results)

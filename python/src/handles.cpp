@@ -90,8 +90,14 @@ client::StepResult SessionHandle::step(const std::vector<Value>& actions,
   if (actionSpace != nullptr) {
     for (const Value& action : actions) throwIfError(actionSpace->check(action));
   }
-  return unwrap(
-      client_->locked([&](client::Client&) { return session_->step(actions, observations); }));
+  const std::size_t stepsBefore = session_->history().steps.size();
+  auto result =
+      client_->locked([&](client::Client&) { return session_->step(actions, observations); });
+  if (result.ok()) return std::move(result).value();
+  // An action refused after others of the step ran: the session recorded
+  // those (they stay applied), and the caller's own record must too.
+  const auto& steps = session_->history().steps;
+  throw StatusError(result.status(), steps.size() > stepsBefore ? steps.back().size() : 0);
 }
 
 std::shared_ptr<SessionHandle> SessionHandle::fork() {

@@ -47,7 +47,13 @@ void registerStatusTranslator() {
         // kiln._kiln imported on its own, outside the kiln package.
         type = py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
       }
-      PyErr_SetString(type.ptr(), error.what());
+      if (!error.actionsApplied()) {
+        PyErr_SetString(type.ptr(), error.what());
+        return;
+      }
+      py::object instance = type(error.what());
+      instance.attr("actions_applied") = *error.actionsApplied();
+      PyErr_SetObject(type.ptr(), instance.ptr());
     }
   });
 }

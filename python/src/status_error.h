@@ -3,7 +3,9 @@
 // names the error kind (kiln.NotFound, kiln.SessionLost, kiln.Overloaded...).
 #pragma once
 
+#include <cstddef>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,11 +17,17 @@ namespace kiln::python {
 class StatusError : public std::exception {
  public:
   explicit StatusError(Status status) : status_(std::move(status)) {}
+  // A step that failed after some of its actions ran: the exception carries
+  // how many (`actions_applied`), as they stay applied.
+  StatusError(Status status, std::size_t actionsApplied)
+      : status_(std::move(status)), actionsApplied_(actionsApplied) {}
   const Status& status() const { return status_; }
+  const std::optional<std::size_t>& actionsApplied() const { return actionsApplied_; }
   const char* what() const noexcept override { return status_.message().c_str(); }
 
  private:
   Status status_;
+  std::optional<std::size_t> actionsApplied_;
 };
 
 // The name of the kiln.errors class for `code` ("NotFound", "SessionLost", ...).

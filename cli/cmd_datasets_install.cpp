@@ -7,6 +7,8 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
+#include "common/signals.h"
+#include "common/subprocess.h"
 #include "datasets/debian/dataset_install.h"
 
 namespace kiln::cli {
@@ -83,6 +85,14 @@ void runInstall(const InstallCommandOptions& o) {
     fmt::print(stderr, "{}: {}\n", project, stage);
   };
   options.onProject = printProject;
+  // Each build step runs in a process group of its own (Subprocess): a
+  // terminal's Ctrl-C would leave make and its compilers running on.
+  StopOnSignal stopBuilds([] {
+    const int children = killChildProcessGroups();
+    fmt::print(stderr, "kiln datasets install: interrupted; killed {} running build step{}\n",
+               children, children == 1 ? "" : "s");
+    std::_Exit(130);
+  });
   auto report = debian::installDataset(options);
   if (!report.ok()) {
     fmt::print(stderr, "kiln datasets install: {}\n", report.status().toString());

@@ -13,6 +13,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -446,6 +451,30 @@ Result<ProcessOutput> runSubprocess(const std::vector<std::string>& argv,
   return timeoutError("`" + commandText(argv) + "` did not finish within " +
                       std::to_string(timeout.count()) + " ms and was killed (" + killed.describe() +
                       ")");
+}
+
+int killChildProcessGroups() {
+  const pid_t self = ::getpid();
+  int found = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // "pid (comm) state ppid ...": the command may hold spaces and ')'.
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 1));
+    std::string state;
+    long parent = 0;
+    if (!(rest >> state >> parent) || parent != self) continue;
+    const auto child = static_cast<pid_t>(std::stol(name));
+    ::kill(-child, SIGKILL);
+    ::kill(child, SIGKILL);
+    ++found;
+  }
+  return found;
 }
 
 }  // namespace kiln

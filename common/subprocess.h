@@ -97,4 +97,12 @@ Result<ProcessOutput> runSubprocess(const std::vector<std::string>& argv,
                                     const SubprocessOptions& options = {},
                                     std::size_t captureLimitBytes = 1 << 20);
 
+// SIGKILLs the process group of every child of this process, and the child:
+// Subprocess starts each child in a group of its own, with everything it
+// starts in turn (a build's make and its compilers). For a command that
+// leaves on SIGINT/SIGTERM, whose children would otherwise run on (a
+// terminal's Ctrl-C reaches only the foreground group). Returns how many
+// children it found.
+int killChildProcessGroups();
+
 }  // namespace kiln

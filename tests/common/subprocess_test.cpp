@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -215,6 +217,48 @@ TEST(SubprocessTest, DestructorKillsAndReaps) {
     ASSERT_FALSE(processGone(pid));
   }
   EXPECT_TRUE(processGone(pid));
+}
+
+TEST(SubprocessTest, KillChildProcessGroupsEndsChildrenAndWhatTheyStarted) {
+  // What a Ctrl-C during `kiln datasets install` does: the step's shell and
+  // the jobs it started in the background (make's compilers) all end.
+  const auto pids = std::filesystem::temp_directory_path() /
+                    ("kiln-groups-" + std::to_string(::getpid()) + ".txt");
+  std::filesystem::remove(pids);
+  auto step = Subprocess::spawn(
+      {"sh", "-c", "sleep 30 & echo $! >> " + pids.string() + "; sleep 30 & echo $! >> " +
+                       pids.string() + "; wait"});
+  ASSERT_TRUE(step.ok()) << step.status().toString();
+  auto other = Subprocess::spawn({"sleep", "30"});
+  ASSERT_TRUE(other.ok()) << other.status().toString();
+  std::vector<int> jobs;
+  for (auto until = Clock::now() + 10s; jobs.size() < 2 && Clock::now() < until;) {
+    std::this_thread::sleep_for(10ms);
+    jobs.clear();
+    std::ifstream in(pids);
+    for (int pid = 0; in >> pid;) jobs.push_back(pid);
+  }
+  ASSERT_EQ(jobs.size(), 2u);
+
+  EXPECT_EQ(killChildProcessGroups(), 2);
+  auto ended = step->waitFor(10s);
+  ASSERT_TRUE(ended.ok()) << ended.status().toString();
+  EXPECT_EQ(ended->signal, SIGKILL);
+  auto otherEnded = other->waitFor(10s);
+  ASSERT_TRUE(otherEnded.ok()) << otherEnded.status().toString();
+  EXPECT_EQ(otherEnded->signal, SIGKILL);
+  // The background jobs were reparented when the shell died: only the
+  // group kill reaches them.
+  auto gone = [](int pid) {
+    auto info = testsupport::readProcess(pid);
+    return !info || info->zombie();  // a zombie waits for its new parent to reap it
+  };
+  for (int job : jobs) {
+    auto until = Clock::now() + 10s;
+    while (!gone(job) && Clock::now() < until) std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(gone(job)) << "job " << job << " outlived the kill";
+  }
+  std::filesystem::remove(pids);
 }
 
 TEST(SubprocessTest, MoveTransfersOwnership) {

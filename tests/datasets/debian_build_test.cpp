@@ -8,6 +8,7 @@
 
 #include <fstream>
 
+#include "testing/scratch_dir.h"
 #include "datasets/debian/dataset_install.h"
 #include "datasets/debian/project_build.h"
 #include "datasets/debian/source_fetch.h"
@@ -17,20 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
+// Its files, removed at the end.
+class ProjectDir : public testsupport::ScratchDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln-debian-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  ProjectDir() : ScratchDir("kiln-debian") {}
 };
 
 void writeFile(const fs::path& path, const std::string& text) {
@@ -62,7 +53,7 @@ Recipe makeRecipe(std::vector<std::string> makeArguments = {}) {
 }
 
 TEST(DebianBuildTest, RecordsClangCompilesInAScratchCopy) {
-  TempDir dir;
+  ProjectDir dir;
   fs::path source = smallProject(dir.path());
   fs::path log = dir.path() / "logs/tiny.log";
   auto built = buildProject(makeRecipe(), source, dir.path() / "scratch", log, Toolchain{}, 2,
@@ -81,7 +72,7 @@ TEST(DebianBuildTest, RecordsClangCompilesInAScratchCopy) {
 }
 
 TEST(DebianBuildTest, AFailingBuildReportsItsStepAndLogTail) {
-  TempDir dir;
+  ProjectDir dir;
   fs::path source = smallProject(dir.path(), "broken:\n\t@echo the-reason-it-broke; exit 3\n");
   auto built = buildProject(makeRecipe({"broken"}), source, dir.path() / "scratch",
                             dir.path() / "tiny.log", Toolchain{}, 1, BuildLimits{});
@@ -94,7 +85,7 @@ TEST(DebianBuildTest, AFailingBuildReportsItsStepAndLogTail) {
 }
 
 TEST(DebianBuildTest, ABuildThatCompilesNothingIsAnError) {
-  TempDir dir;
+  ProjectDir dir;
   fs::path source = smallProject(dir.path(), "nothing:\n\t@true\n");
   auto built = buildProject(makeRecipe({"nothing"}), source, dir.path() / "scratch",
                             dir.path() / "tiny.log", Toolchain{}, 1, BuildLimits{});
@@ -104,7 +95,7 @@ TEST(DebianBuildTest, ABuildThatCompilesNothingIsAnError) {
 }
 
 TEST(DebianBuildTest, AStepPastItsTimeLimitIsKilled) {
-  TempDir dir;
+  ProjectDir dir;
   fs::path source = smallProject(dir.path(), "slow:\n\tsleep 60\n");
   BuildLimits limits;
   limits.perStep = std::chrono::seconds(1);
@@ -117,7 +108,7 @@ TEST(DebianBuildTest, AStepPastItsTimeLimitIsKilled) {
 }
 
 TEST(DebianBuildTest, ARecipeDirectoryTheSourceLacksIsNamed) {
-  TempDir dir;
+  ProjectDir dir;
   fs::path source = smallProject(dir.path());
   Recipe recipe = makeRecipe();
   recipe.directory = "no-such-dir";
@@ -128,7 +119,7 @@ TEST(DebianBuildTest, ARecipeDirectoryTheSourceLacksIsNamed) {
 }
 
 TEST(DebianFetchTest, SystemSourcesAreReadFromBothFormsAndOtherFilesIgnored) {
-  TempDir apt;
+  ProjectDir apt;
   writeFile(apt.path() / "sources.list", "deb http://archive.example/debian bookworm main\n");
   writeFile(apt.path() / "sources.list.d/debian.sources",
             "Types: deb\nURIs: http://archive.example/debian-security\n"
@@ -140,7 +131,7 @@ TEST(DebianFetchTest, SystemSourcesAreReadFromBothFormsAndOtherFilesIgnored) {
             "deb-src http://archive.example/debian bookworm main\n"
             "deb-src http://archive.example/debian-security bookworm-security main\n");
 
-  TempDir empty;
+  ProjectDir empty;
   auto none = systemDebSrcList(empty.path());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), ErrorCode::kNotFound);
@@ -152,7 +143,7 @@ TEST(DebianFetchTest, SystemSourcesAreReadFromBothFormsAndOtherFilesIgnored) {
 }
 
 TEST(DebianInstallTest, UnknownDatasetIsRefusedNamingTheKnownOnes) {
-  TempDir dir;
+  ProjectDir dir;
   InstallOptions options;
   options.dataset = "debian-v9";
   options.cacheDirectory = dir.path() / "cache";
@@ -165,7 +156,7 @@ TEST(DebianInstallTest, UnknownDatasetIsRefusedNamingTheKnownOnes) {
 }
 
 TEST(DebianInstallTest, ACacheThatCannotBeCreatedIsRefused) {
-  TempDir dir;
+  ProjectDir dir;
   writeFile(dir.path() / "a-file", "not a directory\n");
   InstallOptions options;
   options.dataset = "debian-mini";
@@ -178,7 +169,7 @@ TEST(DebianInstallTest, ACacheThatCannotBeCreatedIsRefused) {
 }
 
 TEST(DebianInstallTest, ARootDirectoryHoldingSomethingElseIsLeftAlone) {
-  TempDir dir;
+  ProjectDir dir;
   writeFile(dir.path() / "root/debian-mini/notes.txt", "someone's files\n");
   InstallOptions options;
   options.dataset = "debian-mini";
@@ -192,7 +183,7 @@ TEST(DebianInstallTest, ARootDirectoryHoldingSomethingElseIsLeftAlone) {
 }
 
 TEST(DebianFetchTest, ANameThatIsNoPackageIsRefusedBeforeApt) {
-  TempDir dir;
+  ProjectDir dir;
   auto fetcher = SourceFetcher::create({dir.path(), dir.path() / "no-apt"});
   ASSERT_TRUE(fetcher.ok()) << fetcher.status().toString();
   for (const char* name : {"../etc", "Zlib", "a", "x;rm -rf /"}) {

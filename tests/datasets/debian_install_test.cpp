@@ -10,6 +10,7 @@
 #include <set>
 
 #include "client/datasets.h"
+#include "testing/scratch_dir.h"
 #include "datasets/debian/dataset_install.h"
 #include "local/local_cluster.h"
 
@@ -19,23 +20,13 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class TempDir {
+// Its files, removed at the end.
+class ProjectDir : public testsupport::ScratchDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "kiln-debian-install-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  ProjectDir() : ScratchDir("kiln-debian-install") {}
 };
 
-InstallOptions miniOptions(const TempDir& dir) {
+InstallOptions miniOptions(const ProjectDir& dir) {
   InstallOptions options;
   options.dataset = "debian-mini";
   options.cacheDirectory = dir.path() / "cache";
@@ -46,7 +37,7 @@ InstallOptions miniOptions(const TempDir& dir) {
 }
 
 TEST(DebianInstallNetworkTest, DebianMiniInstallsServesAndSteps) {
-  TempDir dir;
+  ProjectDir dir;
   std::vector<std::string> stages;
   InstallOptions options = miniOptions(dir);
   options.onStage = [&](const std::string& project, const std::string& stage) {

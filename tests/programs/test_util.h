@@ -3,49 +3,23 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/subprocess.h"
+#include "testing/scratch_dir.h"
 
 namespace kiln::programs::testing {
 
-class TempDir {
+// Each test's files, removed at its end.
+class TempDir : public testsupport::ScratchDir {
  public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "kiln-programs-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : ScratchDir("kiln-programs") {}
 };
-
-inline void writeFile(const std::filesystem::path& path, const std::string& bytes,
-                      bool executable = false) {
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-  if (executable) ::chmod(path.c_str(), 0755);
-}
-
-inline std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using testsupport::readFile;
+using testsupport::writeFile;
 
 // Runs a tool of the test (cmake, make, bear) to completion within two minutes.
 inline ::testing::AssertionResult runTool(const std::vector<std::string>& argv,

@@ -1,0 +1,239 @@
+"""The names of CompilerGym's LLVM surface and what kiln serves for them:
+env ids, observation and reward spaces (with their translation to kiln's),
+and CompilerGym's Benchmark / Dataset / Datasets views of kiln's datasets.
+kiln.compiler_gym builds its env on these."""
+
+import numpy as np
+
+from .errors import NotFound
+
+# env id -> (observation space, reward space), as CompilerGym registers them.
+_ENV_IDS = {
+    "llvm-v0": (None, None),
+    "llvm-ic-v0": (None, "IrInstructionCountOz"),
+    "llvm-codesize-v0": (None, "ObjectTextSizeOz"),
+    "llvm-autophase-ic-v0": ("Autophase", "IrInstructionCountOz"),
+    "llvm-autophase-codesize-v0": ("Autophase", "ObjectTextSizeOz"),
+    "llvm-ir-ic-v0": ("Ir", "IrInstructionCountOz"),
+    "llvm-ir-codesize-v0": ("Ir", "ObjectTextSizeOz"),
+}
+COMPILER_GYM_ENVS = sorted(_ENV_IDS)
+
+# CompilerGym observation spaces that kiln serves under the same name.
+_SAME_OBSERVATIONS = (
+    "Ir", "IrSha1", "Bitcode", "InstCount", "InstCountDict", "Autophase", "AutophaseDict",
+    "IrInstructionCount", "IrInstructionCountO0", "IrInstructionCountO3", "IrInstructionCountOz",
+    "ObjectTextSizeBytes", "ObjectTextSizeO0", "ObjectTextSizeO3", "ObjectTextSizeOz",
+)
+# Computed here from one kiln observation: name -> kiln space it comes from.
+_DERIVED_OBSERVATIONS = {"InstCountNorm": "InstCount", "InstCountNormDict": "InstCountDict"}
+_UNSUPPORTED_OBSERVATIONS = {
+    "BitcodeFile": "kiln never names a host path to a client; use env.write_bitcode(path)",
+    "Buildtime": "kiln does not build or run benchmarks",
+    "Runtime": "kiln does not build or run benchmarks",
+    "IsBuildable": "kiln does not build or run benchmarks",
+    "IsRunnable": "kiln does not build or run benchmarks",
+    "CpuInfo": "kiln has no CpuInfo observation",
+    "Inst2vec": "kiln has no inst2vec embeddings",
+    "Inst2vecEmbeddingIndices": "kiln has no inst2vec embeddings",
+    "Inst2vecPreprocessedText": "kiln has no inst2vec embeddings",
+    "LexedIr": "kiln has no IR lexer observation",
+    "LexedIrTuple": "kiln has no IR lexer observation",
+    "Programl": "kiln has no ProGraML graphs",
+    "ProgramlJson": "kiln has no ProGraML graphs",
+    "TextSizeBytes": "kiln measures object files (ObjectTextSize*), not linked binaries",
+    "TextSizeO0": "kiln measures object files (ObjectTextSize*), not linked binaries",
+    "TextSizeO3": "kiln measures object files (ObjectTextSize*), not linked binaries",
+    "TextSizeOz": "kiln measures object files (ObjectTextSize*), not linked binaries",
+}
+# Reward name -> (cost observation, what the drop is divided by: "" nothing,
+# "Norm" the unoptimized cost, "O3"/"Oz" the improvement that level makes).
+_REWARDS = {
+    "IrInstructionCount": ("IrInstructionCount", ""),
+    "IrInstructionCountNorm": ("IrInstructionCount", "Norm"),
+    "IrInstructionCountO3": ("IrInstructionCount", "O3"),
+    "IrInstructionCountOz": ("IrInstructionCount", "Oz"),
+    "ObjectTextSizeBytes": ("ObjectTextSizeBytes", ""),
+    "ObjectTextSizeNorm": ("ObjectTextSizeBytes", "Norm"),
+    "ObjectTextSizeO3": ("ObjectTextSizeBytes", "O3"),
+    "ObjectTextSizeOz": ("ObjectTextSizeBytes", "Oz"),
+}
+# The prefix of a cost's baseline observations (IrInstructionCountO0, ...).
+_BASELINE_PREFIX = {
+    "IrInstructionCount": "IrInstructionCount",
+    "ObjectTextSizeBytes": "ObjectTextSize",
+}
+# CompilerGym's LLVM datasets, for the error that says what kiln has instead.
+_COMPILER_GYM_DATASETS = (
+    "anghabench-v1", "blas-v0", "cbench-v1", "chstone-v0", "clgen-v0", "github-v0",
+    "jotaibench-v0", "linux-v0", "mibench-v1", "npb-v0", "opencv-v0", "poj104-v1",
+    "tensorflow-v0",
+)
+
+
+def _unsupported(what, why):
+    raise NotImplementedError(f"kiln.compiler_gym: {what} is not available on kiln: {why}")
+
+
+def _check_observation(name):
+    if name in _SAME_OBSERVATIONS or name in _DERIVED_OBSERVATIONS:
+        return name
+    if name in _UNSUPPORTED_OBSERVATIONS:
+        _unsupported(f"observation space {name!r}", _UNSUPPORTED_OBSERVATIONS[name])
+    raise LookupError(f"Observation space not found: {name}")
+
+
+def _check_reward(name):
+    if name not in _REWARDS:
+        raise LookupError(f"Reward space not found: {name}")
+    return name
+
+
+def _translate(name, value):
+    """kiln's value of observation `name` as CompilerGym types it."""
+    if name == "Bitcode":
+        return np.frombuffer(value, dtype=np.int8).copy()
+    if name == "InstCountNorm":
+        total = max(int(value[0]), 1)
+        return (np.asarray(value[1:], dtype=np.float64) / total).astype(np.float32)
+    if name == "InstCountNormDict":
+        total = max(int(value.get("TotalInstsCount", 0)), 1)
+        return {k: v / total for k, v in value.items() if k != "TotalInstsCount"}
+    return value
+
+
+def _benchmark_uri(benchmark):
+    uri = str(benchmark.uri if isinstance(benchmark, Benchmark) else benchmark)
+    if "://" not in uri:
+        uri = "benchmark://" + uri  # CompilerGym's short form, "cbench-v1/crc32"
+    return uri
+
+
+def _dataset_of(uri):
+    """"benchmark://kiln-bench-v0" for benchmark://kiln-bench-v0/crc32; None for file:// URIs."""
+    scheme, _, rest = uri.partition("://")
+    if scheme not in ("benchmark", "generator"):
+        return None
+    return f"{scheme}://{rest.split('/')[0]}"
+
+
+class Benchmark:
+    """A benchmark as CompilerGym names one: `uri`; equal to its URI string."""
+
+    def __init__(self, uri):
+        self.uri = _benchmark_uri(uri)
+
+    def __eq__(self, other):
+        if isinstance(other, (Benchmark, str)):
+            return self.uri == _benchmark_uri(other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.uri)
+
+    def __str__(self):
+        return self.uri
+
+    def __repr__(self):
+        return f"Benchmark({self.uri})"
+
+
+class Dataset:
+    """One of kiln's datasets with CompilerGym's accessors."""
+
+    def __init__(self, listing, datasets):
+        self.name, self.size, self.description = listing.name, listing.size, listing.description
+        self._datasets = datasets
+
+    def benchmark_uris(self, limit=None):
+        if self.size is None and limit is None:
+            limit = 1000  # a generator: its first seeds
+        yield from self._datasets.benchmarks(self.name, limit)
+
+    def benchmarks(self, limit=None):
+        return (Benchmark(uri) for uri in self.benchmark_uris(limit))
+
+    def benchmark(self, uri=None):
+        return Benchmark(uri) if uri is not None else next(self.benchmarks())
+
+    def random_benchmark(self, random_state=None):
+        rng = random_state if isinstance(random_state, np.random.Generator) else (
+            np.random.default_rng(random_state))
+        uris = list(self.benchmark_uris())
+        return Benchmark(uris[int(rng.integers(len(uris)))])
+
+    def __len__(self):
+        if self.size is None:
+            raise TypeError(f"{self.name} is an unbounded generator")
+        return self.size
+
+    def __repr__(self):
+        return f"Dataset({self.name})"
+
+
+class Datasets:
+    """env.datasets: iterate, look up by name, benchmark(uri)."""
+
+    def __init__(self, kiln_datasets):
+        self._raw = kiln_datasets
+        self._listed = [Dataset(d, kiln_datasets) for d in kiln_datasets]
+
+    def __iter__(self):
+        return iter(self._listed)
+
+    def __len__(self):
+        return len(self._listed)
+
+    def __getitem__(self, name):
+        for dataset in self._listed:
+            if name in (dataset.name, dataset.name.partition("://")[2]):
+                return dataset
+        raise _missing_dataset(name, self._listed)
+
+    def __contains__(self, name):
+        return any(name in (d.name, d.name.partition("://")[2]) for d in self._listed)
+
+    def benchmark(self, uri):
+        uri = _benchmark_uri(uri)
+        dataset = _dataset_of(uri)
+        if dataset is not None:
+            self[dataset]  # kiln.NotFound naming kiln's datasets if it has none such
+        return Benchmark(uri)
+
+    def benchmark_uris(self):
+        for dataset in self._listed:
+            if dataset.size is not None:
+                yield from dataset.benchmark_uris()
+
+
+def _missing_dataset(name, listed):
+    have = ", ".join(f"{d.name} ({'unbounded' if d.size is None else d.size})" for d in listed)
+    short = name.partition("://")[2] or name
+    why = (" (CompilerGym's dataset needs CompilerGym's LLVM 10 downloads)"
+           if short.split("/")[0] in _COMPILER_GYM_DATASETS else "")
+    return NotFound(f"kiln has no dataset {short.split('/')[0]!r}{why}; kiln has: {have}")
+
+
+class Reward:
+    """A reward space as CompilerGym describes one."""
+
+    def __init__(self, name):
+        self.name = self.id = name
+        cost, baseline = _REWARDS[name]
+        self.cost_observation = cost
+        self.baseline = baseline
+        self.deterministic = True
+        self.platform_dependent = cost == "ObjectTextSizeBytes"
+        self.reward_range = (-np.inf, np.inf)
+
+    def __repr__(self):
+        return self.name
+
+
+class ObservationSpaceSpec:
+    def __init__(self, name, space):
+        self.id = self.name = name
+        self.space = space
+
+    def __repr__(self):
+        return f"ObservationSpaceSpec({self.id})"

@@ -57,7 +57,10 @@ void printProject(const debian::ProjectReport& p) {
   if (!reasons.empty()) reasons += ")";
   fmt::print("{:<12} {:<26} {:>6} modules {:>5} skipped {:>8.1f} s{}{}\n", p.project, p.version,
              p.extracted, p.skipped, p.elapsed.count() / 1000.0,
-             p.sourceFromCache ? "" : "  (downloaded)", reasons);
+             p.keptFromEarlierInstall ? "  (kept from an earlier install)"
+             : p.sourceFromCache      ? ""
+                                      : "  (downloaded)",
+             reasons);
   std::fflush(stdout);
 }
 

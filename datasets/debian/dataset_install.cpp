@@ -1,11 +1,17 @@
 #include "datasets/debian/dataset_install.h"
 
 #include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "common/json_text.h"
 #include "datasets/debian/source_fetch.h"
 #include "programs/corpus_extract.h"
+#include "programs/corpus_layout.h"
+#include "programs/json_tree.h"
 
 namespace kiln::debian {
 
@@ -43,6 +49,105 @@ Status writeInstallRecord(const InstallReport& report) {
   if (!out) return permissionDenied("cannot write " + file.string());
   return okStatus();
 }
+
+// Each project that made it into the corpus leaves a record here, so that
+// an install that failed part-way keeps it and builds only the rest.
+fs::path projectRecordPath(const fs::path& corpus, const std::string& project) {
+  return corpus / ".kiln-projects" / (project + ".json");
+}
+
+std::string readText(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Status writeText(const fs::path& file, const std::string& text) {
+  std::error_code error;
+  fs::create_directories(file.parent_path(), error);
+  std::ofstream out(file, std::ios::trunc | std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return permissionDenied("cannot write " + file.string());
+  return okStatus();
+}
+
+}  // namespace
+
+Status writeProjectRecord(const fs::path& corpus, const ProjectReport& p) {
+  return writeText(projectRecordPath(corpus, p.project),
+                   "{\"project\": \"" + jsonEscape(p.project) + "\", \"package\": \"" +
+                       jsonEscape(p.package) + "\", \"version\": \"" + jsonEscape(p.version) +
+                       "\", \"modules\": " + std::to_string(p.extracted) +
+                       ", \"skipped\": " + std::to_string(p.skipped) + "}\n");
+}
+
+namespace {
+
+// The report of a project an earlier install put into the corpus; nullopt
+// when it has no readable record (it is built again).
+std::optional<ProjectReport> readProjectRecord(const fs::path& corpus, const std::string& project) {
+  std::error_code error;
+  const fs::path file = projectRecordPath(corpus, project);
+  if (!fs::is_regular_file(file, error)) return std::nullopt;
+  auto record = programs::parseJson(readText(file), file.string());
+  if (!record.ok()) return std::nullopt;
+  const auto* package = record->member("package");
+  const auto* version = record->member("version");
+  const auto* modules = record->member("modules");
+  const auto* skipped = record->member("skipped");
+  if (!package || !version || !modules || !skipped) return std::nullopt;
+  ProjectReport report;
+  report.project = project;
+  report.package = package->string;
+  report.version = version->string;
+  report.extracted = static_cast<std::size_t>(modules->number);
+  report.skipped = static_cast<std::size_t>(skipped->number);
+  report.keptFromEarlierInstall = true;
+  report.sourceFromCache = true;
+  return report;
+}
+
+}  // namespace
+
+Result<std::vector<ProjectReport>> keepFinishedProjects(const DatasetSpec& spec,
+                                                        const fs::path& corpus) {
+  const fs::path descriptionFile = corpus / programs::kCorpusDescriptionFile;
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> modules,
+                        programs::parseCorpusDescription(readText(descriptionFile)));
+  std::vector<ProjectReport> kept;
+  std::set<std::string> keptNames;
+  for (const std::string& project : spec.projects) {
+    auto record = readProjectRecord(corpus, project);
+    std::size_t listed = 0;
+    for (const std::string& module : modules) {
+      if (module.starts_with(project + "/")) ++listed;
+    }
+    if (record && listed == record->extracted) {
+      keptNames.insert(project);
+      kept.push_back(std::move(*record));
+    }
+  }
+  std::erase_if(modules, [&](const std::string& module) {
+    return !keptNames.contains(module.substr(0, module.find('/')));
+  });
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(corpus, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name == programs::kCorpusDescriptionFile || keptNames.contains(name)) continue;
+    fs::remove_all(entry.path(), error);  // an unfinished project, or a dropped one
+  }
+  for (const ProjectReport& p : kept) KILN_RETURN_IF_ERROR(writeProjectRecord(corpus, p));
+  if (modules.empty()) {
+    fs::remove(descriptionFile, error);
+    return kept;
+  }
+  KILN_RETURN_IF_ERROR(writeText(descriptionFile, programs::corpusDescriptionText(modules)));
+  return kept;
+}
+
+namespace {
 
 struct Stages {
   const InstallOptions& options;
@@ -92,6 +197,7 @@ struct Stages {
     report.skipped = extracted->skipped.size();
     report.skipReasons = programs::skippedByReason(*extracted);
     if (report.extracted > 0) corpusStarted = true;
+    report.status = writeProjectRecord(corpus, report);
     // The modules are in the corpus; the build tree is only disk now (its log stays).
     std::error_code ignored;
     fs::remove_all(scratch, ignored);
@@ -130,14 +236,26 @@ Result<InstallReport> installDataset(const InstallOptions& options) {
   }
   KILN_ASSIGN_OR_RETURN(SourceFetcher fetcher,
                         SourceFetcher::create({options.cacheDirectory, options.aptConfiguration}));
-  // A partial corpus from an earlier failed or forced install is rebuilt whole;
-  // a directory that holds something else is the operator's, not ours to remove.
-  if (fs::exists(report.corpus, error) && !fs::is_empty(report.corpus, error) &&
-      !fs::exists(report.corpus / "corpus_description.json", error)) {
+  // What an earlier install that failed part-way finished is kept (unless
+  // forced); a directory that holds something else is the operator's, not
+  // ours to remove.
+  const bool earlierCorpus =
+      fs::exists(report.corpus / programs::kCorpusDescriptionFile, error) ||
+      fs::exists(report.corpus / ".kiln-projects", error);
+  if (fs::exists(report.corpus, error) && !fs::is_empty(report.corpus, error) && !earlierCorpus) {
     return invalidArgument(report.corpus.string() +
                            " exists and holds no kiln corpus; give another --root");
   }
-  fs::remove_all(report.corpus, error);
+  std::map<std::string, ProjectReport> kept;
+  if (earlierCorpus && !options.force) {
+    auto finished = keepFinishedProjects(*spec, report.corpus);
+    if (finished.ok()) {
+      for (ProjectReport& p : *finished) kept.emplace(p.project, std::move(p));
+    } else {
+      kept.clear();  // a description kiln cannot read: start over
+    }
+  }
+  if (kept.empty()) fs::remove_all(report.corpus, error);
   fs::create_directories(report.corpus, error);
   if (error) {
     return permissionDenied("cannot create the dataset directory " + report.corpus.string() + ": " +
@@ -145,11 +263,14 @@ Result<InstallReport> installDataset(const InstallOptions& options) {
   }
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   Stages stages{options, fetcher, report.corpus, jobs};
+  for (const auto& [name, p] : kept) stages.corpusStarted = stages.corpusStarted || p.extracted > 0;
   for (const std::string& project : spec->projects) {
     const Recipe* recipe = findRecipe(project);
     ProjectReport projectReport;
     projectReport.project = project;
-    if (recipe == nullptr) {
+    if (auto earlier = kept.find(project); earlier != kept.end()) {
+      projectReport = std::move(earlier->second);
+    } else if (recipe == nullptr) {
       projectReport.status = internalError("dataset " + spec->name + " names no recipe " + project);
     } else {
       projectReport.package = recipe->sourcePackage;

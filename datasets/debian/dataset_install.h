@@ -4,8 +4,9 @@
 // source (datasets/debian/source_fetch.h), build it with its own build
 // (project_build.h), extract its compiles into <project>/ of the corpus
 // (programs/corpus_extract.h). A project that fails is reported and the
-// others go on. Installed once: a corpus with its kiln-install.json is left
-// alone unless forced.
+// others go on; installing again builds only what is missing (each
+// finished project keeps a record). Installed once: a corpus with its
+// kiln-install.json is left alone unless forced (which rebuilds it all).
 #pragma once
 
 #include <chrono>
@@ -28,6 +29,7 @@ struct ProjectReport {
   std::string package;
   std::string version;
   bool sourceFromCache = false;
+  bool keptFromEarlierInstall = false;  // an earlier, unfinished install built it
   std::size_t extracted = 0;
   std::size_t skipped = 0;
   std::vector<std::pair<std::string, std::size_t>> skipReasons;  // most frequent first
@@ -65,6 +67,16 @@ struct InstallOptions {
 // the report, with each failed project's status (the install is then not
 // recorded, so the next install tries again).
 Result<InstallReport> installDataset(const InstallOptions& options);
+
+// For an install after one that failed part-way: keeps the projects of
+// `corpus` that have their record (written when a project's extraction
+// finished) and all their modules in the description; removes everything
+// else (directories, description entries). The kept projects' reports, in
+// the dataset's order; invalid-argument when the description is unreadable.
+Result<std::vector<ProjectReport>> keepFinishedProjects(const DatasetSpec& spec,
+                                                        const std::filesystem::path& corpus);
+// The record keepFinishedProjects() looks for (what the install writes).
+Status writeProjectRecord(const std::filesystem::path& corpus, const ProjectReport& project);
 
 // Where the log of a project's build goes.
 std::filesystem::path buildLogPath(const std::filesystem::path& cacheDirectory,

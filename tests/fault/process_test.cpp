@@ -109,6 +109,50 @@ TEST(ProcessFaults, AWorkerThatCaughtAnLlvmCrashAnswersExitsAndItsSessionsAreRes
   EXPECT_FALSE(survivor->process.poll().has_value());
 }
 
+TEST(ProcessFaults, ASessionOnAUsersInlineProgramIsRestoredFromItsOwnBytes) {
+  // A user's program (kiln.make_benchmark) reaches the worker only inline:
+  // the worker that takes over has never seen it, so the restore must send
+  // the bytes again, and the replayed module must be the same.
+  InProcessCoordinator coordinator;
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
+  auto* doomed = children.spawn(workerArgs(coordinator.endpoint())).value();
+  auto client = connectClient(coordinator.endpoint(), {}, 30s);
+  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 1; }, 10s));
+  const std::string program = R"(
+define i32 @f(i32 %n) {
+entry:
+  %p = alloca i32
+  store i32 %n, ptr %p
+  %v = load i32, ptr %p
+  %a = add i32 %v, 1
+  %b = add i32 %a, 1
+  ret i32 %b
+}
+)";
+  client::SessionOptions options = llvmSession("benchmark://user-v0/two-adds-0123456789abcdef");
+  options.program = program;
+  const std::vector<std::string> count{"IrInstructionCount"};
+  auto reference = client->startSession(options).value();
+  auto mem2reg = reference->step({passAction(*reference, "mem2reg")}, count);
+  ASSERT_TRUE(mem2reg.ok()) << mem2reg.status().toString();
+  auto combined = reference->step({passAction(*reference, "instcombine")}, count);
+  ASSERT_TRUE(combined.ok()) << combined.status().toString();
+  ASSERT_TRUE(reference->end().ok());
+
+  auto session = client->startSession(options).value();
+  ASSERT_TRUE(session->step({passAction(*session, "mem2reg")}, count).ok());
+  auto* survivor = children.spawn(workerArgs(coordinator.endpoint())).value();
+  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
+  ::kill(doomed->process.pid(), SIGKILL);
+
+  auto moved = session->step({passAction(*session, "instcombine")}, count);
+  ASSERT_TRUE(moved.ok()) << moved.status().toString();
+  EXPECT_EQ(session->endpoint(), survivor->endpoint);
+  EXPECT_GE(session->restores(), 1u);
+  EXPECT_EQ(moved->observations.at(0).as<std::int64_t>(),
+            combined->observations.at(0).as<std::int64_t>());
+}
+
 TEST(ProcessFaults, HangingStepTimesOutAndThePlainWorkerKeepsItsSlot) {
   InProcessCoordinator coordinator;
   auto children = testsupport::ChildCluster::create(KILN_BINARY).value();

@@ -1,5 +1,7 @@
 #include "programs/llvm_tools.h"
 
+#include <cstdlib>
+
 #include "common/subprocess.h"
 #include "programs/corpus_layout.h"
 
@@ -64,6 +66,37 @@ Status verifyModule(const std::filesystem::path& file, const std::string& opt,
                     const ToolLimits& limits) {
   return runTool({opt, "-passes=verify", "-disable-output", file.string()}, {}, limits,
                  ErrorCode::kInvalidArgument, "LLVM 19 (" + opt + " -passes=verify)");
+}
+
+std::optional<std::string> bitcodeProducer(const std::filesystem::path& file,
+                                           const std::string& bcanalyzer,
+                                           const ToolLimits& limits) {
+  SubprocessOptions options;
+  options.memoryLimitBytes = limits.memoryBytes;
+  // The identification block comes first: its dump is in the first lines.
+  auto dumped = runSubprocess({bcanalyzer, "-dump", file.string()}, limits.timeout, options,
+                              std::size_t{64} << 10);
+  if (!dumped.ok()) return std::nullopt;
+  const std::string& text = dumped->stdoutText;
+  const std::size_t block = text.find("<IDENTIFICATION_BLOCK_ID");
+  const std::size_t blockEnd = text.find("</IDENTIFICATION_BLOCK_ID>", block);
+  if (block == std::string::npos || blockEnd == std::string::npos) return std::nullopt;
+  // <STRING abbrevid=4 op0=76 op1=76 op2=86 op3=77 ... />: one op per
+  // character (the dump adds the text only when it thinks it printable).
+  const std::size_t record = text.find("<STRING", block);
+  if (record == std::string::npos || record > blockEnd) return std::nullopt;
+  const std::size_t recordEnd = text.find("/>", record);
+  if (recordEnd == std::string::npos || recordEnd > blockEnd) return std::nullopt;
+  std::string producer;
+  for (std::size_t op = text.find(" op", record); op < recordEnd; op = text.find(" op", op + 1)) {
+    const std::size_t equals = text.find('=', op);
+    if (equals == std::string::npos || equals > recordEnd) break;
+    const long value = std::strtol(text.c_str() + equals + 1, nullptr, 10);
+    if (value < 0x20 || value > 0x7e) return std::nullopt;  // printable ASCII only
+    producer.push_back(static_cast<char>(value));
+  }
+  if (producer.empty()) return std::nullopt;
+  return producer;
 }
 
 }  // namespace kiln::programs

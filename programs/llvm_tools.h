@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,5 +45,12 @@ Status compileToBitcode(BitcodeCompile& compile, const ToolLimits& limits,
 // (for bitcode of a newer LLVM, the reader names its producer).
 Status verifyModule(const std::filesystem::path& file, const std::string& opt,
                     const ToolLimits& limits);
+
+// The producer a bitcode file's identification block names ("LLVM19.1.7"),
+// read by llvm-bcanalyzer; nullopt when the file is no bitcode, has no such
+// block, or the tool fails.
+std::optional<std::string> bitcodeProducer(const std::filesystem::path& file,
+                                           const std::string& bcanalyzer,
+                                           const ToolLimits& limits);
 
 }  // namespace kiln::programs

@@ -2,6 +2,9 @@
 
 #include <sodium.h>
 
+#include <cstdlib>
+#include <optional>
+
 #include "common/file_reader.h"
 #include "common/working_directory.h"
 #include "programs/clang_command.h"
@@ -29,6 +32,12 @@ Result<std::string> readBounded(const fs::path& file, std::uint64_t maxBytes) {
   return readFileBeneath(file.parent_path(), file.filename(), maxBytes);
 }
 
+// Whether LLVM 19 reads bitcode from `producer`: LLVM 19 and older do.
+bool readableProducer(const std::string& producer) {
+  if (!producer.starts_with("LLVM")) return false;  // Apple's and others' own numbering
+  return std::atoi(producer.c_str() + 4) <= 19;
+}
+
 // Links `modules` (one or more) into `output` with llvm-link, which reads
 // .ll and .bc alike and verifies the result.
 Status linkModules(const std::vector<fs::path>& modules, const fs::path& output,
@@ -39,7 +48,21 @@ Status linkModules(const std::vector<fs::path>& modules, const fs::path& output,
   std::string what = modules.size() == 1 ? "LLVM 19 (" + options.llvmLink + ") reading " +
                                                modules.front().filename().string()
                                          : "linking the modules (" + options.llvmLink + ")";
-  return runTool(argv, {}, options.limits, ErrorCode::kInvalidArgument, what);
+  Status linked = runTool(argv, {}, options.limits, ErrorCode::kInvalidArgument, what);
+  if (linked.code() != ErrorCode::kInvalidArgument) return linked;
+  // LLVM's reader names the bitcode epoch it cannot read, not who wrote
+  // the module: the producer is what a user recognizes.
+  for (const fs::path& module : modules) {
+    std::optional<std::string> producer =
+        bitcodeProducer(module, options.bcanalyzer, options.limits);
+    if (producer && !readableProducer(*producer)) {
+      return Status(linked.code(),
+                    linked.message() + " (" + module.filename().string() +
+                        " is bitcode from another LLVM version: producer '" + *producer +
+                        "'; kiln reads LLVM 19 and older bitcode: regenerate it with clang-19)");
+    }
+  }
+  return linked;
 }
 
 Result<UserBenchmark> finish(const fs::path& linked, const fs::path& name,

@@ -1,5 +1,7 @@
 #include "datasets/registry.h"
 
+#include <optional>
+
 #include <algorithm>
 
 #include "benchmarks/kiln_bench_v0.h"
@@ -122,24 +124,28 @@ void DatasetRegistry::recordRejection(std::string_view text, const std::string& 
   if (modules.size() < kMaxProblemsKept) modules.emplace(uri->name, reason.substr(0, 2000));
 }
 
-void DatasetRegistry::recordRejectedBytes(std::string_view text, std::string_view bytes,
-                                          const std::string& reason) const {
+std::optional<DatasetRegistry::OwnModule> DatasetRegistry::ownModule(
+    std::string_view text, std::string_view bytes) const {
   auto uri = parseBenchmarkUri(text);
-  if (!uri.ok() || uri->scheme != "benchmark") return;
+  if (!uri.ok() || uri->scheme != "benchmark") return std::nullopt;
   const CorpusIndex* corpus = findCorpus(uri->dataset);
   const CorpusEntry* entry = corpus == nullptr ? nullptr : corpus->find(uri->name);
-  if (entry == nullptr) return;
+  if (entry == nullptr) return std::nullopt;
   auto own = corpus->read(*entry, config_.maxBenchmarkBytes);
-  if (own.ok() && *own == bytes) recordRejection(text, reason);
+  if (!own.ok() || *own != bytes) return std::nullopt;
+  return OwnModule{corpus, entry};
 }
 
-Result<std::vector<std::string>> DatasetRegistry::moduleFlags(std::string_view text) const {
-  auto uri = parseBenchmarkUri(text);
-  if (!uri.ok() || uri->scheme != "benchmark") return std::vector<std::string>{};
-  const CorpusIndex* corpus = findCorpus(uri->dataset);
-  const CorpusEntry* entry = corpus == nullptr ? nullptr : corpus->find(uri->name);
-  if (entry == nullptr) return std::vector<std::string>{};
-  return corpus->flags(*entry);
+void DatasetRegistry::recordRejectedBytes(std::string_view text, std::string_view bytes,
+                                          const std::string& reason) const {
+  if (ownModule(text, bytes)) recordRejection(text, reason);
+}
+
+Result<std::vector<std::string>> DatasetRegistry::moduleFlags(std::string_view text,
+                                                              std::string_view bytes) const {
+  auto own = ownModule(text, bytes);
+  if (!own) return std::vector<std::string>{};
+  return own->corpus->flags(*own->entry);
 }
 
 Result<std::vector<std::string>> DatasetRegistry::benchmarkUris(std::string_view dataset,

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,9 +47,11 @@ class DatasetRegistry {
   // list the operator's module as rejected. Reads the module again (rare path).
   void recordRejectedBytes(std::string_view uri, std::string_view bytes,
                            const std::string& reason) const;
-  // The compile arguments of a corpus module (its .cmd); empty for other
-  // URIs and for modules without one.
-  Result<std::vector<std::string>> moduleFlags(std::string_view uri) const;
+  // The compile arguments of a corpus module (its .cmd) when `bytes` are
+  // that module's own; empty for other URIs, for modules without one, and
+  // for a client's inline bytes under a corpus URI (its own program, which
+  // the module's flags do not describe). Reads the module again.
+  Result<std::vector<std::string>> moduleFlags(std::string_view uri, std::string_view bytes) const;
 
   // Up to `limit` URIs of a finite dataset, sorted. `dataset` is as list() names
   // it ("benchmark://kiln-bench-v0"). invalid-argument for generators.
@@ -65,6 +68,13 @@ class DatasetRegistry {
   const DatasetConfig& config() const { return config_; }
 
  private:
+  struct OwnModule {
+    const CorpusIndex* corpus;
+    const CorpusEntry* entry;
+  };
+  // The corpus module `uri` names, when `bytes` are its own.
+  std::optional<OwnModule> ownModule(std::string_view uri, std::string_view bytes) const;
+
   // Modules refused by LLVM 19, per corpus: what the sessions found.
   struct Rejections {
     std::mutex mutex;

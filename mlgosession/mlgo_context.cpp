@@ -128,8 +128,9 @@ Status MlgoContext::checkModule(const Benchmark& benchmark) {
 }
 
 Result<ModuleToolFlags> MlgoContext::moduleFlags(const Benchmark& benchmark) {
-  if (!datasets_) return ModuleToolFlags{};
-  KILN_ASSIGN_OR_RETURN(std::vector<std::string> command, datasets_->moduleFlags(benchmark.uri));
+  if (!datasets_ || benchmark.program == nullptr) return ModuleToolFlags{};
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> command,
+                        datasets_->moduleFlags(benchmark.uri, *benchmark.program));
   ModuleToolFlags flags = mapModuleFlags(command);
   if (!flags.ignored.empty()) {
     // The operator may want to know; the arguments themselves stay on the host.

@@ -66,7 +66,8 @@ std::vector<Recipe> makeRecipes() {
       {"gzip", "gzip", "", kConfigureMake, {}, {}, true, "GNU compression utility"},
       {"libpng", "libpng1.6", "", kConfigureMake, {}, {}, true, "PNG image library"},
       {"tcl", "tcl8.6", "unix", kConfigureMake, {}, {}, true, "Tcl 8.6 interpreter"},
-      {"grep", "grep", "", kConfigureMake, {}, {}, true, "GNU grep"},
+      // Debian's patches to grep edit a Makefile.am: its make would then need automake.
+      {"grep", "grep", "", kConfigureMake, {}, {}, false, "GNU grep"},
       {"sed", "sed", "", kConfigureMake, {}, {}, true, "GNU stream editor"},
       {"diffutils", "diffutils", "", kConfigureMake, {}, {}, true, "GNU diff, cmp, diff3, sdiff"},
       {"m4", "m4", "", kConfigureMake, {}, {}, true, "GNU macro processor"},

@@ -227,11 +227,15 @@ TEST(CorpusTest, ModuleFlagsComeFromTheCmdFile) {
   writeFile(dir.path() / "with.cmd", std::string("-O2\0--target=x86_64-linux-gnu\0\0-fPIC", 36));
   auto registry = registryWith({{"flags", dir.path()}});
   ASSERT_TRUE(registry.ok());
-  auto with = registry->moduleFlags("benchmark://flags/with");
+  const std::string own = sampleBitcode();
+  auto with = registry->moduleFlags("benchmark://flags/with", own);
   ASSERT_TRUE(with.ok()) << with.status().toString();
   EXPECT_EQ(*with, (std::vector<std::string>{"-O2", "--target=x86_64-linux-gnu", "-fPIC"}));
-  EXPECT_TRUE(registry->moduleFlags("benchmark://flags/without")->empty());
-  EXPECT_TRUE(registry->moduleFlags("benchmark://kiln-bench-v0/crc32")->empty());
+  EXPECT_TRUE(registry->moduleFlags("benchmark://flags/without", own)->empty());
+  EXPECT_TRUE(registry->moduleFlags("benchmark://kiln-bench-v0/crc32", own)->empty());
+  // A client's own bytes under the corpus's URI: the module's flags do not
+  // describe them.
+  EXPECT_TRUE(registry->moduleFlags("benchmark://flags/with", own + "x")->empty());
   EXPECT_EQ(splitCommandFile(std::string("a\0b\n\0\0", 6)), (std::vector<std::string>{"a", "b"}));
 }
 

@@ -80,23 +80,8 @@ TEST(ActionCampaignTest, UnifyLoopExitsRunsWhereSwitchesUsedToBreakIt) {
 }
 
 TEST(ActionCampaignTest, UnifyLoopExitsIsRefusedOnInvokeAndTheStateStaysUsable) {
-  const std::string ir = R"(
-declare void @may_throw()
-declare i32 @__gxx_personality_v0(...)
-define void @f(i1 %c) personality ptr @__gxx_personality_v0 {
-entry:
-  br label %loop
-loop:
-  invoke void @may_throw() to label %next unwind label %pad
-next:
-  br i1 %c, label %loop, label %exit
-exit:
-  ret void
-pad:
-  %lp = landingpad { ptr, i32 } cleanup
-  resume { ptr, i32 } %lp
-}
-)";
+  const std::string ir =
+      testing::readFile(std::string(KILN_LLVMENV_SOURCE_DATA_DIR) + "/loop_exit_through_invoke.ll");
   auto state = ModuleState::fromIrText(passTable(), ir, "invoke.ll");
   ASSERT_TRUE(state.ok()) << state.status().toString();
   auto refused = (*state)->applyPass(*passTable()->find("unify-loop-exits"));

@@ -150,33 +150,18 @@ def test_write_ir_and_bitcode(env, tmp_path):
     assert os.path.getsize(bc_path) == len(env.observation["Bitcode"])
 
 
-INVOKE_IR = """
-declare void @may_throw()
-declare i32 @__gxx_personality_v0(...)
-define void @f(i1 %c) personality ptr @__gxx_personality_v0 {
-entry:
-  br label %loop
-loop:
-  invoke void @may_throw() to label %next unwind label %pad
-next:
-  br i1 %c, label %loop, label %exit
-exit:
-  ret void
-pad:
-  %lp = landingpad { ptr, i32 } cleanup
-  resume { ptr, i32 } %lp
-}
-"""
+# A loop exited through an invoke (shared with the C++ action tests).
+INVOKE_IR = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "llvmenv", "data", "loop_exit_through_invoke.ll"
+)
 
 
-def test_an_action_refused_mid_step_keeps_the_actions_before_it(cluster, tmp_path):
+def test_an_action_refused_mid_step_keeps_the_actions_before_it(cluster):
     # unify-loop-exits refuses a loop exited through an invoke; the action
     # before it ran and stays applied: the episode's record must hold it, or
     # its state would replay to another module.
     require_type(cluster, "llvm")
-    source = tmp_path / "invoke.ll"
-    source.write_text(INVOKE_IR)
-    bench = kiln.make_benchmark(str(source))
+    bench = kiln.make_benchmark(INVOKE_IR)
     with kiln.make("llvm-ic-v0", cluster=cluster, benchmark=bench, timeout=120) as env:
         env.reset()
         with pytest.raises(kiln.InvalidArgument, match="invoke") as error:

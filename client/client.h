@@ -283,6 +283,9 @@ class Session {
   Result<StepResult> awaitStep(std::uint64_t requestId);
 
   Result<std::unique_ptr<Session>> fork();
+  // The compiler its worker runs for this session's type, as the worker
+  // says it ("LLVM 19.1.7 (pass table 3f2a...)"): what a result was made with.
+  Result<std::string> compilerVersion();
   Status end();
   Result<std::string> setParameter(const std::string& key, const std::string& value);
   // How many times this session was rebuilt after losing its worker.

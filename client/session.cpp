@@ -195,6 +195,26 @@ Result<std::unique_ptr<Session>> Session::fork() {
   }
 }
 
+Result<std::string> Session::compilerVersion() {
+  Channel& channel = client_.channelTo(endpoint_);
+  capnp::MallocMessageBuilder builder(64);
+  channel.begin(builder, timeout(), target_).initRequest().initGetVersion();
+  auto reply = channel.call(builder, timeout());
+  if (!reply.ok()) return client_.timeoutMeansGone(endpoint_, reply.status());
+  // "llvm: LLVM 19.1.7 (pass table ...); noop: noop 1": this session's type.
+  const std::string all = reply->envelope().getReply().getVersion().getCompilerVersion().cStr();
+  const std::string prefix = history_.options.sessionType + ": ";
+  for (std::size_t at = 0; at < all.size();) {
+    std::size_t end = all.find("; ", at);
+    if (end == std::string::npos) end = all.size();
+    if (all.compare(at, prefix.size(), prefix) == 0) {
+      return all.substr(at + prefix.size(), end - at - prefix.size());
+    }
+    at = end + 2;
+  }
+  return all;
+}
+
 Status Session::end() {
   if (ended_) return okStatus();
   Channel& channel = client_.channelTo(endpoint_);

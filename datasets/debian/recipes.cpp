@@ -61,16 +61,18 @@ std::vector<Recipe> makeRecipes() {
       {"sqlite3", "sqlite3", "", kConfigureMake, {}, {}, true, "SQL database engine"},
       // gawk is not here: Debian's source drops its manual's sources, and its
       // make rebuilds the manual (gawktexi.in) before it is done.
-      {"findutils", "findutils", "", kConfigureMake, {}, {}, true, "GNU find, xargs, locate"},
-      {"cpio", "cpio", "", kConfigureMake, {}, {}, true, "GNU cpio archiver"},
-      {"gzip", "gzip", "", kConfigureMake, {}, {}, true, "GNU compression utility"},
+      {"findutils", "findutils", "", kConfigureMake, {}, {}, false, "GNU find, xargs, locate"},
+      {"cpio", "cpio", "", kConfigureMake, {}, {}, false, "GNU cpio archiver"},
+      {"gzip", "gzip", "", kConfigureMake, {}, {}, false, "GNU compression utility"},
       {"libpng", "libpng1.6", "", kConfigureMake, {}, {}, true, "PNG image library"},
       {"tcl", "tcl8.6", "unix", kConfigureMake, {}, {}, true, "Tcl 8.6 interpreter"},
-      // Debian's patches to grep edit a Makefile.am: its make would then need automake.
+      // Debian's patches to grep, diffutils, m4, gzip, findutils and cpio
+      // edit their Makefile.am or configure.ac: make would then need
+      // automake and autoconf, no build dependencies of kiln. Upstream trees.
       {"grep", "grep", "", kConfigureMake, {}, {}, false, "GNU grep"},
       {"sed", "sed", "", kConfigureMake, {}, {}, true, "GNU stream editor"},
-      {"diffutils", "diffutils", "", kConfigureMake, {}, {}, true, "GNU diff, cmp, diff3, sdiff"},
-      {"m4", "m4", "", kConfigureMake, {}, {}, true, "GNU macro processor"},
+      {"diffutils", "diffutils", "", kConfigureMake, {}, {}, false, "GNU diff, cmp, diff3, sdiff"},
+      {"m4", "m4", "", kConfigureMake, {}, {}, false, "GNU macro processor"},
   };
 }
 

@@ -157,7 +157,10 @@ class CompilerGymEnv:
 
     @property
     def compiler_version(self):
-        return "LLVM 19 (kiln)"
+        """The worker's compiler, e.g. "LLVM 19.1.7 (pass table 3f2a...)"."""
+        if self._env._session is None:
+            self._env.reset()
+        return self._env.compiler_version
 
     def reset(self, benchmark=None, action_space=None, observation_space=None,
               reward_space=None, **kwargs):

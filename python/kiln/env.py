@@ -388,6 +388,14 @@ class Env:
         self._check_observation_name(name)
         return self._session.step([], self._indices([name]))[0][0]
 
+    @property
+    def compiler_version(self):
+        """The compiler the episode's worker runs, as it says it: "LLVM
+        19.1.7 (pass table 3f2a...)". A state replays to the same module only
+        on the same compiler: keep this with the states you publish."""
+        self._check_session()
+        return self._session.compiler_version()
+
     # --- states ---------------------------------------------------------
     @property
     def state(self):

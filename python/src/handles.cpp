@@ -100,6 +100,10 @@ client::StepResult SessionHandle::step(const std::vector<Value>& actions,
   throw StatusError(result.status(), steps.size() > stepsBefore ? steps.back().size() : 0);
 }
 
+std::string SessionHandle::compilerVersion() {
+  return unwrap(client_->locked([&](client::Client&) { return session_->compilerVersion(); }));
+}
+
 std::shared_ptr<SessionHandle> SessionHandle::fork() {
   auto child = unwrap(client_->locked([&](client::Client&) { return session_->fork(); }));
   return std::make_shared<SessionHandle>(client_, std::move(child));

@@ -70,6 +70,7 @@ class SessionHandle {
   client::StepResult step(const std::vector<Value>& actions,
                           const std::vector<std::uint32_t>& observations, const Space* actionSpace);
   std::shared_ptr<SessionHandle> fork();
+  std::string compilerVersion();
   void end();
   std::string setParameter(const std::string& key, const std::string& value);
 

@@ -42,6 +42,15 @@ def test_names_flags_and_pipelines(env):
     assert space.metadata["pipelines"] == space.pipelines
 
 
+def test_the_compiler_version_is_the_workers(env):
+    env.reset()
+    version = env.compiler_version
+    llvm = subprocess.run([OPT, "--version"], capture_output=True, text=True).stdout
+    # The worker links the same LLVM 19 as opt-19 from Debian's llvm-19.
+    assert version.startswith("LLVM 19.") and version.split()[1] in llvm
+    assert "pass table" in version
+
+
 def test_steps_by_index_name_and_flag_are_the_same_action(env):
     space = env.action_space
     env.reset()

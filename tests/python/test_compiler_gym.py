@@ -38,6 +38,10 @@ def test_make_and_gym_0_21_tuples(cluster):
         assert observation.shape == (56,) and isinstance(reward, float)
         assert isinstance(done, bool) and isinstance(info["action_had_no_effect"], bool)
         assert env.benchmark == CRC32 and env.benchmark.uri == CRC32
+        # What the worker runs, not a constant: LLVM's full version and the
+        # pass table's fingerprint.
+        assert env.compiler_version.startswith("LLVM 19.")
+        assert "pass table" in env.compiler_version
     with pytest.raises(LookupError, match="no environment 'llvm-v1'"):
         compiler_gym.make("llvm-v1", cluster=cluster)
     assert "llvm-ic-v0" in compiler_gym.COMPILER_GYM_ENVS

@@ -403,8 +403,16 @@ Status measureBenchmark(Context& c, const std::string& label, const std::string&
       LatencySummary readAhead,
       sample(c.o.startIterations, c.o.secondsPerMeasurement, endAndSettle, start));
   KILN_RETURN_IF_ERROR(endAndSettle());
-  KILN_RETURN_IF_ERROR(
-      expectHits(c, kReadyModules, before, readAhead.samples, label + " start cached, read ahead"));
+  // The reader runs only on an idle CPU: on a loaded machine it may not
+  // have finished before a start. The row stays, and says how many of its
+  // starts the read-ahead served.
+  KILN_ASSIGN_OR_RETURN(CacheCounts after, cacheCounts(c, kReadyModules));
+  if (after.hits - before.hits < readAhead.samples) {
+    c.report.notes.push_back(fmt::format(
+        "{} start cached, read ahead ({}): the reader served {} of {} starts (it runs only on an "
+        "idle CPU; the machine was busy)",
+        label, c.mode, after.hits - before.hits, readAhead.samples));
+  }
   addRow(c, label, "start uncached", uncached);
   addRow(c, label, "start cached", cached);
   addRow(c, label, "start cached, read ahead", readAhead);

@@ -179,7 +179,25 @@ Result<std::uint64_t> ZmqChannel::send(capnp::MessageBuilder& builder) {
     expect(id);
     return id;
   }
-  auto sent = socket_.send(encodeFrame(builder), zmq::send_flags::dontwait);
+  zmq::message_t frame = encodeFrame(builder);
+  auto sent = socket_.send(frame, zmq::send_flags::dontwait);
+  if (!sent && monitor_ && !handshaken_) {
+    // Never connected yet: a handshake that failed (a keyed client of a
+    // plaintext server, a wrong key) leaves nothing to queue on until the
+    // monitor says why, which may take a few reconnects. Wait for that, or
+    // for the connection, within the request's timeout (at most 2 s).
+    const auto until = std::chrono::steady_clock::now() +
+                       std::min<std::chrono::milliseconds>(
+                           std::chrono::milliseconds(std::max(1u, envelope.getTimeoutMs())),
+                           std::chrono::seconds(2));
+    while (!sent && refused_.ok() && !lost_ && std::chrono::steady_clock::now() < until) {
+      zmq::pollitem_t events{monitor_.handle(), 0, ZMQ_POLLIN, 0};
+      (void)zmq::poll(&events, 1, std::chrono::milliseconds(20));
+      readEvents();
+      sent = socket_.send(frame, zmq::send_flags::dontwait);
+    }
+    if (!sent && !refused_.ok()) return refused_;
+  }
   if (!sent) {
     // Nothing is queued for a peer known to be gone: say so, not "full".
     if (peerLost()) {

@@ -101,9 +101,9 @@ void StreamFrameWriter::queue(capnp::MessageBuilder& message) {
   buffer_.resize(at + kHeaderBytes + size);
   char* out = buffer_.data() + at;
   const auto length = static_cast<std::uint32_t>(size);
-  for (std::size_t i = 0; i < kHeaderBytes; ++i) out[i] = static_cast<char>((length >> (8 * i)) & 0xff);
-  kj::ArrayOutputStream stream(
-      kj::arrayPtr(reinterpret_cast<kj::byte*>(out + kHeaderBytes), size));
+  for (std::size_t i = 0; i < kHeaderBytes; ++i)
+    out[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  kj::ArrayOutputStream stream(kj::arrayPtr(reinterpret_cast<kj::byte*>(out + kHeaderBytes), size));
   capnp::writeMessage(stream, message);
 }
 

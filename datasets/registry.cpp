@@ -124,8 +124,8 @@ void DatasetRegistry::recordRejection(std::string_view text, const std::string& 
   if (modules.size() < kMaxProblemsKept) modules.emplace(uri->name, reason.substr(0, 2000));
 }
 
-std::optional<DatasetRegistry::OwnModule> DatasetRegistry::ownModule(
-    std::string_view text, std::string_view bytes) const {
+std::optional<DatasetRegistry::OwnModule> DatasetRegistry::ownModule(std::string_view text,
+                                                                     std::string_view bytes) const {
   auto uri = parseBenchmarkUri(text);
   if (!uri.ok() || uri->scheme != "benchmark") return std::nullopt;
   const CorpusIndex* corpus = findCorpus(uri->dataset);

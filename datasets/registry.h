@@ -8,10 +8,10 @@
 
 #include <cstddef>
 #include <limits>
-#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>

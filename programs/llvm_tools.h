@@ -50,7 +50,6 @@ Status verifyModule(const std::filesystem::path& file, const std::string& opt,
 // read by llvm-bcanalyzer; nullopt when the file is no bitcode, has no such
 // block, or the tool fails.
 std::optional<std::string> bitcodeProducer(const std::filesystem::path& file,
-                                           const std::string& bcanalyzer,
-                                           const ToolLimits& limits);
+                                           const std::string& bcanalyzer, const ToolLimits& limits);
 
 }  // namespace kiln::programs

@@ -30,7 +30,7 @@ struct MakeBenchmarkOptions {
   std::string clang = "clang-19";
   std::string clangxx = "clang++-19";
   std::string llvmLink = "llvm-link-19";
-  std::string bcanalyzer = "llvm-bcanalyzer-19";  // names a refused module's producer
+  std::string bcanalyzer = "llvm-bcanalyzer-19";     // names a refused module's producer
   ToolLimits limits;                                 // for each tool run
   std::uint64_t maxBytes = std::uint64_t{64} << 20;  // as the workers' default
   // Relative paths in `files` and in copts are taken from here; empty: the

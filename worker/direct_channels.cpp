@@ -141,8 +141,12 @@ void DirectChannels::acceptAll() {
       continue;
     }
     const std::uint64_t serial = nextSerial_++;
-    connections_.emplace(serial, Connection{fd, StreamFrameReader(limits_.maxMessageBytes),
-                                            StreamFrameWriter{}, false, clock_.now(), {},
+    connections_.emplace(serial, Connection{fd,
+                                            StreamFrameReader(limits_.maxMessageBytes),
+                                            StreamFrameWriter{},
+                                            false,
+                                            clock_.now(),
+                                            {},
                                             routeOf(serial)});
   }
 }
@@ -187,10 +191,9 @@ bool DirectChannels::readFrom(std::uint64_t serial, Connection& connection,
   // after: a delivery may close this connection and free its reader.
   Batch batch = std::move(spareBatch_);
   batch.clear();
-  const Status read = connection.reader.readAvailable(
-      connection.fd, [&](std::string_view frame) {
-        batch.push_back(InboundMessage::decode(frame.data(), frame.size(), limits_));
-      });
+  const Status read = connection.reader.readAvailable(connection.fd, [&](std::string_view frame) {
+    batch.push_back(InboundMessage::decode(frame.data(), frame.size(), limits_));
+  });
   const std::string route = connection.route;
   for (Result<InboundMessage>& message : batch) {
     if (message.ok()) {

@@ -239,9 +239,8 @@ Result<InstallReport> installDataset(const InstallOptions& options) {
   // What an earlier install that failed part-way finished is kept (unless
   // forced); a directory that holds something else is the operator's, not
   // ours to remove.
-  const bool earlierCorpus =
-      fs::exists(report.corpus / programs::kCorpusDescriptionFile, error) ||
-      fs::exists(report.corpus / ".kiln-projects", error);
+  const bool earlierCorpus = fs::exists(report.corpus / programs::kCorpusDescriptionFile, error) ||
+                             fs::exists(report.corpus / ".kiln-projects", error);
   if (fs::exists(report.corpus, error) && !fs::is_empty(report.corpus, error) && !earlierCorpus) {
     return invalidArgument(report.corpus.string() +
                            " exists and holds no kiln corpus; give another --root");

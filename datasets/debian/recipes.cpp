@@ -82,9 +82,9 @@ std::vector<DatasetSpec> makeDatasets() {
       {"debian-v0",
        "C libraries and tools from Debian's sources: compression, parsers, interpreters, "
        "databases",
-       {"zlib", "bzip2", "lz4",       "lmdb",  "cjson",  "libyaml", "brotli", "oniguruma",
-        "xz",   "zstd",  "pcre2",     "expat", "giflib", "lua",     "tcl",    "grep",
-        "sed",  "diffutils", "m4", "gzip", "libpng", "sqlite3", "findutils", "cpio"}},
+       {"zlib", "bzip2",     "lz4",   "lmdb",  "cjson",  "libyaml", "brotli",    "oniguruma",
+        "xz",   "zstd",      "pcre2", "expat", "giflib", "lua",     "tcl",       "grep",
+        "sed",  "diffutils", "m4",    "gzip",  "libpng", "sqlite3", "findutils", "cpio"}},
   };
 }
 

@@ -249,8 +249,9 @@ void bindSession(py::module_& m) {
           "Applies `actions` in one round trip and returns (observations, end_of_episode, "
           "action_had_no_effect, new_action_space, actions_applied).")
       .def("fork", &SessionHandle::fork)
-      .def("compiler_version", &SessionHandle::compilerVersion,
-           "The compiler the session's worker runs for its type (\"LLVM 19.1.7 (pass table ...)\").")
+      .def(
+          "compiler_version", &SessionHandle::compilerVersion,
+          "The compiler the session's worker runs for its type (\"LLVM 19.1.7 (pass table ...)\").")
       .def("end", &SessionHandle::end)
       .def("set_parameter", &SessionHandle::setParameter, py::arg("key"), py::arg("value"));
 }

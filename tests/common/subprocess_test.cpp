@@ -225,9 +225,9 @@ TEST(SubprocessTest, KillChildProcessGroupsEndsChildrenAndWhatTheyStarted) {
   const auto pids = std::filesystem::temp_directory_path() /
                     ("kiln-groups-" + std::to_string(::getpid()) + ".txt");
   std::filesystem::remove(pids);
-  auto step = Subprocess::spawn(
-      {"sh", "-c", "sleep 30 & echo $! >> " + pids.string() + "; sleep 30 & echo $! >> " +
-                       pids.string() + "; wait"});
+  auto step = Subprocess::spawn({"sh", "-c",
+                                 "sleep 30 & echo $! >> " + pids.string() +
+                                     "; sleep 30 & echo $! >> " + pids.string() + "; wait"});
   ASSERT_TRUE(step.ok()) << step.status().toString();
   auto other = Subprocess::spawn({"sleep", "30"});
   ASSERT_TRUE(other.ok()) << other.status().toString();

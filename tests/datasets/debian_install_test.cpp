@@ -10,9 +10,9 @@
 #include <set>
 
 #include "client/datasets.h"
-#include "testing/scratch_dir.h"
 #include "datasets/debian/dataset_install.h"
 #include "local/local_cluster.h"
+#include "testing/scratch_dir.h"
 
 namespace kiln::debian {
 namespace {

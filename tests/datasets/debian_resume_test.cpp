@@ -61,8 +61,8 @@ TEST_F(ResumeTest, KeepsFinishedProjectsAndClearsTheRest) {
   EXPECT_TRUE((*kept)[0].keptFromEarlierInstall);
   EXPECT_EQ((*kept)[1].project, "bzip2");
 
-  auto modules = programs::parseCorpusDescription(
-      readFile(corpus() / programs::kCorpusDescriptionFile));
+  auto modules =
+      programs::parseCorpusDescription(readFile(corpus() / programs::kCorpusDescriptionFile));
   ASSERT_TRUE(modules.ok()) << modules.status().toString();
   EXPECT_EQ(*modules, (std::vector<std::string>{"zlib/adler32", "zlib/crc32", "bzip2/blocksort"}));
   EXPECT_FALSE(fs::exists(corpus() / "lz4"));

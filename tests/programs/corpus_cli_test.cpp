@@ -64,5 +64,34 @@ TEST(CorpusCliTest, ExtractsReportsAndRefuses) {
   EXPECT_THAT(noOutput->stderrText, HasSubstr("--output"));
 }
 
+TEST(DatasetsInstallCliTest, ListsRefusesAndLeavesAnInstalledDatasetAlone) {
+  TempDir dir;
+  auto listed = kiln({"datasets", "install", "--list"});
+  ASSERT_TRUE(listed.ok()) << listed.status().toString();
+  EXPECT_TRUE(listed->status.success()) << listed->stderrText;
+  EXPECT_THAT(listed->stdoutText, HasSubstr("debian-v0"));
+  EXPECT_THAT(listed->stdoutText, HasSubstr("findutils"));
+
+  auto unnamed = kiln({"datasets", "install"});
+  ASSERT_TRUE(unnamed.ok());
+  EXPECT_EQ(unnamed->status.exitCode, 2);
+  EXPECT_THAT(unnamed->stderrText, HasSubstr("name a dataset"));
+
+  auto unknown = kiln({"datasets", "install", "debian-v9", "--cache-dir",
+                       (dir.path() / "cache").string(), "--root", (dir.path() / "root").string()});
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->status.exitCode, 1);
+  EXPECT_THAT(unknown->stderrText, HasSubstr("debian-v9"));
+  EXPECT_THAT(unknown->stderrText, HasSubstr("debian-mini"));
+
+  // Installed once (its record written): nothing is fetched or built again.
+  writeFile(dir.path() / "root/debian-mini/kiln-install.json", "{}\n");
+  auto again = kiln({"datasets", "install", "debian-mini", "--cache-dir",
+                     (dir.path() / "cache").string(), "--root", (dir.path() / "root").string()});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->status.success()) << again->stderrText;
+  EXPECT_THAT(again->stdoutText, HasSubstr("already installed"));
+}
+
 }  // namespace
 }  // namespace kiln::programs

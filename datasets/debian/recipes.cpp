@@ -59,14 +59,13 @@ std::vector<Recipe> makeRecipes() {
       {"zstd", "libzstd", "", kMake, {}, {}, true, "Zstandard compression library and tool"},
       {"pcre2", "pcre2", "", kConfigureMake, {}, {}, true, "Perl-compatible regular expressions"},
       {"sqlite3", "sqlite3", "", kConfigureMake, {}, {}, true, "SQL database engine"},
-      // gawk is not here: Debian's source drops its manual's sources, and its
-      // make rebuilds the manual (gawktexi.in) before it is done.
+      // gawk and cpio are not here: Debian's sources drop their manuals'
+      // sources, and their make rebuilds the manual before it is done.
       {"findutils", "findutils", "", kConfigureMake, {}, {}, false, "GNU find, xargs, locate"},
-      {"cpio", "cpio", "", kConfigureMake, {}, {}, false, "GNU cpio archiver"},
       {"gzip", "gzip", "", kConfigureMake, {}, {}, false, "GNU compression utility"},
       {"libpng", "libpng1.6", "", kConfigureMake, {}, {}, true, "PNG image library"},
       {"tcl", "tcl8.6", "unix", kConfigureMake, {}, {}, true, "Tcl 8.6 interpreter"},
-      // Debian's patches to grep, diffutils, m4, gzip, findutils and cpio
+      // Debian's patches to grep, diffutils, m4, gzip and findutils
       // edit their Makefile.am or configure.ac: make would then need
       // automake and autoconf, no build dependencies of kiln. Upstream trees.
       {"grep", "grep", "", kConfigureMake, {}, {}, false, "GNU grep"},
@@ -82,9 +81,9 @@ std::vector<DatasetSpec> makeDatasets() {
       {"debian-v0",
        "C libraries and tools from Debian's sources: compression, parsers, interpreters, "
        "databases",
-       {"zlib", "bzip2",     "lz4",   "lmdb",  "cjson",  "libyaml", "brotli",    "oniguruma",
-        "xz",   "zstd",      "pcre2", "expat", "giflib", "lua",     "tcl",       "grep",
-        "sed",  "diffutils", "m4",    "gzip",  "libpng", "sqlite3", "findutils", "cpio"}},
+       {"zlib", "bzip2",     "lz4",   "lmdb",  "cjson",  "libyaml", "brotli",   "oniguruma",
+        "xz",   "zstd",      "pcre2", "expat", "giflib", "lua",     "tcl",      "grep",
+        "sed",  "diffutils", "m4",    "gzip",  "libpng", "sqlite3", "findutils"}},
   };
 }
 

@@ -278,11 +278,11 @@ std::optional<Result<InboundMessage>> ZmqChannel::spinForReply(std::uint64_t req
   const Duration window = replySpin_.next();
   if (window <= Duration::zero()) return std::nullopt;
   std::optional<Result<InboundMessage>> reply;
-  pollFor(window, [&] {
+  const PollResult polled = pollFor(window, [&] {
     reply = readDirect(requestId);
     return reply.has_value() || lost_;
   });
-  replySpin_.outcome(reply.has_value());
+  replySpin_.outcome(polled == PollResult::kArrived && reply.has_value());
   return reply;
 }
 

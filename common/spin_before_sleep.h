@@ -38,8 +38,10 @@ class SpinBeforeSleep {
 
   // Before a wait: how long to poll before sleeping (zero: sleep now).
   Duration next();
-  // What the polling that next() asked for found: the peer's message came,
-  // or the window passed without it.
+  // What the polling that next() asked for found: true when the peer's
+  // message came while this thread polled (PollResult::kArrived); false when
+  // the window passed without it, or when it came only once this thread gave
+  // its CPU away (a peer on this CPU: polling delays it).
   void outcome(bool arrived);
 
  private:
@@ -83,24 +85,44 @@ class FairQuickLooks {
 // a peer only delays it: the peer needs that CPU to answer.
 bool onSeveralCpus();
 
-// Calls `arrived` until it says yes or `window` passes; true when it said
-// yes. Every kYieldEvery-th call it checks the clock and yields the CPU, so
-// that a thread sharing this CPU (the peer, or anyone) runs then. Not on
-// every call: a yield passes through the scheduler (~1 us on a VM), which
-// would delay noticing the peer's answer by as much, on both sides of every
-// round trip (kiln bench rtt: a yield per call 6.7 us, every 4th 5.5 us,
-// every 16th 5.3 us). The window bounds the rest: a spinner that shares its
-// CPU with the peer gives way after `window` at most, and SpinBeforeSleep
-// stops polling for a peer that keeps answering late.
+// What pollFor found.
+enum class PollResult {
+  kArrived,  // the message came while this thread polled: polling paid
+  // It came during a yield that ran another thread on this CPU for a while:
+  // most likely the peer itself, which shares this CPU, so that the wait
+  // would have cost less asleep (kiln bench llvm, as is: 65-83 us a noop
+  // step when the two ran on one CPU and both polled, against 24 us
+  // sleeping). SpinBeforeSleep counts it as a miss.
+  kArrivedAfterGivingWay,
+  kTimedOut,
+};
+
+// A yield that took this long ran someone else in between.
+inline constexpr Duration kYieldThatGaveWay = std::chrono::microseconds(5);
+
+// Calls `arrived` until it says yes or `window` passes. Every kYieldEvery-th
+// call it checks the clock and yields the CPU, so that a thread sharing this
+// CPU (the peer, or anyone) runs then. Not on every call: a yield passes
+// through the scheduler (~1 us on a VM), which would delay noticing the
+// peer's answer by as much, on both sides of every round trip (kiln bench
+// rtt: a yield per call 6.7 us, every 4th 5.5 us, every 16th 5.3 us). The
+// window bounds the rest: a spinner that shares its CPU with the peer gives
+// way after `window` at most, and SpinBeforeSleep stops polling for a peer
+// that keeps answering late or only once it was given the CPU.
 inline constexpr int kYieldEvery = 16;
-template <class Arrived>
-bool pollFor(Duration window, Arrived&& arrived) {
+inline void yieldThisCpu() { sched_yield(); }
+template <class Arrived, class Yield = void (*)()>
+PollResult pollFor(Duration window, Arrived&& arrived, Yield&& yield = yieldThisCpu) {
   const auto until = std::chrono::steady_clock::now() + window;
+  bool gaveWay = false;
   for (int calls = 1;; ++calls) {
-    if (arrived()) return true;
+    if (arrived()) return gaveWay ? PollResult::kArrivedAfterGivingWay : PollResult::kArrived;
+    gaveWay = false;
     if (calls % kYieldEvery != 0) continue;
-    if (std::chrono::steady_clock::now() >= until) return false;
-    sched_yield();
+    const auto beforeYield = std::chrono::steady_clock::now();
+    if (beforeYield >= until) return PollResult::kTimedOut;
+    yield();
+    gaveWay = std::chrono::steady_clock::now() - beforeYield >= kYieldThatGaveWay;
   }
 }
 

@@ -280,14 +280,14 @@ void WorkerServer::run() {
       directRepliesAtWait = direct_->repliesSent();
       const Duration spin = replySpin.next();
       if (spin > Duration::zero()) {
-        const bool arrived = pollFor(spin, [&] {
+        const PollResult polled = pollFor(spin, [&] {
           if (quickLooks.pollEverythingNow() && poll.anyDescriptorReadyNow()) {
             return inputWaiting = true;
           }
           spinDelivered = direct_->readLastReplied(deliverDirect);
           return spinDelivered;
         });
-        replySpin.outcome(arrived);
+        replySpin.outcome(polled == PollResult::kArrived);
       }
     }
     if (quickLooks.mustWait(spinDelivered)) {

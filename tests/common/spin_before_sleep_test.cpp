@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace kiln {
 namespace {
 
@@ -94,17 +96,45 @@ TEST(FairQuickLooksTest, ATurnWithoutAQuickTakeAlwaysWaitsAndStartsTheCountAgain
 
 TEST(PollForTest, ReturnsAsSoonAsThePeerAnswers) {
   int calls = 0;
-  EXPECT_TRUE(pollFor(std::chrono::seconds(5), [&] { return ++calls == 3 * kYieldEvery + 1; }));
-  EXPECT_EQ(calls, 3 * kYieldEvery + 1);
+  // Not the call right after a yield: that one may find what came while
+  // another thread had this CPU.
+  EXPECT_EQ(pollFor(std::chrono::seconds(5), [&] { return ++calls == 3 * kYieldEvery + 2; }),
+            PollResult::kArrived);
+  EXPECT_EQ(calls, 3 * kYieldEvery + 2);
+}
+
+TEST(PollForTest, AnAnswerFoundRightAfterAYieldThatRanAnotherThreadIsNotPollingThatPaid) {
+  // A yield that took a while ran another thread on this CPU (the peer, when
+  // the scheduler put both on one CPU): what the next look finds came then.
+  int calls = 0;
+  auto anotherThreadRan = [] { std::this_thread::sleep_for(4 * kYieldThatGaveWay); };
+  EXPECT_EQ(
+      pollFor(
+          std::chrono::seconds(5), [&] { return ++calls == kYieldEvery + 1; }, anotherThreadRan),
+      PollResult::kArrivedAfterGivingWay);
+  EXPECT_EQ(calls, kYieldEvery + 1);
+  // A look after that one, or after a yield that returned at once, is polling
+  // that paid.
+  calls = 0;
+  EXPECT_EQ(
+      pollFor(
+          std::chrono::seconds(5), [&] { return ++calls == kYieldEvery + 2; }, anotherThreadRan),
+      PollResult::kArrived);
+  calls = 0;
+  EXPECT_EQ(pollFor(
+                std::chrono::seconds(5), [&] { return ++calls == kYieldEvery + 1; }, [] {}),
+            PollResult::kArrived);
 }
 
 TEST(PollForTest, GivesUpOnceTheWindowPassed) {
   const auto start = std::chrono::steady_clock::now();
   int calls = 0;
-  EXPECT_FALSE(pollFor(std::chrono::milliseconds(2), [&] {
-    ++calls;
-    return false;
-  }));
+  EXPECT_EQ(pollFor(std::chrono::milliseconds(2),
+                    [&] {
+                      ++calls;
+                      return false;
+                    }),
+            PollResult::kTimedOut);
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_GE(took, std::chrono::milliseconds(2));
   EXPECT_LT(took, std::chrono::seconds(2));  // bounded, however loaded the machine

@@ -46,6 +46,23 @@ void drawProgress(std::size_t done, std::size_t total, const std::string& benchm
   if (done == total) fmt::print(stderr, "\n");
 }
 
+// --dataset takes a dataset's URI, or NAME=DIR: a corpus directory (an
+// ml-compiler-opt corpus, a `kiln datasets install` one, a directory of
+// .bc/.ll files) that the embedded cluster serves, run as benchmark://NAME.
+Status splitServedDatasets(eval::EvalOptions& o) {
+  std::error_code error;
+  const std::filesystem::path current = std::filesystem::current_path(error);
+  for (std::string& dataset : o.datasets) {
+    if (dataset.find("://") != std::string::npos || dataset.find('=') == std::string::npos) {
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(OperatorDataset served, parseDatasetFlag(dataset, current));
+    dataset = "benchmark://" + served.name;
+    o.servedDatasets.push_back(std::move(served));
+  }
+  return okStatus();
+}
+
 void runEvalCommand(EvalFlags& flags) {
   eval::EvalOptions& o = flags.options;
   auto agent = eval::parseAgentKind(flags.agent);
@@ -60,6 +77,7 @@ void runEvalCommand(EvalFlags& flags) {
   o.budget.steps = flags.steps;
   o.budget.seconds = std::chrono::duration<double>(flags.seconds);
   o.keys = loadKeyFileOrExit(flags.keyFile, "eval");
+  if (Status split = splitServedDatasets(o); !split.ok()) fail(split);
   auto allowed = allowFilesFromFlags(flags.allowFiles);
   if (!allowed.ok()) fail(allowed.status());
   o.allowFiles = std::move(allowed).value();
@@ -108,8 +126,9 @@ void addEvalCommand(CLI::App& app) {
           "benchmarks; repeatable; 'none' = no files; default: the current directory");
   command->add_option("--agent", flags->agent, "random, greedy or beam")->capture_default_str();
   command->add_option("--dataset", o.datasets,
-                      "a dataset to run (repeatable): benchmark://kiln-bench-v0, or a generator "
-                      "such as generator://csmith-v0 with --generator-seeds");
+                      "a dataset to run (repeatable): benchmark://kiln-bench-v0, a generator "
+                      "such as generator://csmith-v0 with --generator-seeds, or NAME=DIR: a "
+                      "corpus directory the embedded cluster serves as benchmark://NAME");
   command->add_option("--generator-seeds", flags->generatorSeeds,
                       "the seeds of the generator datasets, N or N-M (e.g. 1-20)");
   command->add_option("--benchmark", o.benchmarks, "a single benchmark URI (repeatable)");

@@ -163,11 +163,18 @@ Result<EvalReport> runEval(const EvalOptions& o, const EvalProgress& progress) {
   clientOptions.coordinator = o.coordinator;
   clientOptions.keys = o.keys;
   std::unique_ptr<LocalCluster> cluster;
+  if (!clientOptions.coordinator.empty() && !o.servedDatasets.empty()) {
+    return invalidArgument(fmt::format(
+        "dataset '{}': a corpus directory is served by the embedded cluster only; a cluster's "
+        "workers serve the corpora their operator gives them (kiln worker --dataset NAME=DIR)",
+        o.servedDatasets.front().name));
+  }
   if (clientOptions.coordinator.empty()) {
     LocalClusterOptions local;
     local.workers = 1;
     local.worker.slots = o.slots != 0 ? o.slots : std::max(2u, std::thread::hardware_concurrency());
     local.worker.allowFiles = o.allowFiles;
+    local.worker.settings.datasets = o.servedDatasets;
     local.keys = o.keys;
     KILN_ASSIGN_OR_RETURN(cluster, LocalCluster::start(local));
     KILN_RETURN_IF_ERROR(cluster->waitUntilReady(10s));

@@ -18,6 +18,7 @@
 #include "eval/benchmark_set.h"
 #include "eval/report.h"
 #include "eval/session_scorer.h"
+#include "kit/operator_settings.h"
 
 namespace kiln::eval {
 
@@ -27,6 +28,9 @@ struct EvalOptions {
   std::optional<std::vector<std::filesystem::path>> allowFiles;  // embedded cluster's
   unsigned slots = 0;     // embedded cluster's slots; 0 = the machine's cores (at least 2)
   unsigned parallel = 0;  // benchmarks at once; 0 = the slots of the cluster's llvm workers
+  // Corpora the embedded cluster's worker serves (`--dataset NAME=DIR`);
+  // refused with a coordinator, whose operator decides what its workers read.
+  std::vector<OperatorDataset> servedDatasets;
 
   // What to run, in this order: each dataset's benchmarks (a generator's for
   // `generatorSeeds`), then single URIs. At most `perDataset` of each

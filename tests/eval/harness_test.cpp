@@ -7,6 +7,7 @@
 #include "client/client.h"
 #include "eval/session_scorer.h"
 #include "local/local_cluster.h"
+#include "testing/scratch_dir.h"
 
 namespace kiln::eval {
 namespace {
@@ -98,6 +99,40 @@ TEST(EvalHarness, ADatasetRunsItsBenchmarksUpToTheLimit) {
   auto report = runEval(o, nullptr);
   ASSERT_TRUE(report.ok()) << report.status().toString();
   EXPECT_EQ(report->results.size() + report->failures.size(), 3u);
+}
+
+// A function whose stores to a local mem2reg and instcombine fold away.
+constexpr const char* kFoldableModule = R"(define i32 @twice(i32 %x) {
+  %slot = alloca i32
+  store i32 %x, ptr %slot
+  %a = load i32, ptr %slot
+  %b = add i32 %a, %a
+  ret i32 %b
+}
+)";
+
+TEST(EvalHarness, AUsersCorpusDirectoryIsServedByTheEmbeddedClusterAndRun) {
+  testsupport::ScratchDir corpus("kiln-eval-corpus");
+  testsupport::writeFile(corpus.path() / "one.ll", kFoldableModule);
+  testsupport::writeFile(corpus.path() / "sub" / "two.ll", kFoldableModule);
+  EvalOptions o = smallRun(AgentKind::kGreedy);
+  o.benchmarks.clear();
+  o.servedDatasets = {OperatorDataset{"mine", corpus.path()}};
+  o.datasets = {"benchmark://mine"};
+  o.budget.steps = 40;
+  auto report = runEval(o, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().toString();
+  ASSERT_EQ(report->results.size(), 2u) << formatTable(*report);
+  EXPECT_EQ(report->results[0].benchmark, "benchmark://mine/one");
+  EXPECT_EQ(report->results[1].benchmark, "benchmark://mine/sub/two");
+  for (const BenchmarkResult& r : report->results) EXPECT_LT(r.instCount, r.instCountInitial);
+
+  // A cluster's workers read what their operator gave them, not a client's
+  // directory: refused before anything runs.
+  o.coordinator = "tcp://127.0.0.1:9";
+  auto refused = runEval(o, nullptr);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("embedded cluster only"), std::string::npos);
 }
 
 TEST(EvalHarness, AClusterOfNestingHostsOnlyGetsAnExperimentForTheRun) {

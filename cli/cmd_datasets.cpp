@@ -35,6 +35,7 @@ void runDatasets(const DatasetsOptions& o) {
   clientOptions.coordinator = o.coordinator;
   clientOptions.keys = loadKeyFileOrExit(o.keyFile, "datasets");
   LocalClusterOptions local;
+  local.isolateWorkers = true;  // a crash in compile work costs a restart (local/worker_child.h)
   local.workers = 1;
   if (!o.embedded.datasets.empty()) {
     if (!o.coordinator.empty()) {

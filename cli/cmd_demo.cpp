@@ -47,6 +47,7 @@ void runNoopDemo(const NoopDemoOptions& o) {
   clientOptions.coordinator = o.coordinator;
   clientOptions.keys = o.keys;
   LocalClusterOptions local;
+  local.isolateWorkers = true;  // a crash in compile work costs a restart (local/worker_child.h)
   local.workers = o.workers;
   local.worker.allowFiles = o.allowFiles;
   auto embedded = connectOrStartLocal(clientOptions, local);

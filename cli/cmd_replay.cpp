@@ -62,6 +62,7 @@ void runReplay(const ReplayCommandOptions& o) {
   clientOptions.coordinator = o.coordinator;
   clientOptions.keys = loadKeyFileOrExit(o.keyFile, "replay");
   LocalClusterOptions local;
+  local.isolateWorkers = true;  // a crash in compile work costs a restart (local/worker_child.h)
   local.workers = 1;
   auto embedded = connectOrStartLocal(clientOptions, local);
   if (!embedded.ok()) fail(embedded.status());

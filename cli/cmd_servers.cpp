@@ -179,11 +179,14 @@ void addWorkerCommand(CLI::App& app) {
 
 void addLocalCommand(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "local", "run a whole single-node cluster (coordinator + workers) in this process");
+      "local",
+      "run a whole single-node cluster: coordinator and nesting host in this process, each "
+      "plain worker in a child process restarted after a crash in compile work");
   auto options = std::make_shared<LocalClusterOptions>();
   options->coordinator.listen = "tcp://127.0.0.1:7700";
   options->log.level = spdlog::level::info;
-  options->nestingHosts = 1;  // so that experiments (and `kiln demo`) run on it too
+  options->nestingHosts = 1;       // so that experiments (and `kiln demo`) run on it too
+  options->isolateWorkers = true;  // a crash in compile work costs a restart
   command->add_option("--listen", options->coordinator.listen, "coordinator endpoint")
       ->capture_default_str();
   command->add_option("--workers", options->workers, "number of plain workers")

@@ -66,6 +66,12 @@ std::optional<Result<InboundMessage>> Channel::takeArrived(std::uint64_t request
   return Result<InboundMessage>(std::move(message));
 }
 
+void Channel::readAvailable() {}
+
+bool Channel::replyReady(std::uint64_t) { return true; }
+
+void Channel::addTo(ReadinessPoll&) {}
+
 std::optional<Result<InboundMessage>> Channel::take(const void* data, std::size_t size,
                                                     std::uint64_t requestId) {
   auto message = InboundMessage::decode(data, size, limits_);

@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/frame.h"
 #include "common/identity.h"
+#include "common/readiness_poll.h"
 #include "common/status.h"
 
 namespace kiln::client {
@@ -36,6 +37,8 @@ struct RequestIdentity {
 
 class Channel {
  public:
+  static constexpr std::uint64_t kNoRequest = 0;  // request ids start at 1
+
   Channel(std::string endpoint, const RequestIdentity& identity, FrameLimits limits);
   virtual ~Channel();
   Channel(const Channel&) = delete;
@@ -78,6 +81,16 @@ class Channel {
   // How long await() may poll for a reply before it sleeps (zero: never).
   virtual void spinForReplies(Duration window);
 
+  // Waiting on many channels at once (Client::readySteps). readAvailable()
+  // takes every reply that arrived, without blocking; then replyReady() says
+  // whether await(requestId) would return at once: its reply (or an error
+  // for it) came, or the server is known lost. addTo() adds what replies
+  // arrive on to `poll`. By default a channel reads nothing, adds nothing
+  // and is always ready: await() then blocks as before.
+  virtual void readAvailable();
+  virtual bool replyReady(std::uint64_t requestId);
+  virtual void addTo(ReadinessPoll& poll);
+
  protected:
   // The id of the request most recently begun (what send() sends).
   std::uint64_t lastBegun() const { return lastBegun_; }
@@ -85,11 +98,13 @@ class Channel {
   void expect(std::uint64_t requestId) { pending_.emplace(requestId, true); }
   // Takes a reply that was kept because it came while another was awaited.
   std::optional<Result<InboundMessage>> takeArrived(std::uint64_t requestId);
+  bool hasArrived(std::uint64_t requestId) const { return arrived_.contains(requestId); }
   bool isPending(std::uint64_t requestId) const { return pending_.contains(requestId); }
   // Stops expecting `requestId` (it failed as a whole: timeout, loss).
   void forget(std::uint64_t requestId) { pending_.erase(requestId); }
   // Takes one received frame: the reply to `requestId` is returned, any
   // other expected reply kept for later, anything else dropped.
+  // kNoRequest keeps every reply.
   std::optional<Result<InboundMessage>> take(const void* data, std::size_t size,
                                              std::uint64_t requestId);
 

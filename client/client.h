@@ -159,6 +159,12 @@ struct SessionHistory {
 
 class Session;
 
+// A step sent with Session::sendStep and not yet collected.
+struct PendingStep {
+  Session* session = nullptr;
+  std::uint64_t requestId = 0;
+};
+
 class Client {
  public:
   static Result<std::unique_ptr<Client>> connect(ClientOptions options);
@@ -205,6 +211,13 @@ class Client {
   bool usesDirectChannel(const std::string& endpoint) const;
   // Sessions rebuilt on another worker after theirs was lost.
   std::uint64_t restoredSessions() const { return restored_; }
+
+  // Many sessions' steps in flight at once, from one thread (a vector env):
+  // waits until at least one of `steps` can be collected by awaitStep()
+  // without waiting (Session::stepReady), or until `until`; returns the
+  // indices of all that can, in order (none when `until` passed first).
+  // One wait covers every worker the steps went to; no thread per session.
+  std::vector<std::size_t> readySteps(const std::vector<PendingStep>& steps, TimePoint until);
 
  private:
   friend class Session;
@@ -281,6 +294,14 @@ class Session {
   Result<std::uint64_t> sendStep(const std::vector<Value>& actions,
                                  const std::vector<std::uint32_t>& observations);
   Result<StepResult> awaitStep(std::uint64_t requestId);
+  // Whether awaitStep(requestId) returns without waiting for the worker:
+  // its reply (or its failure) is here or its time is up. A step that must
+  // be sent again after a restore says yes (awaitStep then sends it and
+  // waits for that one). Reads nothing: Client::readySteps reads.
+  bool stepReady(std::uint64_t requestId);
+  // When awaitStep(requestId) gives up waiting (the step's timeout after it
+  // was sent); the distant future for a step not in flight.
+  TimePoint stepDeadline(std::uint64_t requestId) const;
 
   Result<std::unique_ptr<Session>> fork();
   // The compiler its worker runs for this session's type, as the worker

@@ -164,6 +164,19 @@ Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
   return finishStep(std::move(sent), std::move(result), refused);
 }
 
+bool Session::stepReady(std::uint64_t requestId) {
+  auto found = inflight_.find(requestId);
+  if (found == inflight_.end() || found->second.epoch != restores_) return true;
+  if (std::chrono::steady_clock::now() >= found->second.sentAt + timeout()) return true;
+  return client_.channelTo(endpoint_).replyReady(requestId);
+}
+
+TimePoint Session::stepDeadline(std::uint64_t requestId) const {
+  auto found = inflight_.find(requestId);
+  if (found == inflight_.end()) return TimePoint::max();
+  return found->second.sentAt + timeout();
+}
+
 Result<StepResult> Session::step(const std::vector<Value>& actions,
                                  const std::vector<std::uint32_t>& observations) {
   KILN_ASSIGN_OR_RETURN(std::uint64_t requestId, sendStep(actions, observations));

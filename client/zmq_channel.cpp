@@ -261,6 +261,31 @@ Result<InboundMessage> ZmqChannel::await(std::uint64_t requestId, TimePoint dead
   }
 }
 
+void ZmqChannel::readAvailable() {
+  readEvents();
+  if (direct()) {
+    (void)readDirect(kNoRequest);
+    return;
+  }
+  zmq::message_t frame;
+  while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
+    (void)take(frame.data(), frame.size(), kNoRequest);
+  }
+}
+
+bool ZmqChannel::replyReady(std::uint64_t requestId) {
+  return hasArrived(requestId) || !isPending(requestId) || lost_ || !refused_.ok();
+}
+
+void ZmqChannel::addTo(ReadinessPoll& poll) {
+  if (direct()) {
+    poll.addFd(directFd_);
+  } else {
+    poll.addSocket(socket_);
+  }
+  if (monitor_) poll.addSocket(monitor_);
+}
+
 std::optional<Result<InboundMessage>> ZmqChannel::readDirect(std::uint64_t requestId) {
   // Every frame is taken, also after the one asked for: none may be lost.
   std::optional<Result<InboundMessage>> wanted;

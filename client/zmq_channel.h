@@ -55,6 +55,9 @@ class ZmqChannel final : public Channel {
   void spinForReplies(Duration window) override {
     replySpin_ = SpinBeforeSleep::forThisThread(window);
   }
+  void readAvailable() override;
+  bool replyReady(std::uint64_t requestId) override;
+  void addTo(ReadinessPoll& poll) override;
   bool peerLost() override {
     readEvents();
     return lost_;

@@ -172,6 +172,9 @@ Result<EvalReport> runEval(const EvalOptions& o, const EvalProgress& progress) {
   if (clientOptions.coordinator.empty()) {
     LocalClusterOptions local;
     local.workers = 1;
+    // A pass that crashes on one benchmark (LLVM bugs exist) costs a worker
+    // restart and a replay, not a hung or lying evaluation.
+    local.isolateWorkers = true;
     local.worker.slots = o.slots != 0 ? o.slots : std::max(2u, std::thread::hardware_concurrency());
     local.worker.allowFiles = o.allowFiles;
     local.worker.settings.datasets = o.servedDatasets;

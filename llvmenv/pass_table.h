@@ -43,9 +43,17 @@ struct DroppedPass {
 
 class PassTable {
  public:
+  // Which passes a table leaves out besides those that never belong in it.
+  enum class Crashers {
+    kLeftOut,  // passes that crash LLVM 19 on valid modules are not actions
+    // ... unless the operator plants crashes on purpose
+    // (--enable-fault-injection): a real LLVM crash for the crash tests.
+    kKept,
+  };
   // Builds the table from the registry of the LLVM this process is linked
   // against. Fails (internal) only if that registry lists nothing usable.
-  static Result<std::shared_ptr<const PassTable>> fromRegistry();
+  static Result<std::shared_ptr<const PassTable>> fromRegistry(
+      Crashers crashers = Crashers::kLeftOut);
 
   std::size_t size() const { return passes_.size(); }
   const PassInfo& at(std::size_t index) const { return passes_.at(index); }

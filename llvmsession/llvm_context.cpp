@@ -34,7 +34,10 @@ LlvmContext::LlvmContext(ContextResources& resources,
                                           : std::make_shared<datasets::SharedDatasetRegistry>()) {}
 
 Status LlvmContext::init() {
-  KILN_ASSIGN_OR_RETURN(passes_, llvmenv::PassTable::fromRegistry());
+  KILN_ASSIGN_OR_RETURN(
+      passes_, llvmenv::PassTable::fromRegistry(settings().faultInjection
+                                                    ? llvmenv::PassTable::Crashers::kKept
+                                                    : llvmenv::PassTable::Crashers::kLeftOut));
   KILN_ASSIGN_OR_RETURN(registry_, sharedDatasets_->get([this] {
     std::vector<datasets::CorpusDirectory> corpora;
     for (const OperatorDataset& dataset : settings().datasets) {

@@ -33,12 +33,6 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
   for (unsigned i = 0; i < options.workers + options.nestingHosts; ++i) {
     bool nesting = i >= options.workers;
     WorkerSlot slot;
-    slot.types = std::make_unique<SessionTypeRegistry>();
-    if (options.registerTypes) {
-      options.registerTypes(*slot.types);
-    } else {
-      registerBuiltinSessionTypes(*slot.types);
-    }
     WorkerConfig config = options.worker;
     config.listen = "tcp://127.0.0.1:0";
     config.coordinator = cluster->coordinator_->endpoint();
@@ -51,6 +45,21 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
     }
     std::string name =
         nesting ? fmt::format("nest-{}", i - options.workers) : fmt::format("worker-{}", i);
+    if (options.isolateWorkers && !nesting) {
+      // Its session types are made in its process (their contexts start
+      // threads, which a fork would not carry over).
+      KILN_ASSIGN_OR_RETURN(slot.child, WorkerChild::start(WorkerChildSetup{
+                                            config, options.registerTypes, options.log, name,
+                                            options.keys, options.authorizedKeys}));
+      cluster->workers_.push_back(std::move(slot));
+      continue;
+    }
+    slot.types = std::make_unique<SessionTypeRegistry>();
+    if (options.registerTypes) {
+      options.registerTypes(*slot.types);
+    } else {
+      registerBuiltinSessionTypes(*slot.types);
+    }
     KILN_ASSIGN_OR_RETURN(slot.server,
                           WorkerServer::create(config, *slot.types, cluster->zmq_, cluster->clock_,
                                                makeLogger(name, options.log)));
@@ -62,14 +71,24 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
 
 std::vector<std::string> LocalCluster::workerEndpoints() const {
   std::vector<std::string> endpoints;
-  for (const WorkerSlot& slot : workers_) endpoints.push_back(slot.server->endpoint());
+  for (const WorkerSlot& slot : workers_) {
+    endpoints.push_back(slot.child ? slot.child->endpoint() : slot.server->endpoint());
+  }
   return endpoints;
 }
 
 std::vector<int> LocalCluster::workerMetricsPorts() const {
   std::vector<int> ports;
-  for (const WorkerSlot& slot : workers_) ports.push_back(slot.server->metricsPort());
+  for (const WorkerSlot& slot : workers_) {
+    ports.push_back(slot.child ? slot.child->metricsPort() : slot.server->metricsPort());
+  }
   return ports;
+}
+
+std::uint64_t LocalCluster::workerRestarts() const {
+  std::uint64_t restarts = 0;
+  for (const WorkerSlot& slot : workers_) restarts += slot.child ? slot.child->restarts() : 0;
+  return restarts;
 }
 
 Status LocalCluster::waitUntilReady(Duration timeout) {
@@ -89,6 +108,7 @@ Status LocalCluster::waitUntilReady(Duration timeout) {
 
 void LocalCluster::stop() {
   for (WorkerSlot& slot : workers_) {
+    slot.child.reset();  // killed: nothing of its sessions outlives the cluster
     if (slot.server) slot.server->stop();
   }
   for (WorkerSlot& slot : workers_) {

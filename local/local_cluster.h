@@ -1,6 +1,7 @@
-// A whole single-node cluster in this process, for debugging, tests and the
-// client's embedded default: a coordinator and N workers, each on its own
-// thread, talking over real loopback TCP exactly as on a cluster.
+// A whole single-node cluster for debugging, tests and the client's embedded
+// default: a coordinator and N workers, each on its own thread of this
+// process or (isolateWorkers) in a child process, talking over real loopback
+// TCP exactly as on a cluster.
 #pragma once
 
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include "client/client.h"
 #include "coordinator/coordinator_server.h"
+#include "local/worker_child.h"
 #include "worker/worker_server.h"
 
 namespace kiln {
@@ -31,6 +33,11 @@ struct LocalClusterOptions {
   // cluster's shared ZeroMQ context), accepting also `authorizedKeys`.
   std::optional<ClusterKeys> keys;
   std::vector<std::string> authorizedKeys;
+  // Each plain worker in a child process of its own, restarted after a
+  // crash caught in compile work (local/worker_child.h): the embedded
+  // default of `kiln local`, `kiln eval` and Python. Off, workers are
+  // threads of this process (sessionTypes() reaches their contexts).
+  bool isolateWorkers = false;
 };
 
 class LocalCluster {
@@ -45,8 +52,11 @@ class LocalCluster {
   int coordinatorMetricsPort() const { return coordinator_->metricsPort(); }
   std::vector<int> workerMetricsPorts() const;
   // The session types and contexts of worker `index` (as workerEndpoints()),
-  // for whoever runs the cluster in process (its operator, e.g. a test).
-  SessionTypeRegistry& sessionTypes(std::size_t index) { return *workers_.at(index).types; }
+  // for whoever runs the cluster in process (its operator, e.g. a test);
+  // not for isolated workers (null: theirs live in their processes).
+  SessionTypeRegistry* sessionTypes(std::size_t index) { return workers_.at(index).types.get(); }
+  // The restarts of isolated workers' processes so far (0 without isolation).
+  std::uint64_t workerRestarts() const;
   // Waits until every worker has registered (or the timeout passes).
   Status waitUntilReady(Duration timeout);
   void stop();
@@ -57,6 +67,7 @@ class LocalCluster {
     std::unique_ptr<SessionTypeRegistry> types;
     std::unique_ptr<WorkerServer> server;
     std::thread thread;
+    std::unique_ptr<WorkerChild> child;  // instead of the three above, when isolated
   };
   zmq::context_t zmq_;
   std::unique_ptr<ZapAuthenticator> authenticator_;  // with keys; outlives the servers

@@ -138,6 +138,9 @@ std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(
   Duration ready = secondsToDuration(readySeconds, "ready_timeout");
   LocalClusterOptions options;
   options.workers = workers;
+  // Compile work in child processes: a crash inside LLVM costs a worker
+  // restart (its sessions restore by replay), not this Python process.
+  options.isolateWorkers = true;
   options.nestingHosts = nestingHosts;
   options.worker.slots = slots;
   // The caller is the operator of this in-process cluster: its corpora are

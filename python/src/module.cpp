@@ -13,6 +13,7 @@
 #include "python/src/handles.h"
 #include "python/src/programs.h"
 #include "python/src/status_error.h"
+#include "python/src/vector_core.h"
 
 namespace py = pybind11;
 
@@ -256,6 +257,79 @@ void bindSession(py::module_& m) {
       .def("set_parameter", &SessionHandle::setParameter, py::arg("key"), py::arg("value"));
 }
 
+// One env's actions from Python: a list or tuple is a multistep, anything
+// else a single action.
+std::vector<Value> envActionsFromPython(py::handle actions) {
+  if (PyList_Check(actions.ptr()) || PyTuple_Check(actions.ptr())) {
+    return actionsFromPython(py::reinterpret_borrow<py::sequence>(actions));
+  }
+  return {toValue(actions)};
+}
+
+py::tuple answerToPython(const VectorCore::Answer& a) {
+  if (!a.status.ok()) {
+    return py::make_tuple(a.env, py::none(), false, false, a.actionsApplied, py::none(),
+                          std::string(errorClassName(a.status.code())), a.status.message());
+  }
+  const client::StepResult& r = a.result;
+  py::object newSpace = r.newActionSpace ? py::cast(*r.newActionSpace) : py::none();
+  return py::make_tuple(a.env, valuesToPython(r.observations), r.endOfEpisode, r.actionHadNoEffect,
+                        r.actionsApplied, newSpace, py::none(), py::none());
+}
+
+void bindVectorCore(py::module_& m) {
+  py::class_<VectorCore>(m, "VectorCore")
+      .def(py::init<std::shared_ptr<ClientHandle>, std::size_t>(), py::arg("client"),
+           py::arg("envs"))
+      .def_property_readonly("size", &VectorCore::size)
+      .def(
+          "start",
+          [](VectorCore& v, std::size_t env, const std::string& type, const std::string& benchmark,
+             const std::string& actionSpace, const std::vector<std::string>& observations,
+             std::optional<py::bytes> program) {
+            client::SessionOptions options;
+            options.sessionType = type;
+            options.benchmark = benchmark;
+            options.actionSpace = actionSpace;
+            options.observations = observations;
+            if (program) options.program = program->cast<std::string>();
+            return valuesToPython(v.start(env, options));
+          },
+          py::arg("env"), py::arg("session_type"), py::arg("benchmark"),
+          py::arg("action_space") = "", py::arg("observations") = std::vector<std::string>{},
+          py::arg("program") = py::none(),
+          "Starts env's next episode (ending its last); returns its initial observations.")
+      .def(
+          "send",
+          [](VectorCore& v, const std::vector<std::size_t>& envs, const py::sequence& actions,
+             const std::vector<std::uint32_t>& observations, const Space* actionSpace) {
+            std::vector<std::vector<Value>> values;
+            values.reserve(actions.size());
+            for (py::handle action : actions) values.push_back(envActionsFromPython(action));
+            v.send(envs, values, observations, actionSpace);
+          },
+          py::arg("envs"), py::arg("actions"), py::arg("observations"),
+          py::arg("action_space") = nullptr,
+          "Sends a step to each env (an action, or a list of actions for a multistep).")
+      .def(
+          "recv",
+          [](VectorCore& v, std::size_t count, double timeoutSeconds) {
+            auto answers = v.recv(count, secondsToDuration(timeoutSeconds, "timeout"));
+            py::list list;
+            for (const VectorCore::Answer& answer : answers) list.append(answerToPython(answer));
+            return list;
+          },
+          py::arg("count"), py::arg("timeout"),
+          "Waits for `count` answers (at most all in flight) or `timeout` seconds; returns every "
+          "answer ready: (env, observations, end_of_episode, action_had_no_effect, "
+          "actions_applied, new_action_space, error_class, error_message).")
+      .def("end", &VectorCore::end, py::arg("env"))
+      .def("in_flight", &VectorCore::inFlight, py::arg("env"))
+      .def("has_session", &VectorCore::hasSession, py::arg("env"))
+      .def("endpoint", &VectorCore::endpoint, py::arg("env"))
+      .def_property_readonly("in_flight_count", &VectorCore::inFlightCount);
+}
+
 void bindLocalCluster(py::module_& m) {
   py::class_<LocalClusterHandle>(m, "LocalCluster")
       .def(py::init(&LocalClusterHandle::start), py::arg("workers") = 1, py::arg("slots") = 2,
@@ -290,6 +364,7 @@ PYBIND11_MODULE(_kiln, m) {
   bindClient(m);
   bindSession(m);
   bindLocalCluster(m);
+  bindVectorCore(m);
   bindPrograms(m);
   m.def(
       "keygen",

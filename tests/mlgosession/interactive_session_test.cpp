@@ -332,7 +332,7 @@ TEST(MlgoInteractiveSessionTest, AClientMayOnlyLowerTheCompilerTimeLimits) {
     EXPECT_NE(raised.status().message().find(flag), std::string::npos)
         << raised.status().toString();
   }
-  const ReadySessionType* type = fixture.cluster->sessionTypes(0).find("mlgo-inline");
+  const ReadySessionType* type = fixture.cluster->sessionTypes(0)->find("mlgo-inline");
   ASSERT_NE(type, nullptr);
   MlgoConfig config = static_cast<MlgoContext&>(*type->context).config();
   EXPECT_EQ(config.decisionTimeout, std::chrono::milliseconds(2000));

@@ -37,7 +37,7 @@ std::string ClusterFixture::fakeOpt(const std::string& mode) const {
 }
 
 void ClusterFixture::useOpt(const std::string& program) {
-  const ReadySessionType* type = cluster->sessionTypes(0).find("mlgo-inline");
+  const ReadySessionType* type = cluster->sessionTypes(0)->find("mlgo-inline");
   ASSERT_NE(type, nullptr);
   auto& context = static_cast<MlgoContext&>(*type->context);
   MlgoConfig config = context.config();

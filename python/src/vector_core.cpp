@@ -1,0 +1,182 @@
+#include "python/src/vector_core.h"
+
+#include <fmt/format.h>
+
+#include "python/src/status_error.h"
+
+namespace kiln::python {
+
+VectorCore::VectorCore(std::shared_ptr<ClientHandle> client, std::size_t envs)
+    : client_(std::move(client)), envs_(envs) {
+  if (envs == 0 || envs > 100'000) {
+    throw StatusError(
+        invalidArgument(fmt::format("num_envs must be in [1, 100000], got {}", envs)));
+  }
+}
+
+VectorCore::~VectorCore() {
+  // Each session's destructor sends its EndSession on the shared client.
+  auto endAll = [this](client::Client&) { envs_.clear(); };
+  if (PyGILState_Check()) {
+    client_->locked(endAll);
+  } else {
+    envs_.clear();
+  }
+}
+
+VectorCore::Env& VectorCore::at(std::size_t env) {
+  if (env >= envs_.size()) {
+    throw StatusError(invalidArgument(
+        fmt::format("env id {} is out of range: this vector has {} envs", env, envs_.size())));
+  }
+  return envs_[env];
+}
+
+const VectorCore::Env& VectorCore::at(std::size_t env) const {
+  return const_cast<VectorCore*>(this)->at(env);
+}
+
+std::vector<Value> VectorCore::start(std::size_t env, const client::SessionOptions& options) {
+  Env& slot = at(env);
+  auto started = client_->locked([&](client::Client& client) {
+    // The old episode's step, if any, is no longer wanted: its session ends.
+    dropStep(env);
+    slot.session.reset();
+    return client.startSession(options);
+  });
+  slot.session = unwrap(std::move(started));
+  return slot.session->initialObservations();
+}
+
+void VectorCore::send(const std::vector<std::size_t>& envs,
+                      const std::vector<std::vector<Value>>& actions,
+                      const std::vector<std::uint32_t>& observations, const Space* actionSpace) {
+  if (envs.size() != actions.size()) {
+    throw StatusError(invalidArgument(fmt::format(
+        "send got {} env ids and {} actions: one action per env", envs.size(), actions.size())));
+  }
+  // Everything is checked before the first step leaves: a bad call sends nothing.
+  for (std::size_t i = 0; i < envs.size(); ++i) {
+    const Env& slot = at(envs[i]);
+    if (!slot.session) {
+      throw StatusError(invalidArgument(
+          fmt::format("env {} has no episode: reset it before sending it a step", envs[i])));
+    }
+    if (inFlight(envs[i])) {
+      throw StatusError(invalidArgument(fmt::format(
+          "env {} already has a step in flight: recv() its answer before sending another",
+          envs[i])));
+    }
+    for (std::size_t j = i + 1; j < envs.size(); ++j) {
+      if (envs[j] == envs[i]) {
+        throw StatusError(
+            invalidArgument(fmt::format("env {} is named twice in one send", envs[i])));
+      }
+    }
+    if (actionSpace != nullptr) {
+      for (const Value& action : actions[i]) throwIfError(actionSpace->check(action));
+    }
+  }
+  client_->locked([&](client::Client&) {
+    for (std::size_t i = 0; i < envs.size(); ++i) {
+      Env& slot = envs_[envs[i]];
+      auto request = slot.session->sendStep(actions[i], observations);
+      if (request.ok()) {
+        slot.request = *request;
+        continue;
+      }
+      // A step that could not leave (its worker gone and no other for its
+      // restore, a full queue) is answered by the next recv() like any other.
+      Answer failed;
+      failed.env = envs[i];
+      failed.status = request.status();
+      unsent_.push_back(std::move(failed));
+    }
+  });
+}
+
+std::vector<VectorCore::Answer> VectorCore::recv(std::size_t count, Duration timeout) {
+  return client_->locked([&](client::Client& client) {
+    std::vector<Answer> answers = std::move(unsent_);
+    unsent_.clear();
+    std::vector<client::PendingStep> pending;
+    std::vector<std::size_t> envOf;
+    for (std::size_t env = 0; env < envs_.size(); ++env) {
+      if (!envs_[env].request) continue;
+      pending.push_back({envs_[env].session.get(), *envs_[env].request});
+      envOf.push_back(env);
+    }
+    count = std::min(count, pending.size() + answers.size());
+    const TimePoint until = std::chrono::steady_clock::now() + timeout;
+    while (answers.size() < count) {
+      std::vector<std::size_t> ready = client.readySteps(pending, until);
+      if (ready.empty()) break;  // time is up
+      for (std::size_t index : ready) {
+        Env& slot = envs_[envOf[index]];
+        const std::size_t stepsBefore = slot.session->history().steps.size();
+        Answer answer;
+        answer.env = envOf[index];
+        auto result = slot.session->awaitStep(*slot.request);
+        slot.request.reset();
+        if (result.ok()) {
+          answer.actionsApplied = result->actionsApplied;
+          answer.result = std::move(result).value();
+        } else {
+          answer.status = result.status();
+          const auto& steps = slot.session->history().steps;
+          answer.actionsApplied = steps.size() > stepsBefore ? steps.back().size() : 0;
+        }
+        answers.push_back(std::move(answer));
+      }
+      // What is still in flight, in the same order.
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < pending.size(); ++i) {
+        if (envs_[envOf[i]].request) {
+          pending[kept] = pending[i];
+          envOf[kept] = envOf[i];
+          ++kept;
+        }
+      }
+      pending.resize(kept);
+      envOf.resize(kept);
+    }
+    return answers;
+  });
+}
+
+void VectorCore::end(std::size_t env) {
+  Env& slot = at(env);
+  if (!slot.session) return;
+  client_->locked([&](client::Client&) {
+    dropStep(env);
+    slot.session.reset();  // sends EndSession without waiting
+  });
+}
+
+void VectorCore::dropStep(std::size_t env) {
+  envs_[env].request.reset();
+  std::erase_if(unsent_, [env](const Answer& answer) { return answer.env == env; });
+}
+
+bool VectorCore::inFlight(std::size_t env) const {
+  if (at(env).request) return true;
+  for (const Answer& answer : unsent_) {
+    if (answer.env == env) return true;
+  }
+  return false;
+}
+
+bool VectorCore::hasSession(std::size_t env) const { return at(env).session != nullptr; }
+
+std::string VectorCore::endpoint(std::size_t env) const {
+  const Env& slot = at(env);
+  return slot.session ? slot.session->endpoint() : std::string();
+}
+
+std::size_t VectorCore::inFlightCount() const {
+  std::size_t count = 0;
+  for (const Env& env : envs_) count += env.request ? 1 : 0;
+  return count + unsent_.size();
+}
+
+}  // namespace kiln::python

@@ -30,12 +30,16 @@ from .registry import EnvSpec, env_ids, spec
 from .evaluation import best_states, evaluate
 from . import wrappers
 from .spaces import Space
+from .vector import BatchSpace, VectorEnv, make_vec
 from .state import CompilerEnvState
 from . import state as states
 from ._kiln import __version__, keygen
 
 __all__ = [
     "make",
+    "make_vec",
+    "VectorEnv",
+    "BatchSpace",
     "Experiment",
     "env_ids",
     "spec",

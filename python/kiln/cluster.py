@@ -21,9 +21,24 @@ class LocalCluster:
     Usable as a context manager; pass it as `cluster=` to kiln.make().
     """
 
-    def __init__(self, workers=1, slots=2, ready_timeout=10.0, nesting_hosts=0, datasets=None):
+    def __init__(
+        self,
+        workers=1,
+        slots=2,
+        ready_timeout=10.0,
+        nesting_hosts=0,
+        datasets=None,
+        fault_injection=False,
+    ):
         """`datasets`: {name: directory} of corpora the workers serve as
-        benchmark://name/<module> (what `kiln local --dataset NAME=DIR` does)."""
+        benchmark://name/<module> (what `kiln local --dataset NAME=DIR` does).
+        `fault_injection`: the operator's --enable-fault-injection, for tests
+        of faults: the noop type's crash and hang hooks, and the llvm passes
+        that crash LLVM 19 as actions.
+
+        Each worker runs in a child process of this one (forked): a crash
+        inside LLVM costs a worker restart and a replay of its sessions, not
+        this process, and a restarted worker has a new endpoint."""
         for name, value in (("workers", workers), ("slots", slots), ("nesting_hosts", nesting_hosts)):
             if not isinstance(value, int) or isinstance(value, bool):
                 raise InvalidArgument(f"{name} must be an int, got {type(value).__name__}")
@@ -36,6 +51,7 @@ class LocalCluster:
             ready_timeout=ready_timeout,
             nesting_hosts=nesting_hosts,
             datasets=flags,
+            fault_injection=bool(fault_injection),
         )
         self.workers = workers
         self.slots = slots

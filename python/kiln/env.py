@@ -18,11 +18,13 @@ from . import cluster as cluster_module
 from .benchmarks import Benchmark
 from .datasets import Datasets
 from .errors import (
+    FAULT_REASONS,
     CompileError,
     InvalidArgument,
     KilnError,
     NotFound,
     SessionLost,
+    Timeout,
     Unimplemented,
 )
 from .spaces import Space
@@ -55,6 +57,7 @@ def make(
     experiment=None,
     key_file=None,
     experiment_key=None,
+    faults_as_truncation=False,
 ):
     """A new env of type `env_id` (see kiln.env_ids()), or of a kiln.EnvSpec
     for a session type of your own.
@@ -75,6 +78,9 @@ def make(
       the coordinator and nesting hosts act for an experiment only on it.
     key_file: the cluster key file (`kiln keygen`) of a cluster run with
       --key-file; without it such a cluster refuses with kiln.PermissionDenied.
+    faults_as_truncation: a compile error, a session lost beyond restore or a
+      timeout ends the episode as truncated (the last observation, reward 0,
+      the reason in info["fault"]) instead of raising; reset() starts the next.
     """
     spec = registry.spec(env_id)
     if benchmark is not None:
@@ -97,6 +103,7 @@ def make(
             else observation_space,
             reward_space=spec.reward_space if reward_space is _DEFAULT else reward_space,
             action_space=action_space if action_space is not None else spec.action_space,
+            faults_as_truncation=bool(faults_as_truncation),
         )
     except BaseException:
         lease.release()
@@ -122,6 +129,56 @@ def datasets(cluster=None, session_type="llvm", timeout=60.0, key_file=None):
     except BaseException:
         lease.release()
         raise
+
+
+def _is_numeric_scalar(observation_spaces, name):
+    space = observation_spaces.get(name)
+    return space is not None and space.kind in _NUMERIC_SCALARS
+
+
+def reward_space_names(observation_spaces):
+    """Names usable as a reward space: worker reward spaces, then numeric scalars."""
+    names = list(observation_spaces)
+    served = [n.removeprefix(_REWARD_PREFIX) for n in names if n.startswith(_REWARD_PREFIX)]
+    numeric = [
+        n
+        for n in names
+        if not n.startswith(_REWARD_PREFIX) and _is_numeric_scalar(observation_spaces, n)
+    ]
+    return served + numeric
+
+
+def resolve_reward_space(session_type, observation_spaces, name):
+    """(observation space to fetch, is_delta) for reward space `name`, or None
+    for None: a worker reward space ("Reward:<name>") is the reward itself, a
+    numeric scalar observation's change since the last step is the reward."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise InvalidArgument(
+            f"reward space must be a name (str) or None, got {type(name).__name__}"
+        )
+    full = name if name.startswith(_REWARD_PREFIX) else _REWARD_PREFIX + name
+    if full in observation_spaces:
+        return (full, False)
+    if _is_numeric_scalar(observation_spaces, name):
+        return (name, True)
+    raise NotFound(
+        f"{session_type} has no reward space {name!r}; it has "
+        f"{', '.join(reward_space_names(observation_spaces)) or 'none'}"
+    )
+
+
+def check_observation_name(session_type, observation_spaces, name):
+    if not isinstance(name, str):
+        raise InvalidArgument(
+            f"observation space must be a name (str) or None, got {type(name).__name__}"
+        )
+    if name not in observation_spaces:
+        raise NotFound(
+            f"{session_type} has no observation space {name!r}; it has "
+            f"{', '.join(observation_spaces)}"
+        )
 
 
 def _check_benchmark(benchmark):
@@ -165,8 +222,11 @@ class Env:
         observation_space,
         reward_space,
         action_space,
+        faults_as_truncation=False,
     ):
         self.spec = spec
+        self._faults_as_truncation = faults_as_truncation
+        self._last_observation = None
         self._lease = lease
         self._client = client
         self._session = None
@@ -220,50 +280,17 @@ class Env:
 
     @reward_space.setter
     def reward_space(self, name):
-        if name is None:
-            self._reward = None
-            return
-        if not isinstance(name, str):
-            raise InvalidArgument(
-                f"reward space must be a name (str) or None, got {type(name).__name__}"
-            )
-        full = name if name.startswith(_REWARD_PREFIX) else _REWARD_PREFIX + name
-        if full in self.observation_spaces:
-            self._reward = (full, False)
-        elif self._is_numeric_scalar(name):
-            self._reward = (name, True)
-        else:
-            raise NotFound(
-                f"{self.spec.session_type} has no reward space {name!r}; it has "
-                f"{', '.join(self.reward_spaces) or 'none'}"
-            )
-        if self._session is not None:
+        self._reward = resolve_reward_space(self.spec.session_type, self.observation_spaces, name)
+        if self._reward is not None and self._session is not None:
             self._start_reward()
 
     @property
     def reward_spaces(self):
         """Names usable as reward_space: worker reward spaces, then numeric scalars."""
-        names = self._observation_names
-        served = [n.removeprefix(_REWARD_PREFIX) for n in names if n.startswith(_REWARD_PREFIX)]
-        numeric = [
-            n for n in names if not n.startswith(_REWARD_PREFIX) and self._is_numeric_scalar(n)
-        ]
-        return served + numeric
-
-    def _is_numeric_scalar(self, name):
-        space = self.observation_spaces.get(name)
-        return space is not None and space.kind in _NUMERIC_SCALARS
+        return reward_space_names(self.observation_spaces)
 
     def _check_observation_name(self, name):
-        if not isinstance(name, str):
-            raise InvalidArgument(
-                f"observation space must be a name (str) or None, got {type(name).__name__}"
-            )
-        if name not in self.observation_spaces:
-            raise NotFound(
-                f"{self.spec.session_type} has no observation space {name!r}; it has "
-                f"{', '.join(self._observation_names)}"
-            )
+        check_observation_name(self.spec.session_type, self.observation_spaces, name)
 
     def _wanted(self):
         """Observation names to fetch with each step: [observation][, reward]."""
@@ -316,7 +343,8 @@ class Env:
         self.episode_reward = 0.0 if self._reward else None
         self.actions = []
         self._episode_start = time.monotonic()
-        return values.get(self._observation), {"benchmark": uri}
+        self._last_observation = values.get(self._observation)
+        return self._last_observation, {"benchmark": uri}
 
     def step(self, action):
         """Applies one action: (observation, reward, terminated, truncated, info)."""
@@ -335,9 +363,16 @@ class Env:
             observed, ended, no_effect, new_space, applied = self._session.step(
                 values, self._indices(wanted), self.action_space.raw
             )
-        except (SessionLost, CompileError):
+        except (SessionLost, CompileError, Timeout) as error:
+            if isinstance(error, Timeout):
+                self._end_session_quietly()
             self._session = None  # the worker has retired it or is gone: reset()
-            raise
+            if not self._faults_as_truncation:
+                raise
+            reward = 0.0 if self._reward else None
+            reason = FAULT_REASONS[type(error).__name__]
+            info = {"fault": f"{reason}: {error}", "actions_applied": 0}
+            return self._last_observation, reward, False, True, info
         except Exception as error:
             # An action refused after others of this step ran: those stay
             # applied, so the episode's record (env.state, env.actions) keeps them.
@@ -356,7 +391,14 @@ class Env:
             self.action_space = Space(new_space)
             self.action_space._rng = rng
             info["new_action_space"] = self.action_space
-        return results.get(self._observation), reward, ended, False, info
+        self._last_observation = results.get(self._observation)
+        return self._last_observation, reward, ended, False, info
+
+    def _end_session_quietly(self):
+        try:
+            self._end_session()
+        except KilnError:
+            pass
 
     def _action_value(self, action):
         if isinstance(action, str) and self.action_space.kind == "named_discrete":

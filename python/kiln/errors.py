@@ -82,3 +82,14 @@ __all__ = [
     "Unimplemented",
     "InternalError",
 ]
+
+
+# Errors that are faults of the cluster or the program, not of the caller's
+# code: with faults_as_truncation (kiln.make) and in a kiln.VectorEnv they
+# end the episode as truncated, named by these reasons.
+FAULT_REASONS = {
+    "CompileError": "compile_error",
+    "SessionLost": "session_lost",
+    "Timeout": "timeout",
+    "Overloaded": "overloaded",
+}

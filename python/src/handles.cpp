@@ -120,7 +120,7 @@ std::string SessionHandle::setParameter(const std::string& key, const std::strin
 
 std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(
     unsigned workers, unsigned slots, double readySeconds, unsigned nestingHosts,
-    const std::vector<std::string>& datasets) {
+    const std::vector<std::string>& datasets, bool faultInjection) {
   // Bounds keep a typo (workers=10000) from exhausting threads or ports.
   if (nestingHosts > 64) {
     throw StatusError(
@@ -150,6 +150,7 @@ std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(
     if (!parsed.ok()) throw StatusError(parsed.status());
     options.worker.settings.datasets.push_back(std::move(*parsed));
   }
+  options.worker.settings.faultInjection = faultInjection;
   if (Status valid = checkOperatorSettings(options.worker.settings); !valid.ok()) {
     throw StatusError(valid);
   }

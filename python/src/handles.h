@@ -84,10 +84,12 @@ class SessionHandle {
 
 class LocalClusterHandle {
  public:
-  // `datasets`: "NAME=DIR" values, as `kiln local --dataset` takes them.
+  // `datasets`: "NAME=DIR" values, as `kiln local --dataset` takes them;
+  // `faultInjection` as --enable-fault-injection.
   static std::unique_ptr<LocalClusterHandle> start(unsigned workers, unsigned slots,
                                                    double readySeconds, unsigned nestingHosts,
-                                                   const std::vector<std::string>& datasets);
+                                                   const std::vector<std::string>& datasets,
+                                                   bool faultInjection);
   ~LocalClusterHandle();
 
   std::string endpoint() const;

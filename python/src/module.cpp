@@ -269,12 +269,13 @@ std::vector<Value> envActionsFromPython(py::handle actions) {
 py::tuple answerToPython(const VectorCore::Answer& a) {
   if (!a.status.ok()) {
     return py::make_tuple(a.env, py::none(), false, false, a.actionsApplied, py::none(),
-                          std::string(errorClassName(a.status.code())), a.status.message());
+                          std::string(errorClassName(a.status.code())), a.status.message(), 0);
   }
   const client::StepResult& r = a.result;
   py::object newSpace = r.newActionSpace ? py::cast(*r.newActionSpace) : py::none();
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(r.actionTime).count();
   return py::make_tuple(a.env, valuesToPython(r.observations), r.endOfEpisode, r.actionHadNoEffect,
-                        r.actionsApplied, newSpace, py::none(), py::none());
+                        r.actionsApplied, newSpace, py::none(), py::none(), micros);
 }
 
 void bindVectorCore(py::module_& m) {
@@ -320,9 +321,10 @@ void bindVectorCore(py::module_& m) {
             return list;
           },
           py::arg("count"), py::arg("timeout"),
-          "Waits for `count` answers (at most all in flight) or `timeout` seconds; returns every "
-          "answer ready: (env, observations, end_of_episode, action_had_no_effect, "
-          "actions_applied, new_action_space, error_class, error_message).")
+          "Waits for `count` answers (at most all in flight) or `timeout` seconds; returns at "
+          "most `count` answers: (env, observations, end_of_episode, action_had_no_effect, "
+          "actions_applied, new_action_space, error_class, error_message, compile_us: the "
+          "worker's time in the actions).")
       .def("end", &VectorCore::end, py::arg("env"))
       .def("in_flight", &VectorCore::inFlight, py::arg("env"))
       .def("has_session", &VectorCore::hasSession, py::arg("env"))
@@ -334,7 +336,7 @@ void bindLocalCluster(py::module_& m) {
   py::class_<LocalClusterHandle>(m, "LocalCluster")
       .def(py::init(&LocalClusterHandle::start), py::arg("workers") = 1, py::arg("slots") = 2,
            py::arg("ready_timeout") = 10.0, py::arg("nesting_hosts") = 0,
-           py::arg("datasets") = std::vector<std::string>{})
+           py::arg("datasets") = std::vector<std::string>{}, py::arg("fault_injection") = false)
       .def_property_readonly("endpoint", &LocalClusterHandle::endpoint)
       .def_property_readonly("worker_endpoints", &LocalClusterHandle::workerEndpoints)
       .def_property_readonly("running", &LocalClusterHandle::running)

@@ -99,6 +99,11 @@ std::vector<VectorCore::Answer> VectorCore::recv(std::size_t count, Duration tim
   return client_->locked([&](client::Client& client) {
     std::vector<Answer> answers = std::move(unsent_);
     unsent_.clear();
+    if (answers.size() > count) {
+      unsent_.assign(std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(count)),
+                     std::make_move_iterator(answers.end()));
+      answers.resize(count);
+    }
     std::vector<client::PendingStep> pending;
     std::vector<std::size_t> envOf;
     for (std::size_t env = 0; env < envs_.size(); ++env) {
@@ -112,6 +117,7 @@ std::vector<VectorCore::Answer> VectorCore::recv(std::size_t count, Duration tim
       std::vector<std::size_t> ready = client.readySteps(pending, until);
       if (ready.empty()) break;  // time is up
       for (std::size_t index : ready) {
+        if (answers.size() >= count) break;  // the rest stay ready for the next recv()
         Env& slot = envs_[envOf[index]];
         const std::size_t stepsBefore = slot.session->history().steps.size();
         Answer answer;

@@ -43,7 +43,8 @@ class VectorCore {
     std::size_t actionsApplied = 0;  // also on failure: they stay applied
   };
   // Waits until `count` steps in flight (at most all of them) have their
-  // answers or `timeout` passes, and returns every answer ready by then.
+  // answers or `timeout` passes, and returns at most `count` of them (the
+  // first ready); the others stay in flight, their answers kept.
   std::vector<Answer> recv(std::size_t count, Duration timeout);
 
   // Ends env's episode (its session) if it has one.

@@ -1,0 +1,260 @@
+"""kiln.VectorEnv's figures: `python3 -m kiln.bench_vector [--json] [--quick]`.
+
+Each row is judged against what a user would otherwise run, in the same run,
+on the same cluster (an embedded one: one worker of --slots slots):
+- llvm-autophase-ic-v0 over kiln-bench-v0 (random actions, episodes of 20
+  steps) with 1, 8, 32 and 128 envs: the vector env's steps/s against a
+  Python loop over as many single envs (`x_loop`), a vector env of one
+  subprocess per env over pipes as gymnasium's AsyncVectorEnv builds it
+  (`x_subprocess`), and what the worker's slots can do: slots / the mean
+  compile time per step the worker reported in the same run (`x_slots`);
+- noop-v0 with 128 envs: steps/s into Python, against the subprocess vector
+  env;
+- 128 envs: the time from make_vec to the first batch of observations, and
+  the client's memory per env (its RSS grown by making and resetting them).
+Every figure is the min and median of --runs runs (default 3).
+"""
+
+import argparse
+import json
+import multiprocessing
+import resource
+import statistics
+import time
+
+import numpy as np
+
+import kiln
+
+EPISODE_STEPS = 20
+
+
+def _rss_kib():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _vector_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
+    """Steps/s of a kiln.VectorEnv, and the mean compile time per step (us)."""
+    with kiln.make_vec(env_id, envs, cluster=endpoint, benchmarks=benchmarks,
+                       max_episode_steps=EPISODE_STEPS, seed=seed) as vec:
+        vec.reset(seed=seed)
+        for _ in range(3):
+            vec.step(vec.action_space.sample())
+        steps, compile_us, start = 0, [], time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            _, _, _, _, infos = vec.step(vec.action_space.sample())
+            steps += envs
+            if "compile_us" in infos:
+                compile_us.extend(infos["compile_us"][infos["_compile_us"]].tolist())
+        rate = steps / (time.perf_counter() - start)
+    return rate, (statistics.fmean(compile_us) if compile_us else 0.0)
+
+
+def _loop_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
+    """Steps/s of a Python loop over `envs` single envs, one blocking step each."""
+    singles = [kiln.make(env_id, cluster=endpoint, benchmark=benchmarks[i % len(benchmarks)])
+               for i in range(envs)]
+    try:
+        rng = np.random.default_rng(seed)
+        counts = [0] * envs
+        for env in singles:
+            env.reset()
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for i, env in enumerate(singles):
+                env.step(int(rng.integers(env.action_space.n)))
+                counts[i] += 1
+                if counts[i] >= EPISODE_STEPS:
+                    env.reset()
+                    counts[i] = 0
+                steps += 1
+        return steps / (time.perf_counter() - start)
+    finally:
+        for env in singles:
+            env.close()
+
+
+def _subprocess_env(conn, env_id, endpoint, benchmark, seed):
+    """One env in its own process, driven over a pipe (AsyncVectorEnv's shape)."""
+    env = kiln.make(env_id, cluster=endpoint, benchmark=benchmark)
+    rng = np.random.default_rng(seed)
+    steps = 0
+    try:
+        while True:
+            command = conn.recv()
+            if command == "close":
+                break
+            if command == "reset" or steps >= EPISODE_STEPS:
+                observation, _ = env.reset()
+                steps = 0
+                if command == "reset":
+                    conn.send(observation)
+                    continue
+            observation, reward, terminated, truncated, _ = env.step(
+                int(rng.integers(env.action_space.n)))
+            steps += 1
+            conn.send((observation, reward, terminated, truncated))
+    finally:
+        env.close()
+
+
+def _subprocess_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
+    """Steps/s of one subprocess per env over pipes: send to all, then wait for all."""
+    context = multiprocessing.get_context("spawn")
+    pipes, processes = [], []
+    for i in range(envs):
+        parent, child = context.Pipe()
+        process = context.Process(
+            target=_subprocess_env,
+            args=(child, env_id, endpoint, benchmarks[i % len(benchmarks)], seed + i),
+            daemon=True)
+        process.start()
+        pipes.append(parent)
+        processes.append(process)
+    try:
+        for pipe in pipes:
+            pipe.send("reset")
+        for pipe in pipes:
+            pipe.recv()
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for pipe in pipes:
+                pipe.send("step")
+            for pipe in pipes:
+                pipe.recv()
+            steps += envs
+        return steps / (time.perf_counter() - start)
+    finally:
+        for pipe in pipes:
+            pipe.send("close")
+        for process in processes:
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+
+
+def _first_step(env_id, envs, endpoint, benchmarks, seed):
+    """Seconds from make_vec to the first batch of observations, and the
+    client's RSS growth per env (KiB)."""
+    before = _rss_kib()
+    start = time.perf_counter()
+    vec = kiln.make_vec(env_id, envs, cluster=endpoint, benchmarks=benchmarks, seed=seed)
+    try:
+        vec.reset(seed=seed)
+        took = time.perf_counter() - start
+        return took, (_rss_kib() - before) / envs
+    finally:
+        vec.close()
+
+
+def _summary(values):
+    return {"min": min(values), "median": statistics.median(values), "runs": len(values)}
+
+
+def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1, 8, 32),
+        many=128, subprocess_many=32):
+    rows = []
+    with kiln.LocalCluster(workers=1, slots=slots) as local:
+        endpoint = local.endpoint
+        benchmarks = kiln.datasets(endpoint).benchmarks("benchmark://kiln-bench-v0")
+        env_id = "llvm-autophase-ic-v0"
+        for envs in sizes:
+            vector, loop, sub, capacity = [], [], [], []
+            for run_index in range(runs):
+                rate, compile_us = _vector_rate(env_id, envs, endpoint, benchmarks, seconds,
+                                                run_index)
+                vector.append(rate)
+                if compile_us > 0:
+                    capacity.append(slots * 1e6 / compile_us)
+                loop.append(_loop_rate(env_id, envs, endpoint, benchmarks, seconds, run_index))
+                if envs in subprocess_sizes:
+                    sub.append(_subprocess_rate(env_id, envs, endpoint, benchmarks, seconds,
+                                                run_index))
+            row = {
+                "env": env_id, "envs": envs,
+                "vector_steps_per_s": _summary(vector),
+                "loop_steps_per_s": _summary(loop),
+                "x_loop": statistics.median(vector) / statistics.median(loop),
+                "slot_capacity_steps_per_s": _summary(capacity) if capacity else None,
+                "x_slots": (statistics.median(vector) / statistics.median(capacity)
+                            if capacity else None),
+            }
+            if sub:
+                row["subprocess_steps_per_s"] = _summary(sub)
+                row["x_subprocess"] = statistics.median(vector) / statistics.median(sub)
+            rows.append(row)
+        noop, noop_sub = [], []
+        for run_index in range(runs):
+            noop.append(_vector_rate("noop-v0", many, endpoint, ["benchmark://noop-v0/0"],
+                                     seconds, run_index)[0])
+            # Fewer processes than envs: 128 interpreters would not fit the
+            # machine's memory comfortably, and more only adds switching.
+            noop_sub.append(_subprocess_rate("noop-v0", subprocess_many, endpoint,
+                                             ["benchmark://noop-v0/0"], seconds, run_index))
+        rows.append({
+            "env": "noop-v0", "envs": many,
+            "vector_steps_per_s": _summary(noop),
+            "subprocess_steps_per_s": _summary(noop_sub),
+            "subprocess_envs": subprocess_many,
+            "x_subprocess": statistics.median(noop) / statistics.median(noop_sub),
+        })
+        first, memory = [], []
+        for run_index in range(runs):
+            took, kib = _first_step(env_id, many, endpoint, benchmarks, run_index)
+            first.append(took)
+            memory.append(kib)
+        rows.append({"env": env_id, "envs": many, "first_batch_s": _summary(first),
+                     "client_kib_per_env": _summary(memory)})
+    return rows
+
+
+def _table(rows):
+    lines = ["kiln bench vector (python3 -m kiln.bench_vector): steps/s min / median"]
+    for row in rows:
+        if "first_batch_s" in row:
+            lines.append(
+                f"  {row['env']} x{row['envs']}: first batch {row['first_batch_s']['min']:.2f} / "
+                f"{row['first_batch_s']['median']:.2f} s; client memory "
+                f"{row['client_kib_per_env']['median']:.0f} KiB per env")
+            continue
+        v = row["vector_steps_per_s"]
+        text = f"  {row['env']} x{row['envs']}: vector {v['min']:.0f} / {v['median']:.0f}"
+        if "loop_steps_per_s" in row:
+            loop = row["loop_steps_per_s"]
+            text += (f"; single-env loop {loop['min']:.0f} / {loop['median']:.0f} "
+                     f"(x{row['x_loop']:.2f})")
+        if row.get("subprocess_steps_per_s"):
+            sub = row["subprocess_steps_per_s"]
+            text += (f"; subprocess envs{' x' + str(row['subprocess_envs']) if 'subprocess_envs' in row else ''} "
+                     f"{sub['min']:.0f} / {sub['median']:.0f} (x{row['x_subprocess']:.2f})")
+        if row.get("x_slots") is not None:
+            cap = row["slot_capacity_steps_per_s"]
+            text += f"; slots can do {cap['median']:.0f} (x{row['x_slots']:.2f})"
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m kiln.bench_vector", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure (min/median)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
+    parser.add_argument("--slots", type=int, default=2, help="the embedded worker's slots")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: 1 run of 0.3 s, at most 8 envs")
+    args = parser.parse_args(argv)
+    if args.quick:
+        rows = run(runs=1, seconds=0.3, sizes=(1, 8), slots=args.slots, subprocess_sizes=(1,),
+                   many=8, subprocess_many=2)
+    else:
+        rows = run(runs=args.runs, seconds=args.seconds, slots=args.slots)
+    print(json.dumps({"rows": rows}, indent=1) if args.json else _table(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,555 @@
+"""Many environments from one learner: kiln.VectorEnv (kiln.make_vec).
+
+    envs = kiln.make_vec("llvm-autophase-ic-v0", num_envs=32,
+                         benchmarks="benchmark://kiln-bench-v0", max_episode_steps=45)
+    observations, infos = envs.reset(seed=1)
+    observations, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
+
+Semantics are gymnasium's vector API (1.x): batched numpy observations,
+rewards, terminations and truncations; infos as a dict of arrays, each key
+with a boolean "_key" mask of the envs that have it; autoreset on the next
+step (the step after an episode ended resets that env, ignores its action and
+returns the new episode's first observation with reward 0). gymnasium itself
+is not a Debian 12 package, so kiln follows its API without depending on it.
+
+The EnvPool-style pair runs envs without waiting for the slowest:
+`send(actions, env_ids)` sends steps, `recv()` returns the first `batch_size`
+envs that answered, with their ids in infos["env_id"]. Every step of every
+env is in flight at once across the cluster from this one thread: the C++
+client multiplexes them (no thread or process per env) and waits without the
+GIL.
+
+Faults never break the training loop: a compile error, a session lost beyond
+restore (its worker gone and none to replay it on), a timeout or an
+overloaded worker ends that env's episode as truncated, with the reason in
+infos["fault"]; the env resets on its next step (the coordinator places the
+new episode on a worker that is up). `fault_counts` counts each reason. A
+worker killed mid-episode is no fault at all: its sessions are restored by
+replay on another worker and step on.
+"""
+
+import collections
+import time
+
+import numpy as np
+
+from . import _kiln, registry
+from . import cluster as cluster_module
+from .benchmarks import Benchmark
+from .datasets import Datasets
+from .env import (
+    _DEFAULT,
+    _benchmark_uri_and_program,
+    _check_benchmark,
+    check_observation_name,
+    resolve_reward_space,
+)
+from .errors import (
+    FAULT_REASONS,
+    CompileError,
+    InternalError,
+    InvalidArgument,
+    KilnError,
+    NotFound,
+    Overloaded,
+    PermissionDenied,
+    SessionLost,
+    Timeout,
+    Unimplemented,
+)
+from .spaces import Space
+
+# Errors that end one env's episode (truncated, reason in infos["fault"]);
+# any other error is the caller's bug and raises.
+FAULTS = FAULT_REASONS
+_ERRORS = {
+    cls.__name__: cls
+    for cls in (
+        CompileError,
+        InternalError,
+        InvalidArgument,
+        NotFound,
+        Overloaded,
+        PermissionDenied,
+        SessionLost,
+        Timeout,
+        Unimplemented,
+    )
+}
+
+
+def make_vec(env_id, num_envs, **kwargs):
+    """A kiln.VectorEnv of `num_envs` envs of `env_id` (see VectorEnv)."""
+    return VectorEnv(env_id, num_envs, **kwargs)
+
+
+class BatchSpace:
+    """The batched form of one env's space: `num_envs` members at once.
+    sample() gives a numpy array (a list for spaces without a dtype)."""
+
+    def __init__(self, single, num_envs):
+        self.single = single
+        self.num_envs = num_envs
+
+    @property
+    def shape(self):
+        return (self.num_envs,) + tuple(self.single.shape)
+
+    @property
+    def dtype(self):
+        return self.single.dtype
+
+    @property
+    def n(self):
+        return self.single.n
+
+    def seed(self, seed=None):
+        self.single.seed(seed)
+        return seed
+
+    def sample(self):
+        members = [self.single.sample() for _ in range(self.num_envs)]
+        if self.single.dtype is None:
+            return members
+        return np.asarray(members, dtype=self.single.dtype)
+
+    def contains(self, batch):
+        return len(batch) == self.num_envs and all(self.single.contains(m) for m in batch)
+
+    def __contains__(self, batch):
+        return self.contains(batch)
+
+    def __repr__(self):
+        return f"BatchSpace({self.single!r}, {self.num_envs})"
+
+
+class _Result:
+    """One env's step (or reset) outcome, before batching."""
+
+    __slots__ = ("env", "observation", "reward", "terminated", "truncated", "info")
+
+    def __init__(self, env, observation, reward, terminated, truncated, info):
+        self.env = env
+        self.observation = observation
+        self.reward = reward
+        self.terminated = terminated
+        self.truncated = truncated
+        self.info = info
+
+
+class VectorEnv:
+    """`num_envs` envs of one env id, stepped together (see the module doc).
+
+    benchmarks: what each episode runs: a dataset URI
+      ("benchmark://kiln-bench-v0"; a generator such as
+      "generator://csmith-v0" takes its first `generator_count` seeds), a list
+      of URIs and kiln.Benchmark programs, or None for the env id's own.
+    benchmark_order: "cycle" (each new episode takes the next benchmark) or
+      "random" (drawn with `seed`).
+    batch_size: how many envs recv() returns (default: all).
+    max_episode_steps: episodes longer than this end truncated (None: never).
+    Other arguments as kiln.make().
+    """
+
+    def __init__(
+        self,
+        env_id,
+        num_envs,
+        *,
+        benchmarks=None,
+        benchmark_order="cycle",
+        generator_count=100,
+        seed=None,
+        batch_size=None,
+        max_episode_steps=None,
+        cluster=None,
+        observation_space=_DEFAULT,
+        reward_space=_DEFAULT,
+        action_space=None,
+        timeout=60.0,
+        experiment=None,
+        key_file=None,
+        experiment_key=None,
+    ):
+        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+            raise InvalidArgument(f"num_envs must be a positive int, got {num_envs!r}")
+        batch_size = num_envs if batch_size is None else batch_size
+        if not isinstance(batch_size, int) or not 1 <= batch_size <= num_envs:
+            raise InvalidArgument(f"batch_size must be an int in [1, {num_envs}], got {batch_size!r}")
+        if max_episode_steps is not None and (
+            not isinstance(max_episode_steps, int) or max_episode_steps < 1
+        ):
+            raise InvalidArgument(
+                f"max_episode_steps must be a positive int or None, got {max_episode_steps!r}"
+            )
+        if benchmark_order not in ("cycle", "random"):
+            raise InvalidArgument(
+                f"benchmark_order must be 'cycle' or 'random', got {benchmark_order!r}"
+            )
+        self.spec = registry.spec(env_id)
+        self.num_envs = num_envs
+        self.batch_size = batch_size
+        self.max_episode_steps = max_episode_steps
+        self._timeout = float(timeout)
+        self._closed = True
+        self._lease = cluster_module.lease(cluster)
+        try:
+            self._client = _kiln.Client(
+                self._lease.endpoint, timeout, experiment or "", key_file or "",
+                experiment_key or "",
+            )
+            raw_actions, raw_observations = self._client.get_spaces(self.spec.session_type)
+            self._core = _kiln.VectorCore(self._client, num_envs)
+            self._closed = False
+            self._set_spaces(raw_actions, raw_observations, observation_space, reward_space,
+                             action_space, seed)
+            self._benchmarks = self._resolve_benchmarks(benchmarks, generator_count)
+        except BaseException:
+            self._lease.release()
+            self._closed = True
+            raise
+        self._order = benchmark_order
+        self._rng = np.random.default_rng(seed)
+        self._next_benchmark = 0
+        self._needs_reset = [True] * num_envs
+        self._episode_steps = [0] * num_envs
+        self._metric = [None] * num_envs
+        self._last_observation = [None] * num_envs
+        self._episode_benchmark = [None] * num_envs
+        self._ready = collections.deque()  # resets done, waiting for recv()
+        self.fault_counts = collections.Counter()
+
+    # --- spaces -----------------------------------------------------------
+    def _set_spaces(self, raw_actions, raw_observations, observation_space, reward_space,
+                    action_space, seed):
+        observation_spaces = {s.name: Space(s) for s in raw_observations}
+        self._observation_names = list(observation_spaces)
+        session_type = self.spec.session_type
+        self._observation = (
+            self.spec.observation_space if observation_space is _DEFAULT else observation_space
+        )
+        if self._observation is not None:
+            check_observation_name(session_type, observation_spaces, self._observation)
+        self._reward = resolve_reward_space(
+            session_type,
+            observation_spaces,
+            self.spec.reward_space if reward_space is _DEFAULT else reward_space,
+        )
+        self._action_space_name = action_space if action_space is not None else self.spec.action_space
+        raw_action = raw_actions[0]
+        if self._action_space_name:
+            named = [s for s in raw_actions if s.name == self._action_space_name]
+            if not named:
+                raise NotFound(
+                    f"{session_type} has no action space {self._action_space_name!r}; it has "
+                    f"{', '.join(s.name for s in raw_actions)}"
+                )
+            raw_action = named[0]
+        self.single_action_space = Space(raw_action, seed)
+        self.action_space = BatchSpace(self.single_action_space, self.num_envs)
+        self.single_observation_space = (
+            observation_spaces[self._observation] if self._observation else None
+        )
+        self.observation_space = (
+            BatchSpace(self.single_observation_space, self.num_envs)
+            if self.single_observation_space is not None
+            else None
+        )
+        self._wanted = ([self._observation] if self._observation else []) + (
+            [self._reward[0]] if self._reward else []
+        )
+        self._wanted_indices = [self._observation_names.index(n) for n in self._wanted]
+
+    @property
+    def reward_space(self):
+        return self._reward[0].removeprefix("Reward:") if self._reward else None
+
+    # --- benchmarks -------------------------------------------------------
+    def _resolve_benchmarks(self, benchmarks, generator_count):
+        if benchmarks is None:
+            return [self.spec.benchmark]
+        if isinstance(benchmarks, (str, Benchmark)):
+            if isinstance(benchmarks, str) and _is_dataset_uri(benchmarks):
+                with Datasets(self._client, self.spec.session_type) as datasets:
+                    found = datasets[benchmarks]
+                    limit = generator_count if found.size is None else None
+                    uris = datasets.benchmarks(benchmarks, limit)
+                if not uris:
+                    raise NotFound(f"dataset {benchmarks!r} has no benchmarks")
+                return uris
+            benchmarks = [benchmarks]
+        benchmarks = list(benchmarks)
+        if not benchmarks:
+            raise InvalidArgument("benchmarks is empty: give at least one")
+        for benchmark in benchmarks:
+            _check_benchmark(benchmark)
+        return benchmarks
+
+    def _draw_benchmark(self):
+        if self._order == "random":
+            return self._benchmarks[int(self._rng.integers(len(self._benchmarks)))]
+        benchmark = self._benchmarks[self._next_benchmark % len(self._benchmarks)]
+        self._next_benchmark += 1
+        return benchmark
+
+    # --- episodes ---------------------------------------------------------
+    def _start(self, env):
+        """Starts env's next episode; its reset result. A benchmark that
+        cannot start (not found, a compile error) is passed over for the
+        next; a worker that is gone, busy or slow is waited out, within the
+        env's timeout, while the cluster replaces it."""
+        deadline = time.monotonic() + self._timeout
+        benchmark = self._draw_benchmark()
+        skipped = 0
+        while True:
+            uri, program = _benchmark_uri_and_program(benchmark)
+            try:
+                values = self._core.start(
+                    env, self.spec.session_type, uri, self._action_space_name, self._wanted,
+                    program,
+                )
+                break
+            except (NotFound, CompileError) as error:
+                self.fault_counts["start_" + FAULTS.get(type(error).__name__, "not_found")] += 1
+                skipped += 1
+                if skipped >= min(len(self._benchmarks), 8):
+                    raise
+                benchmark = self._draw_benchmark()
+            except (SessionLost, Timeout, Overloaded) as error:
+                self.fault_counts["start_" + FAULTS[type(error).__name__]] += 1
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.1)
+        observed = dict(zip(self._wanted, values))
+        self._needs_reset[env] = False
+        self._episode_steps[env] = 0
+        self._episode_benchmark[env] = uri
+        if self._reward and self._reward[1]:
+            self._metric[env] = observed[self._reward[0]]
+        observation = observed.get(self._observation)
+        self._last_observation[env] = observation
+        return _Result(env, observation, 0.0, False, False, {"benchmark": uri})
+
+    def _answer(self, answer):
+        """One env's step answer from the core, as a result."""
+        env, observations, ended, no_effect, applied, _new_space, error_class, message, micros = (
+            answer
+        )
+        if error_class is not None:
+            reason = FAULTS.get(error_class)
+            if reason is None:
+                raise _ERRORS.get(error_class, InternalError)(message)
+            self.fault_counts[reason] += 1
+            self._needs_reset[env] = True
+            return _Result(
+                env,
+                self._last_observation[env],
+                0.0,
+                False,
+                True,
+                {
+                    "fault": f"{reason}: {message}",
+                    "benchmark": self._episode_benchmark[env],
+                    "actions_applied": applied,
+                },
+            )
+        observed = dict(zip(self._wanted, observations))
+        reward = 0.0
+        if self._reward:
+            name, is_delta = self._reward
+            value = observed[name]
+            if is_delta:
+                reward, self._metric[env] = float(value - self._metric[env]), value
+            else:
+                reward = float(value)
+        self._episode_steps[env] += 1
+        truncated = (
+            not ended
+            and self.max_episode_steps is not None
+            and self._episode_steps[env] >= self.max_episode_steps
+        )
+        if ended or truncated:
+            self._needs_reset[env] = True
+        observation = observed.get(self._observation)
+        self._last_observation[env] = observation
+        info = {"action_had_no_effect": no_effect, "actions_applied": applied, "compile_us": micros}
+        return _Result(env, observation, reward, bool(ended), truncated, info)
+
+    # --- gymnasium's synchronous API --------------------------------------
+    def reset(self, seed=None, options=None):
+        """Starts a new episode in every env: (observations, infos)."""
+        self._check_open()
+        if self._core.in_flight_count:
+            raise InvalidArgument("steps are in flight: recv() them before reset()")
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            self.action_space.seed(seed)
+            self._next_benchmark = 0
+        self._ready.clear()
+        results = [self._start(env) for env in range(self.num_envs)]
+        batch = self._batch(results)
+        return batch[0], batch[4]
+
+    def step(self, actions):
+        """One step of every env: (observations, rewards, terminations,
+        truncations, infos), in env order. An env whose episode ended on its
+        last step resets instead (autoreset), ignoring its action."""
+        self._check_open()
+        if self._core.in_flight_count or self._ready:
+            raise InvalidArgument("the async API is in use: recv() what is in flight first")
+        self.send(actions)
+        results = self._collect(self.num_envs)
+        results.sort(key=lambda r: r.env)
+        return self._batch(results)
+
+    # --- EnvPool's asynchronous API ---------------------------------------
+    def async_reset(self):
+        """Resets every env; recv() returns their first observations."""
+        self._check_open()
+        if self._core.in_flight_count:
+            raise InvalidArgument("steps are in flight: recv() them before async_reset()")
+        self._ready.clear()
+        for env in range(self.num_envs):
+            self._ready.append(self._start(env))
+
+    def send(self, actions, env_ids=None):
+        """Sends a step to each of `env_ids` (default: every env), actions[i]
+        to env_ids[i]; an env whose episode ended resets instead."""
+        self._check_open()
+        ids = list(range(self.num_envs)) if env_ids is None else [int(i) for i in env_ids]
+        actions = actions.tolist() if isinstance(actions, np.ndarray) else list(actions)
+        if len(actions) != len(ids):
+            raise InvalidArgument(
+                f"send got {len(actions)} actions for {len(ids)} envs: one action per env"
+            )
+        step_ids, step_actions = [], []
+        resets = []
+        for env, action in zip(ids, actions):
+            if not 0 <= env < self.num_envs:
+                raise InvalidArgument(f"env id {env} is out of range [0, {self.num_envs})")
+            if self._needs_reset[env]:
+                resets.append(env)
+            else:
+                step_ids.append(env)
+                step_actions.append(self._action_value(action))
+        # Steps leave first: the resets' round trips overlap their compiles.
+        if step_ids:
+            self._core.send(step_ids, step_actions, self._wanted_indices,
+                            self.single_action_space.raw)
+        for env in resets:
+            self._ready.append(self._start(env))
+
+    def recv(self):
+        """The first `batch_size` envs that answered: (observations,
+        rewards, terminations, truncations, infos), infos["env_id"] their ids."""
+        self._check_open()
+        results = self._collect(self.batch_size)
+        if not results:
+            raise InvalidArgument("recv() with nothing sent: send() or async_reset() first")
+        batch = self._batch(results)
+        batch[4]["env_id"] = np.fromiter((r.env for r in results), dtype=np.int64,
+                                         count=len(results))
+        return batch
+
+    def _collect(self, count):
+        results = []
+        while self._ready and len(results) < count:
+            results.append(self._ready.popleft())
+        deadline = time.monotonic() + self._timeout + 30.0
+        while len(results) < count and self._core.in_flight_count:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout(
+                    f"{count - len(results)} steps had no answer within {self._timeout} s"
+                )
+            for answer in self._core.recv(count - len(results), left):
+                results.append(self._answer(answer))
+        return results
+
+    def _action_value(self, action):
+        if isinstance(action, str) and self.single_action_space.kind == "named_discrete":
+            return self.single_action_space.index(action)
+        return action
+
+    def _batch(self, results):
+        observations = None
+        if self.single_observation_space is not None:
+            values = [r.observation for r in results]
+            dtype = self.single_observation_space.dtype
+            try:
+                observations = np.asarray(values, dtype=dtype if dtype is not None else object)
+            except (TypeError, ValueError):
+                observations = np.empty(len(values), dtype=object)
+                observations[:] = values
+        rewards = np.fromiter((r.reward for r in results), dtype=np.float64, count=len(results))
+        terminations = np.fromiter((r.terminated for r in results), dtype=bool, count=len(results))
+        truncations = np.fromiter((r.truncated for r in results), dtype=bool, count=len(results))
+        return observations, rewards, terminations, truncations, _batch_infos(results)
+
+    # --- the rest ---------------------------------------------------------
+    def close(self):
+        """Ends every session and lets go of the cluster; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            for env in range(self.num_envs):
+                try:
+                    self._core.end(env)
+                except KilnError:
+                    pass
+        finally:
+            self._core = None
+            self._client = None
+            self._lease.release()
+
+    def _check_open(self):
+        if self._closed:
+            raise InvalidArgument("this vector env is closed")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - a collected env has no caller to tell
+            pass
+
+    def __repr__(self):
+        return f"<kiln.VectorEnv {self.spec.id} x{self.num_envs}>"
+
+
+def _is_dataset_uri(uri):
+    scheme, sep, rest = uri.partition("://")
+    return bool(sep) and scheme in ("benchmark", "generator") and "/" not in rest.strip("/")
+
+
+def _batch_infos(results):
+    """gymnasium's vector infos: each key an array over the batch, with a
+    boolean "_key" array saying which envs have it."""
+    count = len(results)
+    infos = {}
+    for position, result in enumerate(results):
+        for key, value in result.info.items():
+            if key not in infos:
+                infos[key] = [None] * count
+            infos[key][position] = value
+    batched = {}
+    for key, values in infos.items():
+        mask = np.fromiter((v is not None for v in values), dtype=bool, count=count)
+        present = [v for v in values if v is not None]
+        if present and all(isinstance(v, (bool, np.bool_)) for v in present):
+            array = np.array([bool(v) if v is not None else False for v in values])
+        elif present and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                             for v in present):
+            array = np.array([v if v is not None else 0 for v in values], dtype=np.int64)
+        else:
+            array = np.empty(count, dtype=object)
+            array[:] = values
+        batched[key] = array
+        batched["_" + key] = mask
+    return batched

@@ -106,7 +106,7 @@ void DirectChannels::onReady(const ReadinessPoll& poll, const Deliver& deliver) 
     if (connection.writer.pending()) {
       Status flushed = connection.writer.flush(connection.fd);
       if (!flushed.ok()) {
-        close(serial, flushed.message());
+        closeFailed(serial, connection, flushed);
         continue;
       }
     }
@@ -207,9 +207,7 @@ bool DirectChannels::readFrom(std::uint64_t serial, Connection& connection,
   batch.clear();
   spareBatch_ = std::move(batch);
   if (!read.ok()) {
-    // A client that goes away closes its end: that is no news.
-    close(serial, read.message(),
-          connection.authenticated && read.code() == ErrorCode::kDisconnected);
+    closeFailed(serial, connection, read);
     return false;
   }
   return true;
@@ -247,7 +245,7 @@ void DirectChannels::send(const std::string& route, const zmq::message_t& frame)
   lastReplied_ = serial;
   connection.writer.queue(frame.data(), frame.size());
   Status flushed = connection.writer.flush(connection.fd);
-  if (!flushed.ok()) close(serial, flushed.message());
+  if (!flushed.ok()) closeFailed(serial, connection, flushed);
 }
 
 void DirectChannels::flushAll(Duration budget) {
@@ -255,6 +253,14 @@ void DirectChannels::flushAll(Duration budget) {
   for (auto& [serial, connection] : connections_) {
     if (connection.writer.pending()) (void)connection.writer.flushUntil(connection.fd, deadline);
   }
+}
+
+void DirectChannels::closeFailed(std::uint64_t serial, const Connection& connection,
+                                 const Status& why) {
+  // A client that goes away closes its end, and reads and writes on it then
+  // fail (a reply to a client that just exited: EPIPE): that is no news.
+  close(serial, why.message(),
+        connection.authenticated && why.code() == ErrorCode::kDisconnected);
 }
 
 void DirectChannels::close(std::uint64_t serial, const std::string& why, bool expected) {

@@ -102,6 +102,8 @@ class DirectChannels {
   bool authenticate(Connection& connection, const std::string& token);
   // Logged as a warning unless `expected` (the client closed its end).
   void close(std::uint64_t serial, const std::string& why, bool expected = false);
+  // Closes after a read or write failed: expected when the client went away.
+  void closeFailed(std::uint64_t serial, const Connection& connection, const Status& why);
   static std::string routeOf(std::uint64_t serial);
 
   int listenFd_;

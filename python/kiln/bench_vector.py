@@ -37,16 +37,22 @@ def _rss_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _vector_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
-    """Steps/s of a kiln.VectorEnv, and the mean compile time per step (us)."""
+def _actions(vec, fixed):
+    return np.full(vec.num_envs, fixed) if fixed is not None else vec.action_space.sample()
+
+
+def _vector_rate(env_id, envs, endpoint, benchmarks, seconds, seed, fixed_action=None,
+                 episode_steps=EPISODE_STEPS):
+    """Steps/s of a kiln.VectorEnv, and the mean compile time per step (us).
+    Random actions, or `fixed_action` for every env and step."""
     with kiln.make_vec(env_id, envs, cluster=endpoint, benchmarks=benchmarks,
-                       max_episode_steps=EPISODE_STEPS, seed=seed) as vec:
+                       max_episode_steps=episode_steps, seed=seed) as vec:
         vec.reset(seed=seed)
         for _ in range(3):
-            vec.step(vec.action_space.sample())
+            vec.step(_actions(vec, fixed_action))
         steps, compile_us, start = 0, [], time.perf_counter()
         while time.perf_counter() - start < seconds:
-            _, _, _, _, infos = vec.step(vec.action_space.sample())
+            _, _, _, _, infos = vec.step(_actions(vec, fixed_action))
             steps += envs
             if "compile_us" in infos:
                 compile_us.extend(infos["compile_us"][infos["_compile_us"]].tolist())
@@ -78,7 +84,8 @@ def _loop_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
             env.close()
 
 
-def _subprocess_env(conn, env_id, endpoint, benchmark, seed):
+def _subprocess_env(conn, env_id, endpoint, benchmark, seed, fixed_action=None,
+                    episode_steps=EPISODE_STEPS):
     """One env in its own process, driven over a pipe (AsyncVectorEnv's shape)."""
     env = kiln.make(env_id, cluster=endpoint, benchmark=benchmark)
     rng = np.random.default_rng(seed)
@@ -88,21 +95,23 @@ def _subprocess_env(conn, env_id, endpoint, benchmark, seed):
             command = conn.recv()
             if command == "close":
                 break
-            if command == "reset" or steps >= EPISODE_STEPS:
+            if command == "reset" or (episode_steps is not None and steps >= episode_steps):
                 observation, _ = env.reset()
                 steps = 0
                 if command == "reset":
                     conn.send(observation)
                     continue
-            observation, reward, terminated, truncated, _ = env.step(
-                int(rng.integers(env.action_space.n)))
+            action = fixed_action if fixed_action is not None else int(
+                rng.integers(env.action_space.n))
+            observation, reward, terminated, truncated, _ = env.step(action)
             steps += 1
             conn.send((observation, reward, terminated, truncated))
     finally:
         env.close()
 
 
-def _subprocess_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
+def _subprocess_rate(env_id, envs, endpoint, benchmarks, seconds, seed, fixed_action=None,
+                     episode_steps=EPISODE_STEPS):
     """Steps/s of one subprocess per env over pipes: send to all, then wait for all."""
     context = multiprocessing.get_context("spawn")
     pipes, processes = [], []
@@ -110,7 +119,8 @@ def _subprocess_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
         parent, child = context.Pipe()
         process = context.Process(
             target=_subprocess_env,
-            args=(child, env_id, endpoint, benchmarks[i % len(benchmarks)], seed + i),
+            args=(child, env_id, endpoint, benchmarks[i % len(benchmarks)], seed + i,
+                  fixed_action, episode_steps),
             daemon=True)
         process.start()
         pipes.append(parent)
@@ -189,12 +199,16 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
             rows.append(row)
         noop, noop_sub = [], []
         for run_index in range(runs):
+            # Steps into Python: the same add action every step, as `kiln
+            # bench rtt` steps, in one long episode (a random noop action
+            # ends it one time in 13, and a reset is a session start).
             noop.append(_vector_rate("noop-v0", many, endpoint, ["benchmark://noop-v0/0"],
-                                     seconds, run_index)[0])
+                                     seconds, run_index, fixed_action=1, episode_steps=None)[0])
             # Fewer processes than envs: 128 interpreters would not fit the
             # machine's memory comfortably, and more only adds switching.
             noop_sub.append(_subprocess_rate("noop-v0", subprocess_many, endpoint,
-                                             ["benchmark://noop-v0/0"], seconds, run_index))
+                                             ["benchmark://noop-v0/0"], seconds, run_index,
+                                             fixed_action=1, episode_steps=None))
         rows.append({
             "env": "noop-v0", "envs": many,
             "vector_steps_per_s": _summary(noop),

@@ -9,6 +9,7 @@ parameters "<prefix>.datasets" (lines "name<TAB>size<TAB>description", then
 from dataclasses import dataclass
 from typing import Optional
 
+from ._closing import Closing
 from .errors import InternalError, InvalidArgument, NotFound
 
 # Session types whose workers answer the dataset parameters, by key prefix.
@@ -101,7 +102,7 @@ def worker_for(client, session_type):
     raise NotFound(f"no worker in the cluster hosts session type {session_type!r}")
 
 
-class Datasets:
+class Datasets(Closing):
     """The datasets of one session type: iterate, index by name, list benchmarks."""
 
     def __init__(self, client, session_type, on_close=None):
@@ -204,18 +205,6 @@ class Datasets:
         if self._on_close is not None:
             on_close, self._on_close = self._on_close, None
             on_close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - nothing to report to at collection time
-            pass
 
     def __repr__(self):
         return f"Datasets({self._session_type!r}, {self.names})"

@@ -13,6 +13,7 @@ import shlex
 import time
 import weakref
 
+from ._closing import Closing
 from . import _kiln, registry
 from . import cluster as cluster_module
 from .benchmarks import Benchmark
@@ -207,7 +208,7 @@ class _Observations:
         return self._env._observe(name)
 
 
-class Env:
+class Env(Closing):
     """One kiln session at a time, driven gym-style. Made by kiln.make()."""
 
     def __init__(
@@ -591,18 +592,6 @@ class Env:
         self._check_open()
         if self._session is None:
             raise InvalidArgument("no episode in progress: call env.reset() first")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - a collected env has no caller to tell
-            pass
 
     def __repr__(self):
         state = "closed" if self._closed else (self._benchmark if self._session else "not reset")

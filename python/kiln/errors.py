@@ -84,6 +84,10 @@ __all__ = [
 ]
 
 
+# Each error class by its name (how the extension names an error it returns
+# rather than raises).
+BY_NAME = {cls.__name__: cls for cls in KilnError.__subclasses__()}
+
 # Errors that are faults of the cluster or the program, not of the caller's
 # code: with faults_as_truncation (kiln.make) and in a kiln.VectorEnv they
 # end the episode as truncated, named by these reasons.

@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 
+from ._closing import Closing
 from . import _kiln, registry
 from . import cluster as cluster_module
 from .benchmarks import Benchmark
@@ -45,6 +46,7 @@ from .env import (
     resolve_reward_space,
 )
 from .errors import (
+    BY_NAME,
     FAULT_REASONS,
     CompileError,
     InternalError,
@@ -52,30 +54,14 @@ from .errors import (
     KilnError,
     NotFound,
     Overloaded,
-    PermissionDenied,
     SessionLost,
     Timeout,
-    Unimplemented,
 )
 from .spaces import Space
 
 # Errors that end one env's episode (truncated, reason in infos["fault"]);
 # any other error is the caller's bug and raises.
 FAULTS = FAULT_REASONS
-_ERRORS = {
-    cls.__name__: cls
-    for cls in (
-        CompileError,
-        InternalError,
-        InvalidArgument,
-        NotFound,
-        Overloaded,
-        PermissionDenied,
-        SessionLost,
-        Timeout,
-        Unimplemented,
-    )
-}
 
 
 def make_vec(env_id, num_envs, **kwargs):
@@ -108,6 +94,9 @@ class BatchSpace:
         return seed
 
     def sample(self):
+        if self.single.kind in ("discrete", "named_discrete") and self.single.n > 0:
+            # One draw for the batch: a learner samples every step.
+            return self.single._rng.integers(self.single.n, size=self.num_envs)
         members = [self.single.sample() for _ in range(self.num_envs)]
         if self.single.dtype is None:
             return members
@@ -137,7 +126,7 @@ class _Result:
         self.info = info
 
 
-class VectorEnv:
+class VectorEnv(Closing):
     """`num_envs` envs of one env id, stepped together (see the module doc).
 
     benchmarks: what each episode runs: a dataset URI
@@ -338,7 +327,7 @@ class VectorEnv:
         if error_class is not None:
             reason = FAULTS.get(error_class)
             if reason is None:
-                raise _ERRORS.get(error_class, InternalError)(message)
+                raise BY_NAME.get(error_class, InternalError)(message)
             self.fault_counts[reason] += 1
             self._needs_reset[env] = True
             return _Result(
@@ -506,18 +495,6 @@ class VectorEnv:
     def _check_open(self):
         if self._closed:
             raise InvalidArgument("this vector env is closed")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - a collected env has no caller to tell
-            pass
 
     def __repr__(self):
         return f"<kiln.VectorEnv {self.spec.id} x{self.num_envs}>"

@@ -84,6 +84,20 @@ py::dict experimentToPython(const client::ExperimentStatus& e) {
   return d;
 }
 
+// What start_session and VectorCore.start take from Python.
+client::SessionOptions sessionOptions(const std::string& type, const std::string& benchmark,
+                                      const std::string& actionSpace,
+                                      const std::vector<std::string>& observations,
+                                      const std::optional<py::bytes>& program) {
+  client::SessionOptions options;
+  options.sessionType = type;
+  options.benchmark = benchmark;
+  options.actionSpace = actionSpace;
+  options.observations = observations;
+  if (program) options.program = program->cast<std::string>();
+  return options;
+}
+
 py::tuple stepToPython(const client::StepResult& r) {
   py::object newSpace = r.newActionSpace ? py::cast(*r.newActionSpace) : py::none();
   return py::make_tuple(valuesToPython(r.observations), r.endOfEpisode, r.actionHadNoEffect,
@@ -205,13 +219,9 @@ void bindClient(py::module_& m) {
           [](const std::shared_ptr<ClientHandle>& c, const std::string& type,
              const std::string& benchmark, const std::string& actionSpace,
              const std::vector<std::string>& observations, std::optional<py::bytes> program) {
-            client::SessionOptions options;
-            options.sessionType = type;
-            options.benchmark = benchmark;
-            options.actionSpace = actionSpace;
-            options.observations = observations;
-            if (program) options.program = program->cast<std::string>();
-            return std::make_shared<SessionHandle>(c, c->startSession(options));
+            return std::make_shared<SessionHandle>(
+                c, c->startSession(
+                       sessionOptions(type, benchmark, actionSpace, observations, program)));
           },
           py::arg("session_type"), py::arg("benchmark"), py::arg("action_space") = "",
           py::arg("observations") = std::vector<std::string>{}, py::arg("program") = py::none())
@@ -288,13 +298,8 @@ void bindVectorCore(py::module_& m) {
           [](VectorCore& v, std::size_t env, const std::string& type, const std::string& benchmark,
              const std::string& actionSpace, const std::vector<std::string>& observations,
              std::optional<py::bytes> program) {
-            client::SessionOptions options;
-            options.sessionType = type;
-            options.benchmark = benchmark;
-            options.actionSpace = actionSpace;
-            options.observations = observations;
-            if (program) options.program = program->cast<std::string>();
-            return valuesToPython(v.start(env, options));
+            return valuesToPython(
+                v.start(env, sessionOptions(type, benchmark, actionSpace, observations, program)));
           },
           py::arg("env"), py::arg("session_type"), py::arg("benchmark"),
           py::arg("action_space") = "", py::arg("observations") = std::vector<std::string>{},

@@ -56,6 +56,7 @@ void VectorCore::send(const std::vector<std::size_t>& envs,
         "send got {} env ids and {} actions: one action per env", envs.size(), actions.size())));
   }
   // Everything is checked before the first step leaves: a bad call sends nothing.
+  std::vector<bool> named(envs_.size(), false);
   for (std::size_t i = 0; i < envs.size(); ++i) {
     const Env& slot = at(envs[i]);
     if (!slot.session) {
@@ -67,12 +68,10 @@ void VectorCore::send(const std::vector<std::size_t>& envs,
           "env {} already has a step in flight: recv() its answer before sending another",
           envs[i])));
     }
-    for (std::size_t j = i + 1; j < envs.size(); ++j) {
-      if (envs[j] == envs[i]) {
-        throw StatusError(
-            invalidArgument(fmt::format("env {} is named twice in one send", envs[i])));
-      }
+    if (named[envs[i]]) {
+      throw StatusError(invalidArgument(fmt::format("env {} is named twice in one send", envs[i])));
     }
+    named[envs[i]] = true;
     if (actionSpace != nullptr) {
       for (const Value& action : actions[i]) throwIfError(actionSpace->check(action));
     }

@@ -60,22 +60,36 @@ def _vector_rate(env_id, envs, endpoint, benchmarks, seconds, seed, fixed_action
     return rate, (statistics.fmean(compile_us) if compile_us else 0.0)
 
 
+class _Cycle:
+    """The benchmarks in the order a VectorEnv's episodes take them
+    ("cycle"): every baseline runs the same programs in the same order."""
+
+    def __init__(self, benchmarks):
+        self.benchmarks = benchmarks
+        self.next = 0
+
+    def draw(self):
+        benchmark = self.benchmarks[self.next % len(self.benchmarks)]
+        self.next += 1
+        return benchmark
+
+
 def _loop_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
     """Steps/s of a Python loop over `envs` single envs, one blocking step each."""
-    singles = [kiln.make(env_id, cluster=endpoint, benchmark=benchmarks[i % len(benchmarks)])
-               for i in range(envs)]
+    cycle = _Cycle(benchmarks)
+    singles = [kiln.make(env_id, cluster=endpoint) for _ in range(envs)]
     try:
         rng = np.random.default_rng(seed)
         counts = [0] * envs
         for env in singles:
-            env.reset()
+            env.reset(benchmark=cycle.draw())
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
             for i, env in enumerate(singles):
                 env.step(int(rng.integers(env.action_space.n)))
                 counts[i] += 1
                 if counts[i] >= EPISODE_STEPS:
-                    env.reset()
+                    env.reset(benchmark=cycle.draw())
                     counts[i] = 0
                 steps += 1
         return steps / (time.perf_counter() - start)
@@ -84,10 +98,12 @@ def _loop_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
             env.close()
 
 
-def _subprocess_env(conn, env_id, endpoint, benchmark, seed, fixed_action=None,
+def _subprocess_env(conn, env_id, endpoint, benchmarks, seed, fixed_action=None,
                     episode_steps=EPISODE_STEPS):
-    """One env in its own process, driven over a pipe (AsyncVectorEnv's shape)."""
-    env = kiln.make(env_id, cluster=endpoint, benchmark=benchmark)
+    """One env in its own process, driven over a pipe (AsyncVectorEnv's shape);
+    its episodes take `benchmarks` in turn."""
+    env = kiln.make(env_id, cluster=endpoint)
+    cycle = _Cycle(benchmarks)
     rng = np.random.default_rng(seed)
     steps = 0
     try:
@@ -96,7 +112,7 @@ def _subprocess_env(conn, env_id, endpoint, benchmark, seed, fixed_action=None,
             if command == "close":
                 break
             if command == "reset" or (episode_steps is not None and steps >= episode_steps):
-                observation, _ = env.reset()
+                observation, _ = env.reset(benchmark=cycle.draw())
                 steps = 0
                 if command == "reset":
                     conn.send(observation)
@@ -119,8 +135,12 @@ def _subprocess_rate(env_id, envs, endpoint, benchmarks, seconds, seed, fixed_ac
         parent, child = context.Pipe()
         process = context.Process(
             target=_subprocess_env,
-            args=(child, env_id, endpoint, benchmarks[i % len(benchmarks)], seed + i,
-                  fixed_action, episode_steps),
+            # Env i's k-th episode runs benchmark i + k * envs: the order in
+            # which a VectorEnv's episodes, all starting and ending together,
+            # take them.
+            args=(child, env_id, endpoint,
+                  [benchmarks[(i + k * envs) % len(benchmarks)] for k in range(len(benchmarks))],
+                  seed + i, fixed_action, episode_steps),
             daemon=True)
         process.start()
         pipes.append(parent)

@@ -192,6 +192,11 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
         endpoint = local.endpoint
         benchmarks = kiln.datasets(endpoint).benchmarks("benchmark://kiln-bench-v0")
         env_id = "llvm-autophase-ic-v0"
+        # Every program read once before any row: the first row measured
+        # must not pay for the worker's cold benchmark cache alone.
+        with kiln.make_vec(env_id, len(benchmarks), cluster=endpoint,
+                           benchmarks=benchmarks) as warm:
+            warm.reset()
         for envs in sizes:
             vector, loop, sub, capacity = [], [], [], []
             for run_index in range(runs):

@@ -199,6 +199,59 @@ Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& opti
   }
 }
 
+std::vector<Result<std::unique_ptr<Session>>> Client::startSessions(
+    const std::vector<SessionOptions>& many) {
+  std::vector<Result<std::unique_ptr<Session>>> started;
+  started.reserve(many.size());
+  // Placements, then starts, each all in flight at once: the coordinator and
+  // the workers see them together, and the starts run in parallel on the
+  // workers' slots.
+  struct Pending {
+    Result<SessionTypeSpaces> spaces = internalError("not asked");
+    Result<std::uint64_t> request = internalError("not sent");
+    Result<Placed> placed = internalError("not placed");
+  };
+  std::vector<Pending> pending(many.size());
+  beforePlacing();
+  for (std::size_t i = 0; i < many.size(); ++i) {
+    pending[i].spaces = getSpaces(many[i].sessionType);
+    if (!pending[i].spaces.ok()) continue;
+    pending[i].request =
+        sendPlace(many[i].sessionType, many[i].timeout.value_or(options_.requestTimeout));
+  }
+  for (std::size_t i = 0; i < many.size(); ++i) {
+    if (!pending[i].request.ok()) continue;
+    const Duration timeout = many[i].timeout.value_or(options_.requestTimeout);
+    pending[i].placed = awaitPlace(*pending[i].request, std::chrono::steady_clock::now() + timeout);
+    pending[i].request = pending[i].placed.ok()
+                             ? sendStart(pending[i].placed->endpoint, pending[i].placed->target,
+                                         many[i], *pending[i].spaces)
+                             : Result<std::uint64_t>(pending[i].placed.status());
+  }
+  for (std::size_t i = 0; i < many.size(); ++i) {
+    Pending& one = pending[i];
+    if (!one.spaces.ok()) {
+      started.emplace_back(one.spaces.status());
+      continue;
+    }
+    Result<std::unique_ptr<Session>> session =
+        one.request.ok() ? awaitStart(one.placed->endpoint, one.placed->target, many[i],
+                                      *one.spaces, *one.request,
+                                      std::chrono::steady_clock::now() +
+                                          many[i].timeout.value_or(options_.requestTimeout))
+                         : Result<std::unique_ptr<Session>>(one.request.status());
+    // A start that met a lost worker (or the coordinator restarting) goes
+    // the careful way, one at a time, as startSession() retries it.
+    if (!session.ok() && (session.status().code() == ErrorCode::kDisconnected ||
+                          session.status().code() == ErrorCode::kNotFound)) {
+      if (one.placed.ok()) noteLost(one.placed->endpoint);
+      session = startSession(many[i]);
+    }
+    started.push_back(std::move(session));
+  }
+  return started;
+}
+
 void Client::noteLost(const std::string& endpoint) {
   lostEndpoints_[endpoint] = std::chrono::steady_clock::now();
 }
@@ -254,20 +307,33 @@ void Client::abandon(const std::string& endpoint, std::uint64_t requestId) {
   if (channel != workers_.end()) channel->second->abandon(requestId);
 }
 
-Result<Client::Placed> Client::placeOnce(const std::string& sessionType, Duration timeout) {
+void Client::beforePlacing() {
   dropDeadChannels();
   // The coordinator learns of a dead worker only after its liveness
   // timeout; until then, do not let it place us there again.
   auto now = std::chrono::steady_clock::now();
   std::erase_if(lostEndpoints_,
                 [&](const auto& entry) { return now - entry.second > std::chrono::seconds(30); });
+}
+
+Result<Client::Placed> Client::placeOnce(const std::string& sessionType, Duration timeout) {
+  beforePlacing();
+  KILN_ASSIGN_OR_RETURN(std::uint64_t request, sendPlace(sessionType, timeout));
+  return awaitPlace(request, std::chrono::steady_clock::now() + timeout);
+}
+
+Result<std::uint64_t> Client::sendPlace(const std::string& sessionType, Duration timeout) {
   capnp::MallocMessageBuilder builder(256);
   auto place = coordinator_->begin(builder, timeout).initRequest().initPlace();
   place.setSessionType(sessionType);
   auto avoid = place.initAvoid(lostEndpoints_.size());
   unsigned i = 0;
   for (const auto& [endpoint, when] : lostEndpoints_) avoid.set(i++, endpoint);
-  KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->call(builder, timeout));
+  return coordinator_->send(builder);
+}
+
+Result<Client::Placed> Client::awaitPlace(std::uint64_t request, TimePoint deadline) {
+  KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->await(request, deadline));
   auto placement = placed.envelope().getReply().getPlacement();
   std::string endpoint = placement.getEndpoint().cStr();
   noteRoute(endpoint,
@@ -284,6 +350,15 @@ Result<std::unique_ptr<Session>> Client::startSessionOn(const std::string& endpo
 Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint, std::uint64_t target,
                                                  const SessionOptions& options,
                                                  const SessionTypeSpaces& spaces) {
+  KILN_ASSIGN_OR_RETURN(std::uint64_t request, sendStart(endpoint, target, options, spaces));
+  const Duration timeout = options.timeout.value_or(options_.requestTimeout);
+  return awaitStart(endpoint, target, options, spaces, request,
+                    std::chrono::steady_clock::now() + timeout);
+}
+
+Result<std::uint64_t> Client::sendStart(const std::string& endpoint, std::uint64_t target,
+                                        const SessionOptions& options,
+                                        const SessionTypeSpaces& spaces) {
   std::uint32_t actionSpace = 0;
   if (!options.actionSpace.empty()) {
     KILN_ASSIGN_OR_RETURN(std::size_t index, findSpace(spaces.actionSpaces, options.actionSpace));
@@ -304,7 +379,15 @@ Result<std::unique_ptr<Session>> Client::startOn(const std::string& endpoint, st
   }
   auto wanted = start.initObservationSpaces(observations.size());
   for (unsigned i = 0; i < observations.size(); ++i) wanted.set(i, observations[i]);
-  auto reply = channel.call(builder, timeout);
+  return channel.send(builder);
+}
+
+Result<std::unique_ptr<Session>> Client::awaitStart(const std::string& endpoint,
+                                                    std::uint64_t target,
+                                                    const SessionOptions& options,
+                                                    const SessionTypeSpaces& spaces,
+                                                    std::uint64_t request, TimePoint deadline) {
+  auto reply = channelTo(endpoint).await(request, deadline);
   if (!reply.ok()) return timeoutMeansGone(endpoint, reply.status());
   auto started = reply->envelope().getReply().getSessionStarted();
   KILN_ASSIGN_OR_RETURN(auto initial, decodeValues(started.getObservations()));

@@ -192,6 +192,12 @@ class Client {
   Status closeExperiment(const std::string& name);
   Result<SessionTypeSpaces> getSpaces(const std::string& sessionType);
   Result<std::unique_ptr<Session>> startSession(const SessionOptions& options);
+  // Starts many sessions at once (a vector env's resets): every placement,
+  // then every start, in flight together, so that the starts run in
+  // parallel on the workers. One result per option, in order; a start that
+  // met a lost worker is retried as startSession() does.
+  std::vector<Result<std::unique_ptr<Session>>> startSessions(
+      const std::vector<SessionOptions>& many);
   // Starts a session on the plain worker at `endpoint`, bypassing placement
   // (pinning an experiment to dedicated workers, tests, benchmarks).
   Result<std::unique_ptr<Session>> startSessionOn(const std::string& endpoint,
@@ -234,6 +240,17 @@ class Client {
   // A worker for a new session, avoiding endpoints recently seen dying.
   Result<Placed> place(const std::string& sessionType, Duration timeout);
   Result<Placed> placeOnce(const std::string& sessionType, Duration timeout);
+  // Drops channels to dead workers and forgets losses seen long ago.
+  void beforePlacing();
+  // placeOnce() and startOn() in two halves, for many in flight at once.
+  Result<std::uint64_t> sendPlace(const std::string& sessionType, Duration timeout);
+  Result<Placed> awaitPlace(std::uint64_t request, TimePoint deadline);
+  Result<std::uint64_t> sendStart(const std::string& endpoint, std::uint64_t target,
+                                  const SessionOptions& options, const SessionTypeSpaces& spaces);
+  Result<std::unique_ptr<Session>> awaitStart(const std::string& endpoint, std::uint64_t target,
+                                              const SessionOptions& options,
+                                              const SessionTypeSpaces& spaces,
+                                              std::uint64_t request, TimePoint deadline);
   void noteLost(const std::string& endpoint);
   // `status` from a request to `endpoint`, unless it is a timeout and the
   // coordinator no longer lists that server (its heartbeats stopped: the

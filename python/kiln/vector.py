@@ -309,6 +309,30 @@ class VectorEnv(Closing):
                 if time.monotonic() >= deadline:
                     raise
                 time.sleep(0.1)
+        return self._started(env, uri, values)
+
+    def _start_many(self, envs):
+        """Starts the next episode of each of `envs` at once (the starts run
+        in parallel on the workers); their reset results. An env whose start
+        failed starts again alone, as _start() does."""
+        if not envs:
+            return []
+        pairs = [_benchmark_uri_and_program(self._draw_benchmark()) for _ in envs]
+        answers = self._core.start_many(
+            envs, self.spec.session_type, pairs, self._action_space_name, self._wanted
+        )
+        results = []
+        for env, (uri, _), (values, error_class, message) in zip(envs, pairs, answers):
+            if error_class is None:
+                results.append(self._started(env, uri, values))
+            elif error_class in FAULTS or error_class == "NotFound":
+                self.fault_counts["start_" + FAULTS.get(error_class, "not_found")] += 1
+                results.append(self._start(env))
+            else:
+                raise BY_NAME.get(error_class, InternalError)(message)
+        return results
+
+    def _started(self, env, uri, values):
         observed = dict(zip(self._wanted, values))
         self._needs_reset[env] = False
         self._episode_steps[env] = 0
@@ -375,7 +399,7 @@ class VectorEnv(Closing):
             self.action_space.seed(seed)
             self._next_benchmark = 0
         self._ready.clear()
-        results = [self._start(env) for env in range(self.num_envs)]
+        results = self._start_many(list(range(self.num_envs)))
         batch = self._batch(results)
         return batch[0], batch[4]
 
@@ -398,8 +422,7 @@ class VectorEnv(Closing):
         if self._core.in_flight_count:
             raise InvalidArgument("steps are in flight: recv() them before async_reset()")
         self._ready.clear()
-        for env in range(self.num_envs):
-            self._ready.append(self._start(env))
+        self._ready.extend(self._start_many(list(range(self.num_envs))))
 
     def send(self, actions, env_ids=None):
         """Sends a step to each of `env_ids` (default: every env), actions[i]
@@ -425,8 +448,7 @@ class VectorEnv(Closing):
         if step_ids:
             self._core.send(step_ids, step_actions, self._wanted_indices,
                             self.single_action_space.raw)
-        for env in resets:
-            self._ready.append(self._start(env))
+        self._ready.extend(self._start_many(resets))
 
     def recv(self):
         """The first `batch_size` envs that answered: (observations,

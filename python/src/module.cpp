@@ -306,6 +306,33 @@ void bindVectorCore(py::module_& m) {
           py::arg("program") = py::none(),
           "Starts env's next episode (ending its last); returns its initial observations.")
       .def(
+          "start_many",
+          [](VectorCore& v, const std::vector<std::size_t>& envs, const std::string& type,
+             const std::vector<std::pair<std::string, std::optional<py::bytes>>>& benchmarks,
+             const std::string& actionSpace, const std::vector<std::string>& observations) {
+            std::vector<client::SessionOptions> options;
+            options.reserve(benchmarks.size());
+            for (const auto& [uri, program] : benchmarks) {
+              options.push_back(sessionOptions(type, uri, actionSpace, observations, program));
+            }
+            auto started = v.startMany(envs, options);
+            py::list list;
+            for (const auto& one : started) {
+              if (one.ok()) {
+                list.append(py::make_tuple(valuesToPython(*one), py::none(), py::none()));
+              } else {
+                list.append(py::make_tuple(py::none(),
+                                           std::string(errorClassName(one.status().code())),
+                                           one.status().message()));
+              }
+            }
+            return list;
+          },
+          py::arg("envs"), py::arg("session_type"), py::arg("benchmarks"),
+          py::arg("action_space") = "", py::arg("observations") = std::vector<std::string>{},
+          "Starts the next episode of each env at once; per env (initial observations, "
+          "error_class, error_message).")
+      .def(
           "send",
           [](VectorCore& v, const std::vector<std::size_t>& envs, const py::sequence& actions,
              const std::vector<std::uint32_t>& observations, const Space* actionSpace) {

@@ -48,6 +48,40 @@ std::vector<Value> VectorCore::start(std::size_t env, const client::SessionOptio
   return slot.session->initialObservations();
 }
 
+std::vector<Result<std::vector<Value>>> VectorCore::startMany(
+    const std::vector<std::size_t>& envs, const std::vector<client::SessionOptions>& options) {
+  if (envs.size() != options.size()) {
+    throw StatusError(invalidArgument(fmt::format("{} env ids and {} session options: one per env",
+                                                  envs.size(), options.size())));
+  }
+  std::vector<bool> named(envs_.size(), false);
+  for (std::size_t env : envs) {
+    at(env);
+    if (named[env]) {
+      throw StatusError(invalidArgument(fmt::format("env {} is named twice in one start", env)));
+    }
+    named[env] = true;
+  }
+  auto started = client_->locked([&](client::Client& client) {
+    for (std::size_t env : envs) {
+      dropStep(env);
+      envs_[env].session.reset();  // the old episode ends
+    }
+    return client.startSessions(options);
+  });
+  std::vector<Result<std::vector<Value>>> initial;
+  initial.reserve(envs.size());
+  for (std::size_t i = 0; i < envs.size(); ++i) {
+    if (!started[i].ok()) {
+      initial.emplace_back(started[i].status());
+      continue;
+    }
+    envs_[envs[i]].session = std::move(started[i]).value();
+    initial.emplace_back(envs_[envs[i]].session->initialObservations());
+  }
+  return initial;
+}
+
 void VectorCore::send(const std::vector<std::size_t>& envs,
                       const std::vector<std::vector<Value>>& actions,
                       const std::vector<std::uint32_t>& observations, const Space* actionSpace) {

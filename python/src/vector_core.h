@@ -30,6 +30,12 @@ class VectorCore {
   // Starts env's next episode, ending the one it had (a step of the old one
   // still in flight is dropped); its initial observations.
   std::vector<Value> start(std::size_t env, const client::SessionOptions& options);
+  // Starts the next episode of each of `envs` (options[i] for envs[i]) at
+  // once (Client::startSessions): the starts run in parallel on the
+  // workers. Per env, its initial observations or why it did not start
+  // (that env then has no episode).
+  std::vector<Result<std::vector<Value>>> startMany(
+      const std::vector<std::size_t>& envs, const std::vector<client::SessionOptions>& options);
   // Sends a step to each of `envs` (actions[i] to envs[i]): each must have a
   // session and no step in flight. Every action is checked against
   // `actionSpace` (when given) before anything is sent.

@@ -2,8 +2,10 @@
 // broken peers, a client that vanishes, and a worker process killed with
 // SIGKILL. Everyone else keeps being served throughout.
 #include <gtest/gtest.h>
+
 #include <signal.h>
 
+#include <set>
 #include <thread>
 
 #include "common/wire_convert.h"
@@ -90,6 +92,34 @@ TEST(ClusterTest, SessionsEndToEndThroughCoordinatorAndWorkers) {
   EXPECT_TRUE(a->end().ok());
   EXPECT_EQ(a->step({}, std::vector<std::string>{"Sum"}).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(client->startSession({"gcc", "x"}).status().code(), ErrorCode::kNotFound);
+}
+
+TEST(ClusterTest, ManySessionsStartAtOnceSpreadAndEachFailureIsItsOwn) {
+  auto cluster = LocalCluster::start(fastOptions(2)).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto client = connect(cluster->coordinatorEndpoint());
+  std::vector<client::SessionOptions> many;
+  for (int i = 0; i < 6; ++i) {
+    client::SessionOptions options{"noop", fmt::format("benchmark://t/{}", i)};
+    options.observations = {"Benchmark"};
+    many.push_back(options);
+  }
+  many.insert(many.begin() + 2, client::SessionOptions{"gcc", "x"});  // no such type
+  auto started = client->startSessions(many);
+  ASSERT_EQ(started.size(), many.size());
+  EXPECT_EQ(started[2].status().code(), ErrorCode::kNotFound);
+  std::set<std::string> endpoints;
+  for (std::size_t i = 0; i < many.size(); ++i) {
+    if (i == 2) continue;
+    ASSERT_TRUE(started[i].ok()) << i << ": " << started[i].status().toString();
+    // Each in order, with its own benchmark, stepping on its own.
+    EXPECT_EQ((*started[i])->initialObservations()[0].as<std::string>(), many[i].benchmark);
+    auto stepped = (*started[i])->step({Value(std::int64_t{3})}, std::vector<std::string>{"Sum"});
+    ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+    EXPECT_EQ(stepped->observations[0].as<std::int64_t>(), 3);
+    endpoints.insert((*started[i])->endpoint());
+  }
+  EXPECT_EQ(endpoints.size(), 2u);  // placed over both workers
 }
 
 TEST(ClusterTest, HostilePeersGetClearErrorsAndOthersKeepStepping) {

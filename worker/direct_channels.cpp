@@ -259,8 +259,7 @@ void DirectChannels::closeFailed(std::uint64_t serial, const Connection& connect
                                  const Status& why) {
   // A client that goes away closes its end, and reads and writes on it then
   // fail (a reply to a client that just exited: EPIPE): that is no news.
-  close(serial, why.message(),
-        connection.authenticated && why.code() == ErrorCode::kDisconnected);
+  close(serial, why.message(), connection.authenticated && why.code() == ErrorCode::kDisconnected);
 }
 
 void DirectChannels::close(std::uint64_t serial, const std::string& why, bool expected) {

@@ -240,11 +240,16 @@ std::vector<Result<std::unique_ptr<Session>>> Client::startSessions(
                                       std::chrono::steady_clock::now() +
                                           many[i].timeout.value_or(options_.requestTimeout))
                          : Result<std::unique_ptr<Session>>(one.request.status());
-    // A start that met a lost worker (or the coordinator restarting) goes
-    // the careful way, one at a time, as startSession() retries it.
-    if (!session.ok() && (session.status().code() == ErrorCode::kDisconnected ||
-                          session.status().code() == ErrorCode::kNotFound)) {
-      if (one.placed.ok()) noteLost(one.placed->endpoint);
+    // A start that met a lost worker, or a placement refused by a restarted
+    // coordinator that forgot our experiment, goes the careful way, one at a
+    // time, as startSession() retries it. (A benchmark a worker does not
+    // know is the caller's, not the worker's, fault.)
+    const ErrorCode code = session.ok() ? ErrorCode::kOk : session.status().code();
+    const bool workerLost = one.placed.ok() && code == ErrorCode::kDisconnected &&
+                            channelTo(one.placed->endpoint).peerLost();
+    const bool placementForgotten = !one.placed.ok() && code == ErrorCode::kNotFound;
+    if (workerLost || placementForgotten) {
+      if (workerLost) noteLost(one.placed->endpoint);
       session = startSession(many[i]);
     }
     started.push_back(std::move(session));

@@ -17,6 +17,7 @@ import threading
 from . import _kiln
 from . import cluster as cluster_module
 from . import env as env_module
+from . import vector as vector_module
 from .errors import InvalidArgument
 
 
@@ -79,6 +80,18 @@ class Experiment:
         kwargs.setdefault("key_file", self._key_file)
         return env_module.make(
             env_id,
+            cluster=self.endpoint,
+            experiment=self.name,
+            experiment_key=self._key,
+            **kwargs,
+        )
+
+    def make_vec(self, env_id, num_envs, **kwargs):
+        """A kiln.VectorEnv whose sessions run on this experiment's workers."""
+        kwargs.setdefault("key_file", self._key_file)
+        return vector_module.make_vec(
+            env_id,
+            num_envs,
             cluster=self.endpoint,
             experiment=self.name,
             experiment_key=self._key,

@@ -101,3 +101,16 @@ def test_bad_arguments_are_value_errors(cluster):
         kiln.Experiment("", cluster=cluster)
     with pytest.raises(ValueError):
         kiln.Experiment("x", workers=0, cluster=cluster)
+
+
+def test_a_vector_env_steps_on_the_experiments_workers(cluster):
+    with kiln.Experiment("py-vector", workers=2, cluster=cluster) as exp:
+        with exp.make_vec("noop-v0", 4, batch_size=2) as envs:
+            observations, _ = envs.reset()
+            assert observations.tolist() == [0, 0, 0, 0]
+            observations, *_ = envs.step([1, 2, 3, 4])
+            assert observations.tolist() == [1, 2, 3, 4]
+            envs.async_reset()
+            _, _, _, _, infos = envs.recv()
+            assert len(infos["env_id"]) == 2
+        assert exp.info()["workers"] == 2

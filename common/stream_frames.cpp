@@ -78,32 +78,36 @@ Result<std::size_t> StreamFrameReader::takeFrames(std::string_view bytes, FrameS
   return used;
 }
 
-void StreamFrameWriter::queue(const void* data, std::size_t size) {
-  if (sent_ == buffer_.size()) {
-    buffer_.clear();
-    sent_ = 0;
+namespace {
+
+// Appends a frame of `size` bytes to `buffer` (emptied first when all of it
+// was sent): its header, and room for its body, which the caller fills.
+char* appendFrame(std::string& buffer, std::size_t& sent, std::size_t size) {
+  if (sent == buffer.size()) {
+    buffer.clear();
+    sent = 0;
   }
+  const std::size_t at = buffer.size();
+  // resize() zero-fills, but only what the caller then overwrites.
+  buffer.resize(at + kHeaderBytes + size);
+  char* out = buffer.data() + at;
   const auto length = static_cast<std::uint32_t>(size);
   for (std::size_t i = 0; i < kHeaderBytes; ++i) {
-    buffer_.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
+    out[i] = static_cast<char>((length >> (8 * i)) & 0xff);
   }
-  buffer_.append(static_cast<const char*>(data), size);
+  return out + kHeaderBytes;
+}
+
+}  // namespace
+
+void StreamFrameWriter::queue(const void* data, std::size_t size) {
+  std::memcpy(appendFrame(buffer_, sent_, size), data, size);
 }
 
 void StreamFrameWriter::queue(capnp::MessageBuilder& message) {
-  if (sent_ == buffer_.size()) {
-    buffer_.clear();
-    sent_ = 0;
-  }
   const std::size_t size = capnp::computeSerializedSizeInWords(message) * sizeof(capnp::word);
-  const std::size_t at = buffer_.size();
-  // resize() zero-fills, but only what the message then overwrites.
-  buffer_.resize(at + kHeaderBytes + size);
-  char* out = buffer_.data() + at;
-  const auto length = static_cast<std::uint32_t>(size);
-  for (std::size_t i = 0; i < kHeaderBytes; ++i)
-    out[i] = static_cast<char>((length >> (8 * i)) & 0xff);
-  kj::ArrayOutputStream stream(kj::arrayPtr(reinterpret_cast<kj::byte*>(out + kHeaderBytes), size));
+  char* body = appendFrame(buffer_, sent_, size);
+  kj::ArrayOutputStream stream(kj::arrayPtr(reinterpret_cast<kj::byte*>(body), size));
   capnp::writeMessage(stream, message);
 }
 

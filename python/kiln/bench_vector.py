@@ -211,6 +211,10 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
                                                 run_index))
             row = {
                 "env": env_id, "envs": envs,
+                "judged_against": (
+                    "a Python loop over as many single envs (x_loop), one subprocess per env "
+                    "over pipes (x_subprocess), the worker's slots at their measured compile "
+                    "time per step (x_slots); same benchmarks in the same order, same cluster"),
                 "vector_steps_per_s": _summary(vector),
                 "loop_steps_per_s": _summary(loop),
                 "x_loop": statistics.median(vector) / statistics.median(loop),
@@ -236,6 +240,8 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
                                              fixed_action=1, episode_steps=None))
         rows.append({
             "env": "noop-v0", "envs": many,
+            "judged_against": (f"{subprocess_many} subprocess envs over pipes, the same action "
+                               "every step (x_subprocess); target 50,000 steps/s"),
             "vector_steps_per_s": _summary(noop),
             "subprocess_steps_per_s": _summary(noop_sub),
             "subprocess_envs": subprocess_many,
@@ -247,7 +253,8 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
             first.append(took)
             memory.append(kib)
         rows.append({"env": env_id, "envs": many, "first_batch_s": _summary(first),
-                     "client_kib_per_env": _summary(memory)})
+                     "client_kib_per_env": _summary(memory),
+                     "judged_against": "- (time and memory, no baseline)"})
     return rows
 
 
@@ -274,6 +281,7 @@ def _table(rows):
             cap = row["slot_capacity_steps_per_s"]
             text += f"; slots can do {cap['median']:.0f} (x{row['x_slots']:.2f})"
         lines.append(text)
+        lines.append(f"    judged against: {row['judged_against']}")
     return "\n".join(lines)
 
 

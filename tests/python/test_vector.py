@@ -184,6 +184,7 @@ def test_the_vector_bench_prints_every_row_it_documents(capsys):
     assert llvm[0]["x_subprocess"] > 0
     noop = [r for r in rows if r["env"] == "noop-v0"]
     assert noop and noop[0]["x_subprocess"] > 0
+    assert all(row["judged_against"] for row in rows)
     first = [r for r in rows if "first_batch_s" in r]
     assert first and first[0]["first_batch_s"]["median"] > 0
     assert "client_kib_per_env" in first[0]

@@ -81,7 +81,7 @@ class Channel {
   // How long await() may poll for a reply before it sleeps (zero: never).
   virtual void spinForReplies(Duration window);
 
-  // Waiting on many channels at once (Client::readySteps). readAvailable()
+  // Waiting on many channels at once (Client::readyReplies). readAvailable()
   // takes every reply that arrived, without blocking; then replyReady() says
   // whether await(requestId) would return at once: its reply (or an error
   // for it) came, or the server is known lost. addTo() adds what replies

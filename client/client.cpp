@@ -201,60 +201,71 @@ Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& opti
 
 std::vector<Result<std::unique_ptr<Session>>> Client::startSessions(
     const std::vector<SessionOptions>& many) {
+  std::vector<PendingStart> pending = beginStarts(many);
   std::vector<Result<std::unique_ptr<Session>>> started;
-  started.reserve(many.size());
+  started.reserve(pending.size());
+  for (PendingStart& one : pending) started.push_back(finishStart(one));
+  return started;
+}
+
+std::vector<PendingStart> Client::beginStarts(const std::vector<SessionOptions>& many) {
   // Placements, then starts, each all in flight at once: the coordinator and
   // the workers see them together, and the starts run in parallel on the
   // workers' slots.
-  struct Pending {
-    Result<SessionTypeSpaces> spaces = internalError("not asked");
-    Result<std::uint64_t> request = internalError("not sent");
-    Result<Placed> placed = internalError("not placed");
-  };
-  std::vector<Pending> pending(many.size());
+  std::vector<PendingStart> pending(many.size());
+  std::vector<Result<std::uint64_t>> placements(many.size(), internalError("not sent"));
   beforePlacing();
   for (std::size_t i = 0; i < many.size(); ++i) {
+    pending[i].options = many[i];
     pending[i].spaces = getSpaces(many[i].sessionType);
     if (!pending[i].spaces.ok()) continue;
-    pending[i].request =
+    placements[i] =
         sendPlace(many[i].sessionType, many[i].timeout.value_or(options_.requestTimeout));
   }
   for (std::size_t i = 0; i < many.size(); ++i) {
-    if (!pending[i].request.ok()) continue;
+    PendingStart& one = pending[i];
+    if (!one.spaces.ok()) continue;
     const Duration timeout = many[i].timeout.value_or(options_.requestTimeout);
-    pending[i].placed = awaitPlace(*pending[i].request, std::chrono::steady_clock::now() + timeout);
-    pending[i].request = pending[i].placed.ok()
-                             ? sendStart(pending[i].placed->endpoint, pending[i].placed->target,
-                                         many[i], *pending[i].spaces)
-                             : Result<std::uint64_t>(pending[i].placed.status());
-  }
-  for (std::size_t i = 0; i < many.size(); ++i) {
-    Pending& one = pending[i];
-    if (!one.spaces.ok()) {
-      started.emplace_back(one.spaces.status());
+    Result<Placed> placed =
+        placements[i].ok() ? awaitPlace(*placements[i], std::chrono::steady_clock::now() + timeout)
+                           : Result<Placed>(placements[i].status());
+    one.placement = placed.ok() ? Status() : placed.status();
+    if (!placed.ok()) {
+      one.request = placed.status();
       continue;
     }
-    Result<std::unique_ptr<Session>> session =
-        one.request.ok() ? awaitStart(one.placed->endpoint, one.placed->target, many[i],
-                                      *one.spaces, *one.request,
-                                      std::chrono::steady_clock::now() +
-                                          many[i].timeout.value_or(options_.requestTimeout))
-                         : Result<std::unique_ptr<Session>>(one.request.status());
-    // A start that met a lost worker, or a placement refused by a restarted
-    // coordinator that forgot our experiment, goes the careful way, one at a
-    // time, as startSession() retries it. (A benchmark a worker does not
-    // know is the caller's, not the worker's, fault.)
-    const ErrorCode code = session.ok() ? ErrorCode::kOk : session.status().code();
-    const bool workerLost = one.placed.ok() && code == ErrorCode::kDisconnected &&
-                            channelTo(one.placed->endpoint).peerLost();
-    const bool placementForgotten = !one.placed.ok() && code == ErrorCode::kNotFound;
-    if (workerLost || placementForgotten) {
-      if (workerLost) noteLost(one.placed->endpoint);
-      session = startSession(many[i]);
-    }
-    started.push_back(std::move(session));
+    one.endpoint = placed->endpoint;
+    one.target = placed->target;
+    one.request = sendStart(one.endpoint, one.target, one.options, *one.spaces);
+    one.deadline = std::chrono::steady_clock::now() + timeout;
   }
-  return started;
+  return pending;
+}
+
+bool Client::startReady(const PendingStart& start) {
+  if (!start.request.ok() || std::chrono::steady_clock::now() >= start.deadline) return true;
+  return channelTo(start.endpoint).replyReady(*start.request);
+}
+
+Result<std::unique_ptr<Session>> Client::finishStart(PendingStart& one) {
+  if (!one.spaces.ok()) return one.spaces.status();
+  Result<std::unique_ptr<Session>> session =
+      one.request.ok() ? awaitStart(one.endpoint, one.target, one.options, *one.spaces,
+                                    *one.request, one.deadline)
+                       : Result<std::unique_ptr<Session>>(one.request.status());
+  // A start that met a lost worker, or a placement refused by a restarted
+  // coordinator that forgot our experiment, goes the careful way, one at a
+  // time, as startSession() retries it. (A benchmark a worker does not know
+  // is the caller's, not the worker's, fault.)
+  const ErrorCode code = session.ok() ? ErrorCode::kOk : session.status().code();
+  const bool workerLost =
+      one.placement.ok() && code == ErrorCode::kDisconnected && channelTo(one.endpoint).peerLost();
+  const bool placementForgotten = !one.placement.ok() && code == ErrorCode::kNotFound;
+  if (workerLost || placementForgotten) {
+    if (workerLost) noteLost(one.endpoint);
+    session = startSession(one.options);
+  }
+  return session;
 }
 
 void Client::noteLost(const std::string& endpoint) {
@@ -398,9 +409,11 @@ Result<std::unique_ptr<Session>> Client::awaitStart(const std::string& endpoint,
   KILN_ASSIGN_OR_RETURN(auto initial, decodeValues(started.getObservations()));
   SessionHistory history{options, {}};
   leases_->addSession(endpoint);
-  return std::unique_ptr<Session>(new Session(*this, endpoint, target,
-                                              SessionId{started.getSessionId()}, spaces,
-                                              std::move(history), std::move(initial)));
+  std::unique_ptr<Session> session(new Session(*this, endpoint, target,
+                                               SessionId{started.getSessionId()}, spaces,
+                                               std::move(history), std::move(initial)));
+  session->startWorkerTime_ = wireMicros(started.getWorkerMicros());
+  return session;
 }
 
 Result<std::string> Client::workerParameter(const std::string& endpoint, const std::string& key,

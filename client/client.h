@@ -139,6 +139,9 @@ struct StepResult {
   // The worker's wall time in the actions; the rest of the step's round trip
   // is the way there and back, queueing and observing.
   std::chrono::microseconds actionTime{0};
+  // The worker's whole time on the step: the actions, then the observations
+  // (a reset's: the start's). Not transport or queueing.
+  std::chrono::microseconds workerTime{0};
 };
 
 // What is needed to rebuild a session elsewhere: replaying it from scratch.
@@ -163,6 +166,25 @@ class Session;
 struct PendingStep {
   Session* session = nullptr;
   std::uint64_t requestId = 0;
+};
+
+// A start sent by Client::beginStarts and not yet collected (finishStart).
+// Placed on a worker already; the start itself (the compile) is in flight.
+struct PendingStart {
+  SessionOptions options;
+  Result<SessionTypeSpaces> spaces = internalError("not asked");
+  Status placement = internalError("not placed");  // a worker was found for it
+  std::string endpoint;                            // that worker
+  std::uint64_t target = 0;
+  Result<std::uint64_t> request = internalError("not sent");  // the start request
+  TimePoint deadline{};  // when finishStart stops waiting for its answer
+};
+
+// What Client::readyReplies found answered: indices into its inputs.
+struct ReadyReplies {
+  std::vector<std::size_t> steps;
+  std::vector<std::size_t> starts;
+  bool empty() const { return steps.empty() && starts.empty(); }
 };
 
 class Client {
@@ -198,6 +220,16 @@ class Client {
   // met a lost worker is retried as startSession() does.
   std::vector<Result<std::unique_ptr<Session>>> startSessions(
       const std::vector<SessionOptions>& many);
+  // startSessions() in two halves, so that a caller can go on while the
+  // starts compile (a vector env's resets): beginStarts places every start
+  // (all placements in flight together; a coordinator round trip) and sends
+  // it to its worker; finishStart collects one, waiting if it must, and
+  // retries it as startSession() would when its worker was lost.
+  std::vector<PendingStart> beginStarts(const std::vector<SessionOptions>& many);
+  Result<std::unique_ptr<Session>> finishStart(PendingStart& start);
+  // Whether finishStart(start) returns without waiting for a worker.
+  // Reads nothing: readyReplies reads.
+  bool startReady(const PendingStart& start);
   // Starts a session on the plain worker at `endpoint`, bypassing placement
   // (pinning an experiment to dedicated workers, tests, benchmarks).
   Result<std::unique_ptr<Session>> startSessionOn(const std::string& endpoint,
@@ -218,12 +250,14 @@ class Client {
   // Sessions rebuilt on another worker after theirs was lost.
   std::uint64_t restoredSessions() const { return restored_; }
 
-  // Many sessions' steps in flight at once, from one thread (a vector env):
-  // waits until at least one of `steps` can be collected by awaitStep()
-  // without waiting (Session::stepReady), or until `until`; returns the
-  // indices of all that can, in order (none when `until` passed first).
-  // One wait covers every worker the steps went to; no thread per session.
-  std::vector<std::size_t> readySteps(const std::vector<PendingStep>& steps, TimePoint until);
+  // Many sessions' steps and starts in flight at once, from one thread (a
+  // vector env): waits until at least one of `steps` can be collected by
+  // awaitStep() without waiting (Session::stepReady), or one of `starts` by
+  // finishStart() (startReady), or until `until`; returns the indices of
+  // all that can, in order (none when `until` passed first). One wait covers
+  // every worker they went to; no thread per session.
+  ReadyReplies readyReplies(const std::vector<PendingStep>& steps,
+                            const std::vector<const PendingStart*>& starts, TimePoint until);
 
  private:
   friend class Session;
@@ -314,7 +348,7 @@ class Session {
   // Whether awaitStep(requestId) returns without waiting for the worker:
   // its reply (or its failure) is here or its time is up. A step that must
   // be sent again after a restore says yes (awaitStep then sends it and
-  // waits for that one). Reads nothing: Client::readySteps reads.
+  // waits for that one). Reads nothing: Client::readyReplies reads.
   bool stepReady(std::uint64_t requestId);
   // When awaitStep(requestId) gives up waiting (the step's timeout after it
   // was sent); the distant future for a step not in flight.
@@ -339,6 +373,9 @@ class Session {
   std::uint64_t target() const { return target_; }
   bool ended() const { return ended_; }
   const std::vector<Value>& initialObservations() const { return initial_; }
+  // The worker's time on this session's start (benchmark, module, first
+  // observations); zero for a fork or a restored session.
+  std::chrono::microseconds startWorkerTime() const { return startWorkerTime_; }
   const SessionHistory& history() const { return history_; }
   const SessionTypeSpaces& spaces() const { return spaces_; }
   Result<std::uint32_t> observationIndex(const std::string& name) const;
@@ -382,6 +419,7 @@ class Session {
   std::string lostEndpoint_;                    // where requests sent before a restore went
   std::uint32_t restores_ = 0;
   bool endedInRestore_ = false;
+  std::chrono::microseconds startWorkerTime_{0};
 };
 
 }  // namespace kiln::client

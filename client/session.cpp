@@ -84,8 +84,8 @@ Result<StepResult> Session::awaitStepRaw(std::uint64_t requestId, TimePoint dead
   result.endOfEpisode = stepped.getEndOfEpisode();
   result.actionHadNoEffect = stepped.getActionHadNoEffect();
   result.actionsApplied = stepped.getActionsApplied();
-  result.actionTime = std::chrono::microseconds(
-      static_cast<std::int64_t>(std::min<std::uint64_t>(stepped.getActionMicros(), INT64_MAX)));
+  result.actionTime = wireMicros(stepped.getActionMicros());
+  result.workerTime = wireMicros(stepped.getWorkerMicros());
   if (stepped.getHasNewActionSpace()) {
     KILN_ASSIGN_OR_RETURN(Space space, fromWire(stepped.getNewActionSpace()));
     result.newActionSpace = std::move(space);

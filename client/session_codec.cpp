@@ -1,4 +1,8 @@
 #include "client/session_codec.h"
+
+#include <algorithm>
+#include <limits>
+
 #include "client/channel.h"
 #include "client/lease_keeper.h"
 
@@ -45,6 +49,11 @@ Result<std::vector<std::uint32_t>> observationIndices(const SessionTypeSpaces& s
     indices.push_back(static_cast<std::uint32_t>(index));
   }
   return indices;
+}
+
+std::chrono::microseconds wireMicros(std::uint64_t micros) {
+  return std::chrono::microseconds(static_cast<std::int64_t>(
+      std::min<std::uint64_t>(micros, std::numeric_limits<std::int64_t>::max())));
 }
 
 }  // namespace kiln::client

@@ -120,6 +120,8 @@ struct SessionStarted {
   sessionId @0 :UInt64;
   observations @1 :List(Value);
   benchmarkCached @2 :Bool;             # the benchmark came from the worker's cache
+  workerMicros @3 :UInt64;              # the worker's time on the start: benchmark, module,
+                                        # first observations
 }
 
 struct Step {
@@ -140,6 +142,8 @@ struct Stepped {
   refusal @7 :Error;                    # set when an action was refused after the first
                                         # actionsApplied ran: those stay applied (the client
                                         # records them), no observation is sent, the step fails
+  workerMicros @8 :UInt64;              # the worker's whole time on the step: the actions,
+                                        # then the observations (not transport or queueing)
 }
 
 struct Fork { sessionId @0 :UInt64; }

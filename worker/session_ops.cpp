@@ -8,6 +8,15 @@ namespace kiln {
 
 namespace {
 
+std::uint64_t micros(std::chrono::steady_clock::duration duration) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(
+      0, std::chrono::duration_cast<std::chrono::microseconds>(duration).count()));
+}
+
+std::uint64_t microsSince(std::chrono::steady_clock::time_point began) {
+  return micros(std::chrono::steady_clock::now() - began);
+}
+
 Status checkObservationIndices(const ReadySessionType& type,
                                capnp::List<std::uint32_t>::Reader indices) {
   for (std::uint32_t index : indices) {
@@ -90,6 +99,7 @@ Completion guardedFailure(std::uint64_t requestId, const std::exception& e) {
 
 Completion executeStart(const ReadySessionType& type, SessionId id, ClientId owner,
                         const InboundMessage& message, std::uint64_t maxBenchmarkBytes) {
+  const auto began = std::chrono::steady_clock::now();
   auto envelope = message.envelope();
   std::uint64_t requestId = envelope.getRequestId();
   return guarded(requestId, [&]() -> Completion {
@@ -127,6 +137,7 @@ Completion executeStart(const ReadySessionType& type, SessionId id, ClientId own
     Status observed = observe(*record->session, observationIndices,
                               started.initObservations(observationIndices.size()));
     if (!observed.ok()) return errorCompletion(requestId, observed, false);
+    started.setWorkerMicros(microsSince(began));
     Completion completion;
     completion.reply = encodeFrame(builder);
     completion.created = std::move(record);
@@ -170,6 +181,7 @@ bool recordAction(SessionRecord& record, StepState& state, ActionOutcome& outcom
 }
 
 Completion completeStep(SessionRecord& record, const InboundMessage& message, StepState& state) {
+  const auto observing = std::chrono::steady_clock::now();
   Status endOfStep = record.session->endOfStep(state.total);
   if (!endOfStep.ok()) {
     return errorCompletion(state.requestId, endOfStep, endsSession(endOfStep));
@@ -186,8 +198,10 @@ Completion completeStep(SessionRecord& record, const InboundMessage& message, St
   stepped.setEndOfEpisode(state.total.endOfEpisode);
   stepped.setActionHadNoEffect(state.total.actionHadNoEffect);
   stepped.setActionsApplied(state.applied);
-  stepped.setActionMicros(static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(state.actionTime).count()));
+  stepped.setActionMicros(micros(state.actionTime));
+  // The actions' time plus the observations': a step split over several
+  // tasks waited in the queue between its actions, which is not work.
+  stepped.setWorkerMicros(micros(state.actionTime) + microsSince(observing));
   if (state.total.newActionSpace) {
     stepped.setHasNewActionSpace(true);
     toWire(*state.total.newActionSpace, stepped.initNewActionSpace());

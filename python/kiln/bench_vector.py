@@ -7,12 +7,18 @@ on the same cluster (an embedded one: one worker of --slots slots):
   Python loop over as many single envs (`x_loop`), a vector env of one
   subprocess per env over pipes as gymnasium's AsyncVectorEnv builds it
   (`x_subprocess`), and what the worker's slots can do: slots / the mean
-  compile time per step the worker reported in the same run (`x_slots`);
+  worker time per step the worker reported in the same run (`x_slots`);
 - noop-v0 with 128 envs: steps/s into Python, against the subprocess vector
   env;
 - 128 envs: the time from make_vec to the first batch of observations, and
   the client's memory per env (its RSS grown by making and resetting them).
-Every figure is the min and median of --runs runs (default 3).
+Every way runs the same work: whole cycles of episodes (each env's 20 steps
+and the reset that begins its next episode, which counts as a step, as
+gymnasium's autoreset step does), until --seconds have passed, over the same
+benchmarks in the same order. A step's worker time is all the worker spent
+on it (actions, observations; for a reset, the benchmark, the module and its
+first observations). Every figure is the min and median of --runs runs
+(default 3).
 """
 
 import argparse
@@ -43,21 +49,22 @@ def _actions(vec, fixed):
 
 def _vector_rate(env_id, envs, endpoint, benchmarks, seconds, seed, fixed_action=None,
                  episode_steps=EPISODE_STEPS):
-    """Steps/s of a kiln.VectorEnv, and the mean compile time per step (us).
+    """Steps/s of a kiln.VectorEnv, and the worker's mean time per step (us).
     Random actions, or `fixed_action` for every env and step."""
     with kiln.make_vec(env_id, envs, cluster=endpoint, benchmarks=benchmarks,
                        max_episode_steps=episode_steps, seed=seed) as vec:
         vec.reset(seed=seed)
-        for _ in range(3):
-            vec.step(_actions(vec, fixed_action))
-        steps, compile_us, start = 0, [], time.perf_counter()
+        # One cycle: every env's episode, then the step that resets it.
+        cycle = 1 if episode_steps is None else episode_steps + 1
+        steps, worker_us, start = 0, [], time.perf_counter()
         while time.perf_counter() - start < seconds:
-            _, _, _, _, infos = vec.step(_actions(vec, fixed_action))
-            steps += envs
-            if "compile_us" in infos:
-                compile_us.extend(infos["compile_us"][infos["_compile_us"]].tolist())
+            for _ in range(cycle):
+                _, _, _, _, infos = vec.step(_actions(vec, fixed_action))
+                steps += envs
+                if "worker_us" in infos:
+                    worker_us.extend(infos["worker_us"][infos["_worker_us"]].tolist())
         rate = steps / (time.perf_counter() - start)
-    return rate, (statistics.fmean(compile_us) if compile_us else 0.0)
+    return rate, (statistics.fmean(worker_us) if worker_us else 0.0)
 
 
 class _Cycle:
@@ -80,47 +87,40 @@ def _loop_rate(env_id, envs, endpoint, benchmarks, seconds, seed):
     singles = [kiln.make(env_id, cluster=endpoint) for _ in range(envs)]
     try:
         rng = np.random.default_rng(seed)
-        counts = [0] * envs
         for env in singles:
             env.reset(benchmark=cycle.draw())
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            for i, env in enumerate(singles):
-                env.step(int(rng.integers(env.action_space.n)))
-                counts[i] += 1
-                if counts[i] >= EPISODE_STEPS:
-                    env.reset(benchmark=cycle.draw())
-                    counts[i] = 0
-                steps += 1
+            for _ in range(EPISODE_STEPS):
+                for env in singles:
+                    env.step(int(rng.integers(env.action_space.n)))
+            for env in singles:
+                env.reset(benchmark=cycle.draw())
+            steps += envs * (EPISODE_STEPS + 1)
         return steps / (time.perf_counter() - start)
     finally:
         for env in singles:
             env.close()
 
 
-def _subprocess_env(conn, env_id, endpoint, benchmarks, seed, fixed_action=None,
-                    episode_steps=EPISODE_STEPS):
+def _subprocess_env(conn, env_id, endpoint, benchmarks, seed, fixed_action=None):
     """One env in its own process, driven over a pipe (AsyncVectorEnv's shape);
     its episodes take `benchmarks` in turn."""
     env = kiln.make(env_id, cluster=endpoint)
     cycle = _Cycle(benchmarks)
     rng = np.random.default_rng(seed)
-    steps = 0
     try:
         while True:
             command = conn.recv()
             if command == "close":
                 break
-            if command == "reset" or (episode_steps is not None and steps >= episode_steps):
+            if command == "reset":
                 observation, _ = env.reset(benchmark=cycle.draw())
-                steps = 0
-                if command == "reset":
-                    conn.send(observation)
-                    continue
+                conn.send(observation)
+                continue
             action = fixed_action if fixed_action is not None else int(
                 rng.integers(env.action_space.n))
             observation, reward, terminated, truncated, _ = env.step(action)
-            steps += 1
             conn.send((observation, reward, terminated, truncated))
     finally:
         env.close()
@@ -140,23 +140,26 @@ def _subprocess_rate(env_id, envs, endpoint, benchmarks, seconds, seed, fixed_ac
             # take them.
             args=(child, env_id, endpoint,
                   [benchmarks[(i + k * envs) % len(benchmarks)] for k in range(len(benchmarks))],
-                  seed + i, fixed_action, episode_steps),
+                  seed + i, fixed_action),
             daemon=True)
         process.start()
         pipes.append(parent)
         processes.append(process)
     try:
-        for pipe in pipes:
-            pipe.send("reset")
-        for pipe in pipes:
-            pipe.recv()
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
+        def sweep(command):
             for pipe in pipes:
-                pipe.send("step")
+                pipe.send(command)
             for pipe in pipes:
                 pipe.recv()
-            steps += envs
+
+        sweep("reset")
+        # One cycle: every env's episode, then the step that resets it.
+        cycle = ["step"] if episode_steps is None else ["step"] * episode_steps + ["reset"]
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for command in cycle:
+                sweep(command)
+            steps += envs * len(cycle)
         return steps / (time.perf_counter() - start)
     finally:
         for pipe in pipes:
@@ -200,11 +203,11 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
         for envs in sizes:
             vector, loop, sub, capacity = [], [], [], []
             for run_index in range(runs):
-                rate, compile_us = _vector_rate(env_id, envs, endpoint, benchmarks, seconds,
-                                                run_index)
+                rate, worker_us = _vector_rate(env_id, envs, endpoint, benchmarks, seconds,
+                                               run_index)
                 vector.append(rate)
-                if compile_us > 0:
-                    capacity.append(slots * 1e6 / compile_us)
+                if worker_us > 0:
+                    capacity.append(slots * 1e6 / worker_us)
                 loop.append(_loop_rate(env_id, envs, endpoint, benchmarks, seconds, run_index))
                 if envs in subprocess_sizes:
                     sub.append(_subprocess_rate(env_id, envs, endpoint, benchmarks, seconds,
@@ -213,8 +216,9 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
                 "env": env_id, "envs": envs,
                 "judged_against": (
                     "a Python loop over as many single envs (x_loop), one subprocess per env "
-                    "over pipes (x_subprocess), the worker's slots at their measured compile "
-                    "time per step (x_slots); same benchmarks in the same order, same cluster"),
+                    "over pipes (x_subprocess), the worker's slots at their measured worker "
+                    "time per step (x_slots); same work: whole episode cycles over the same "
+                    "benchmarks in the same order, same cluster"),
                 "vector_steps_per_s": _summary(vector),
                 "loop_steps_per_s": _summary(loop),
                 "x_loop": statistics.median(vector) / statistics.median(loop),

@@ -17,7 +17,13 @@ The EnvPool-style pair runs envs without waiting for the slowest:
 envs that answered, with their ids in infos["env_id"]. Every step of every
 env is in flight at once across the cluster from this one thread: the C++
 client multiplexes them (no thread or process per env) and waits without the
-GIL.
+GIL. Resets do not wait either: an env whose episode ended is placed on a
+worker, its start compiles there while the learner goes on, and recv()
+returns it when it is ready (send() to an env still starting is an error).
+
+Each result's infos["worker_us"] is the worker's time on it: a step's
+actions and observations, or a reset's start (benchmark, module, first
+observations); not transport or queueing.
 
 Faults never break the training loop: a compile error, a session lost beyond
 restore (its worker gone and none to replay it on), a timeout or an
@@ -205,7 +211,7 @@ class VectorEnv(Closing):
         self._metric = [None] * num_envs
         self._last_observation = [None] * num_envs
         self._episode_benchmark = [None] * num_envs
-        self._ready = collections.deque()  # resets done, waiting for recv()
+        self._starting_uri = [None] * num_envs  # the benchmark of each start in flight
         self.fault_counts = collections.Counter()
 
     # --- spaces -----------------------------------------------------------
@@ -311,28 +317,32 @@ class VectorEnv(Closing):
                 time.sleep(0.1)
         return self._started(env, uri, values)
 
-    def _start_many(self, envs):
-        """Starts the next episode of each of `envs` at once (the starts run
-        in parallel on the workers); their reset results. An env whose start
-        failed starts again alone, as _start() does."""
+    def _begin_starts(self, envs):
+        """Starts the next episode of each of `envs` without waiting: the
+        starts are placed, then compile on the workers (in parallel) while
+        the learner goes on; recv() answers each (_answer)."""
         if not envs:
-            return []
+            return
         pairs = [_benchmark_uri_and_program(self._draw_benchmark()) for _ in envs]
-        answers = self._core.start_many(
+        for env, (uri, _) in zip(envs, pairs):
+            self._starting_uri[env] = uri
+        self._core.begin_starts(
             envs, self.spec.session_type, pairs, self._action_space_name, self._wanted
         )
-        results = []
-        for env, (uri, _), (values, error_class, message) in zip(envs, pairs, answers):
-            if error_class is None:
-                results.append(self._started(env, uri, values))
-            elif error_class in FAULTS or error_class == "NotFound":
-                self.fault_counts["start_" + FAULTS.get(error_class, "not_found")] += 1
-                results.append(self._start(env))
-            else:
-                raise BY_NAME.get(error_class, InternalError)(message)
-        return results
 
-    def _started(self, env, uri, values):
+    def _start_answer(self, answer):
+        """One env's start answer from the core, as its reset result. An env
+        whose start failed (its benchmark, its worker) starts again, as
+        _start() does."""
+        env, values, *_, error_class, message, worker_us, _start = answer
+        if error_class is None:
+            return self._started(env, self._starting_uri[env], values, worker_us)
+        if error_class in FAULTS or error_class == "NotFound":
+            self.fault_counts["start_" + FAULTS.get(error_class, "not_found")] += 1
+            return self._start(env)
+        raise BY_NAME.get(error_class, InternalError)(message)
+
+    def _started(self, env, uri, values, worker_us=None):
         observed = dict(zip(self._wanted, values))
         self._needs_reset[env] = False
         self._episode_steps[env] = 0
@@ -341,11 +351,16 @@ class VectorEnv(Closing):
             self._metric[env] = observed[self._reward[0]]
         observation = observed.get(self._observation)
         self._last_observation[env] = observation
-        return _Result(env, observation, 0.0, False, False, {"benchmark": uri})
+        info = {"benchmark": uri}
+        if worker_us is not None:
+            info["worker_us"] = worker_us
+        return _Result(env, observation, 0.0, False, False, info)
 
     def _answer(self, answer):
-        """One env's step answer from the core, as a result."""
-        env, observations, ended, no_effect, applied, _new_space, error_class, message, micros = (
+        """One env's step (or start) answer from the core, as a result."""
+        if answer[-1]:  # a start's answer
+            return self._start_answer(answer)
+        env, observations, ended, no_effect, applied, _new_space, error_class, message, worker_us, _ = (
             answer
         )
         if error_class is not None:
@@ -385,7 +400,7 @@ class VectorEnv(Closing):
             self._needs_reset[env] = True
         observation = observed.get(self._observation)
         self._last_observation[env] = observation
-        info = {"action_had_no_effect": no_effect, "actions_applied": applied, "compile_us": micros}
+        info = {"action_had_no_effect": no_effect, "actions_applied": applied, "worker_us": worker_us}
         return _Result(env, observation, reward, bool(ended), truncated, info)
 
     # --- gymnasium's synchronous API --------------------------------------
@@ -398,8 +413,9 @@ class VectorEnv(Closing):
             self._rng = np.random.default_rng(seed)
             self.action_space.seed(seed)
             self._next_benchmark = 0
-        self._ready.clear()
-        results = self._start_many(list(range(self.num_envs)))
+        self._begin_starts(list(range(self.num_envs)))
+        results = self._collect(self.num_envs)
+        results.sort(key=lambda r: r.env)
         batch = self._batch(results)
         return batch[0], batch[4]
 
@@ -408,7 +424,7 @@ class VectorEnv(Closing):
         truncations, infos), in env order. An env whose episode ended on its
         last step resets instead (autoreset), ignoring its action."""
         self._check_open()
-        if self._core.in_flight_count or self._ready:
+        if self._core.in_flight_count:
             raise InvalidArgument("the async API is in use: recv() what is in flight first")
         self.send(actions)
         results = self._collect(self.num_envs)
@@ -421,8 +437,7 @@ class VectorEnv(Closing):
         self._check_open()
         if self._core.in_flight_count:
             raise InvalidArgument("steps are in flight: recv() them before async_reset()")
-        self._ready.clear()
-        self._ready.extend(self._start_many(list(range(self.num_envs))))
+        self._begin_starts(list(range(self.num_envs)))
 
     def send(self, actions, env_ids=None):
         """Sends a step to each of `env_ids` (default: every env), actions[i]
@@ -440,15 +455,20 @@ class VectorEnv(Closing):
             if not 0 <= env < self.num_envs:
                 raise InvalidArgument(f"env id {env} is out of range [0, {self.num_envs})")
             if self._needs_reset[env]:
+                if self._core.in_flight(env):
+                    raise InvalidArgument(
+                        f"env {env} is still starting: recv() its first observation before "
+                        "sending it a step"
+                    )
                 resets.append(env)
             else:
                 step_ids.append(env)
                 step_actions.append(self._action_value(action))
-        # Steps leave first: the resets' round trips overlap their compiles.
+        # Steps leave first: the resets' placements overlap their compiles.
         if step_ids:
             self._core.send(step_ids, step_actions, self._wanted_indices,
                             self.single_action_space.raw)
-        self._ready.extend(self._start_many(resets))
+        self._begin_starts(resets)
 
     def recv(self):
         """The first `batch_size` envs that answered: (observations,
@@ -464,8 +484,6 @@ class VectorEnv(Closing):
 
     def _collect(self, count):
         results = []
-        while self._ready and len(results) < count:
-            results.append(self._ready.popleft())
         deadline = time.monotonic() + self._timeout + 30.0
         while len(results) < count and self._core.in_flight_count:
             left = deadline - time.monotonic()

@@ -279,13 +279,27 @@ std::vector<Value> envActionsFromPython(py::handle actions) {
 py::tuple answerToPython(const VectorCore::Answer& a) {
   if (!a.status.ok()) {
     return py::make_tuple(a.env, py::none(), false, false, a.actionsApplied, py::none(),
-                          std::string(errorClassName(a.status.code())), a.status.message(), 0);
+                          std::string(errorClassName(a.status.code())), a.status.message(), 0,
+                          a.start);
   }
   const client::StepResult& r = a.result;
   py::object newSpace = r.newActionSpace ? py::cast(*r.newActionSpace) : py::none();
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(r.actionTime).count();
+  const auto micros = r.workerTime.count();
   return py::make_tuple(a.env, valuesToPython(r.observations), r.endOfEpisode, r.actionHadNoEffect,
-                        r.actionsApplied, newSpace, py::none(), py::none(), micros);
+                        r.actionsApplied, newSpace, py::none(), py::none(), micros, a.start);
+}
+
+// begin_starts' (benchmark uri, program) pairs as options.
+std::vector<client::SessionOptions> startOptions(
+    const std::string& type,
+    const std::vector<std::pair<std::string, std::optional<py::bytes>>>& benchmarks,
+    const std::string& actionSpace, const std::vector<std::string>& observations) {
+  std::vector<client::SessionOptions> options;
+  options.reserve(benchmarks.size());
+  for (const auto& [uri, program] : benchmarks) {
+    options.push_back(sessionOptions(type, uri, actionSpace, observations, program));
+  }
+  return options;
 }
 
 void bindVectorCore(py::module_& m) {
@@ -306,32 +320,16 @@ void bindVectorCore(py::module_& m) {
           py::arg("program") = py::none(),
           "Starts env's next episode (ending its last); returns its initial observations.")
       .def(
-          "start_many",
+          "begin_starts",
           [](VectorCore& v, const std::vector<std::size_t>& envs, const std::string& type,
              const std::vector<std::pair<std::string, std::optional<py::bytes>>>& benchmarks,
              const std::string& actionSpace, const std::vector<std::string>& observations) {
-            std::vector<client::SessionOptions> options;
-            options.reserve(benchmarks.size());
-            for (const auto& [uri, program] : benchmarks) {
-              options.push_back(sessionOptions(type, uri, actionSpace, observations, program));
-            }
-            auto started = v.startMany(envs, options);
-            py::list list;
-            for (const auto& one : started) {
-              if (one.ok()) {
-                list.append(py::make_tuple(valuesToPython(*one), py::none(), py::none()));
-              } else {
-                list.append(py::make_tuple(py::none(),
-                                           std::string(errorClassName(one.status().code())),
-                                           one.status().message()));
-              }
-            }
-            return list;
+            v.beginStarts(envs, startOptions(type, benchmarks, actionSpace, observations));
           },
           py::arg("envs"), py::arg("session_type"), py::arg("benchmarks"),
           py::arg("action_space") = "", py::arg("observations") = std::vector<std::string>{},
-          "Starts the next episode of each env at once; per env (initial observations, "
-          "error_class, error_message).")
+          "Starts the next episode of each env without waiting: recv() answers each start "
+          "(its last field True, its observations the initial ones).")
       .def(
           "send",
           [](VectorCore& v, const std::vector<std::size_t>& envs, const py::sequence& actions,
@@ -355,8 +353,8 @@ void bindVectorCore(py::module_& m) {
           py::arg("count"), py::arg("timeout"),
           "Waits for `count` answers (at most all in flight) or `timeout` seconds; returns at "
           "most `count` answers: (env, observations, end_of_episode, action_had_no_effect, "
-          "actions_applied, new_action_space, error_class, error_message, compile_us: the "
-          "worker's time in the actions).")
+          "actions_applied, new_action_space, error_class, error_message, worker_us: the "
+          "worker's time on the step or start, start: whether this answers a start).")
       .def("end", &VectorCore::end, py::arg("env"))
       .def("in_flight", &VectorCore::inFlight, py::arg("env"))
       .def("has_session", &VectorCore::hasSession, py::arg("env"))

@@ -5,6 +5,25 @@
 #include "python/src/status_error.h"
 
 namespace kiln::python {
+namespace {
+
+// Keeps the entries of `pending` (and of `envOf`, side by side) whose env
+// `stillInFlight` says are, in the same order.
+template <typename Pending, typename StillInFlight>
+void keepInFlight(std::vector<Pending>& pending, std::vector<std::size_t>& envOf,
+                  StillInFlight stillInFlight) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (!stillInFlight(envOf[i])) continue;
+    pending[kept] = pending[i];
+    envOf[kept] = envOf[i];
+    ++kept;
+  }
+  pending.resize(kept);
+  envOf.resize(kept);
+}
+
+}  // namespace
 
 VectorCore::VectorCore(std::shared_ptr<ClientHandle> client, std::size_t envs)
     : client_(std::move(client)), envs_(envs) {
@@ -40,7 +59,7 @@ std::vector<Value> VectorCore::start(std::size_t env, const client::SessionOptio
   Env& slot = at(env);
   auto started = client_->locked([&](client::Client& client) {
     // The old episode's step, if any, is no longer wanted: its session ends.
-    dropStep(env);
+    dropStep(client, env);
     slot.session.reset();
     return client.startSession(options);
   });
@@ -48,38 +67,47 @@ std::vector<Value> VectorCore::start(std::size_t env, const client::SessionOptio
   return slot.session->initialObservations();
 }
 
-std::vector<Result<std::vector<Value>>> VectorCore::startMany(
-    const std::vector<std::size_t>& envs, const std::vector<client::SessionOptions>& options) {
+void VectorCore::checkStartable(const std::vector<std::size_t>& envs,
+                                const std::vector<client::SessionOptions>& options) const {
   if (envs.size() != options.size()) {
     throw StatusError(invalidArgument(fmt::format("{} env ids and {} session options: one per env",
                                                   envs.size(), options.size())));
   }
   std::vector<bool> named(envs_.size(), false);
   for (std::size_t env : envs) {
-    at(env);
+    if (inFlight(env)) {
+      throw StatusError(invalidArgument(
+          fmt::format("env {} has a step or start in flight: recv() it before starting another "
+                      "episode",
+                      env)));
+    }
     if (named[env]) {
       throw StatusError(invalidArgument(fmt::format("env {} is named twice in one start", env)));
     }
     named[env] = true;
   }
-  auto started = client_->locked([&](client::Client& client) {
+}
+
+void VectorCore::beginStarts(const std::vector<std::size_t>& envs,
+                             const std::vector<client::SessionOptions>& options) {
+  checkStartable(envs, options);
+  client_->locked([&](client::Client& client) {
     for (std::size_t env : envs) {
-      dropStep(env);
+      dropStep(client, env);
       envs_[env].session.reset();  // the old episode ends
     }
-    return client.startSessions(options);
+    std::vector<client::PendingStart> pending = client.beginStarts(options);
+    for (std::size_t i = 0; i < envs.size(); ++i) envs_[envs[i]].starting = std::move(pending[i]);
   });
-  std::vector<Result<std::vector<Value>>> initial;
-  initial.reserve(envs.size());
-  for (std::size_t i = 0; i < envs.size(); ++i) {
-    if (!started[i].ok()) {
-      initial.emplace_back(started[i].status());
-      continue;
-    }
-    envs_[envs[i]].session = std::move(started[i]).value();
-    initial.emplace_back(envs_[envs[i]].session->initialObservations());
-  }
-  return initial;
+}
+
+Result<std::vector<Value>> VectorCore::finishStart(client::Client& client, std::size_t env) {
+  Env& slot = envs_[env];
+  auto started = client.finishStart(*slot.starting);
+  slot.starting.reset();
+  if (!started.ok()) return started.status();
+  slot.session = std::move(started).value();
+  return slot.session->initialObservations();
 }
 
 void VectorCore::send(const std::vector<std::size_t>& envs,
@@ -93,6 +121,11 @@ void VectorCore::send(const std::vector<std::size_t>& envs,
   std::vector<bool> named(envs_.size(), false);
   for (std::size_t i = 0; i < envs.size(); ++i) {
     const Env& slot = at(envs[i]);
+    if (slot.starting) {
+      throw StatusError(invalidArgument(fmt::format(
+          "env {} is still starting: recv() its first observation before sending it a step",
+          envs[i])));
+    }
     if (!slot.session) {
       throw StatusError(invalidArgument(
           fmt::format("env {} has no episode: reset it before sending it a step", envs[i])));
@@ -137,24 +170,44 @@ std::vector<VectorCore::Answer> VectorCore::recv(std::size_t count, Duration tim
                      std::make_move_iterator(answers.end()));
       answers.resize(count);
     }
-    std::vector<client::PendingStep> pending;
-    std::vector<std::size_t> envOf;
+    std::vector<client::PendingStep> steps;
+    std::vector<std::size_t> stepEnv;
+    std::vector<const client::PendingStart*> starts;
+    std::vector<std::size_t> startEnv;
     for (std::size_t env = 0; env < envs_.size(); ++env) {
-      if (!envs_[env].request) continue;
-      pending.push_back({envs_[env].session.get(), *envs_[env].request});
-      envOf.push_back(env);
+      if (envs_[env].request) {
+        steps.push_back({envs_[env].session.get(), *envs_[env].request});
+        stepEnv.push_back(env);
+      } else if (envs_[env].starting) {
+        starts.push_back(&*envs_[env].starting);
+        startEnv.push_back(env);
+      }
     }
-    count = std::min(count, pending.size() + answers.size());
+    count = std::min(count, steps.size() + starts.size() + answers.size());
     const TimePoint until = std::chrono::steady_clock::now() + timeout;
     while (answers.size() < count) {
-      std::vector<std::size_t> ready = client.readySteps(pending, until);
+      client::ReadyReplies ready = client.readyReplies(steps, starts, until);
       if (ready.empty()) break;  // time is up
-      for (std::size_t index : ready) {
+      for (std::size_t index : ready.starts) {
         if (answers.size() >= count) break;  // the rest stay ready for the next recv()
-        Env& slot = envs_[envOf[index]];
+        Answer answer;
+        answer.env = startEnv[index];
+        answer.start = true;
+        auto initial = finishStart(client, answer.env);
+        if (initial.ok()) {
+          answer.result.observations = std::move(initial).value();
+          answer.result.workerTime = envs_[answer.env].session->startWorkerTime();
+        } else {
+          answer.status = initial.status();
+        }
+        answers.push_back(std::move(answer));
+      }
+      for (std::size_t index : ready.steps) {
+        if (answers.size() >= count) break;
+        Env& slot = envs_[stepEnv[index]];
         const std::size_t stepsBefore = slot.session->history().steps.size();
         Answer answer;
-        answer.env = envOf[index];
+        answer.env = stepEnv[index];
         auto result = slot.session->awaitStep(*slot.request);
         slot.request.reset();
         if (result.ok()) {
@@ -162,22 +215,15 @@ std::vector<VectorCore::Answer> VectorCore::recv(std::size_t count, Duration tim
           answer.result = std::move(result).value();
         } else {
           answer.status = result.status();
-          const auto& steps = slot.session->history().steps;
-          answer.actionsApplied = steps.size() > stepsBefore ? steps.back().size() : 0;
+          const auto& applied = slot.session->history().steps;
+          answer.actionsApplied = applied.size() > stepsBefore ? applied.back().size() : 0;
         }
         answers.push_back(std::move(answer));
       }
       // What is still in flight, in the same order.
-      std::size_t kept = 0;
-      for (std::size_t i = 0; i < pending.size(); ++i) {
-        if (envs_[envOf[i]].request) {
-          pending[kept] = pending[i];
-          envOf[kept] = envOf[i];
-          ++kept;
-        }
-      }
-      pending.resize(kept);
-      envOf.resize(kept);
+      keepInFlight(steps, stepEnv, [&](std::size_t env) { return envs_[env].request.has_value(); });
+      keepInFlight(starts, startEnv,
+                   [&](std::size_t env) { return envs_[env].starting.has_value(); });
     }
     return answers;
   });
@@ -185,20 +231,24 @@ std::vector<VectorCore::Answer> VectorCore::recv(std::size_t count, Duration tim
 
 void VectorCore::end(std::size_t env) {
   Env& slot = at(env);
-  if (!slot.session) return;
-  client_->locked([&](client::Client&) {
-    dropStep(env);
+  if (!slot.session && !slot.starting) return;
+  client_->locked([&](client::Client& client) {
+    dropStep(client, env);
     slot.session.reset();  // sends EndSession without waiting
   });
 }
 
-void VectorCore::dropStep(std::size_t env) {
-  envs_[env].request.reset();
+void VectorCore::dropStep(client::Client& client, std::size_t env) {
+  Env& slot = envs_[env];
+  slot.request.reset();
+  // A start in flight may yet make a session on its worker: it is collected
+  // so that the session it made ends, rather than lingering there.
+  if (slot.starting) (void)finishStart(client, env);
   std::erase_if(unsent_, [env](const Answer& answer) { return answer.env == env; });
 }
 
 bool VectorCore::inFlight(std::size_t env) const {
-  if (at(env).request) return true;
+  if (at(env).request || at(env).starting) return true;
   for (const Answer& answer : unsent_) {
     if (answer.env == env) return true;
   }
@@ -214,7 +264,7 @@ std::string VectorCore::endpoint(std::size_t env) const {
 
 std::size_t VectorCore::inFlightCount() const {
   std::size_t count = 0;
-  for (const Env& env : envs_) count += env.request ? 1 : 0;
+  for (const Env& env : envs_) count += (env.request || env.starting) ? 1 : 0;
   return count + unsent_.size();
 }
 

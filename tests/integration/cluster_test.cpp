@@ -122,6 +122,45 @@ TEST(ClusterTest, ManySessionsStartAtOnceSpreadAndEachFailureIsItsOwn) {
   EXPECT_EQ(endpoints.size(), 2u);  // placed over both workers
 }
 
+TEST(ClusterTest, StartsAndStepsInFlightAreAnsweredByOneWait) {
+  auto cluster = LocalCluster::start(fastOptions(2)).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto client = connect(cluster->coordinatorEndpoint());
+  auto stepping = client->startSession({"noop", "benchmark://t/stepping"}).value();
+  const std::uint64_t step =
+      stepping->sendStep({Value(std::int64_t{5})}, std::vector<std::uint32_t>{0}).value();
+  std::vector<client::SessionOptions> many;
+  for (int i = 0; i < 4; ++i) {
+    client::SessionOptions options{"noop", fmt::format("benchmark://t/{}", i)};
+    options.observations = {"Benchmark"};
+    many.push_back(options);
+  }
+  many.push_back({"gcc", "x"});  // no such type: ready at once, with its error
+  std::vector<client::PendingStart> starts = client->beginStarts(many);
+  ASSERT_EQ(starts.size(), many.size());
+
+  std::vector<client::PendingStep> steps{{stepping.get(), step}};
+  std::vector<const client::PendingStart*> waiting;
+  for (const auto& start : starts) waiting.push_back(&start);
+  std::set<std::size_t> stepsSeen, startsSeen;
+  const TimePoint until = std::chrono::steady_clock::now() + 10s;
+  while ((stepsSeen.size() < 1 || startsSeen.size() < starts.size()) &&
+         std::chrono::steady_clock::now() < until) {
+    client::ReadyReplies ready = client->readyReplies(steps, waiting, until);
+    stepsSeen.insert(ready.steps.begin(), ready.steps.end());
+    startsSeen.insert(ready.starts.begin(), ready.starts.end());
+  }
+  ASSERT_EQ(stepsSeen.size(), 1u);
+  ASSERT_EQ(startsSeen.size(), starts.size());
+  EXPECT_EQ(stepping->awaitStep(step)->observations[0].as<std::int64_t>(), 5);
+  for (std::size_t i = 0; i + 1 < starts.size(); ++i) {
+    auto session = client->finishStart(starts[i]);
+    ASSERT_TRUE(session.ok()) << i << ": " << session.status().toString();
+    EXPECT_EQ((*session)->initialObservations()[0].as<std::string>(), many[i].benchmark);
+  }
+  EXPECT_EQ(client->finishStart(starts.back()).status().code(), ErrorCode::kNotFound);
+}
+
 TEST(ClusterTest, HostilePeersGetClearErrorsAndOthersKeepStepping) {
   auto cluster = LocalCluster::start(fastOptions()).value();
   ASSERT_TRUE(cluster->waitUntilReady(5s).ok());

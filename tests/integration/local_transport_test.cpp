@@ -92,6 +92,8 @@ TEST(LocalTransportTest, SameHostClientStepsOverIpc) {
   ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
   EXPECT_GE(stepped->actionTime, 20ms);
   EXPECT_LE(stepped->actionTime, roundTrip);
+  EXPECT_GE(stepped->workerTime, stepped->actionTime);
+  EXPECT_LE(stepped->workerTime, roundTrip);
   EXPECT_TRUE(session->end().ok());
 }
 

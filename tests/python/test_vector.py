@@ -72,6 +72,32 @@ def test_async_send_recv_returns_the_first_batch_with_ids(cluster):
             envs.send([1], [6])
 
 
+def test_resets_do_not_wait_for_their_starts_recv_answers_them(cluster):
+    with kiln.make_vec("noop-v0", 4, cluster=cluster, batch_size=4,
+                       max_episode_steps=2) as envs:
+        envs.async_reset()
+        # Every start is still in flight: async_reset() only placed them.
+        assert envs._core.in_flight_count == 4
+        with pytest.raises(kiln.InvalidArgument, match="still starting"):
+            envs.send([1], [0])
+        observations, rewards, _, _, infos = envs.recv()
+        assert sorted(infos["env_id"].tolist()) == [0, 1, 2, 3]
+        assert observations.tolist() == [0, 0, 0, 0] and rewards.tolist() == [0, 0, 0, 0]
+        assert infos["_worker_us"].all()  # the worker's time on each start
+        for _ in range(2):
+            envs.send([1, 1, 1, 1], [0, 1, 2, 3])
+            _, _, _, truncations, infos = envs.recv()
+        assert truncations.all()
+        # The next send resets every env: it returns with their starts in
+        # flight, and recv() gives each its new episode's first observation.
+        envs.send([3, 3, 3, 3], [0, 1, 2, 3])
+        assert envs._core.in_flight_count == 4
+        observations, rewards, terminations, truncations, infos = envs.recv()
+        assert observations.tolist() == [0, 0, 0, 0]
+        assert not terminations.any() and not truncations.any()
+        assert sorted(infos["env_id"].tolist()) == [0, 1, 2, 3]
+
+
 def test_recv_with_nothing_sent_and_bad_arguments_are_clear_errors(cluster):
     with pytest.raises(kiln.InvalidArgument, match="num_envs"):
         kiln.make_vec("noop-v0", 0, cluster=cluster)

@@ -188,7 +188,8 @@ TEST_F(SplitStepTest, ActionsOfOneStepWaitInTurn) {
 }
 
 // actionMicros is the compiler's share of a step: the wait for its answer is
-// in it, the observation computed afterwards (on the pool here) is not.
+// in it, the observation computed afterwards (on the pool here) is not;
+// workerMicros has both, without the queueing between them.
 TEST_F(SplitStepTest, ActionTimeCoversTheWaitForTheCompilerOnly) {
   std::uint64_t id = start();
   step(id, {1}, /*slow-sum*/ 1);
@@ -200,6 +201,11 @@ TEST_F(SplitStepTest, ActionTimeCoversTheWaitForTheCompilerOnly) {
   ASSERT_TRUE(stepped.isStepped()) << errorOf(stepped).toString();
   EXPECT_GE(stepped.getStepped().getActionMicros(), 30'000u);
   EXPECT_LT(stepped.getStepped().getActionMicros(), 200'000u);
+  // The worker's whole time adds the observation's, not the 200 ms the step
+  // waited in the queue for a slot.
+  EXPECT_GE(stepped.getStepped().getWorkerMicros(), stepped.getStepped().getActionMicros());
+  EXPECT_LT(stepped.getStepped().getWorkerMicros(),
+            stepped.getStepped().getActionMicros() + 100'000u);
 }
 
 TEST_F(SplitStepTest, HeavyWorkGoesToThePool) {

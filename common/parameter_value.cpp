@@ -16,4 +16,12 @@ Result<std::uint64_t> parseUnsignedParameter(const std::string& key, const std::
   return number;
 }
 
+Status aboveCeiling(std::string_view key, std::uint64_t value, std::uint64_t ceiling,
+                    std::string_view unit, std::string_view setBy) {
+  return permissionDenied(
+      fmt::format("{} = {} {} is above this worker's limit of {} {} (set by {}); a client may "
+                  "only lower it",
+                  key, value, unit, ceiling, unit, setBy));
+}
+
 }  // namespace kiln

@@ -14,4 +14,10 @@ namespace kiln {
 Result<std::uint64_t> parseUnsignedParameter(const std::string& key, const std::string& value,
                                              std::string_view wanted);
 
+// The refusal of a client's `value` for `key` above the operator's
+// `ceiling` (both in `unit`); `setBy` names where the ceiling comes from
+// (e.g. "the operator's --cache-bytes").
+Status aboveCeiling(std::string_view key, std::uint64_t value, std::uint64_t ceiling,
+                    std::string_view unit, std::string_view setBy);
+
 }  // namespace kiln

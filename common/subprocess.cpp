@@ -367,10 +367,7 @@ ExitStatus Subprocess::kill() {
   return *exit_;
 }
 
-namespace {
-
-// Reads what is available without blocking; false once the pipe reached EOF.
-bool drainPipe(int fd, std::string& sink, std::size_t limit) {
+bool drainPipe(int fd, std::string& sink, std::size_t limit, std::uint64_t* total) {
   char buffer[16384];
   while (true) {
     ssize_t got = ::read(fd, buffer, sizeof(buffer));
@@ -378,6 +375,7 @@ bool drainPipe(int fd, std::string& sink, std::size_t limit) {
       std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got),
                                                limit > sink.size() ? limit - sink.size() : 0);
       sink.append(buffer, keep);  // the rest is read and dropped so the child never blocks
+      if (total != nullptr) *total += static_cast<std::uint64_t>(got);
       continue;
     }
     if (got == 0) return false;
@@ -385,8 +383,6 @@ bool drainPipe(int fd, std::string& sink, std::size_t limit) {
     return errno == EAGAIN || errno == EWOULDBLOCK;
   }
 }
-
-}  // namespace
 
 Result<ProcessOutput> runSubprocess(const std::vector<std::string>& argv,
                                     std::chrono::milliseconds timeout,

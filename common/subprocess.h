@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -96,6 +97,12 @@ Result<ProcessOutput> runSubprocess(const std::vector<std::string>& argv,
                                     std::chrono::milliseconds timeout,
                                     const SubprocessOptions& options = {},
                                     std::size_t captureLimitBytes = 1 << 20);
+
+// Reads what non-blocking `fd` has now, keeping up to `limit` bytes in
+// `sink` (the rest is read and dropped, so that the writer never blocks)
+// and adding every byte read to `*total` when given; false once the pipe
+// reached end of file.
+bool drainPipe(int fd, std::string& sink, std::size_t limit, std::uint64_t* total = nullptr);
 
 // SIGKILLs the process group of every child of this process, and the child:
 // Subprocess starts each child in a group of its own, with everything it

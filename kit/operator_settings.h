@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/parameter_value.h"
 #include "common/status.h"
 
 namespace kiln {
@@ -72,11 +73,5 @@ Status operatorOnly(std::string_view key, std::string_view flag);
 // Ok when the process allows fault injection; otherwise the refusal of the
 // hook `key`.
 Status checkFaultInjection(const OperatorSettings& settings, std::string_view key);
-
-// The refusal of a client's `value` for `key` above the operator's
-// `ceiling` (both in `unit`); `setBy` names where the ceiling comes from
-// (e.g. "the operator's --cache-bytes").
-Status aboveCeiling(std::string_view key, std::uint64_t value, std::uint64_t ceiling,
-                    std::string_view unit, std::string_view setBy);
 
 }  // namespace kiln

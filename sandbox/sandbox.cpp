@@ -1,0 +1,283 @@
+#include "sandbox/sandbox.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include "common/unique_fd.h"
+#include "sandbox/sandbox_child.h"
+
+namespace kiln::sandbox {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The run's private directory, removed on every path out.
+class RunDirectory {
+ public:
+  static Result<RunDirectory> make(const std::filesystem::path& root) {
+    std::string pattern = (root / "kiln-sandbox-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return internalError(fmt::format("cannot make a sandbox directory under {}: {}",
+                                       root.string(), std::strerror(errno)));
+    }
+    RunDirectory directory{std::filesystem::path(pattern)};
+    // The namespace's user (nobody, for a root worker) reads the program and
+    // mounts the scratch directory here.
+    std::error_code error;
+    std::filesystem::permissions(directory.path_, std::filesystem::perms(0755), error);
+    std::filesystem::create_directory(directory.work(), error);
+    if (!error) std::filesystem::permissions(directory.work(), std::filesystem::perms(0777), error);
+    if (error) {
+      return internalError(fmt::format("cannot prepare the sandbox directory {}: {}",
+                                       directory.path_.string(), error.message()));
+    }
+    return directory;
+  }
+  RunDirectory(RunDirectory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  RunDirectory& operator=(RunDirectory&&) = delete;
+  ~RunDirectory() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path work() const { return path_ / "work"; }
+
+ private:
+  explicit RunDirectory(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+Status writeFile(const std::filesystem::path& path, std::string_view bytes, std::uint32_t mode) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  std::error_code error;
+  if (out) std::filesystem::permissions(path, std::filesystem::perms(mode), error);
+  if (!out || error) {
+    return internalError(fmt::format("cannot write {} for the sandbox", path.string()));
+  }
+  return okStatus();
+}
+
+struct Pipe {
+  UniqueFd read, write;
+  static Result<Pipe> make(bool nonBlockingRead) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      return internalError(fmt::format("pipe2 failed: {}", std::strerror(errno)));
+    }
+    if (nonBlockingRead) ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  }
+};
+
+// argv or envp as execve takes them, pointing into `strings`.
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> result;
+  for (std::string& s : strings) result.push_back(s.data());
+  result.push_back(nullptr);
+  return result;
+}
+
+// Reads whole records from the non-blocking report pipe.
+bool drainReports(int fd, std::string& pending, std::vector<ReportRecord>& records) {
+  std::uint64_t ignored = 0;
+  const bool open = drainPipe(fd, pending, 1 << 20, &ignored);
+  while (pending.size() >= sizeof(ReportRecord)) {
+    ReportRecord record;
+    std::memcpy(&record, pending.data(), sizeof(record));
+    records.push_back(record);
+    pending.erase(0, sizeof(record));
+  }
+  return open;
+}
+
+int openPidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+}  // namespace
+
+Result<Sandbox> Sandbox::create(SandboxOptions options) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(options.scratchRoot, error)) {
+    return invalidArgument(fmt::format("the sandbox's scratch root {} is not a directory",
+                                       options.scratchRoot.string()));
+  }
+  if (!options.useNamespaces) return Sandbox(std::move(options), Isolation::kProcessGroup);
+  // Probe: the smallest program there is, in namespaces.
+  Sandbox probe(options, Isolation::kNamespaces);
+  SandboxRun run;
+  run.program = "/bin/true";
+  SandboxLimits limits;
+  limits.wallTime = std::chrono::milliseconds(10'000);
+  auto outcome = probe.run(run, limits);
+  if (outcome.ok() && outcome->runs.size() == 1 && outcome->runs[0].status.success()) {
+    return probe;
+  }
+  if (options.requireNamespaces) {
+    return permissionDenied(fmt::format(
+        "this host gives the sandbox no namespaces ({}), and the operator requires them "
+        "(--sandbox-require-namespaces): run the worker as root, or allow unprivileged user "
+        "namespaces (sysctl kernel.unprivileged_userns_clone=1)",
+        outcome.ok() ? "the probe failed" : outcome.status().message()));
+  }
+  return Sandbox(std::move(options), Isolation::kProcessGroup);
+}
+
+std::string Sandbox::describeIsolation() const {
+  if (isolation_ == Isolation::kProcessGroup) {
+    return "a process group with resource limits (no namespaces on this host: the program "
+           "shares the host's network and file system)";
+  }
+  return fmt::format("namespaces (user, mount, network, pid, ipc, uts) as user {}",
+                     ::geteuid() == 0 ? options_.unprivilegedId : ::geteuid());
+}
+
+Result<SandboxOutcome> Sandbox::run(const SandboxRun& run, const SandboxLimits& limits) const {
+  KILN_RETURN_IF_ERROR(checkLimits(limits));
+  if (run.repeats < 1 || run.repeats > 1000) {
+    return invalidArgument(fmt::format("repeats must be in [1, 1000], got {}", run.repeats));
+  }
+  std::ifstream source(run.program, std::ios::binary);
+  if (!source) return notFound(fmt::format("no program {} to run", run.program.string()));
+  const std::string image((std::istreambuf_iterator<char>(source)),
+                          std::istreambuf_iterator<char>());
+  KILN_ASSIGN_OR_RETURN(RunDirectory directory, RunDirectory::make(options_.scratchRoot));
+  const std::filesystem::path programPath = directory.path() / "program";
+  const std::filesystem::path stdinPath = directory.path() / "stdin";
+  KILN_RETURN_IF_ERROR(writeFile(programPath, image, 0755));
+  KILN_RETURN_IF_ERROR(writeFile(stdinPath, run.stdinBytes, 0644));
+
+  const bool namespaces = isolation_ == Isolation::kNamespaces;
+  std::vector<std::string> argvStrings{"program"};
+  argvStrings.insert(argvStrings.end(), run.args.begin(), run.args.end());
+  std::vector<std::string> envStrings{"PATH=/usr/bin:/bin", "LC_ALL=C"};
+  envStrings.insert(envStrings.end(), run.environment.begin(), run.environment.end());
+  std::vector<char*> argv = pointers(argvStrings);
+  std::vector<char*> envp = pointers(envStrings);
+  const std::string programText = programPath.string();
+  const std::string stdinText = stdinPath.string();
+  const std::string workText = directory.work().string();
+  const std::string tmpfsOptions = fmt::format("size={},mode=0777", limits.scratchBytes);
+  const bool root = ::geteuid() == 0;
+  const std::string uidMap = fmt::format("0 {} 1\n", root ? options_.unprivilegedId : ::geteuid());
+  const std::string gidMap = fmt::format("0 {} 1\n", root ? options_.unprivilegedId : ::getegid());
+
+  KILN_ASSIGN_OR_RETURN(Pipe out, Pipe::make(true));
+  KILN_ASSIGN_OR_RETURN(Pipe err, Pipe::make(true));
+  KILN_ASSIGN_OR_RETURN(Pipe report, Pipe::make(true));
+  KILN_ASSIGN_OR_RETURN(Pipe sync, Pipe::make(false));
+
+  ChildPlan plan;
+  plan.namespaces = namespaces;
+  plan.program = programText.c_str();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.stdinPath = stdinText.c_str();
+  plan.workDirectory = workText.c_str();
+  plan.tmpfsOptions = tmpfsOptions.c_str();
+  plan.uidMap = uidMap.c_str();
+  plan.gidMap = gidMap.c_str();
+  plan.denySetgroups = !root;
+  plan.stdoutFd = out.write.get();
+  plan.stderrFd = err.write.get();
+  plan.reportFd = report.write.get();
+  plan.syncRead = sync.read.get();
+  plan.syncWrite = sync.write.get();
+  plan.repeats = run.repeats;
+  plan.wallMillis = limits.wallTime.count();
+  plan.memoryBytes = limits.memoryBytes;
+  plan.limitAddressSpace = run.limitAddressSpace;
+  plan.processes = limits.processes;
+  plan.fileBytes = limits.scratchBytes;
+  plan.parentPid = ::getpid();
+
+  const pid_t keeper = ::fork();
+  if (keeper < 0) {
+    return overloaded(fmt::format("fork failed for the sandbox: {}", std::strerror(errno)));
+  }
+  if (keeper == 0) keeperMain(plan);
+  ::setpgid(keeper, keeper);  // as the keeper does, so that a kill right away reaches it
+  out.write.reset();
+  err.write.reset();
+  report.write.reset();
+  sync.read.reset();
+  sync.write.reset();
+
+  SandboxOutcome outcome;
+  outcome.isolation = isolation_;
+  std::vector<ReportRecord> records;
+  std::string pendingReports;
+  bool outOpen = true, errOpen = true, reportOpen = true;
+  // Each run has its own limit inside; this bounds the whole, set-up included.
+  const auto deadline = Clock::now() + run.repeats * (limits.wallTime + std::chrono::seconds(2)) +
+                        std::chrono::seconds(10);
+  UniqueFd keeperFd(openPidfd(keeper));
+  bool keeperEnded = false;
+  int keeperStatus = 0;
+  while (outOpen || errOpen || reportOpen) {
+    if (!keeperEnded && ::waitpid(keeper, &keeperStatus, WNOHANG) == keeper) keeperEnded = true;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    struct pollfd fds[4];
+    nfds_t count = 0;
+    if (outOpen) fds[count++] = {out.read.get(), POLLIN, 0};
+    if (errOpen) fds[count++] = {err.read.get(), POLLIN, 0};
+    if (reportOpen) fds[count++] = {report.read.get(), POLLIN, 0};
+    if (!keeperEnded && keeperFd.get() >= 0) fds[count++] = {keeperFd.get(), POLLIN, 0};
+    ::poll(fds, count, static_cast<int>(std::min<std::int64_t>(left.count(), 100)));
+    if (outOpen)
+      outOpen =
+          drainPipe(out.read.get(), outcome.stdoutText, limits.outputBytes, &outcome.stdoutBytes);
+    if (errOpen)
+      errOpen =
+          drainPipe(err.read.get(), outcome.stderrText, limits.outputBytes, &outcome.stderrBytes);
+    if (reportOpen) reportOpen = drainReports(report.read.get(), pendingReports, records);
+  }
+  // Whatever is still there (only when the deadline passed) dies with its group.
+  ::kill(-keeper, SIGKILL);
+  if (!keeperEnded) {
+    while (::waitpid(keeper, &keeperStatus, 0) < 0 && errno == EINTR) {
+    }
+  }
+  for (const ReportRecord& record : records) {
+    if (record.kind == ReportRecord::kSetupFailed) {
+      return internalError(fmt::format("the sandbox failed {}: {}", setupStageName(record.stage),
+                                       std::strerror(record.err)));
+    }
+    if (record.kind == ReportRecord::kExecFailed) {
+      return invalidArgument(
+          fmt::format("the sandbox could not execute the program: {}", std::strerror(record.err)));
+    }
+    RunRecord one;
+    if (WIFSIGNALED(record.waitStatus)) {
+      one.status.signal = WTERMSIG(record.waitStatus);
+    } else {
+      one.status.exitCode = WEXITSTATUS(record.waitStatus);
+    }
+    one.wallTime = std::chrono::nanoseconds(record.wallNanos);
+    one.peakRssBytes = static_cast<std::uint64_t>(record.peakRssKib) * 1024;
+    one.timedOut = record.timedOut != 0;
+    one.leftoverProcesses = static_cast<std::uint32_t>(record.leftoverProcesses);
+    outcome.runs.push_back(one);
+  }
+  if (outcome.runs.empty()) {
+    return internalError(fmt::format(
+        "the sandbox ended without running the program ({})",
+        Clock::now() >= deadline ? "its set-up did not finish in time" : "its keeper died"));
+  }
+  return outcome;
+}
+
+}  // namespace kiln::sandbox

@@ -1,0 +1,266 @@
+// The sandbox against hostile programs, each compiled here with clang-19:
+// every one ends within its limits with the cause in the outcome, and
+// nothing of it is left behind (processes, files), in namespaces and in
+// the fallback.
+#include "sandbox/sandbox.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "common/subprocess.h"
+
+namespace kiln::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// The programs, by name. Each is main() of a C file.
+const std::map<std::string, std::string>& sources() {
+  static const auto* all = new std::map<std::string, std::string>{
+      {"hello", R"(#include <stdio.h>
+int main(int argc, char** argv) { printf("hello %s\n", argc > 1 ? argv[1] : "-"); return 0; })"},
+      {"echo", R"(#include <stdio.h>
+int main(void) { int c; while ((c = getchar()) != EOF) putchar(c); return 0; })"},
+      {"exit3", R"(int main(void) { return 3; })"},
+      {"hang", R"(int main(void) { for (;;) {} })"},
+      {"fork_bomb", R"(#include <unistd.h>
+int main(void) { for (;;) fork(); })"},
+      {"flood", R"(#include <stdio.h>
+int main(void) { for (;;) fputs("flood flood flood flood flood flood flood flood\n", stdout); })"},
+      {"allocate", R"(#include <stdlib.h>
+#include <string.h>
+char* volatile kept;
+int main(void) {
+  for (;;) { char* p = malloc(1 << 20); if (!p) return 12; memset(p, 1, 1 << 20); kept = p; } })"},
+      {"read_forever", R"(#include <unistd.h>
+int main(void) { char c; while (read(0, &c, 1) >= 0) {} return 0; })"},
+      {"unlink", R"(#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  if (unlink(argv[1]) != 0) { printf("%s\n", strerror(errno)); return 1; }
+  return 0; })"},
+      {"socket", R"(#include <sys/socket.h>
+int main(void) { return socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 0 : 1; })"},
+      {"daemon", R"(#include <unistd.h>
+int main(void) {
+  if (fork() == 0) { setsid(); for (;;) sleep(1); }
+  return 0; })"},
+      {"fill_disk", R"(#include <stdio.h>
+#include <string.h>
+int main(void) {
+  FILE* f = fopen("big", "w");
+  if (!f) return 2;
+  static char block[65536];
+  memset(block, 'x', sizeof block);
+  for (int i = 0; i < 160; ++i) if (fwrite(block, 1, sizeof block, f) != sizeof block) return 1;
+  return fclose(f) == 0 ? 0 : 1; })"},
+  };
+  return *all;
+}
+
+class SandboxTest : public ::testing::TestWithParam<bool> {
+ protected:
+  static void SetUpTestSuite() {
+    binaries_ =
+        new fs::path(fs::temp_directory_path() / fmt::format("kiln-sandbox-test-{}", ::getpid()));
+    fs::create_directories(*binaries_);
+    for (const auto& [name, source] : sources()) {
+      const fs::path c = *binaries_ / (name + ".c");
+      std::ofstream(c) << source;
+      auto built = runSubprocess(
+          {"clang-19", "-O1", "-w", c.string(), "-o", (*binaries_ / name).string()}, 60s);
+      ASSERT_TRUE(built.ok() && built->status.success())
+          << name << ": " << (built.ok() ? built->stderrText : built.status().toString());
+    }
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*binaries_);
+    delete binaries_;
+  }
+
+  void SetUp() override {
+    scratch_ = *binaries_ / fmt::format("scratch-{}", GetParam() ? "ns" : "pg");
+    fs::create_directories(scratch_);
+    fs::permissions(scratch_, fs::perms(0755));
+    SandboxOptions options;
+    options.scratchRoot = scratch_;
+    options.useNamespaces = GetParam();
+    auto sandbox = Sandbox::create(options);
+    ASSERT_TRUE(sandbox.ok()) << sandbox.status().toString();
+    if (GetParam() && sandbox->isolation() != Isolation::kNamespaces) {
+      GTEST_SKIP() << "this host gives no namespaces";
+    }
+    sandbox_ = std::make_unique<Sandbox>(std::move(sandbox).value());
+    limits_.wallTime = 2s;
+    limits_.memoryBytes = 256 << 20;
+    limits_.processes = 16;
+    limits_.outputBytes = 4096;
+    limits_.scratchBytes = 4 << 20;
+  }
+
+  // Nothing of a run is left: no run directory, no process of its programs.
+  void TearDown() override {
+    if (!sandbox_) return;
+    EXPECT_TRUE(fs::is_empty(scratch_)) << "a run directory was left in " << scratch_;
+    EXPECT_EQ(programsRunning(), 0) << "a sandboxed process outlived its run";
+  }
+
+  // Processes whose executable is a sandbox run's copy ("program").
+  static int programsRunning() {
+    int count = 0;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      std::ifstream comm(entry.path() / "comm");
+      std::string name;
+      if (std::getline(comm, name) && name == "program") ++count;
+    }
+    return count;
+  }
+
+  SandboxOutcome run(const std::string& name, std::vector<std::string> args = {},
+                     std::string input = {}, unsigned repeats = 1) {
+    SandboxRun request;
+    request.program = *binaries_ / name;
+    request.args = std::move(args);
+    request.stdinBytes = std::move(input);
+    request.repeats = repeats;
+    auto outcome = sandbox_->run(request, limits_);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().toString();
+    return outcome.ok() ? std::move(outcome).value() : SandboxOutcome{};
+  }
+
+  bool namespaces() const { return GetParam(); }
+
+  static fs::path* binaries_;
+  fs::path scratch_;
+  std::unique_ptr<Sandbox> sandbox_;
+  SandboxLimits limits_;
+};
+
+fs::path* SandboxTest::binaries_ = nullptr;
+
+TEST_P(SandboxTest, AProgramRunsWithItsArgumentsAndInput) {
+  auto hello = run("hello", {"world"});
+  ASSERT_EQ(hello.runs.size(), 1u);
+  EXPECT_TRUE(hello.runs[0].status.success()) << hello.runs[0].status.describe();
+  EXPECT_EQ(hello.stdoutText, "hello world\n");
+  EXPECT_FALSE(hello.runs[0].timedOut);
+  auto echo = run("echo", {}, "line one\nline two\n");
+  EXPECT_EQ(echo.stdoutText, "line one\nline two\n");
+  auto failing = run("exit3");
+  EXPECT_EQ(failing.runs[0].status.exitCode, 3);
+}
+
+TEST_P(SandboxTest, RepeatsRunInOneSandboxAndKeepTheFirstOutput) {
+  auto outcome = run("hello", {"again"}, {}, 3);
+  ASSERT_EQ(outcome.runs.size(), 3u);
+  for (const RunRecord& one : outcome.runs) {
+    EXPECT_TRUE(one.status.success());
+    EXPECT_GT(one.wallTime.count(), 0);
+  }
+  EXPECT_EQ(outcome.stdoutText, "hello again\n");
+  // A failing run stops the repeats.
+  EXPECT_EQ(run("exit3", {}, {}, 5).runs.size(), 1u);
+}
+
+TEST_P(SandboxTest, AHangIsKilledAtTheWallTime) {
+  limits_.wallTime = 300ms;
+  auto outcome = run("hang");
+  ASSERT_EQ(outcome.runs.size(), 1u);
+  EXPECT_TRUE(outcome.runs[0].timedOut);
+  EXPECT_EQ(outcome.runs[0].status.signal, SIGKILL);
+  EXPECT_GE(outcome.runs[0].wallTime, 300ms);
+  EXPECT_LT(outcome.runs[0].wallTime, 3s);
+}
+
+TEST_P(SandboxTest, ReadingStdinForeverEndsAtTheWallTime) {
+  limits_.wallTime = 300ms;
+  auto outcome = run("read_forever", {}, "some input");
+  EXPECT_TRUE(outcome.runs[0].timedOut);
+  EXPECT_LT(outcome.runs[0].wallTime, 3s);
+}
+
+TEST_P(SandboxTest, FloodedOutputIsCutAndCounted) {
+  limits_.wallTime = 300ms;
+  auto outcome = run("flood");
+  EXPECT_EQ(outcome.stdoutText.size(), limits_.outputBytes);
+  EXPECT_GT(outcome.stdoutBytes, 4 * limits_.outputBytes);
+  EXPECT_EQ(outcome.stdoutText.substr(0, 6), "flood ");
+}
+
+TEST_P(SandboxTest, UnboundedAllocationStopsAtTheMemoryLimit) {
+  limits_.memoryBytes = 64 << 20;
+  auto outcome = run("allocate");
+  ASSERT_EQ(outcome.runs.size(), 1u);
+  EXPECT_FALSE(outcome.runs[0].timedOut);
+  EXPECT_FALSE(outcome.runs[0].status.success());
+  EXPECT_LE(outcome.runs[0].peakRssBytes, std::uint64_t{64} << 20);
+}
+
+TEST_P(SandboxTest, AProcessLeftRunningDiesWithTheRun) {
+  auto outcome = run("daemon");
+  EXPECT_TRUE(outcome.runs[0].status.success());
+  if (namespaces()) {
+    EXPECT_GE(outcome.runs[0].leftoverProcesses, 1u);
+  }
+  // TearDown checks that no "program" process is left.
+}
+
+TEST_P(SandboxTest, AForkBombStopsAtTheProcessLimitAndDiesWithTheRun) {
+  if (!namespaces()) GTEST_SKIP() << "the fallback has no process limit of its own";
+  limits_.wallTime = 1s;
+  auto outcome = run("fork_bomb");
+  ASSERT_EQ(outcome.runs.size(), 1u);
+  EXPECT_TRUE(outcome.runs[0].timedOut);
+  EXPECT_GE(outcome.runs[0].leftoverProcesses, 1u);
+  EXPECT_LE(outcome.runs[0].leftoverProcesses, limits_.processes);
+}
+
+TEST_P(SandboxTest, TheHostsFilesCannotBeDeleted) {
+  if (!namespaces()) GTEST_SKIP() << "the fallback shares the host's file system";
+  const fs::path victim = scratch_.parent_path() / "victim";
+  std::ofstream(victim) << "keep me";
+  fs::permissions(scratch_.parent_path(), fs::perms(0777));
+  auto outcome = run("unlink", {victim.string()});
+  fs::permissions(scratch_.parent_path(), fs::perms(0755));
+  EXPECT_EQ(outcome.runs[0].status.exitCode, 1);
+  EXPECT_EQ(outcome.stdoutText, "Read-only file system\n");
+  EXPECT_TRUE(fs::exists(victim));
+  fs::remove(victim);
+}
+
+TEST_P(SandboxTest, OpeningASocketKillsTheProgram) {
+  auto outcome = run("socket");
+  EXPECT_EQ(outcome.runs[0].status.signal, SIGSYS) << outcome.runs[0].status.describe();
+}
+
+TEST_P(SandboxTest, TheScratchDirectoryIsBounded) {
+  auto outcome = run("fill_disk");  // 10 MiB into 4 MiB
+  EXPECT_FALSE(outcome.runs[0].status.success());
+  EXPECT_FALSE(outcome.runs[0].timedOut);
+}
+
+TEST_P(SandboxTest, AMissingProgramIsNotFound) {
+  SandboxRun request;
+  request.program = scratch_ / "no-such-program";
+  EXPECT_EQ(sandbox_->run(request, limits_).status().code(), ErrorCode::kNotFound);
+  request.program = *binaries_ / "hello";
+  request.repeats = 0;
+  EXPECT_EQ(sandbox_->run(request, limits_).status().code(), ErrorCode::kInvalidArgument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isolation, SandboxTest, ::testing::Values(true, false),
+                         [](const auto& info) {
+                           return info.param ? "Namespaces" : "ProcessGroup";
+                         });
+
+}  // namespace
+}  // namespace kiln::sandbox

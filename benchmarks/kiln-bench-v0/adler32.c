@@ -7,18 +7,33 @@
 #define DATA_SIZE 200000
 #define WINDOW 64
 
-static uint64_t lcg_state = 88172645463325252ull;
+/* Input 0 is the default; the alternatives move the seed and the runs of 0xff bytes that push the
+ * sums towards their largest values: longer runs, almost nothing but 0xff, and no runs at all. */
+struct input {
+  uint64_t seed;
+  size_t run_period, run_length; /* byte i is 0xff when i % run_period < run_length */
+};
+
+static const struct input inputs[4] = {
+    {88172645463325252ull, 997, 100},
+    {0x9e3779b97f4a7c15ull, 613, 300},
+    {0x2545f4914f6cdd1dull, 4093, 4000},
+    {0x853c49e6748fea9bull, 1, 0},
+};
+
+static uint64_t lcg_state;
 
 static uint8_t next_byte(void) {
   lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
   return (uint8_t)(lcg_state >> 56);
 }
 
-static void generate(uint8_t* data, size_t size) {
+static void generate(uint8_t* data, size_t size, const struct input* in) {
+  lcg_state = in->seed;
   for (size_t i = 0; i < size; ++i) {
     uint8_t b = next_byte();
     /* Mix in long runs so the modular reductions see both extremes. */
-    data[i] = (i % 997 < 100) ? 0xff : b;
+    data[i] = (i % in->run_period < in->run_length) ? 0xff : b;
   }
 }
 
@@ -97,10 +112,22 @@ static uint32_t rolling_scan(const uint8_t* data, size_t size, int* errors) {
   return combined;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: adler32 [1|2|3]\n");
+    return 2;
+  }
   uint8_t* data = malloc(DATA_SIZE);
   if (!data) return 2;
-  generate(data, DATA_SIZE);
+  generate(data, DATA_SIZE, &inputs[input]);
   uint32_t checksum = 0;
   int errors = 0;
   for (size_t len = 1000; len <= DATA_SIZE; len += 19999) {

@@ -12,25 +12,43 @@ struct graph {
   int* targets;
 };
 
-static uint32_t seed = 1234567u;
+/* Input 0 is the default; the alternatives change the seed and the graph's shape: three times as
+ * many shortcuts, few shortcuts among very short local edges (more and smaller components), and
+ * local edges reaching five times as far. */
+struct input {
+  uint32_t seed;
+  int shortcut_every; /* every shortcut_every-th edge joins two random nodes */
+  int local_reach;    /* other edges go from a to a + 1 .. a + local_reach */
+};
+
+static const struct input inputs[4] = {
+    {1234567u, 10, 8},
+    {7654321u, 3, 8},
+    {424242u, 40, 3},
+    {99991u, 12, 40},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed = seed * 22695477u + 1u;
   return seed >> 8;
 }
 
-static int build_graph(struct graph* g, int nodes, int edges) {
+static int build_graph(struct graph* g, int nodes, int edges, const struct input* in) {
   int* from = malloc(sizeof(int) * edges * 2);
   int* to = malloc(sizeof(int) * edges * 2);
   g->nodes = nodes;
   g->offsets = calloc((size_t)nodes + 1, sizeof(int));
   g->targets = malloc(sizeof(int) * edges * 2);
   if (!from || !to || !g->offsets || !g->targets) return 0;
+  seed = in->seed;
   for (int e = 0; e < edges; ++e) {
     int a = (int)(next_random() % (uint32_t)nodes);
     /* Mostly local edges give long shortest paths; a few shortcuts join regions. */
-    int b = (e % 10 == 0) ? (int)(next_random() % (uint32_t)nodes)
-                          : (a + 1 + (int)(next_random() % 8)) % nodes;
+    int b = (e % in->shortcut_every == 0)
+                ? (int)(next_random() % (uint32_t)nodes)
+                : (a + 1 + (int)(next_random() % (uint32_t)in->local_reach)) % nodes;
     from[2 * e] = a;
     to[2 * e] = b;
     from[2 * e + 1] = b;
@@ -99,9 +117,21 @@ static int diameter_lower_bound(const struct graph* g, int start, int* dist, int
   return dist[b];
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: bfs [1|2|3]\n");
+    return 2;
+  }
   struct graph g;
-  if (!build_graph(&g, NODES, EDGES)) return 2;
+  if (!build_graph(&g, NODES, EDGES, &inputs[input])) return 2;
   int* dist = malloc(sizeof(int) * NODES);
   int* queue = malloc(sizeof(int) * NODES);
   int* label = malloc(sizeof(int) * NODES);

@@ -116,31 +116,59 @@ static void big_pow(struct bignum* r, uint32_t base, uint32_t exponent) {
   *r = acc;
 }
 
-int main(void) {
+/* Input 0 is the default; each alternative takes another factorial, Fibonacci number and power,
+ * all well inside LIMBS and of similar cost. */
+struct input {
+  uint32_t factorial;           /* n of n! */
+  uint32_t factorial_digit_sum; /* its known decimal digit sum */
+  int fibonacci;                /* n of F(n) */
+  uint32_t base, exponent;      /* of the power */
+};
+
+static const struct input inputs[4] = {
+    {1000, 10539, 5000, 3, 4000}, /* 1000! has 2568 digits */
+    {1200, 12978, 4000, 5, 3000},
+    {800, 7929, 6000, 7, 2500},
+    {1500, 16749, 5500, 11, 2000},
+};
+
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: bignum [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
   static struct bignum f, a, b, c, p, q;
   uint32_t digits;
-  /* 1000! has 2568 digits and digit sum 10539. */
   big_set(&f, 1);
-  for (uint32_t i = 2; i <= 1000; ++i) big_mul_small(&f, i);
+  for (uint32_t i = 2; i <= in->factorial; ++i) big_mul_small(&f, i);
   uint32_t fsum = digit_sum(&f, &digits);
-  if (fsum != 10539) {
+  if (fsum != in->factorial_digit_sum) {
     printf("factorial digit sum wrong: %u\n", fsum);
     return 1;
   }
-  /* F(5000) by repeated addition. */
+  /* F(n) by repeated addition. */
   big_set(&a, 0);
   big_set(&b, 1);
-  for (int i = 0; i < 5000; ++i) {
+  for (int i = 0; i < in->fibonacci; ++i) {
     big_add(&c, &a, &b);
     a = b;
     b = c;
   }
   uint32_t fib_digits;
   uint32_t fib_sum = digit_sum(&a, &fib_digits);
-  /* 3^4000 two ways: square-and-multiply and repeated small multiplication. */
-  big_pow(&p, 3, 4000);
+  /* The power two ways: square-and-multiply and repeated small multiplication. */
+  big_pow(&p, in->base, in->exponent);
   big_set(&q, 1);
-  for (int i = 0; i < 4000; ++i) big_mul_small(&q, 3);
+  for (uint32_t i = 0; i < in->exponent; ++i) big_mul_small(&q, in->base);
   if (big_cmp(&p, &q) != 0) {
     printf("power mismatch\n");
     return 1;

@@ -29,7 +29,23 @@ struct heap {
   int size;
 };
 
-static uint32_t seed = 99u;
+/* Input 0 is the default; the alternatives change the seed, how often a node gets a long jump and
+ * the range of grid weights: many jumps, few jumps with weights 1..5 (many equal distances, so heap
+ * ties), and weights up to 1000. */
+struct input {
+  uint32_t seed;
+  uint32_t jump_one_in; /* a node gets a long jump with probability 1 / jump_one_in */
+  uint32_t max_weight;  /* grid edges weigh 1 .. max_weight */
+};
+
+static const struct input inputs[4] = {
+    {99u, 16, 100},
+    {2718281u, 3, 100},
+    {314159u, 64, 5},
+    {1618033u, 16, 1000},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed ^= seed << 13;
@@ -42,17 +58,18 @@ static void add_edge(struct graph* g, int a, int b, int w) {
   if (g->degree[a] < MAX_DEGREE) g->adj[a][g->degree[a]++] = (struct edge){b, w};
 }
 
-static void build(struct graph* g) {
+static void build(struct graph* g, const struct input* in) {
+  seed = in->seed;
   for (int v = 0; v < NODES; ++v) g->degree[v] = 0;
   for (int r = 0; r < SIDE; ++r) {
     for (int c = 0; c < SIDE; ++c) {
       int v = r * SIDE + c;
-      if (c + 1 < SIDE) add_edge(g, v, v + 1, 1 + (int)(next_random() % 100));
-      if (r + 1 < SIDE) add_edge(g, v, v + SIDE, 1 + (int)(next_random() % 100));
-      if (c > 0) add_edge(g, v, v - 1, 1 + (int)(next_random() % 100));
-      if (r > 0) add_edge(g, v, v - SIDE, 1 + (int)(next_random() % 100));
+      if (c + 1 < SIDE) add_edge(g, v, v + 1, 1 + (int)(next_random() % in->max_weight));
+      if (r + 1 < SIDE) add_edge(g, v, v + SIDE, 1 + (int)(next_random() % in->max_weight));
+      if (c > 0) add_edge(g, v, v - 1, 1 + (int)(next_random() % in->max_weight));
+      if (r > 0) add_edge(g, v, v - SIDE, 1 + (int)(next_random() % in->max_weight));
       /* Occasional long jumps make the heap order matter. */
-      if (next_random() % 16 == 0)
+      if (next_random() % in->jump_one_in == 0)
         add_edge(g, v, (int)(next_random() % NODES), 150 + (int)(next_random() % 400));
     }
   }
@@ -124,13 +141,25 @@ static int bellman_ford(const struct graph* g, int source, int64_t* dist) {
   return NODES;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: dijkstra [1|2|3]\n");
+    return 2;
+  }
   struct graph* g = malloc(sizeof(struct graph));
   int64_t* dist = malloc(sizeof(int64_t) * NODES);
   int64_t* check = malloc(sizeof(int64_t) * NODES);
   struct heap h = {malloc(sizeof(struct heap_item) * (NODES * MAX_DEGREE + 1)), 0};
   if (!g || !dist || !check || !h.items) return 2;
-  build(g);
+  build(g, &inputs[input]);
   uint64_t checksum = 0;
   for (int source = 0; source < NODES; source += NODES / 5) {
     dijkstra(g, source, dist, &h);

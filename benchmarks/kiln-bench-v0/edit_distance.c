@@ -8,7 +8,22 @@
 #define PAIRS 60
 #define MAX_LEN 400
 
-static uint32_t seed = 123u;
+/* Input 0 is the default; the alternatives change the seed, the alphabet and how heavily b is
+ * mutated: a binary alphabet, an edit at every other position on average, and 26 letters. */
+struct input {
+  uint32_t seed;
+  uint32_t alphabet;   /* letters 'a' .. 'a' + alphabet - 1 */
+  uint32_t edit_scale; /* deletion, insertion and substitution each hit 1 in edit_scale positions */
+};
+
+static const struct input inputs[4] = {
+    {123u, 6, 20},
+    {4567u, 2, 20},
+    {89101u, 6, 6},
+    {121314u, 26, 10},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed ^= seed << 13;
@@ -17,21 +32,23 @@ static uint32_t next_random(void) {
   return seed;
 }
 
+static char random_letter(uint32_t alphabet) { return (char)('a' + next_random() % alphabet); }
+
 static int min3(int a, int b, int c) {
   int m = a < b ? a : b;
   return m < c ? m : c;
 }
 
 /* b is a mutated copy of a, so the distance is small relative to the length. */
-static void make_pair(char* a, size_t* na, char* b, size_t* nb) {
+static void make_pair(char* a, size_t* na, char* b, size_t* nb, const struct input* in) {
   *na = 50 + next_random() % (MAX_LEN - 100);
-  for (size_t i = 0; i < *na; ++i) a[i] = (char)('a' + next_random() % 6);
+  for (size_t i = 0; i < *na; ++i) a[i] = random_letter(in->alphabet);
   size_t j = 0;
   for (size_t i = 0; i < *na && j < MAX_LEN; ++i) {
-    uint32_t r = next_random() % 20;
-    if (r == 0) continue;                                                    /* deletion */
-    if (r == 1 && j + 1 < MAX_LEN) b[j++] = (char)('a' + next_random() % 6); /* insertion */
-    b[j++] = r == 2 ? (char)('a' + next_random() % 6) : a[i];                /* substitution */
+    uint32_t r = next_random() % in->edit_scale;
+    if (r == 0) continue;                                                /* deletion */
+    if (r == 1 && j + 1 < MAX_LEN) b[j++] = random_letter(in->alphabet); /* insertion */
+    b[j++] = r == 2 ? random_letter(in->alphabet) : a[i];                /* substitution */
   }
   *nb = j;
 }
@@ -98,14 +115,27 @@ static void traceback(const char* a, size_t na, const char* b, size_t nb, const 
   }
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: edit_distance [1|2|3]\n");
+    return 2;
+  }
+  seed = inputs[input].seed;
   char a[MAX_LEN], b[MAX_LEN];
   int* table = malloc(sizeof(int) * (MAX_LEN + 1) * (MAX_LEN + 1));
   if (!table) return 2;
   uint32_t checksum = 0;
   for (int p = 0; p < PAIRS; ++p) {
     size_t na, nb;
-    make_pair(a, &na, b, &nb);
+    make_pair(a, &na, b, &nb, &inputs[input]);
     int full = levenshtein_full(a, na, b, nb, table);
     int rows = levenshtein_rows(a, na, b, nb);
     int lcs = lcs_length(a, na, b, nb);

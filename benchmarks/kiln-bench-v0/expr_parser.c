@@ -25,7 +25,23 @@ struct parser {
   int depth;
 };
 
-static uint32_t seed = 11u;
+/* Input 0 is the default; the alternatives change the seed (other expressions) and the starting
+ * values of the variables, and input 3 nests one level less deeply (one level more would not fit
+ * in MAX_TEXT). */
+struct input {
+  uint32_t seed;
+  int64_t var_step, var_base; /* variable i starts as i * var_step + var_base */
+  int max_depth;              /* deeper than this the generator emits only leaves */
+};
+
+static const struct input inputs[4] = {
+    {11u, 37, 5, 6},
+    {2023u, 101, -7000, 6},
+    {777u, 3, 1, 6},
+    {65537u, -977, 123456789, 5},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed = seed * 1664525u + 1013904223u;
@@ -130,35 +146,49 @@ static int evaluate(const char* text, const int64_t* vars, int64_t* result) {
 }
 
 /* Random expression generator; returns bytes written. */
-static size_t generate(char* out, size_t capacity, int depth) {
+static size_t generate(char* out, size_t capacity, int depth, int max_depth) {
   if (capacity < 32) return 0;
   uint32_t r = next_random() % 10;
-  if (depth > 6 || r < 3) {
+  if (depth > max_depth || r < 3) {
     if (r % 2) return (size_t)snprintf(out, capacity, "%u", next_random() % 1000);
     return (size_t)snprintf(out, capacity, "%c", 'a' + (int)(next_random() % 26));
   }
   if (r == 3) {
     out[0] = '(';
-    size_t n = 1 + generate(out + 1, capacity - 2, depth + 1);
+    size_t n = 1 + generate(out + 1, capacity - 2, depth + 1, max_depth);
     out[n++] = ')';
     out[n] = '\0';
     return n;
   }
-  size_t n = generate(out, capacity / 2, depth + 1);
+  size_t n = generate(out, capacity / 2, depth + 1, max_depth);
   out[n++] = ' ';
   out[n++] = "+-*/%"[next_random() % 5];
   out[n++] = ' ';
-  n += generate(out + n, capacity - n, depth + 1);
+  n += generate(out + n, capacity - n, depth + 1, max_depth);
   return n;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: expr_parser [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
+  seed = in->seed;
   static char text[MAX_TEXT];
   int64_t vars[26];
-  for (int i = 0; i < 26; ++i) vars[i] = (int64_t)(i * 37 + 5);
+  for (int i = 0; i < 26; ++i) vars[i] = i * in->var_step + in->var_base;
   int64_t result;
   if (!evaluate("2 + 3 * (4 - 1) % 5", vars, &result) || result != 6 ||
-      !evaluate("-(a + 1) * -2", vars, &result) || result != 12 ||
+      !evaluate("-(a + 1) * -2", vars, &result) || result != 2 * (vars[0] + 1) ||
       evaluate("(1 + 2", vars, &result) || evaluate("3 $ 4", vars, &result)) {
     printf("expr_parser self-check failed\n");
     return 1;
@@ -166,7 +196,7 @@ int main(void) {
   uint64_t checksum = 0;
   int parsed = 0;
   for (int e = 0; e < EXPRESSIONS; ++e) {
-    generate(text, sizeof(text), 0);
+    generate(text, sizeof(text), 0, in->max_depth);
     if (evaluate(text, vars, &result)) {
       ++parsed;
       checksum = checksum * 1099511628211ull + (uint64_t)result;

@@ -7,7 +7,22 @@
 #define N 120
 #define SYSTEMS 6
 
-static uint64_t state = 0x2545f4914f6cdd1dull;
+/* Input 0 is the default; the alternatives change the seed and the weight added to the diagonal:
+ * a light one (rows get swapped by the pivoting), a heavy one, and none (plain random matrices,
+ * whose determinants take both signs). */
+struct input {
+  uint64_t seed;
+  double diagonal; /* a[i][i] gets diagonal * n added */
+};
+
+static const struct input inputs[4] = {
+    {0x2545f4914f6cdd1dull, 0.25},
+    {0x9e3779b97f4a7c15ull, 0.05},
+    {0xd1b54a32d192ed03ull, 1.0},
+    {0x8cb92ba72f3d8dd7ull, 0.0},
+};
+
+static uint64_t state;
 
 static double uniform(void) {
   state ^= state >> 12;
@@ -18,11 +33,11 @@ static double uniform(void) {
 
 static double absolute(double x) { return x < 0 ? -x : x; }
 
-/* Diagonally weighted so the systems are well conditioned. */
-static void generate(double* a, double* b, int n) {
+/* Diagonally weighted (unless diagonal is 0) so the systems are well conditioned. */
+static void generate(double* a, double* b, int n, double diagonal) {
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) a[i * n + j] = uniform() * 2.0 - 1.0;
-    a[i * n + i] += (double)n / 4.0;
+    a[i * n + i] += (double)n * diagonal;
     b[i] = uniform() * 10.0;
   }
 }
@@ -106,14 +121,27 @@ static double residual(const double* a, const double* x, const double* b, int n)
   return worst;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: gaussian [1|2|3]\n");
+    return 2;
+  }
+  state = inputs[input].seed;
   double *a = malloc(sizeof(double) * N * N), *lu = malloc(sizeof(double) * N * N);
   double *b = malloc(sizeof(double) * N), *x = malloc(sizeof(double) * N);
   int* perm = malloc(sizeof(int) * N);
   if (!a || !lu || !b || !x || !perm) return 2;
   double total = 0.0, log_det = 0.0;
   for (int s = 0; s < SYSTEMS; ++s) {
-    generate(a, b, N);
+    generate(a, b, N, inputs[input].diagonal);
     for (int i = 0; i < N * N; ++i) lu[i] = a[i];
     if (!lu_decompose(lu, perm, N)) {
       printf("singular system %d\n", s);

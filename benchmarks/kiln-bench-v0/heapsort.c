@@ -7,7 +7,22 @@
 #define RUNS 64
 #define ARITY 4
 
-static uint32_t seed = 7u;
+/* Input 0 is the default; the alternatives change the seed and the values: many duplicates (1000
+ * distinct values), almost all duplicates (7 distinct values), and a noisy descending ramp. */
+struct input {
+  uint32_t seed;
+  uint64_t range;  /* value i is drawn from [-range / 2, range / 2) ... */
+  int64_t descent; /* ... minus i * descent */
+};
+
+static const struct input inputs[4] = {
+    {7u, 1ull << 32, 0},
+    {1234u, 1000, 0},
+    {98765u, 7, 0},
+    {555u, 1u << 20, 3000},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed = seed * 747796405u + 2891336453u;
@@ -97,14 +112,29 @@ static int64_t merge_runs(const int64_t* v, size_t n, int64_t* out) {
   return weighted;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: heapsort [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
+  seed = in->seed;
   int64_t* v = malloc(sizeof(int64_t) * COUNT);
   int64_t* merged = malloc(sizeof(int64_t) * COUNT);
   if (!v || !merged) return 2;
   size_t n = COUNT - COUNT % RUNS;
   int64_t sum = 0;
   for (size_t i = 0; i < n; ++i) {
-    v[i] = (int64_t)next_random() - (int64_t)(1u << 31);
+    int64_t centred = (int64_t)(next_random() % in->range) - (int64_t)(in->range / 2);
+    v[i] = centred - (int64_t)i * in->descent;
     sum += v[i];
   }
   /* Sort each run separately, then merge the runs with the d-ary heap. */

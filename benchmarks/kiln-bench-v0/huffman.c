@@ -14,7 +14,24 @@ struct node {
   int left, right; /* -1 for leaves */
 };
 
-static uint32_t seed = 3u;
+/* Input 0 is the default; the alternatives change the seed and the distribution: values up to 255
+ * instead of 127, and a geometric one whose plain Huffman code is longer than MAX_BITS (so the
+ * lengths are limited by the retry loop). At about 2 bits a value, the geometric input is three
+ * times as long to cost about as much. */
+struct input {
+  uint32_t seed;
+  uint32_t max_bits; /* a value has 0 .. max_bits random low bits; 0 selects geometric */
+  size_t size;
+};
+
+static const struct input inputs[4] = {
+    {3u, 7, INPUT_SIZE},
+    {1103515245u, 7, INPUT_SIZE},
+    {2654435761u, 8, INPUT_SIZE},
+    {40503u, 0, 3 * INPUT_SIZE},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed ^= seed << 13;
@@ -23,11 +40,18 @@ static uint32_t next_random(void) {
   return seed;
 }
 
-/* Skewed distribution: small byte values are far more likely. */
-static void generate(uint8_t* data, size_t n) {
+/* Skewed distribution: small byte values are far more likely. The geometric one gives v with
+ * probability 2^-(v+1): the number of trailing zero bits of a random word. */
+static void generate(uint8_t* data, size_t n, uint32_t max_bits) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t r = next_random();
-    uint32_t bits = r & 7u;
+    if (max_bits == 0) {
+      uint8_t zeros = 0;
+      while (zeros < 31 && !((r >> zeros) & 1u)) ++zeros;
+      data[i] = zeros;
+      continue;
+    }
+    uint32_t bits = r % (max_bits + 1);
     data[i] = (uint8_t)((r >> 8) & ((1u << bits) - 1u));
   }
 }
@@ -152,13 +176,28 @@ static int decode(const uint8_t* in, size_t n, const uint8_t* lengths, const uin
   return 1;
 }
 
-int main(void) {
-  uint8_t *data = malloc(INPUT_SIZE), *decoded = malloc(INPUT_SIZE);
-  uint8_t* bits = calloc(INPUT_SIZE * 2, 1);
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: huffman [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
+  seed = in->seed;
+  size_t n = in->size;
+  uint8_t *data = malloc(n), *decoded = malloc(n);
+  uint8_t* bits = calloc(n * 2, 1);
   if (!data || !decoded || !bits) return 2;
-  generate(data, INPUT_SIZE);
+  generate(data, n, in->max_bits);
   uint64_t freq[SYMBOLS] = {0};
-  for (size_t i = 0; i < INPUT_SIZE; ++i) freq[data[i]]++;
+  for (size_t i = 0; i < n; ++i) freq[data[i]]++;
   uint8_t lengths[SYMBOLS];
   uint16_t codes[SYMBOLS] = {0};
   code_lengths(freq, lengths);
@@ -171,9 +210,8 @@ int main(void) {
     return 1;
   }
   canonical_codes(lengths, codes);
-  size_t total_bits = encode(data, INPUT_SIZE, lengths, codes, bits);
-  if (!decode(bits, INPUT_SIZE, lengths, codes, decoded) ||
-      memcmp(data, decoded, INPUT_SIZE) != 0) {
+  size_t total_bits = encode(data, n, lengths, codes, bits);
+  if (!decode(bits, n, lengths, codes, decoded) || memcmp(data, decoded, n) != 0) {
     printf("huffman round trip failed\n");
     return 1;
   }

@@ -29,7 +29,22 @@ struct scanner {
   size_t pos, length;
 };
 
-static uint32_t seed = 8u;
+/* Input 0 is the default; the alternatives change the seed (other documents) and their shape:
+ * shallow documents with twice as many top-level values, and nesting 14 deep instead of 7. */
+struct input {
+  uint32_t seed;
+  int values;     /* top-level array elements of a document */
+  int flat_depth; /* deeper than this only scalars are generated */
+};
+
+static const struct input inputs[4] = {
+    {8u, 20, 5},
+    {1337u, 20, 5},
+    {271828u, 40, 1},
+    {161803u, 16, 12},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed ^= seed << 13;
@@ -174,9 +189,9 @@ static size_t emit(char* out, size_t cap, size_t n, const char* text) {
   return n;
 }
 
-static size_t generate_value(char* out, size_t cap, size_t n, int depth) {
+static size_t generate_value(char* out, size_t cap, size_t n, int depth, int flat_depth) {
   char buf[64];
-  uint32_t r = next_random() % (depth > 5 ? 5 : 7);
+  uint32_t r = next_random() % (depth > flat_depth ? 5 : 7);
   switch (r) {
     case 0:
       snprintf(buf, sizeof buf, "%d", (int)(next_random() % 20000) - 10000);
@@ -197,7 +212,7 @@ static size_t generate_value(char* out, size_t cap, size_t n, int depth) {
       n = emit(out, cap, n, "[");
       for (int i = 0; i < items; ++i) {
         if (i) n = emit(out, cap, n, ", ");
-        n = generate_value(out, cap, n, depth + 1);
+        n = generate_value(out, cap, n, depth + 1, flat_depth);
       }
       return emit(out, cap, n, "]");
     }
@@ -207,14 +222,28 @@ static size_t generate_value(char* out, size_t cap, size_t n, int depth) {
       for (int i = 0; i < items; ++i) {
         snprintf(buf, sizeof buf, "%s\"f%d\": ", i ? ",\n " : "", i);
         n = emit(out, cap, n, buf);
-        n = generate_value(out, cap, n, depth + 1);
+        n = generate_value(out, cap, n, depth + 1, flat_depth);
       }
       return emit(out, cap, n, "}");
     }
   }
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: json_tokenizer [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
+  seed = in->seed;
   char* doc = malloc(DOC_CAPACITY);
   if (!doc) return 2;
   const char* bad[] = {"{\"a\": }", "[1, 2", "{\"x\" 1}", "[01]", "\"unterminated", "[1,]", "tru"};
@@ -230,9 +259,9 @@ int main(void) {
   int documents = 0;
   for (int d = 0; d < 200; ++d) {
     size_t n = emit(doc, DOC_CAPACITY, 0, "[");
-    for (int v = 0; v < 20; ++v) {
+    for (int v = 0; v < in->values; ++v) {
       if (v) n = emit(doc, DOC_CAPACITY, n, ",");
-      n = generate_value(doc, DOC_CAPACITY, n, 0);
+      n = generate_value(doc, DOC_CAPACITY, n, 0, in->flat_depth);
     }
     n = emit(doc, DOC_CAPACITY, n, "]");
     if (!validate(doc, n, counts)) {

@@ -8,17 +8,35 @@
 #define PATTERNS 40
 #define MAX_PATTERN 24
 
-static uint32_t seed = 17u;
+/* Input 0 is the default; the alternatives change the seed and the alphabet of the text and the
+ * patterns: three letters (longer partial matches, shorter Horspool shifts), four letters with 'a'
+ * drawn half the time (long runs), and six letters. */
+struct input {
+  uint32_t seed;
+  const char* alphabet; /* letters are drawn uniformly from this string, repeats and all */
+};
+
+static const struct input inputs[4] = {
+    {17u, "acgt"},
+    {4242u, "abc"},
+    {90210u, "aaacgt"},
+    {31415u, "abcdef"},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed = seed * 214013u + 2531011u;
   return (seed >> 16) & 0x7fffu;
 }
 
+static char random_letter(const char* alphabet) {
+  return alphabet[next_random() % strlen(alphabet)];
+}
+
 /* A four-letter alphabet (like DNA) gives many partial matches. */
-static void generate(char* text, size_t n) {
-  static const char alphabet[] = "acgt";
-  for (size_t i = 0; i < n; ++i) text[i] = alphabet[next_random() & 3];
+static void generate(char* text, size_t n, const char* alphabet) {
+  for (size_t i = 0; i < n; ++i) text[i] = random_letter(alphabet);
 }
 
 static void failure_function(const char* pattern, size_t m, int* fail) {
@@ -76,10 +94,24 @@ static size_t period(const char* s, size_t m) {
   return m - (size_t)fail[m - 1];
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: kmp [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
+  seed = in->seed;
   char* text = malloc(TEXT_SIZE);
   if (!text) return 2;
-  generate(text, TEXT_SIZE);
+  generate(text, TEXT_SIZE, in->alphabet);
   char pattern[MAX_PATTERN + 1];
   uint64_t checksum = 0;
   for (int p = 0; p < PATTERNS; ++p) {
@@ -89,7 +121,7 @@ int main(void) {
       size_t at = (size_t)(next_random() * 13u) % (TEXT_SIZE - m);
       memcpy(pattern, text + at, m);
     } else {
-      for (size_t i = 0; i < m; ++i) pattern[i] = "acgt"[next_random() & 3];
+      for (size_t i = 0; i < m; ++i) pattern[i] = random_letter(in->alphabet);
     }
     pattern[m] = '\0';
     size_t first;

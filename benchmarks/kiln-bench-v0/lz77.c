@@ -11,7 +11,22 @@
 #define HASH_BITS 12
 #define MAX_CHAIN 32
 
-static uint32_t seed = 2024u;
+/* Input 0 is the default; the alternatives change the seed and the text: frequent line breaks, a
+ * three-word vocabulary (long matches), and seven words with almost no line breaks. */
+struct input {
+  uint32_t seed;
+  uint32_t vocabulary;     /* words drawn from the first `vocabulary` of the list */
+  uint32_t newline_one_in; /* a line break follows a word with probability 1 / newline_one_in */
+};
+
+static const struct input inputs[4] = {
+    {2024u, 12, 17},
+    {1999u, 12, 3},
+    {4711u, 3, 17},
+    {8086u, 7, 1000},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed = seed * 1103515245u + 12345u;
@@ -19,17 +34,17 @@ static uint32_t next_random(void) {
 }
 
 /* Text from a small vocabulary: repetitive enough for matches to be common. */
-static size_t generate_text(char* out, size_t size) {
+static size_t generate_text(char* out, size_t size, const struct input* in) {
   static const char* words[] = {"the ",      "compiler ", "pass ", "loop ", "inline ",   "vector ",
                                 "register ", "alloc ",    "of ",   "and ",  "schedule ", "cost "};
   size_t n = 0;
   while (n < size) {
-    const char* w = words[next_random() % 12];
+    const char* w = words[next_random() % in->vocabulary];
     size_t len = strlen(w);
     if (n + len > size) break;
     memcpy(out + n, w, len);
     n += len;
-    if (next_random() % 17 == 0 && n < size) out[n++] = '\n';
+    if (next_random() % in->newline_one_in == 0 && n < size) out[n++] = '\n';
   }
   return n;
 }
@@ -107,13 +122,26 @@ static size_t decompress(const uint8_t* in, size_t n, uint8_t* out, size_t capac
   return o;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: lz77 [1|2|3]\n");
+    return 2;
+  }
+  seed = inputs[input].seed;
   uint8_t *text = malloc(INPUT_SIZE), *packed = malloc(INPUT_SIZE * 2 + 8);
   uint8_t* unpacked = malloc(INPUT_SIZE);
   int32_t *head = malloc(sizeof(int32_t) << HASH_BITS),
           *prev = malloc(sizeof(int32_t) * INPUT_SIZE);
   if (!text || !packed || !unpacked || !head || !prev) return 2;
-  size_t n = generate_text((char*)text, INPUT_SIZE);
+  size_t n = generate_text((char*)text, INPUT_SIZE, &inputs[input]);
   size_t packed_size = compress(text, n, packed, head, prev);
   size_t restored = decompress(packed, packed_size, unpacked, INPUT_SIZE);
   if (restored != n || memcmp(text, unpacked, n) != 0) {

@@ -8,7 +8,21 @@
 #define N 160
 #define BLOCK 32
 
-static uint32_t seed = 31337u;
+/* Input 0 is the default; the alternatives change the seed and the size to one that is not a
+ * multiple of BLOCK, so the blocked product has partial blocks. */
+struct input {
+  uint32_t seed;
+  int n;
+};
+
+static const struct input inputs[4] = {
+    {31337u, N},
+    {4242u, 150},
+    {8675309u, 175},
+    {1001u, 137},
+};
+
+static uint32_t seed;
 
 static int32_t small_random(void) {
   seed = seed * 1103515245u + 12345u;
@@ -79,38 +93,52 @@ static uint32_t digest(const int32_t* m, int n) {
   return h;
 }
 
-int main(void) {
-  size_t bytes = sizeof(int32_t) * N * N;
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: matmul [1|2|3]\n");
+    return 2;
+  }
+  seed = inputs[input].seed;
+  int n = inputs[input].n;
+  size_t bytes = sizeof(int32_t) * n * n;
   int32_t *a = malloc(bytes), *b = malloc(bytes), *c1 = malloc(bytes), *c2 = malloc(bytes);
   int32_t *c3 = malloc(bytes), *bt = malloc(bytes);
-  double *da = malloc(sizeof(double) * N * N), *db = malloc(sizeof(double) * N * N);
-  double* dc = malloc(sizeof(double) * N * N);
+  double *da = malloc(sizeof(double) * n * n), *db = malloc(sizeof(double) * n * n);
+  double* dc = malloc(sizeof(double) * n * n);
   if (!a || !b || !c1 || !c2 || !c3 || !bt || !da || !db || !dc) return 2;
-  fill(a, N);
-  fill(b, N);
-  matmul_naive(a, b, c1, N);
-  matmul_transposed(a, b, c2, N, bt);
-  matmul_blocked(a, b, c3, N);
+  fill(a, n);
+  fill(b, n);
+  matmul_naive(a, b, c1, n);
+  matmul_transposed(a, b, c2, n, bt);
+  matmul_blocked(a, b, c3, n);
   if (memcmp(c1, c2, bytes) != 0 || memcmp(c1, c3, bytes) != 0) {
     printf("matmul variants disagree\n");
     return 1;
   }
   /* Small integers are exact in double, so the float product must match too. */
-  for (int i = 0; i < N * N; ++i) {
+  for (int i = 0; i < n * n; ++i) {
     da[i] = a[i];
     db[i] = b[i];
   }
-  matmul_double(da, db, dc, N);
-  for (int i = 0; i < N * N; ++i) {
+  matmul_double(da, db, dc, n);
+  for (int i = 0; i < n * n; ++i) {
     if (dc[i] != (double)c1[i]) {
       printf("double matmul mismatch at %d\n", i);
       return 1;
     }
   }
   /* (AB)B: a second product reuses the first. */
-  matmul_blocked(c1, b, c2, N);
-  printf("matmul trace %lld trace2 %lld checksum 0x%08x\n", (long long)trace(c1, N),
-         (long long)trace(c2, N), digest(c2, N));
+  matmul_blocked(c1, b, c2, n);
+  printf("matmul trace %lld trace2 %lld checksum 0x%08x\n", (long long)trace(c1, n),
+         (long long)trace(c2, n), digest(c2, n));
   free(a);
   free(b);
   free(c1);

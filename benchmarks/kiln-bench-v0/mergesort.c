@@ -11,7 +11,21 @@ struct record {
   uint32_t original_index;
 };
 
-static uint64_t rng = 0x853c49e6748fea9bull;
+/* Input 0 is the default; the alternatives change the seed and the three key ranges, from two keys
+ * (nearly all ties, where stability shows) to the whole 32-bit range. */
+struct input {
+  uint64_t seed;
+  uint32_t ranges[3]; /* the records are sorted three times, with keys below each range */
+};
+
+static const struct input inputs[4] = {
+    {0x853c49e6748fea9bull, {10, 1000, 1u << 30}},
+    {0xda3e39cb94b95bdbull, {2, 300, 1u << 20}},
+    {0x5851f42d4c957f2dull, {5, 20000, 1u << 31}},
+    {0x14057b7ef767814full, {100, 3000, 0xffffffffu}},
+};
+
+static uint64_t rng;
 
 static uint32_t next_random(void) {
   rng ^= rng >> 12;
@@ -94,13 +108,26 @@ static uint32_t digest(const struct record* v, size_t n) {
   return h;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: mergesort [1|2|3]\n");
+    return 2;
+  }
+  rng = inputs[input].seed;
   struct record* a = malloc(sizeof(struct record) * COUNT);
   struct record* b = malloc(sizeof(struct record) * COUNT);
   struct record* scratch = malloc(sizeof(struct record) * COUNT);
   if (!a || !b || !scratch) return 2;
   uint32_t checksum = 0;
-  const uint32_t ranges[] = {10, 1000, 1u << 30};
+  const uint32_t* ranges = inputs[input].ranges;
   for (int r = 0; r < 3; ++r) {
     generate(a, COUNT, ranges[r]);
     memcpy(b, a, sizeof(struct record) * COUNT);

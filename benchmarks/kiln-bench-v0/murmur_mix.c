@@ -62,8 +62,23 @@ static uint32_t murmur3_32(const uint8_t* data, size_t length, uint32_t seed) {
   return fmix32(h);
 }
 
+/* Input 0 is the default; the alternatives change the seed, the key lengths (17 to 47 bytes, 33 to
+ * 64 bytes) and where the run of sequential integers starts (2^32, just below 2^64, 1000003). */
+struct input {
+  uint64_t seed;
+  size_t min_length, length_span; /* key lengths are min_length .. min_length + length_span - 1 */
+  uint64_t first_integer;
+};
+
+static const struct input inputs[4] = {
+    {0x9e3779b97f4a7c15ull, 1, 63, 0},
+    {0x243f6a8885a308d3ull, 1, 63, 1ull << 32},
+    {0x13198a2e03707344ull, 17, 31, 0xfffffffffff00000ull},
+    {0xa4093822299f31d0ull, 33, 32, 1000003},
+};
+
 /* splitmix64: a generator built from the same finalizer. */
-static uint64_t splitmix_state = 0x9e3779b97f4a7c15ull;
+static uint64_t splitmix_state;
 static uint64_t splitmix64(void) {
   splitmix_state += 0x9e3779b97f4a7c15ull;
   return fmix64(splitmix_state);
@@ -87,12 +102,26 @@ static uint64_t chi_squared(const uint32_t* counts, int buckets, int total) {
   return (uint64_t)(chi * 100.0);
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: murmur_mix [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
+  splitmix_state = in->seed;
   static uint32_t counts[BUCKETS];
   uint8_t key[64];
   uint32_t checksum = 0;
   for (int i = 0; i < KEYS; ++i) {
-    size_t length = 1 + (size_t)(splitmix64() % 63);
+    size_t length = in->min_length + (size_t)(splitmix64() % in->length_span);
     make_key(key, length);
     uint32_t h = murmur3_32(key, length, (uint32_t)i);
     counts[h % BUCKETS]++;
@@ -103,7 +132,7 @@ int main(void) {
   memset(counts, 0, sizeof(counts));
   uint64_t mixed = 0;
   for (uint64_t i = 0; i < KEYS; ++i) {
-    uint64_t m = fmix64(i);
+    uint64_t m = fmix64(in->first_integer + i);
     counts[m % BUCKETS]++;
     mixed ^= m;
   }

@@ -4,6 +4,22 @@
 
 #define MAX_N 12
 
+/* Input 0 is the default (n = 1 to 12); the alternatives move the costly array searches to other
+ * board sizes (n = 3 to 12 with backtracking to 9 and half-turns to 10; n = 1 to 11 with
+ * backtracking on all) or leave the small boards out (n = 8 to 12). */
+struct input {
+  int first_n, last_n;
+  int backtrack_max; /* largest n also counted by array backtracking */
+  int half_turn_max; /* largest n whose half-turn symmetric solutions are counted */
+};
+
+static const struct input inputs[4] = {
+    {1, 12, 10, 9},
+    {3, 12, 9, 10},
+    {1, 11, 11, 9},
+    {8, 12, 8, 8},
+};
+
 static int safe(const int* queens, int row, int col) {
   for (int r = 0; r < row; ++r) {
     int c = queens[r];
@@ -93,13 +109,26 @@ static uint64_t count_half_turn_symmetric(int* queens, int row, int n) {
   return count;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: nqueens [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
   static const uint64_t known[MAX_N + 1] = {1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200};
   int queens[MAX_N];
   uint64_t checksum = 0;
-  for (int n = 1; n <= MAX_N; ++n) {
+  for (int n = in->first_n; n <= in->last_n; ++n) {
     uint64_t fast = bitmask_symmetric(n);
-    uint64_t plain = n <= 10 ? backtrack(queens, 0, n) : fast;
+    uint64_t plain = n <= in->backtrack_max ? backtrack(queens, 0, n) : fast;
     uint64_t full = bitmask_search(0, 0, 0, (1u << n) - 1u);
     if (fast != known[n] || plain != known[n] || full != known[n]) {
       printf("nqueens wrong count for n=%d: %llu\n", n, (unsigned long long)fast);
@@ -110,7 +139,7 @@ int main(void) {
       checksum = checksum * 131u + encode(queens, n);
     }
     checksum += fast;
-    if (n <= 9) checksum ^= count_half_turn_symmetric(queens, 0, n) << (2 * n);
+    if (n <= in->half_turn_max) checksum ^= count_half_turn_symmetric(queens, 0, n) << (2 * n);
   }
   printf("nqueens checksum 0x%016llx\n", (unsigned long long)checksum);
   return 0;

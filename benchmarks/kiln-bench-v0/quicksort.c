@@ -7,7 +7,23 @@
 #define COUNT 200000
 #define CUTOFF 16
 
-static uint32_t state = 42u;
+/* Input 0 is the default; the alternatives change the seed, how few the few distinct keys are and
+ * how often the nearly sorted keys are disturbed: 2 keys and every 10th, 1000 keys and every
+ * 1000th, 5 keys and every 3rd. */
+struct input {
+  uint32_t seed;
+  uint32_t few_distinct;  /* distinct keys of distribution 3 */
+  int nearly_sorted_step; /* distribution 4 has a random key every nearly_sorted_step-th place */
+};
+
+static const struct input inputs[4] = {
+    {42u, 17, 100},
+    {1013904223u, 2, 10},
+    {22695477u, 1000, 1000},
+    {134775813u, 5, 3},
+};
+
+static uint32_t state;
 
 static uint32_t next_random(void) {
   state = state * 1664525u + 1013904223u;
@@ -73,7 +89,7 @@ static void quicksort(int32_t* v, int lo, int hi) {
   insertion_sort(v, lo, hi);
 }
 
-static void generate(int32_t* v, int n, int kind) {
+static void generate(int32_t* v, int n, int kind, const struct input* in) {
   for (int i = 0; i < n; ++i) {
     switch (kind) {
       case 0:
@@ -86,10 +102,10 @@ static void generate(int32_t* v, int n, int kind) {
         v[i] = n - i;
         break; /* reversed */
       case 3:
-        v[i] = (int32_t)(next_random() % 17);
+        v[i] = (int32_t)(next_random() % in->few_distinct);
         break; /* few distinct */
       default:
-        v[i] = (i % 100 == 0) ? (int32_t)next_random() : i; /* nearly sorted */
+        v[i] = (i % in->nearly_sorted_step == 0) ? (int32_t)next_random() : i; /* nearly sorted */
     }
   }
 }
@@ -115,12 +131,25 @@ static uint64_t positional_hash(const int32_t* v, int n) {
   return h;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: quicksort [1|2|3]\n");
+    return 2;
+  }
+  state = inputs[input].seed;
   int32_t* v = malloc(sizeof(int32_t) * COUNT);
   if (!v) return 2;
   uint64_t checksum = 0;
   for (int kind = 0; kind < 5; ++kind) {
-    generate(v, COUNT, kind);
+    generate(v, COUNT, kind, &inputs[input]);
     uint64_t before = multiset_hash(v, COUNT);
     quicksort(v, 0, COUNT - 1);
     if (!is_sorted(v, COUNT) || multiset_hash(v, COUNT) != before) {

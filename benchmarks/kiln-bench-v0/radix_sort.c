@@ -7,7 +7,23 @@
 #define COUNT 250000
 #define SMALL_RANGE 4096
 
-static uint32_t state = 0xdeadbeefu;
+/* Input 0 is the default; the alternatives change the seed, mask the keys of the first sort (the
+ * top digit, or the first and third, then agree for all keys and are skipped; the last input
+ * clears only the four low bits) and the range of the keys that counting sort checks. */
+struct input {
+  uint32_t seed;
+  uint32_t key_mask;    /* applied to the keys of the first sort */
+  uint32_t small_range; /* keys of the second sort are below this */
+};
+
+static const struct input inputs[4] = {
+    {0xdeadbeefu, 0xffffffffu, SMALL_RANGE},
+    {0x8badf00du, 0x00ffffffu, 256},
+    {0xfeedfaceu, 0xff00ff00u, 65536},
+    {0x1badb002u, 0xfffffff0u, 1000},
+};
+
+static uint32_t state;
 
 static uint32_t next_random(void) {
   state ^= state << 13;
@@ -79,22 +95,36 @@ static uint32_t fold(const uint32_t* v, size_t n) {
   return h;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: radix_sort [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
+  state = in->seed;
   uint32_t* a = malloc(COUNT * sizeof(uint32_t));
   uint32_t* b = malloc(COUNT * sizeof(uint32_t));
   uint32_t* tmp = malloc(COUNT * sizeof(uint32_t));
   int32_t* s = malloc(COUNT * sizeof(int32_t));
   if (!a || !b || !tmp || !s) return 2;
 
-  for (size_t i = 0; i < COUNT; ++i) a[i] = next_random();
+  for (size_t i = 0; i < COUNT; ++i) a[i] = next_random() & in->key_mask;
   radix_sort_u32(a, tmp, COUNT);
   for (size_t i = 1; i < COUNT; ++i)
     if (a[i - 1] > a[i]) return 1;
   uint32_t checksum = fold(a, COUNT);
 
-  for (size_t i = 0; i < COUNT; ++i) a[i] = b[i] = next_random() % SMALL_RANGE;
+  for (size_t i = 0; i < COUNT; ++i) a[i] = b[i] = next_random() % in->small_range;
   radix_sort_u32(a, tmp, COUNT);
-  counting_sort(b, COUNT, SMALL_RANGE);
+  counting_sort(b, COUNT, in->small_range);
   if (memcmp(a, b, COUNT * sizeof(uint32_t)) != 0) {
     printf("radix and counting sort disagree\n");
     return 1;

@@ -6,7 +6,23 @@
 
 #define SIZE 300000
 
-static uint32_t seed = 77u;
+/* Input 0 is the default; the alternatives change the seed, the stretch lengths and how many are
+ * noisy: short stretches (runs of 1 to 4, which PackBits mixes with literals), long ones (runs
+ * longer than both encoders' limits, half of them noisy), and rarely noisy ones. */
+struct input {
+  uint32_t seed;
+  uint32_t max_stretch;  /* stretches are 1 .. max_stretch bytes long */
+  uint32_t noisy_one_in; /* a stretch is noise with probability 1 / noisy_one_in */
+};
+
+static const struct input inputs[4] = {
+    {77u, 200, 3},
+    {31337u, 4, 3},
+    {65521u, 1000, 2},
+    {1664525u, 60, 8},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed ^= seed << 13;
@@ -16,11 +32,11 @@ static uint32_t next_random(void) {
 }
 
 /* Alternates long runs with noisy stretches, like scanned bitmaps. */
-static void generate(uint8_t* data, size_t size) {
+static void generate(uint8_t* data, size_t size, const struct input* in) {
   size_t i = 0;
   while (i < size) {
-    size_t length = 1 + next_random() % 200;
-    int noisy = (next_random() % 3) == 0;
+    size_t length = 1 + next_random() % in->max_stretch;
+    int noisy = (next_random() % in->noisy_one_in) == 0;
     uint8_t value = (uint8_t)next_random();
     for (size_t k = 0; k < length && i < size; ++k)
       data[i++] = noisy ? (uint8_t)next_random() : value;
@@ -101,10 +117,23 @@ static uint32_t digest(const uint8_t* data, size_t n) {
   return h;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: rle [1|2|3]\n");
+    return 2;
+  }
+  seed = inputs[input].seed;
   uint8_t *data = malloc(SIZE), *encoded = malloc(SIZE * 2 + 16), *decoded = malloc(SIZE);
   if (!data || !encoded || !decoded) return 2;
-  generate(data, SIZE);
+  generate(data, SIZE, &inputs[input]);
   size_t rle_size = rle_encode(data, SIZE, encoded);
   uint32_t rle_digest = digest(encoded, rle_size);
   if (rle_decode(encoded, rle_size, decoded, SIZE) != SIZE || memcmp(data, decoded, SIZE) != 0) {

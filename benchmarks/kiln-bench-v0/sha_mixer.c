@@ -17,6 +17,21 @@ static uint32_t big_sigma1(uint32_t x) { return rotr(x, 6) ^ rotr(x, 11) ^ rotr(
 static uint32_t small_sigma0(uint32_t x) { return rotr(x, 7) ^ rotr(x, 18) ^ (x >> 3); }
 static uint32_t small_sigma1(uint32_t x) { return rotr(x, 17) ^ rotr(x, 19) ^ (x >> 10); }
 
+/* Input 0 is the default; the alternatives change the message bytes (seed), the message lengths
+ * (step) and the piece size of the streaming check, down to single bytes. */
+struct input {
+  uint32_t seed;      /* of the generator of message bytes */
+  size_t length_step; /* message n is (n * length_step) % 4096 bytes long */
+  size_t piece;       /* the streaming check feeds pieces of this many bytes */
+};
+
+static const struct input inputs[4] = {
+    {1u, 37, 13},
+    {2024u, 41, 7},
+    {99u, 29, 64},
+    {12345u, 53, 1},
+};
+
 struct mixer {
   uint32_t state[8];
   uint8_t block[64];
@@ -119,23 +134,36 @@ static void hash_message(const uint8_t* data, size_t length, uint8_t digest[32])
   mixer_final(&m, digest);
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: sha_mixer [1|2|3]\n");
+    return 2;
+  }
+  const struct input* in = &inputs[input];
   init_constants();
   static uint8_t message[4096];
   uint8_t digest[32], digest2[32], chain[32] = {0};
-  uint32_t lcg = 1;
+  uint32_t lcg = in->seed;
   for (int n = 0; n < MESSAGES; ++n) {
-    size_t length = (size_t)(n * 37) % sizeof(message);
+    size_t length = (size_t)n * in->length_step % sizeof(message);
     for (size_t i = 0; i < length; ++i) {
       lcg = lcg * 1103515245u + 12345u;
       message[i] = (uint8_t)(lcg >> 16);
     }
     hash_message(message, length, digest);
-    /* Feeding the same bytes in odd-sized pieces must not change the digest. */
+    /* Feeding the same bytes in pieces must not change the digest. */
     struct mixer m;
     mixer_init(&m);
-    for (size_t off = 0; off < length; off += 13) {
-      mixer_update(&m, message + off, length - off < 13 ? length - off : 13);
+    for (size_t off = 0; off < length; off += in->piece) {
+      mixer_update(&m, message + off, length - off < in->piece ? length - off : in->piece);
     }
     mixer_final(&m, digest2);
     if (memcmp(digest, digest2, 32) != 0) {

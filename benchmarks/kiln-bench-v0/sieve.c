@@ -7,6 +7,10 @@
 #define LIMIT 2000000
 #define SEGMENT 32768
 
+/* Input 0 is the default; the alternatives sieve to other limits, with the edge cases at the top:
+ * a prime (the 100,000th), a round number, and the square of a prime. */
+static const uint32_t limits[4] = {LIMIT, 1299709, 2500000, 1733u * 1733u};
+
 static uint32_t plain_sieve(uint8_t* composite, uint32_t limit) {
   memset(composite, 0, limit + 1);
   composite[0] = composite[1] = 1;
@@ -86,21 +90,34 @@ static uint64_t prime_sum(const uint8_t* composite, uint32_t limit) {
   return sum;
 }
 
-int main(void) {
-  uint8_t* composite = malloc(LIMIT + 1);
-  uint64_t* bits = malloc(((LIMIT / 2 + 64) / 64 + 1) * sizeof(uint64_t));
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: sieve [1|2|3]\n");
+    return 2;
+  }
+  uint32_t limit = limits[input];
+  uint8_t* composite = malloc((size_t)limit + 1);
+  uint64_t* bits = malloc(((limit / 2 + 64) / 64 + 1) * sizeof(uint64_t));
   if (!composite || !bits) return 2;
-  uint32_t a = plain_sieve(composite, LIMIT);
-  uint32_t b = odd_bitset_sieve(bits, LIMIT);
+  uint32_t a = plain_sieve(composite, limit);
+  uint32_t b = odd_bitset_sieve(bits, limit);
   uint32_t max_gap, twins;
-  uint32_t c = segmented_sieve(LIMIT, composite, &max_gap, &twins);
+  uint32_t c = segmented_sieve(limit, composite, &max_gap, &twins);
   if (a != b || a != c || plain_sieve(composite, 100) != 25) {
     printf("sieves disagree: %u %u %u\n", a, b, c);
     return 1;
   }
-  plain_sieve(composite, LIMIT);
+  plain_sieve(composite, limit);
   printf("sieve primes %u max_gap %u twins %u sum %llu\n", a, max_gap, twins,
-         (unsigned long long)prime_sum(composite, LIMIT));
+         (unsigned long long)prime_sum(composite, limit));
   free(composite);
   free(bits);
   return 0;

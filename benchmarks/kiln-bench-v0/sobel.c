@@ -6,7 +6,23 @@
 #define WIDTH 480
 #define HEIGHT 360
 
-static uint32_t seed = 5u;
+/* Input 0 is the default; the alternatives change the seed, the noise amplitude and the disc: one
+ * overlapping the lower rectangle, the default disc in strong noise, and a large central disc over
+ * both rectangles in weak noise. */
+struct input {
+  uint32_t seed;
+  uint32_t noise; /* noise is 0 .. noise - 1 */
+  int disc_x, disc_y, disc_radius;
+};
+
+static const struct input inputs[4] = {
+    {5u, 12, 330, 100, 60},
+    {55u, 12, 120, 250, 80},
+    {555u, 48, 330, 100, 60},
+    {5555u, 4, 240, 180, 150},
+};
+
+static uint32_t seed;
 
 static uint32_t next_random(void) {
   seed = seed * 1664525u + 1013904223u;
@@ -16,14 +32,14 @@ static uint32_t next_random(void) {
 static int iabs(int v) { return v < 0 ? -v : v; }
 
 /* Filled rectangles and a disc over low-amplitude noise. */
-static void synthesize(uint8_t* img, int w, int h) {
+static void synthesize(uint8_t* img, int w, int h, const struct input* in) {
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
-      int v = 60 + (int)(next_random() % 12);
+      int v = 60 + (int)(next_random() % in->noise);
       if (x > 50 && x < 200 && y > 40 && y < 150) v += 90;
       if (x > 150 && x < 400 && y > 200 && y < 320) v += 60;
-      int dx = x - 330, dy = y - 100;
-      if (dx * dx + dy * dy < 60 * 60) v += 120;
+      int dx = x - in->disc_x, dy = y - in->disc_y;
+      if (dx * dx + dy * dy < in->disc_radius * in->disc_radius) v += 120;
       img[y * w + x] = (uint8_t)(v > 255 ? 255 : v);
     }
   }
@@ -96,14 +112,27 @@ static int otsu(const int* hist, int bins) {
   return threshold;
 }
 
-int main(void) {
+/* No argument selects input 0, "1" to "3" an alternative; anything else gives -1. */
+static int parse_input(int argc, char** argv) {
+  if (argc == 1) return 0;
+  if (argc != 2 || argv[1][0] < '1' || argv[1][0] > '3' || argv[1][1] != '\0') return -1;
+  return argv[1][0] - '0';
+}
+
+int main(int argc, char** argv) {
+  int input = parse_input(argc, argv);
+  if (input < 0) {
+    fprintf(stderr, "usage: sobel [1|2|3]\n");
+    return 2;
+  }
+  seed = inputs[input].seed;
   int n = WIDTH * HEIGHT;
   uint8_t* img = malloc((size_t)n);
   int *gx = calloc((size_t)n, sizeof(int)), *gy = calloc((size_t)n, sizeof(int));
   int *mag = calloc((size_t)n, sizeof(int)), *thinned = calloc((size_t)n, sizeof(int));
   int hist[256];
   if (!img || !gx || !gy || !mag || !thinned) return 2;
-  synthesize(img, WIDTH, HEIGHT);
+  synthesize(img, WIDTH, HEIGHT, &inputs[input]);
   sobel(img, gx, gy, mag, WIDTH, HEIGHT);
   int kept = thin(gx, gy, mag, thinned, WIDTH, HEIGHT);
   histogram(mag, n, hist, 256, 2040);

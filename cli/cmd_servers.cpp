@@ -128,6 +128,7 @@ CLI::App* addHostCommand(
   addWorkerOptions(*command, *options);
   WorkerConfig& config = options->config;
   addMlgoOptions(*command, config.settings);
+  addSandboxOptions(*command, config.settings);
   addDatasetOption(*command, config.settings);
   command
       ->add_option_function<double>(
@@ -209,6 +210,7 @@ void addLocalCommand(CLI::App& app) {
       ->check(CLI::Range(1u, kMaxSlots));
   addCompileMemoryOption(*command, options->worker.limits.compileMemoryBytes);
   addMlgoOptions(*command, options->worker.settings);
+  addSandboxOptions(*command, options->worker.settings);
   addDatasetOption(*command, options->worker.settings);
   addFaultInjectionOption(*command, options->worker.settings);
   addClientTuningOption(*command, options->worker.limits.clientTuning);

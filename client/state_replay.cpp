@@ -88,6 +88,20 @@ Result<ReplayResult> replayState(Client& client, const EnvState& state,
   const std::vector<std::string> observed = {"Reward:" + options.rewardSpace, "IrInstructionCount",
                                              "IrInstructionCountO0", "IrInstructionCountOz"};
   auto stepped = s.step(actions, observed);
+  std::optional<std::string> validation;
+  std::string validationProblem;
+  if (options.validate && stepped.ok()) {
+    auto asan = s.setParameter("llvm.validate_asan", options.asan ? "1" : "0");
+    auto validated = asan.ok() ? s.step({}, std::vector<std::string>{"Validation"})
+                               : Result<StepResult>(asan.status());
+    if (validated.ok() && validated->observations.size() == 1 &&
+        validated->observations[0].is<std::string>()) {
+      validation = validated->observations[0].as<std::string>();
+    } else {
+      validationProblem = validated.ok() ? "the worker's Validation has an unexpected type"
+                                         : validated.status().message();
+    }
+  }
   (void)s.end();
   if (!stepped.ok()) {
     if (clusterUnreachable(stepped.status())) return stepped.status();
@@ -111,6 +125,8 @@ Result<ReplayResult> replayState(Client& client, const EnvState& state,
                                 values[3].as<std::int64_t>());
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  result.validation = std::move(validation);
+  result.validationProblem = std::move(validationProblem);
   return result;
 }
 

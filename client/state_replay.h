@@ -20,6 +20,10 @@ struct ReplayOptions {
   // The reward the states recorded (llvm-ic-v0's): "Reward:" + this is observed.
   std::string rewardSpace = "IrInstructionCountOz";
   double tolerance = 1e-5;  // |replayed - recorded| below this reproduces (CompilerGym's)
+  // Also validate the state reached (the llvm type's Validation observation:
+  // its program run against the benchmark as it came), with ASan too.
+  bool validate = false;
+  bool asan = false;
 };
 
 struct ReplayResult {
@@ -30,6 +34,10 @@ struct ReplayResult {
   // The count the recorded reward implies (instruction-count rewards only).
   std::optional<std::int64_t> recordedInstructions;
   double seconds = 0;  // the replay's wall time
+  // With ReplayOptions::validate: the Validation observation (JSON), or
+  // why it could not be had.
+  std::optional<std::string> validation;
+  std::string validationProblem;
 };
 
 // The verdict on a replay that ran: reproduced when the state recorded no

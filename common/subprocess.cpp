@@ -68,6 +68,8 @@ const char* signalName(int sig) {
       return "SIGXCPU";
     case SIGXFSZ:
       return "SIGXFSZ";
+    case SIGSYS:
+      return "SIGSYS";
     default:
       return "unknown signal";
   }

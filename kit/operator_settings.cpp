@@ -80,6 +80,12 @@ Status checkOperatorSettings(const OperatorSettings& settings) {
   KILN_RETURN_IF_ERROR(checkProgram("--mlgo-llc", settings.mlgoLlc));
   KILN_RETURN_IF_ERROR(checkTimeout("--mlgo-decision-timeout-ms", settings.mlgoDecisionTimeout));
   KILN_RETURN_IF_ERROR(checkTimeout("--mlgo-compile-timeout-ms", settings.mlgoCompileTimeout));
+  KILN_RETURN_IF_ERROR(checkProgram("--runtime-linker", settings.runtimeLinker));
+  KILN_RETURN_IF_ERROR(sandbox::checkLimits(settings.sandbox));
+  if (settings.runtimeMaxRuns < 1 || settings.runtimeMaxRuns > kMaxRuntimeRuns) {
+    return invalidArgument(fmt::format("--runtime-max-runs must be in [1, {}], got {}",
+                                       kMaxRuntimeRuns, settings.runtimeMaxRuns));
+  }
   for (std::size_t i = 0; i < settings.datasets.size(); ++i) {
     const OperatorDataset& dataset = settings.datasets[i];
     for (std::size_t j = 0; j < i; ++j) {

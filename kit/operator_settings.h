@@ -17,6 +17,7 @@
 
 #include "common/parameter_value.h"
 #include "common/status.h"
+#include "sandbox/sandbox_limits.h"
 
 namespace kiln {
 
@@ -47,6 +48,19 @@ struct OperatorSettings {
   std::chrono::milliseconds mlgoCompileTimeout{120'000};
   // --dataset, repeatable: the corpora of this process, in flag order.
   std::vector<OperatorDataset> datasets;
+  // --sandbox-wall-ms, --sandbox-memory-mb, --sandbox-processes,
+  // --sandbox-output-kb, --sandbox-scratch-mb: what a benchmark binary may
+  // use when a session runs it (Runtime, validation). A client may lower
+  // each for its session (sandbox.*), never raise it.
+  sandbox::SandboxLimits sandbox;
+  // --sandbox-require-namespaces: run no binary where the host gives the
+  // sandbox no namespaces (sandbox/sandbox.h's fallback shares the host's
+  // network and files).
+  bool sandboxRequireNamespaces = false;
+  // --runtime-linker: the driver that links a module into an executable.
+  std::string runtimeLinker = "clang-19";
+  // --runtime-max-runs: the most runs one Runtime observation may ask for.
+  std::uint32_t runtimeMaxRuns = 100;
 };
 
 // Parses one --dataset value, NAME=DIR; a relative DIR is taken from
@@ -58,6 +72,9 @@ Result<OperatorDataset> parseDatasetFlag(std::string_view value,
 // parseDatasetFlag; an empty or blank list is none.
 Result<std::vector<OperatorDataset>> parseDatasetList(std::string_view list,
                                                       const std::filesystem::path& current);
+
+// The most runs --runtime-max-runs allows.
+inline constexpr std::uint32_t kMaxRuntimeRuns = 1000;
 
 // The range of the two mlgo time limits, flags and parameters alike.
 inline constexpr std::int64_t kMaxCompilerTimeoutMs = 3'600'000;

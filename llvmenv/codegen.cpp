@@ -10,11 +10,13 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Object/ObjectFile.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
 #include "llvmenv/crash_guard.h"
 #include "llvmenv/ir_text.h"
 
@@ -38,6 +40,27 @@ std::string effectiveTriple(const llvm::Module& module) {
   return triple.empty() ? llvm::sys::getDefaultTargetTriple() : triple;
 }
 
+// What clang -fsanitize=address does to a module after optimizing it: every
+// defined function asks for instrumentation, then ASan's module pass runs.
+void instrumentWithAsan(llvm::Module& module, llvm::TargetMachine& tm) {
+  for (llvm::Function& function : module) {
+    if (!function.isDeclaration()) function.addFnAttr(llvm::Attribute::SanitizeAddress);
+  }
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&tm);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  llvm::ModulePassManager passes;
+  passes.addPass(llvm::AddressSanitizerPass(llvm::AddressSanitizerOptions{}));
+  passes.run(module, modules);
+}
+
 }  // namespace
 
 std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const llvm::Module& module) {
@@ -53,7 +76,7 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const llvm::Module& modul
                                   /*CM=*/std::nullopt, llvm::CodeGenOptLevel::Default));
 }
 
-Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module) {
+Result<std::string> emitObject(const llvm::Module& module, bool addressSanitizer) {
   // Codegen rewrites the IR it compiles (CodeGenPrepare and friends), so it
   // works on a copy, in a context of its own: if the backend crashes, only
   // that context is poisoned (and leaked), never the caller's state.
@@ -76,6 +99,7 @@ Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module) {
   llvm::SmallVector<char, 0> object;
   bool cannotEmit = false;
   Status status = runGuarded("codegen", [&] {
+    if (addressSanitizer) instrumentWithAsan(*copy, *tm);
     llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager pm;
     llvm::TargetLibraryInfoImpl tlii(llvm::Triple(copy->getTargetTriple()));
@@ -95,7 +119,11 @@ Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module) {
   }
   if (cannotEmit) return unimplemented("the target cannot emit object files");
   if (diagnostics.hasErrors()) return compileError("codegen: " + diagnostics.takeErrors());
+  return std::string(object.data(), object.size());
+}
 
+Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module) {
+  KILN_ASSIGN_OR_RETURN(std::string object, emitObject(module, false));
   llvm::MemoryBufferRef buffer(llvm::StringRef(object.data(), object.size()), "kiln-object");
   auto file = llvm::object::ObjectFile::createObjectFile(buffer);
   if (!file) {

@@ -34,6 +34,12 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const llvm::Module& modul
 // of the sizes of its ".text" / ".text.*" sections. Platform dependent.
 Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module);
 
+// The object file of a copy of `module`, as objectTextSizeBytes compiles
+// it: what a benchmark's executable is linked from. `addressSanitizer`
+// instruments every function with ASan first (link with -fsanitize=address).
+// compile-error when the backend reports one; a crash inside LLVM is caught.
+Result<std::string> emitObject(const llvm::Module& module, bool addressSanitizer);
+
 // The sum of the sizes of an object's ".text" / ".text.*" sections: what
 // kiln calls the native (code) size everywhere.
 std::int64_t textSectionBytes(const llvm::object::ObjectFile& object);

@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "datasets/generators.h"
 #include "llvm/Support/xxhash.h"
 #include "llvmenv/module_check.h"
 
@@ -46,9 +47,18 @@ Status LlvmContext::init() {
     return datasets::workerDatasetConfig(workingDirectory(), fileAccess(), maxBenchmarkBytes(),
                                          std::move(corpora));
   }));
+  programs_ = std::make_unique<ProgramRuns>(settings(), workingDirectory());
   logger().info("llvm context: {} passes (table {}), {} datasets", passes_->size(),
                 passes_->fingerprint().substr(0, 12), registry_->list().size());
   return okStatus();
+}
+
+runtime::RunSpec LlvmContext::runSpecFor(const std::string& uri) const {
+  if (uri.starts_with("benchmark://kiln-bench-v0/")) return runtime::kilnBenchRunSpec();
+  if (uri.starts_with(fmt::format("generator://{}/", datasets::kCsmithDataset))) {
+    return runtime::csmithRunSpec();
+  }
+  return runtime::RunSpec{{runtime::ProgramInput{}}, {"m"}};
 }
 
 Result<Benchmark> LlvmContext::resolveBenchmark(const std::string& uri) {

@@ -31,6 +31,7 @@
 #include "llvmenv/module_state.h"
 #include "llvmenv/pass_table.h"
 #include "llvmsession/module_cache.h"
+#include "llvmsession/program_runs.h"
 #include "llvmsession/ready_modules.h"
 #include "llvmsession/transition_cache.h"
 
@@ -77,6 +78,11 @@ class LlvmContext : public ServiceContext {
   ReadyModules& readyModules() { return readyModules_; }
   // The module's baselines, computed on first use only.
   Result<llvmenv::Baselines> baselines(const CachedModule& module) const;
+  // Building and running programs (Runtime, Validation); after init().
+  ProgramRuns& programs() { return *programs_; }
+  // How the benchmark at `uri` runs: kiln-bench-v0's inputs, a csmith
+  // program's, else one run without arguments, linking libm.
+  runtime::RunSpec runSpecFor(const std::string& uri) const;
 
  private:
   std::shared_ptr<const llvmenv::PassTable> passes_;
@@ -85,6 +91,7 @@ class LlvmContext : public ServiceContext {
   ParsedModuleCache moduleCache_{256, std::uint64_t{128} << 20};
   TransitionCache transitionCache_{8192, std::uint64_t{64} << 20};
   HitCostModel hitCostModel_;
+  std::unique_ptr<ProgramRuns> programs_;
   // Last: its reader thread reads with passes_ until it is stopped.
   ReadyModules readyModules_{16, std::uint64_t{4} << 20, 2, std::chrono::milliseconds(2),
                              [this](const CachedModule& module) { return readCached(module); }};

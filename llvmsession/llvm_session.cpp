@@ -9,6 +9,7 @@
 #include "llvmenv/inst_count.h"
 #include "llvmenv/observations.h"
 #include "llvmenv/rewards.h"
+#include "runtime/timing.h"
 
 namespace kiln::llvmsession {
 namespace {
@@ -34,12 +35,35 @@ enum Observation : std::size_t {
   kRewardIrInstructionCountOz,
   kRewardObjectTextSizeBytes,
   kRewardObjectTextSizeOz,
+  kBuildtime,
+  kIsBuildable,
+  kIsRunnable,
+  kRuntime,
+  kRuntimeO3,
+  kValidation,
+  kRewardRuntimeO3,
   kObservationCount,
 };
 
 Space withFlags(Space space, bool platformDependent) {
   space.deterministic = true;
   space.platformDependent = platformDependent;
+  return space;
+}
+
+// Wall times as a tensor of seconds.
+Result<Value> secondsTensor(Result<std::vector<double>> seconds) {
+  if (!seconds.ok()) return seconds.status();
+  Tensor<double> tensor;
+  tensor.shape = {static_cast<std::int64_t>(seconds->size())};
+  tensor.values = std::move(seconds).value();
+  return Value(std::move(tensor));
+}
+
+// A measurement: neither the same twice nor the same on another host.
+Space measured(Space space) {
+  space.deterministic = false;
+  space.platformDependent = true;
   return space;
 }
 
@@ -118,6 +142,16 @@ std::vector<Space> LlvmSession::observationSpaces() const {
       withFlags(Space::doubleScalar("Reward:ObjectTextSizeBytes", {}), true);
   spaces[kRewardObjectTextSizeOz] =
       withFlags(Space::doubleScalar("Reward:ObjectTextSizeOz", {}), true);
+  // Running the program: times vary from run to run; what builds and runs
+  // depends on the host's linker and limits.
+  const DoubleRange seconds{0.0, std::nullopt};
+  spaces[kBuildtime] = measured(Space::doubleScalar("Buildtime", seconds));
+  spaces[kIsBuildable] = withFlags(Space::int64Scalar("IsBuildable", {0, 1}), true);
+  spaces[kIsRunnable] = withFlags(Space::int64Scalar("IsRunnable", {0, 1}), true);
+  spaces[kRuntime] = measured(Space::doubleBox("Runtime", {-1}, seconds));
+  spaces[kRuntimeO3] = measured(Space::doubleBox("RuntimeO3", {-1}, seconds));
+  spaces[kValidation] = withFlags(Space::string("Validation"), true);
+  spaces[kRewardRuntimeO3] = measured(Space::doubleScalar("Reward:RuntimeO3", {}));
   return spaces;
 }
 
@@ -134,7 +168,9 @@ Status LlvmSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmar
   }
   KILN_ASSIGN_OR_RETURN(benchmark_, context_.module(benchmark));
   KILN_ASSIGN_OR_RETURN(state_, context_.materialize(benchmark_));
+  benchmarkUri_ = benchmark.uri;
   lastCost_.fill(std::nullopt);
+  limits_ = context_.settings().sandbox;
   return okStatus();
 }
 
@@ -143,7 +179,14 @@ Status LlvmSession::initAsFork(const CompilationSession& parent) {
   if (other.state_ == nullptr) return invalidArgument("cannot fork a session that never started");
   KILN_ASSIGN_OR_RETURN(state_, other.state_->clone());
   benchmark_ = other.benchmark_;
+  benchmarkUri_ = other.benchmarkUri_;
   lastCost_ = other.lastCost_;
+  limits_ = other.limits_;
+  runtimeRuns_ = other.runtimeRuns_;
+  validateAsan_ = other.validateAsan_;
+  clientRunSpec_ = other.clientRunSpec_;
+  runtimeO3_ = other.runtimeO3_;
+  lastSpeedup_ = other.lastSpeedup_;
   return okStatus();
 }
 
@@ -210,6 +253,14 @@ Result<Value> LlvmSession::observe(std::size_t spaceIndex) {
     case kRewardObjectTextSizeBytes:
     case kRewardObjectTextSizeOz:
       return wrap(reward(static_cast<Reward>(spaceIndex - kRewardIrInstructionCount)));
+    case kBuildtime:
+    case kIsBuildable:
+    case kIsRunnable:
+    case kRuntime:
+    case kRuntimeO3:
+    case kValidation:
+    case kRewardRuntimeO3:
+      return observeProgram(spaceIndex);
     default:
       return invalidArgument(
           fmt::format("observation space {} does not exist for llvm sessions", spaceIndex));
@@ -244,6 +295,108 @@ Result<double> LlvmSession::reward(Reward which) {
     default:
       return llvmenv::objectTextSizeOzReward(previous, current, *b);
   }
+}
+
+runtime::RunSpec LlvmSession::runSpec() const {
+  return clientRunSpec_ ? *clientRunSpec_ : context_.runSpecFor(benchmarkUri_);
+}
+
+Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
+  const llvm::Module* module = state_->module();
+  if (module == nullptr) return compileError("the module is broken: it cannot be built");
+  ProgramRuns& programs = context_.programs();
+  const runtime::RunSpec spec = runSpec();
+  switch (spaceIndex) {
+    case kBuildtime: {
+      ProgramBuild built = programs.build(*module, spec);
+      if (!built.status.ok()) return built.status;
+      return Value(std::chrono::duration<double>(built.time).count());
+    }
+    case kIsBuildable:
+      return Value(std::int64_t{programs.build(*module, spec).status.ok() ? 1 : 0});
+    case kIsRunnable: {
+      KILN_ASSIGN_OR_RETURN(bool runnable, programs.runnable(*module, spec, limits_));
+      return Value(std::int64_t{runnable ? 1 : 0});
+    }
+    case kRuntime:
+      return secondsTensor(programs.runtimes(*module, spec, runtimeRuns_, limits_));
+    case kRuntimeO3:
+      return secondsTensor(runtimeO3());
+    case kValidation: {
+      KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
+                            context_.materialize(benchmark_));
+      if (original->module() == nullptr) return internalError("the benchmark cannot be read back");
+      KILN_ASSIGN_OR_RETURN(ValidationReport report,
+                            programs.validate(*module, *original->module(), benchmark_->key(), spec,
+                                              limits_, validateAsan_));
+      return Value(report.json());
+    }
+    default:
+      return wrap(runtimeReward());
+  }
+}
+
+Result<std::vector<double>> LlvmSession::runtimeO3() {
+  if (runtimeO3_ && runtimeO3_->size() == runtimeRuns_) return *runtimeO3_;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> o3, context_.materialize(benchmark_));
+  KILN_ASSIGN_OR_RETURN(llvmenv::PassOutcome outcome, o3->applyPipeline("default<O3>"));
+  (void)outcome;
+  if (o3->module() == nullptr) return internalError("the -O3 module cannot be read back");
+  KILN_ASSIGN_OR_RETURN(
+      runtimeO3_, context_.programs().runtimes(*o3->module(), runSpec(), runtimeRuns_, limits_));
+  return *runtimeO3_;
+}
+
+Result<double> LlvmSession::runtimeReward() {
+  KILN_ASSIGN_OR_RETURN(std::vector<double> o3, runtimeO3());
+  const llvm::Module* module = state_->module();
+  KILN_ASSIGN_OR_RETURN(std::vector<double> now,
+                        context_.programs().runtimes(*module, runSpec(), runtimeRuns_, limits_));
+  if (!lastSpeedup_) {
+    // The start of the episode is the benchmark as it came.
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
+                          context_.materialize(benchmark_));
+    KILN_ASSIGN_OR_RETURN(
+        std::vector<double> o0,
+        context_.programs().runtimes(*original->module(), runSpec(), runtimeRuns_, limits_));
+    lastSpeedup_ = runtime::speedup(o3, o0);
+  }
+  const double current = runtime::speedup(o3, now);
+  const double reward = current - *lastSpeedup_;
+  lastSpeedup_ = current;
+  return reward;
+}
+
+Result<std::string> LlvmSession::handleParameter(const std::string& key, const std::string& value) {
+  if (key == "llvm.runtime_runs") {
+    KILN_ASSIGN_OR_RETURN(std::uint64_t runs,
+                          parseUnsignedParameter(key, value, "a whole number of runs"));
+    const std::uint32_t ceiling = context_.settings().runtimeMaxRuns;
+    if (runs < 1) return invalidArgument("llvm.runtime_runs must be at least 1");
+    if (runs > ceiling)
+      return aboveCeiling(key, runs, ceiling, "runs", "the operator's --runtime-max-runs");
+    runtimeRuns_ = static_cast<unsigned>(runs);
+    return std::to_string(runtimeRuns_);
+  }
+  if (key == "llvm.run_spec") {
+    KILN_ASSIGN_OR_RETURN(clientRunSpec_, runtime::parseRunSpec(value, "llvm.run_spec"));
+    runtimeO3_.reset();
+    lastSpeedup_.reset();
+    return std::to_string(clientRunSpec_->inputs.size());
+  }
+  if (key == "llvm.validate_asan") {
+    if (value != "0" && value != "1") {
+      return invalidArgument(fmt::format("llvm.validate_asan must be 0 or 1, got '{}'", value));
+    }
+    validateAsan_ = value == "1";
+    return value;
+  }
+  if (key.starts_with("sandbox.")) {
+    KILN_ASSIGN_OR_RETURN(limits_,
+                          sandbox::lowered(limits_, context_.settings().sandbox, key, value));
+    return sandbox::describe(limits_);
+  }
+  return CompilationSession::handleParameter(key, value);
 }
 
 }  // namespace kiln::llvmsession

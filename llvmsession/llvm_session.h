@@ -21,6 +21,22 @@
 //   IrInstructionCountO0/O3/Oz, ObjectTextSizeO0/O3/Oz
 //                                  the benchmark's baselines, computed once per
 //                                  benchmark by the context, shared by sessions
+//   Buildtime, IsBuildable         the module built into an executable (codegen
+//                                  and the operator's linker), seconds / 0 or 1
+//   IsRunnable                     ... and its first input run to an exit of
+//                                  its own in the sandbox (0 or 1)
+//   Runtime, RuntimeO3             wall times (seconds) of llvm.runtime_runs
+//                                  runs of the first input (after one
+//                                  unmeasured run), of this state / of the
+//                                  benchmark at -O3 (measured once a session)
+//   Validation                     JSON: every input of the run spec run by
+//                                  this state and by the benchmark as it came
+//                                  (and by an ASan build when llvm.validate_asan
+//                                  is 1), compared (llvmsession/program_runs.h)
+//   Reward:RuntimeO3               double: the change of the speedup over -O3
+//                                  (median RuntimeO3 / median Runtime) since the
+//                                  last observation of it (the start: the
+//                                  unoptimized benchmark's speedup)
 //   Reward:<cost>                  double: the drop of <cost> since the last
 //                                  observation of the same reward space (the
 //                                  start is the benchmark's unoptimized cost),
@@ -40,6 +56,8 @@
 #include "kit/compilation_session.h"
 #include "llvmenv/module_state.h"
 #include "llvmsession/llvm_context.h"
+#include "runtime/run_spec.h"
+#include "sandbox/sandbox_limits.h"
 
 namespace kiln::llvmsession {
 
@@ -61,6 +79,10 @@ class LlvmSession final : public CompilationSession {
   Status initAsFork(const CompilationSession& parent) override;
   Status applyAction(const Value& action, ActionOutcome& outcome) override;
   Status computeObservation(std::size_t spaceIndex, Value& observation) override;
+  // llvm.runtime_runs N (1 to the operator's --runtime-max-runs; default 5),
+  // llvm.run_spec JSON (runtime/run_spec.h: this benchmark's inputs),
+  // llvm.validate_asan 0|1, and sandbox.* (a limit lowered for this session).
+  Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
 
  private:
   // The four reward spaces, in the order of observationSpaces().
@@ -72,15 +94,28 @@ class LlvmSession final : public CompilationSession {
     kRewardCount,
   };
   Result<Value> observe(std::size_t spaceIndex);
+  Result<Value> observeProgram(std::size_t spaceIndex);
   Result<double> reward(Reward which);
+  // The benchmark's inputs: the client's (llvm.run_spec), else its dataset's.
+  runtime::RunSpec runSpec() const;
+  Result<std::vector<double>> runtimeO3();
+  Result<double> runtimeReward();
   Result<llvmenv::Baselines> baselines() const { return context_.baselines(*benchmark_); }
 
   LlvmContext& context_;
   std::shared_ptr<const CachedModule> benchmark_;
+  std::string benchmarkUri_;
   std::unique_ptr<llvmenv::ModuleState> state_;
   // The cost when each reward space was last observed; nullopt = the
   // benchmark's unoptimized cost (not observed yet).
   std::array<std::optional<std::int64_t>, kRewardCount> lastCost_;
+  // Running the program (Runtime, Validation): this session's settings.
+  sandbox::SandboxLimits limits_;
+  unsigned runtimeRuns_ = 5;
+  bool validateAsan_ = false;
+  std::optional<runtime::RunSpec> clientRunSpec_;
+  std::optional<std::vector<double>> runtimeO3_;  // measured once
+  std::optional<double> lastSpeedup_;             // Reward:RuntimeO3
 };
 
 }  // namespace kiln::llvmsession

@@ -5,6 +5,13 @@
 #include <kj/exception.h>
 
 namespace kiln::programs {
+
+JsonValue::JsonValue() = default;
+JsonValue::~JsonValue() = default;
+JsonValue::JsonValue(const JsonValue&) = default;
+JsonValue::JsonValue(JsonValue&&) noexcept = default;
+JsonValue& JsonValue::operator=(const JsonValue&) = default;
+JsonValue& JsonValue::operator=(JsonValue&&) noexcept = default;
 namespace {
 
 JsonValue convert(capnp::JsonValue::Reader value) {

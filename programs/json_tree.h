@@ -22,6 +22,15 @@ struct JsonValue {
   std::vector<JsonValue> array;
   std::vector<std::pair<std::string, JsonValue>> object;  // in the file's order
 
+  // Out of line: a pair holding JsonValue is complete only after the class
+  // (clang with libstdc++ checks where the members are instantiated).
+  JsonValue();
+  ~JsonValue();
+  JsonValue(const JsonValue&);
+  JsonValue(JsonValue&&) noexcept;
+  JsonValue& operator=(const JsonValue&);
+  JsonValue& operator=(JsonValue&&) noexcept;
+
   // The member `name` of an object, or nullptr (also when this is no object).
   const JsonValue* member(std::string_view name) const;
 };

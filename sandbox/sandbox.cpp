@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "common/unique_fd.h"
+#include "common/working_directory.h"
 #include "sandbox/sandbox_child.h"
 
 namespace kiln::sandbox {
@@ -23,41 +24,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The run's private directory, removed on every path out.
-class RunDirectory {
- public:
-  static Result<RunDirectory> make(const std::filesystem::path& root) {
-    std::string pattern = (root / "kiln-sandbox-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return internalError(fmt::format("cannot make a sandbox directory under {}: {}",
-                                       root.string(), std::strerror(errno)));
-    }
-    RunDirectory directory{std::filesystem::path(pattern)};
-    // The namespace's user (nobody, for a root worker) reads the program and
-    // mounts the scratch directory here.
-    std::error_code error;
-    std::filesystem::permissions(directory.path_, std::filesystem::perms(0755), error);
-    std::filesystem::create_directory(directory.work(), error);
-    if (!error) std::filesystem::permissions(directory.work(), std::filesystem::perms(0777), error);
-    if (error) {
-      return internalError(fmt::format("cannot prepare the sandbox directory {}: {}",
-                                       directory.path_.string(), error.message()));
-    }
-    return directory;
+// The run's private directory (removed on every path out, or by the next
+// run after a crash): readable by the namespace's user (nobody, for a root
+// worker), who runs the program from it and mounts the scratch tmpfs on
+// its work/.
+Result<WorkingDirectory> makeRunDirectory(const std::filesystem::path& root) {
+  KILN_ASSIGN_OR_RETURN(WorkingDirectory directory, WorkingDirectory::create(root, "kiln-sandbox"));
+  std::error_code error;
+  std::filesystem::permissions(directory.path(), std::filesystem::perms(0755), error);
+  const std::filesystem::path work = directory.path() / "work";
+  if (!error) std::filesystem::create_directory(work, error);
+  if (!error) std::filesystem::permissions(work, std::filesystem::perms(0777), error);
+  if (error) {
+    return internalError(fmt::format("cannot prepare the sandbox directory {}: {}",
+                                     directory.path().string(), error.message()));
   }
-  RunDirectory(RunDirectory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-  RunDirectory& operator=(RunDirectory&&) = delete;
-  ~RunDirectory() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path work() const { return path_ / "work"; }
-
- private:
-  explicit RunDirectory(std::filesystem::path path) : path_(std::move(path)) {}
-  std::filesystem::path path_;
-};
+  return directory;
+}
 
 Status writeFile(const std::filesystem::path& path, std::string_view bytes, std::uint32_t mode) {
   std::ofstream out(path, std::ios::binary);
@@ -153,7 +136,7 @@ Result<SandboxOutcome> Sandbox::run(const SandboxRun& run, const SandboxLimits& 
   if (!source) return notFound(fmt::format("no program {} to run", run.program.string()));
   const std::string image((std::istreambuf_iterator<char>(source)),
                           std::istreambuf_iterator<char>());
-  KILN_ASSIGN_OR_RETURN(RunDirectory directory, RunDirectory::make(options_.scratchRoot));
+  KILN_ASSIGN_OR_RETURN(WorkingDirectory directory, makeRunDirectory(options_.scratchRoot));
   const std::filesystem::path programPath = directory.path() / "program";
   const std::filesystem::path stdinPath = directory.path() / "stdin";
   KILN_RETURN_IF_ERROR(writeFile(programPath, image, 0755));
@@ -168,7 +151,7 @@ Result<SandboxOutcome> Sandbox::run(const SandboxRun& run, const SandboxLimits& 
   std::vector<char*> envp = pointers(envStrings);
   const std::string programText = programPath.string();
   const std::string stdinText = stdinPath.string();
-  const std::string workText = directory.work().string();
+  const std::string workText = (directory.path() / "work").string();
   const std::string tmpfsOptions = fmt::format("size={},mode=0777", limits.scratchBytes);
   const bool root = ::geteuid() == 0;
   const std::string uidMap = fmt::format("0 {} 1\n", root ? options_.unprivilegedId : ::geteuid());

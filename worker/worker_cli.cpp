@@ -99,6 +99,49 @@ void addMlgoOptions(CLI::App& app, OperatorSettings& settings) {
       ->check(CLI::Range(std::int64_t{1}, kMaxCompilerTimeoutMs));
 }
 
+void addSandboxOptions(CLI::App& app, OperatorSettings& settings) {
+  sandbox::SandboxLimits& limits = settings.sandbox;
+  app.add_option_function<std::int64_t>(
+         std::string(sandbox::kWallTimeFlag),
+         [&limits](std::int64_t ms) { limits.wallTime = milliseconds(ms); },
+         "the longest one run of a benchmark binary may take (default 10000); clients may "
+         "lower it (sandbox.wall_ms)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{3'600'000}));
+  app.add_option_function<std::uint64_t>(
+         std::string(sandbox::kMemoryFlag),
+         [&limits](std::uint64_t mb) { limits.memoryBytes = mb << 20; },
+         "the address space of each process of a benchmark binary, MiB (default 1024); "
+         "clients may lower it (sandbox.memory_mb)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  app.add_option_function<std::uint32_t>(
+         std::string(sandbox::kProcessesFlag),
+         [&limits](std::uint32_t count) { limits.processes = count; },
+         "processes and threads a benchmark binary may have at once (default 32)")
+      ->check(CLI::Range(1u, 4096u));
+  app.add_option_function<std::uint64_t>(
+         std::string(sandbox::kOutputFlag),
+         [&limits](std::uint64_t kb) { limits.outputBytes = kb << 10; },
+         "what is kept of a benchmark binary's stdout and of its stderr, KiB (default 64; the "
+         "rest is counted)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  app.add_option_function<std::uint64_t>(
+         std::string(sandbox::kScratchFlag),
+         [&limits](std::uint64_t mb) { limits.scratchBytes = mb << 20; },
+         "the size of a benchmark binary's scratch directory, MiB (default 64)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  app.add_flag("--sandbox-require-namespaces", settings.sandboxRequireNamespaces,
+               "run no benchmark binary where the host gives the sandbox no namespaces "
+               "(without them it shares the host's network and files)");
+  app.add_option("--runtime-linker", settings.runtimeLinker,
+                 "the driver that links a module into an executable (a path, or a name looked up "
+                 "in PATH)")
+      ->capture_default_str();
+  app.add_option("--runtime-max-runs", settings.runtimeMaxRuns,
+                 "the most runs one Runtime observation may ask for (llvm.runtime_runs)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, kMaxRuntimeRuns));
+}
+
 void addDatasetOption(CLI::App& app, OperatorSettings& settings) {
   app.add_option_function<std::vector<std::string>>(
       "--dataset",

@@ -32,6 +32,7 @@ from . import wrappers
 from .spaces import Space
 from .vector import BatchSpace, VectorEnv, make_vec
 from .state import CompilerEnvState
+from .validation import ValidationError, ValidationResult
 from . import state as states
 from ._kiln import __version__, keygen
 
@@ -47,6 +48,8 @@ __all__ = [
     "Env",
     "Space",
     "CompilerEnvState",
+    "ValidationResult",
+    "ValidationError",
     "states",
     "LocalCluster",
     "embedded_cluster_endpoint",

@@ -30,6 +30,7 @@ from .errors import (
 )
 from .spaces import Space
 from .state import CompilerEnvState, parse_commandline
+from .validation import ValidationError, ValidationResult
 
 _DEFAULT = object()
 _REWARD_PREFIX = "Reward:"
@@ -555,6 +556,20 @@ class Env(Closing):
         child.observation = _Observations(child)
         _LIVE_ENVS.add(child)
         return child
+
+    def validate(self, asan=False):
+        """Whether the current program still behaves like the benchmark as it
+        came: a kiln.ValidationResult listing every difference (wrong output
+        or exit status, crash, timeout, an ASan report with `asan=True`). The
+        benchmark's inputs are its dataset's (kiln-bench-v0 has four), or
+        what `set_parameter("llvm.run_spec", json)` gave. Programs run in the
+        worker's sandbox."""
+        self._check_session()
+        if "Validation" not in self.observation_spaces:
+            raise InvalidArgument(f"{self.spec.id} has no validation (no Validation observation)")
+        self._session.set_parameter("llvm.validate_asan", "1" if asan else "0")
+        text = self._observe("Validation")
+        return ValidationResult.from_json(_benchmark_uri_and_program(self._benchmark)[0], text)
 
     def set_parameter(self, key, value):
         """A session parameter (e.g. 'noop.busy_us'); returns the worker's answer."""

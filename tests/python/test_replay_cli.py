@@ -64,3 +64,13 @@ def test_unknown_actions_and_bad_rows(tmp_path):
     bad.write_text("benchmark,reward,walltime,commandline\nbenchmark://x/y,zz,1,gvn\n")
     run = replay(bad)
     assert run.returncode == 2 and "bad.csv: line 2: reward 'zz'" in run.stderr, run.stderr
+
+
+def test_kiln_validate_runs_every_state_against_its_benchmark(episode_states, tmp_path, cluster):
+    path = tmp_path / "states.csv"
+    states.write_csv(path, episode_states[:4])
+    run = subprocess.run([KILN, "validate", str(path)], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "4 of 4 states are valid" in run.stdout, run.stdout
+    assert run.stdout.count(", valid") == 4

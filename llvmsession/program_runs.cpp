@@ -1,0 +1,199 @@
+#include "llvmsession/program_runs.h"
+
+#include <fmt/format.h>
+
+#include "common/json_text.h"
+#include "llvmenv/codegen.h"
+
+namespace kiln::llvmsession {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ASan's own limits stand in for RLIMIT_AS, which its shadow memory cannot
+// live with; leak checking (ptrace, which the sandbox forbids) is off: a
+// leak is no miscompile.
+std::vector<std::string> asanEnvironment(const sandbox::SandboxLimits& limits) {
+  return {
+      fmt::format("ASAN_OPTIONS=detect_leaks=0:hard_rss_limit_mb={}:allocator_may_return_null=1"
+                  ":abort_on_error=0:exitcode=86",
+                  std::max<std::uint64_t>(limits.memoryBytes >> 20, 64))};
+}
+
+// "exited with code 3", "killed by signal 11 (SIGSEGV)" or "timed out".
+std::string describeRun(const sandbox::RunRecord& run) {
+  return run.timedOut ? "timed out" : run.status.describe();
+}
+
+}  // namespace
+
+std::string ValidationReport::json() const {
+  std::string text = fmt::format(R"({{"valid": {}, "inputs": {}, "asan": {}, "errors": [)",
+                                 valid() ? "true" : "false", inputs, asan ? "true" : "false");
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    const runtime::ValidationError& error = errors[i];
+    text += fmt::format(R"({}{{"kind": "{}", "input": "{}", "message": "{}", "evidence": "{}"}})",
+                        i == 0 ? "" : ", ", runtime::kindName(error.kind), jsonEscape(error.input),
+                        jsonEscape(error.message), jsonEscape(error.evidence));
+  }
+  return text + "]}";
+}
+
+runtime::RunEvidence evidenceOf(const sandbox::SandboxOutcome& outcome) {
+  runtime::RunEvidence evidence;
+  if (!outcome.runs.empty()) {
+    evidence.status = outcome.runs[0].status;
+    evidence.timedOut = outcome.runs[0].timedOut;
+    evidence.peakRssBytes = outcome.runs[0].peakRssBytes;
+  }
+  evidence.stdoutText = outcome.stdoutText;
+  evidence.stdoutBytes = outcome.stdoutBytes;
+  evidence.stderrText = outcome.stderrText;
+  return evidence;
+}
+
+ProgramRuns::ProgramRuns(const OperatorSettings& settings, std::filesystem::path workingDirectory)
+    : link_{settings.runtimeLinker, {}},
+      requireNamespaces_(settings.sandboxRequireNamespaces),
+      workingDirectory_(std::move(workingDirectory)) {}
+
+Result<const sandbox::Sandbox*> ProgramRuns::sandboxOnce() {
+  std::lock_guard lock(mutex_);
+  if (!sandbox_) {
+    sandbox::SandboxOptions options;
+    options.requireNamespaces = requireNamespaces_;
+    sandbox_ = sandbox::Sandbox::create(options);
+  }
+  if (!sandbox_->ok()) return sandbox_->status();
+  return &sandbox_->value();
+}
+
+Result<ProgramRuns::Executable> ProgramRuns::buildExecutable(const llvm::Module& module,
+                                                             const runtime::RunSpec& spec,
+                                                             bool asan) {
+  const auto began = Clock::now();
+  KILN_ASSIGN_OR_RETURN(std::string object, llvmenv::emitObject(module, asan));
+  const auto codegen = Clock::now() - began;
+  KILN_ASSIGN_OR_RETURN(WorkingDirectory directory,
+                        WorkingDirectory::create(workingDirectory_, "program"));
+  KILN_ASSIGN_OR_RETURN(runtime::BuiltProgram program,
+                        runtime::linkProgram(object, spec, asan, directory.path(),
+                                             asan ? "program-asan" : "program", link_));
+  return Executable{std::move(directory), std::move(program), codegen};
+}
+
+Result<sandbox::SandboxOutcome> ProgramRuns::run(const Executable& executable,
+                                                 const runtime::ProgramInput& input,
+                                                 unsigned repeats,
+                                                 const sandbox::SandboxLimits& limits, bool asan) {
+  KILN_ASSIGN_OR_RETURN(const sandbox::Sandbox* box, sandboxOnce());
+  sandbox::SandboxRun request;
+  request.program = executable.program.executable;
+  request.args = input.args;
+  request.stdinBytes = input.stdinBytes;
+  request.repeats = repeats;
+  if (asan) {
+    request.environment = asanEnvironment(limits);
+    request.limitAddressSpace = false;
+  }
+  return box->run(request, limits);
+}
+
+ProgramBuild ProgramRuns::build(const llvm::Module& module, const runtime::RunSpec& spec) {
+  auto executable = buildExecutable(module, spec, false);
+  if (!executable.ok()) return {executable.status(), {}};
+  return {okStatus(), executable->codegenTime + executable->program.linkTime};
+}
+
+Result<std::vector<double>> ProgramRuns::runtimes(const llvm::Module& module,
+                                                  const runtime::RunSpec& spec, unsigned runs,
+                                                  const sandbox::SandboxLimits& limits) {
+  KILN_ASSIGN_OR_RETURN(Executable executable, buildExecutable(module, spec, false));
+  KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
+                        run(executable, spec.inputs.at(0), runs + 1, limits, false));
+  const sandbox::RunRecord& last = outcome.runs.back();
+  if (outcome.runs.size() != runs + 1 || last.timedOut || !last.status.success()) {
+    return invalidArgument(fmt::format(
+        "the program cannot be timed: {} {}{}", runtime::describeInput(spec, 0), describeRun(last),
+        outcome.stderrText.empty() ? "" : fmt::format(" ({})", outcome.stderrText.substr(0, 200))));
+  }
+  std::vector<double> seconds;
+  for (std::size_t i = 1; i < outcome.runs.size(); ++i) {
+    seconds.push_back(std::chrono::duration<double>(outcome.runs[i].wallTime).count());
+  }
+  return seconds;
+}
+
+Result<bool> ProgramRuns::runnable(const llvm::Module& module, const runtime::RunSpec& spec,
+                                   const sandbox::SandboxLimits& limits) {
+  auto executable = buildExecutable(module, spec, false);
+  if (!executable.ok()) return false;
+  KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
+                        run(*executable, spec.inputs.at(0), 1, limits, false));
+  return !outcome.runs[0].timedOut && !outcome.runs[0].status.signaled();
+}
+
+Result<std::vector<runtime::RunEvidence>> ProgramRuns::referenceRuns(
+    const llvm::Module& reference, const std::string& key, const runtime::RunSpec& spec,
+    const sandbox::SandboxLimits& limits) {
+  // Kept per benchmark, spec and limits: a client's own spec or lower limits
+  // get runs of their own.
+  std::string specKey = fmt::format("{}|{}|{}", key, limits.wallTime.count(), limits.memoryBytes);
+  for (const runtime::ProgramInput& input : spec.inputs) {
+    specKey += fmt::format("|{}:{}", fmt::join(input.args, " "), input.stdinBytes);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (auto found = references_.find(specKey); found != references_.end()) return found->second;
+  }
+  auto executable = buildExecutable(reference, spec, false);
+  if (!executable.ok()) {
+    return invalidArgument(
+        fmt::format("the benchmark as it came does not build, so there is "
+                    "nothing to validate against: {}",
+                    executable.status().message()));
+  }
+  std::vector<runtime::RunEvidence> runs;
+  for (const runtime::ProgramInput& input : spec.inputs) {
+    KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
+                          run(*executable, input, 1, limits, false));
+    runs.push_back(evidenceOf(outcome));
+  }
+  std::lock_guard lock(mutex_);
+  constexpr std::size_t kMaxReferences = 1024;
+  if (references_.size() >= kMaxReferences) references_.clear();
+  references_.emplace(specKey, runs);
+  return runs;
+}
+
+Result<ValidationReport> ProgramRuns::validate(const llvm::Module& candidate,
+                                               const llvm::Module& reference,
+                                               const std::string& referenceKey,
+                                               const runtime::RunSpec& spec,
+                                               const sandbox::SandboxLimits& limits, bool asan) {
+  KILN_ASSIGN_OR_RETURN(std::vector<runtime::RunEvidence> expected,
+                        referenceRuns(reference, referenceKey, spec, limits));
+  ValidationReport report;
+  report.asan = asan;
+  report.inputs = spec.inputs.size();
+  for (const bool sanitized : {false, true}) {
+    if (sanitized && !asan) break;
+    auto executable = buildExecutable(candidate, spec, sanitized);
+    if (!executable.ok()) {
+      report.errors.push_back(
+          {runtime::ValidationError::Kind::kBuildFailed, "",
+           fmt::format("the {} does not build", sanitized ? "ASan build" : "optimized program"),
+           executable.status().message()});
+      continue;
+    }
+    for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
+                            run(*executable, spec.inputs[i], 1, limits, sanitized));
+      auto errors = runtime::compareRun(spec, i, expected[i], evidenceOf(outcome), sanitized);
+      report.errors.insert(report.errors.end(), errors.begin(), errors.end());
+    }
+  }
+  return report;
+}
+
+}  // namespace kiln::llvmsession

@@ -124,7 +124,8 @@ std::vector<ValidationError> compareRun(const RunSpec& spec, std::size_t input,
         {Kind::kExitStatus, name,
          fmt::format("{} exited with code {} on {}; the unoptimized program with {}", build,
                      candidate.status.exitCode, name, reference.status.exitCode),
-         clip(candidate.stderrText)});
+         // What it said about it: its error stream, else its output.
+         clip(candidate.stderrText.empty() ? candidate.stdoutText : candidate.stderrText)});
   }
   if (candidate.stdoutText != reference.stdoutText ||
       candidate.stdoutBytes != reference.stdoutBytes) {

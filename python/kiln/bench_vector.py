@@ -67,6 +67,28 @@ def _vector_rate(env_id, envs, endpoint, benchmarks, seconds, seed, fixed_action
     return rate, (statistics.fmean(worker_us) if worker_us else 0.0)
 
 
+def _async_rate(env_id, envs, endpoint, benchmarks, seconds, seed, batch):
+    """Steps/s of EnvPool's pair: recv() the first `batch` envs that answer,
+    send() them their next action at once; the worker's mean time per step."""
+    with kiln.make_vec(env_id, envs, cluster=endpoint, benchmarks=benchmarks,
+                       max_episode_steps=EPISODE_STEPS, seed=seed, batch_size=batch) as vec:
+        vec.async_reset()
+        rng = np.random.default_rng(seed)
+        n = vec.single_action_space.n
+        steps, worker_us, start = 0, [], time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            _, _, _, _, infos = vec.recv()
+            ids = infos["env_id"]
+            steps += len(ids)
+            if "worker_us" in infos:
+                worker_us.extend(infos["worker_us"][infos["_worker_us"]].tolist())
+            vec.send(rng.integers(n, size=len(ids)), ids)
+        rate = steps / (time.perf_counter() - start)
+        while vec._core.in_flight_count:
+            vec.recv()
+    return rate, (statistics.fmean(worker_us) if worker_us else 0.0)
+
+
 class _Cycle:
     """The benchmarks in the order a VectorEnv's episodes take them
     ("cycle"): every baseline runs the same programs in the same order."""
@@ -189,10 +211,15 @@ def _summary(values):
 
 
 def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1, 8, 32),
-        many=128, subprocess_many=32):
+        many=128, subprocess_many=32, async_envs=32):
     rows = []
-    with kiln.LocalCluster(workers=1, slots=slots) as local:
+    with kiln.LocalCluster(workers=1, slots=slots, client_tuning=True) as local:
         endpoint = local.endpoint
+        # Every way runs the same episodes (same seeds): none may replay the
+        # steps another ran before from the worker's transition cache.
+        client = kiln._kiln.Client(endpoint, 60.0, "", "", "")
+        for worker in local.worker_endpoints:
+            client.worker_parameter(worker, "service.transition_cache.set_max_size", "0")
         benchmarks = kiln.datasets(endpoint).benchmarks("benchmark://kiln-bench-v0")
         env_id = "llvm-autophase-ic-v0"
         # Every program read once before any row: the first row measured
@@ -230,6 +257,22 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
                 row["subprocess_steps_per_s"] = _summary(sub)
                 row["x_subprocess"] = statistics.median(vector) / statistics.median(sub)
             rows.append(row)
+        rates, capacity = [], []
+        for run_index in range(runs):
+            rate, worker_us = _async_rate(env_id, async_envs, endpoint, benchmarks, seconds,
+                                          run_index, async_envs // 2)
+            rates.append(rate)
+            if worker_us > 0:
+                capacity.append(slots * 1e6 / worker_us)
+        rows.append({
+            "env": env_id, "envs": async_envs, "mode": f"send/recv, batch {async_envs // 2}",
+            "judged_against": "the worker's slots at their measured worker time per step "
+                              "(x_slots), same benchmarks",
+            "vector_steps_per_s": _summary(rates),
+            "slot_capacity_steps_per_s": _summary(capacity) if capacity else None,
+            "x_slots": (statistics.median(rates) / statistics.median(capacity)
+                        if capacity else None),
+        })
         noop, noop_sub = [], []
         for run_index in range(runs):
             # Steps into Python: the same add action every step, as `kiln
@@ -272,7 +315,8 @@ def _table(rows):
                 f"{row['client_kib_per_env']['median']:.0f} KiB per env")
             continue
         v = row["vector_steps_per_s"]
-        text = f"  {row['env']} x{row['envs']}: vector {v['min']:.0f} / {v['median']:.0f}"
+        mode = f" ({row['mode']})" if "mode" in row else ""
+        text = f"  {row['env']} x{row['envs']}{mode}: vector {v['min']:.0f} / {v['median']:.0f}"
         if "loop_steps_per_s" in row:
             loop = row["loop_steps_per_s"]
             text += (f"; single-env loop {loop['min']:.0f} / {loop['median']:.0f} "
@@ -301,7 +345,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         rows = run(runs=1, seconds=0.3, sizes=(1, 8), slots=args.slots, subprocess_sizes=(1,),
-                   many=8, subprocess_many=2)
+                   many=8, subprocess_many=2, async_envs=8)
     else:
         rows = run(runs=args.runs, seconds=args.seconds, slots=args.slots)
     print(json.dumps({"rows": rows}, indent=1) if args.json else _table(rows))

@@ -29,12 +29,16 @@ class LocalCluster:
         nesting_hosts=0,
         datasets=None,
         fault_injection=False,
+        client_tuning=False,
     ):
         """`datasets`: {name: directory} of corpora the workers serve as
         benchmark://name/<module> (what `kiln local --dataset NAME=DIR` does).
         `fault_injection`: the operator's --enable-fault-injection, for tests
         of faults: the noop type's crash and hang hooks, and the llvm passes
-        that crash LLVM 19 as actions.
+        that crash LLVM 19 as actions. `client_tuning`: the operator's
+        --allow-client-tuning: clients may lower settings every session of a
+        worker shares (its caches), e.g. a bench that must not replay steps
+        from the transition cache.
 
         Each worker runs in a child process of this one (forked): a crash
         inside LLVM costs a worker restart and a replay of its sessions, not
@@ -52,6 +56,7 @@ class LocalCluster:
             nesting_hosts=nesting_hosts,
             datasets=flags,
             fault_injection=bool(fault_injection),
+            client_tuning=bool(client_tuning),
         )
         self.workers = workers
         self.slots = slots

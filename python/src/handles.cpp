@@ -120,7 +120,7 @@ std::string SessionHandle::setParameter(const std::string& key, const std::strin
 
 std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(
     unsigned workers, unsigned slots, double readySeconds, unsigned nestingHosts,
-    const std::vector<std::string>& datasets, bool faultInjection) {
+    const std::vector<std::string>& datasets, bool faultInjection, bool clientTuning) {
   // Bounds keep a typo (workers=10000) from exhausting threads or ports.
   if (nestingHosts > 64) {
     throw StatusError(
@@ -151,6 +151,8 @@ std::unique_ptr<LocalClusterHandle> LocalClusterHandle::start(
     options.worker.settings.datasets.push_back(std::move(*parsed));
   }
   options.worker.settings.faultInjection = faultInjection;
+  // --allow-client-tuning: the cluster is this process's alone.
+  options.worker.limits.clientTuning = clientTuning;
   if (Status valid = checkOperatorSettings(options.worker.settings); !valid.ok()) {
     throw StatusError(valid);
   }

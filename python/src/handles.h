@@ -89,7 +89,7 @@ class LocalClusterHandle {
   static std::unique_ptr<LocalClusterHandle> start(unsigned workers, unsigned slots,
                                                    double readySeconds, unsigned nestingHosts,
                                                    const std::vector<std::string>& datasets,
-                                                   bool faultInjection);
+                                                   bool faultInjection, bool clientTuning);
   ~LocalClusterHandle();
 
   std::string endpoint() const;

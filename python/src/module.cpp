@@ -366,7 +366,8 @@ void bindLocalCluster(py::module_& m) {
   py::class_<LocalClusterHandle>(m, "LocalCluster")
       .def(py::init(&LocalClusterHandle::start), py::arg("workers") = 1, py::arg("slots") = 2,
            py::arg("ready_timeout") = 10.0, py::arg("nesting_hosts") = 0,
-           py::arg("datasets") = std::vector<std::string>{}, py::arg("fault_injection") = false)
+           py::arg("datasets") = std::vector<std::string>{}, py::arg("fault_injection") = false,
+           py::arg("client_tuning") = false)
       .def_property_readonly("endpoint", &LocalClusterHandle::endpoint)
       .def_property_readonly("worker_endpoints", &LocalClusterHandle::workerEndpoints)
       .def_property_readonly("running", &LocalClusterHandle::running)

@@ -202,8 +202,11 @@ def test_the_vector_bench_prints_every_row_it_documents(capsys):
 
     bench_vector.main(["--quick", "--json"])
     rows = __import__("json").loads(capsys.readouterr().out)["rows"]
-    llvm = [r for r in rows if r["env"] == "llvm-autophase-ic-v0" and "vector_steps_per_s" in r]
+    llvm = [r for r in rows if r["env"] == "llvm-autophase-ic-v0" and "vector_steps_per_s" in r
+            and "mode" not in r]
     assert [r["envs"] for r in llvm] == [1, 8]
+    pair = [r for r in rows if "mode" in r]
+    assert pair and pair[0]["x_slots"] > 0 and pair[0]["mode"].startswith("send/recv")
     for row in llvm:
         assert row["vector_steps_per_s"]["median"] > 0 and row["x_loop"] > 0
         assert row["x_slots"] > 0 and row["slot_capacity_steps_per_s"]["median"] > 0

@@ -44,6 +44,7 @@ TEST(ValidationTest, ExitStatusCrashTimeoutAndSanitizerAreEachNamed) {
   auto status = compareRun(spec(), 0, exited(0, "ok\n"), exited(1, "ok\n"), false);
   ASSERT_EQ(status.size(), 1u);
   EXPECT_EQ(status[0].kind, ValidationError::Kind::kExitStatus);
+  EXPECT_EQ(status[0].evidence, "ok\n");  // no stderr: its output says why
 
   RunEvidence crashed;
   crashed.status.signal = SIGSEGV;

@@ -21,6 +21,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/child_setup.h"
 #include "common/unique_fd.h"
 
 extern char** environ;
@@ -160,18 +161,7 @@ struct ChildFailure {
     (void)ignored;
     ::_exit(127);
   };
-  ::setpgid(0, 0);
-  if (options.dieWithParent) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
-  }
-  // The parent's threads may block or ignore signals; the tool should not inherit that.
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGCHLD}) ::sigaction(sig, &dfl, nullptr);
+  prepareForkedChild(options.dieWithParent, parent);
 
   const int sources[3] = {stdinFd, stdoutFd, stderrFd};
   for (int target = 0; target < 3; ++target) {

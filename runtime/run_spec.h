@@ -1,9 +1,9 @@
 // How a benchmark runs: its inputs (arguments and stdin, each one run of the
 // program) and the system libraries it links. Data only: the program runs in
 // the sandbox whatever its arguments say, and libraries are names from a
-// fixed list, never linker flags. kiln-bench-v0 has its own spec; a corpus
-// module may have one beside it (<module>.run.json); a client may give one
-// for its session's benchmark (the llvm.run_spec parameter). The JSON form:
+// fixed list, never linker flags. kiln-bench-v0 and csmith programs have
+// their own specs; a client gives one for its session's benchmark (the
+// llvm.run_spec parameter). The JSON form:
 //   {"inputs": [{"args": ["1"], "stdin": "text"}, {"args": []}],
 //    "libraries": ["m"]}
 #pragma once

@@ -27,6 +27,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "common/child_setup.h"
+
 namespace kiln::sandbox {
 namespace {
 
@@ -377,15 +379,7 @@ const char* setupStageName(std::int32_t stage) {
 }
 
 void keeperMain(const ChildPlan& plan) {
-  ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != plan.parentPid) ::_exit(127);  // the worker died before prctl
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  struct sigaction defaults {};
-  defaults.sa_handler = SIG_DFL;
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGCHLD}) ::sigaction(sig, &defaults, nullptr);
+  prepareForkedChild(true, plan.parentPid);
   // Nothing of the worker's (sockets of other threads) reaches the program.
   ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
   if (!plan.namespaces) {

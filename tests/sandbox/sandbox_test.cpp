@@ -114,13 +114,14 @@ class SandboxTest : public ::testing::TestWithParam<bool> {
     EXPECT_EQ(programsRunning(), 0) << "a sandboxed process outlived its run";
   }
 
-  // Processes whose executable is a sandbox run's copy ("program").
-  static int programsRunning() {
+  // Processes running a program copied into this test's scratch root (not
+  // another test's: ctest runs them side by side).
+  int programsRunning() const {
     int count = 0;
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-      std::ifstream comm(entry.path() / "comm");
-      std::string name;
-      if (std::getline(comm, name) && name == "program") ++count;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator("/proc", error)) {
+      const fs::path exe = fs::read_symlink(entry.path() / "exe", error);
+      if (!error && exe.string().starts_with(scratch_.string())) ++count;
     }
     return count;
   }

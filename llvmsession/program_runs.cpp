@@ -1,5 +1,7 @@
 #include "llvmsession/program_runs.h"
 
+#include <sched.h>
+
 #include <fmt/format.h>
 
 #include "common/json_text.h"
@@ -23,6 +25,19 @@ std::vector<std::string> asanEnvironment(const sandbox::SandboxLimits& limits) {
 // "exited with code 3", "killed by signal 11 (SIGSEGV)" or "timed out".
 std::string describeRun(const sandbox::RunRecord& run) {
   return run.timedOut ? "timed out" : run.status.describe();
+}
+
+// The CPU runtime measurements run on: the last one the worker may use
+// (the same for every measurement, so that runs are compared on one CPU);
+// -1 when the mask cannot be read.
+int timingCpu() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
+  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
+    if (CPU_ISSET(cpu, &allowed)) return cpu;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -85,13 +100,15 @@ Result<ProgramRuns::Executable> ProgramRuns::buildExecutable(const llvm::Module&
 Result<sandbox::SandboxOutcome> ProgramRuns::run(const Executable& executable,
                                                  const runtime::ProgramInput& input,
                                                  unsigned repeats,
-                                                 const sandbox::SandboxLimits& limits, bool asan) {
+                                                 const sandbox::SandboxLimits& limits, bool asan,
+                                                 int cpu) {
   KILN_ASSIGN_OR_RETURN(const sandbox::Sandbox* box, sandboxOnce());
   sandbox::SandboxRun request;
   request.program = executable.program.executable;
   request.args = input.args;
   request.stdinBytes = input.stdinBytes;
   request.repeats = repeats;
+  request.cpu = cpu;
   if (asan) {
     request.environment = asanEnvironment(limits);
     request.limitAddressSpace = false;
@@ -110,7 +127,7 @@ Result<std::vector<double>> ProgramRuns::runtimes(const llvm::Module& module,
                                                   const sandbox::SandboxLimits& limits) {
   KILN_ASSIGN_OR_RETURN(Executable executable, buildExecutable(module, spec, false));
   KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
-                        run(executable, spec.inputs.at(0), runs + 1, limits, false));
+                        run(executable, spec.inputs.at(0), runs + 1, limits, false, timingCpu()));
   const sandbox::RunRecord& last = outcome.runs.back();
   if (outcome.runs.size() != runs + 1 || last.timedOut || !last.status.success()) {
     return invalidArgument(fmt::format(

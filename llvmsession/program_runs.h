@@ -79,7 +79,8 @@ class ProgramRuns {
   Result<const sandbox::Sandbox*> sandboxOnce();
   Result<sandbox::SandboxOutcome> run(const Executable& executable,
                                       const runtime::ProgramInput& input, unsigned repeats,
-                                      const sandbox::SandboxLimits& limits, bool asan);
+                                      const sandbox::SandboxLimits& limits, bool asan,
+                                      int cpu = -1);
   Result<std::vector<runtime::RunEvidence>> referenceRuns(const llvm::Module& reference,
                                                           const std::string& key,
                                                           const runtime::RunSpec& spec,

@@ -129,6 +129,9 @@ std::string Sandbox::describeIsolation() const {
 
 Result<SandboxOutcome> Sandbox::run(const SandboxRun& run, const SandboxLimits& limits) const {
   KILN_RETURN_IF_ERROR(checkLimits(limits));
+  if (run.cpu >= CPU_SETSIZE) {
+    return invalidArgument(fmt::format("cpu {} is beyond the CPUs a process can name", run.cpu));
+  }
   if (run.repeats < 1 || run.repeats > 1000) {
     return invalidArgument(fmt::format("repeats must be in [1, 1000], got {}", run.repeats));
   }
@@ -182,6 +185,7 @@ Result<SandboxOutcome> Sandbox::run(const SandboxRun& run, const SandboxLimits& 
   plan.wallMillis = limits.wallTime.count();
   plan.memoryBytes = limits.memoryBytes;
   plan.limitAddressSpace = run.limitAddressSpace;
+  plan.cpu = run.cpu;
   plan.processes = limits.processes;
   plan.fileBytes = limits.scratchBytes;
   plan.parentPid = ::getpid();

@@ -57,6 +57,10 @@ struct SandboxRun {
   // runtime measurement); the first that fails stops them. Output is kept
   // from the first run only.
   unsigned repeats = 1;
+  // Pins the program (and what it starts) to this CPU; -1: it runs where
+  // the worker may. A runtime measurement pins, so that its runs do not
+  // migrate between CPUs mid-run.
+  int cpu = -1;
   // Whether limits.memoryBytes is RLIMIT_AS (false for sanitizer builds,
   // which reserve terabytes of address space: they bring their own limit).
   bool limitAddressSpace = true;

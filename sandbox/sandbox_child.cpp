@@ -46,6 +46,7 @@ enum Stage : std::int32_t {
   kStageLimits,
   kStagePrivileges,
   kStageSeccomp,
+  kStageCpu,
 };
 
 void writeRecord(int fd, const ReportRecord& record) {
@@ -172,6 +173,12 @@ bool moveTo(int fd, int target) {
   const int err = firstRun ? plan.stderrFd : out;
   if (!moveTo(in, 0) || !moveTo(out, 1) || !moveTo(err, 2)) failSetup(plan, kStageStdio);
   if (::chdir(plan.workDirectory) != 0) failSetup(plan, kStageWorkDirectory);
+  if (plan.cpu >= 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(plan.cpu, &one);
+    if (::sched_setaffinity(0, sizeof(one), &one) != 0) failSetup(plan, kStageCpu);
+  }
   setLimit(plan, RLIMIT_CORE, 0, 0);
   setLimit(plan, RLIMIT_NOFILE, 256, 256);
   setLimit(plan, RLIMIT_FSIZE, plan.fileBytes, plan.fileBytes);
@@ -373,6 +380,8 @@ const char* setupStageName(std::int32_t stage) {
       return "dropping privileges";
     case kStageSeccomp:
       return "installing the system call filter";
+    case kStageCpu:
+      return "pinning the program to its CPU";
     default:
       return "setting up";
   }

@@ -49,6 +49,7 @@ struct ChildPlan {
   std::int64_t wallMillis = 0;
   std::uint64_t memoryBytes = 0;
   bool limitAddressSpace = true;
+  int cpu = -1;
   std::uint64_t processes = 0;
   std::uint64_t fileBytes = 0;
   int parentPid = 0;

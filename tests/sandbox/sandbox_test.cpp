@@ -29,6 +29,14 @@ int main(int argc, char** argv) { printf("hello %s\n", argc > 1 ? argv[1] : "-")
       {"echo", R"(#include <stdio.h>
 int main(void) { int c; while ((c = getchar()) != EOF) putchar(c); return 0; })"},
       {"exit3", R"(int main(void) { return 3; })"},
+      {"affinity", R"(#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+int main(void) {
+  cpu_set_t set;
+  sched_getaffinity(0, sizeof set, &set);
+  printf("%d %d\n", CPU_COUNT(&set), sched_getcpu());
+  return 0; })"},
       {"hang", R"(int main(void) { for (;;) {} })"},
       {"fork_bomb", R"(#include <unistd.h>
 int main(void) { for (;;) fork(); })"},
@@ -170,6 +178,17 @@ TEST_P(SandboxTest, RepeatsRunInOneSandboxAndKeepTheFirstOutput) {
   EXPECT_EQ(outcome.stdoutText, "hello again\n");
   // A failing run stops the repeats.
   EXPECT_EQ(run("exit3", {}, {}, 5).runs.size(), 1u);
+}
+
+TEST_P(SandboxTest, AProgramCanBePinnedToOneCpu) {
+  SandboxRun request;
+  request.program = *binaries_ / "affinity";
+  request.cpu = 0;
+  auto outcome = sandbox_->run(request, limits_);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().toString();
+  EXPECT_EQ(outcome->stdoutText, "1 0\n");
+  request.cpu = 100'000;
+  EXPECT_EQ(sandbox_->run(request, limits_).status().code(), ErrorCode::kInvalidArgument);
 }
 
 TEST_P(SandboxTest, AHangIsKilledAtTheWallTime) {

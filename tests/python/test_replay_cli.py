@@ -74,3 +74,19 @@ def test_kiln_validate_runs_every_state_against_its_benchmark(episode_states, tm
     assert run.returncode == 0, run.stdout + run.stderr
     assert "4 of 4 states are valid" in run.stdout, run.stdout
     assert run.stdout.count(", valid") == 4
+
+
+def test_states_from_kiln_eval_are_validated(tmp_path):
+    out = tmp_path / "best.csv"
+    evaluated = subprocess.run(
+        [KILN, "eval", "--agent", "random", "--dataset", "benchmark://kiln-bench-v0", "--limit",
+         "3", "--steps", "60", "--states-out", str(out)],
+        capture_output=True, text=True, timeout=600)
+    assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
+    run = subprocess.run([KILN, "validate", str(out)], capture_output=True, text=True,
+                         timeout=600)
+    verdicts = run.stdout.count(", valid") + run.stdout.count(", INVALID")
+    assert verdicts == 3, run.stdout + run.stderr
+    valid = run.stdout.count(", valid")
+    assert f"{valid} of 3 states are valid" in run.stdout
+    assert run.returncode == (0 if valid == 3 else 1)

@@ -159,3 +159,12 @@ def test_the_runtime_bench_prints_every_row_it_documents(capsys):
     assert report["random_search"]["episodes"] == 2
     bench_runtime.main(["--quick"])
     assert "random search:" in capsys.readouterr().out
+
+
+def test_csmith_programs_validate_by_their_checksum(cluster):
+    with kiln.make("llvm-v0", cluster=cluster) as env:
+        for seed in (1, 3):
+            env.reset(benchmark=f"generator://csmith-v0/{seed}")
+            env.multistep(["mem2reg", "instcombine", "gvn"])
+            result = env.validate()
+            assert result.okay and result.inputs == 1, str(result)

@@ -208,7 +208,7 @@ std::vector<Result<std::unique_ptr<Session>>> Client::startSessions(
   return started;
 }
 
-std::vector<PendingStart> Client::beginStarts(const std::vector<SessionOptions>& many) {
+std::vector<PendingStart> Client::beginStarts(std::vector<SessionOptions> many) {
   // Placements, then starts, each all in flight at once: the coordinator and
   // the workers see them together, and the starts run in parallel on the
   // workers' slots.
@@ -216,16 +216,17 @@ std::vector<PendingStart> Client::beginStarts(const std::vector<SessionOptions>&
   std::vector<Result<std::uint64_t>> placements(many.size(), internalError("not sent"));
   beforePlacing();
   for (std::size_t i = 0; i < many.size(); ++i) {
-    pending[i].options = many[i];
-    pending[i].spaces = getSpaces(many[i].sessionType);
+    pending[i].options = std::move(many[i]);
+    const SessionOptions& options = pending[i].options;
+    pending[i].spaces = getSpaces(options.sessionType);
     if (!pending[i].spaces.ok()) continue;
     placements[i] =
-        sendPlace(many[i].sessionType, many[i].timeout.value_or(options_.requestTimeout));
+        sendPlace(options.sessionType, options.timeout.value_or(options_.requestTimeout));
   }
   for (std::size_t i = 0; i < many.size(); ++i) {
     PendingStart& one = pending[i];
     if (!one.spaces.ok()) continue;
-    const Duration timeout = many[i].timeout.value_or(options_.requestTimeout);
+    const Duration timeout = one.options.timeout.value_or(options_.requestTimeout);
     Result<Placed> placed =
         placements[i].ok() ? awaitPlace(*placements[i], std::chrono::steady_clock::now() + timeout)
                            : Result<Placed>(placements[i].status());

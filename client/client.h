@@ -225,7 +225,9 @@ class Client {
   // (all placements in flight together; a coordinator round trip) and sends
   // it to its worker; finishStart collects one, waiting if it must, and
   // retries it as startSession() would when its worker was lost.
-  std::vector<PendingStart> beginStarts(const std::vector<SessionOptions>& many);
+  // Takes the options by value: each start keeps its own (with its program's
+  // bytes) until it is finished, so a caller that is done with them moves them in.
+  std::vector<PendingStart> beginStarts(std::vector<SessionOptions> many);
   Result<std::unique_ptr<Session>> finishStart(PendingStart& start);
   // Whether finishStart(start) returns without waiting for a worker.
   // Reads nothing: readyReplies reads.

@@ -89,14 +89,14 @@ void VectorCore::checkStartable(const std::vector<std::size_t>& envs,
 }
 
 void VectorCore::beginStarts(const std::vector<std::size_t>& envs,
-                             const std::vector<client::SessionOptions>& options) {
+                             std::vector<client::SessionOptions> options) {
   checkStartable(envs, options);
   client_->locked([&](client::Client& client) {
     for (std::size_t env : envs) {
       dropStep(client, env);
       envs_[env].session.reset();  // the old episode ends
     }
-    std::vector<client::PendingStart> pending = client.beginStarts(options);
+    std::vector<client::PendingStart> pending = client.beginStarts(std::move(options));
     for (std::size_t i = 0; i < envs.size(); ++i) envs_[envs[i]].starting = std::move(pending[i]);
   });
 }

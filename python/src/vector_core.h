@@ -36,7 +36,7 @@ class VectorCore {
   // answers each (Answer::start) like a step. An env is in flight until its
   // start is answered; one whose start failed has no episode.
   void beginStarts(const std::vector<std::size_t>& envs,
-                   const std::vector<client::SessionOptions>& options);
+                   std::vector<client::SessionOptions> options);
   // Sends a step to each of `envs` (actions[i] to envs[i]): each must have a
   // session and no step in flight. Every action is checked against
   // `actionSpace` (when given) before anything is sent.

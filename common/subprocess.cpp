@@ -76,16 +76,6 @@ const char* signalName(int sig) {
   }
 }
 
-ExitStatus fromWaitStatus(int raw) {
-  ExitStatus status;
-  if (WIFSIGNALED(raw)) {
-    status.signal = WTERMSIG(raw);
-  } else if (WIFEXITED(raw)) {
-    status.exitCode = WEXITSTATUS(raw);
-  }
-  return status;
-}
-
 // "clang-19 -O2 x.c" shortened for messages.
 std::string commandText(const std::vector<std::string>& argv) {
   std::string text;
@@ -207,6 +197,16 @@ int remainingMs(Clock::time_point deadline) {
 }
 
 }  // namespace
+
+ExitStatus fromWaitStatus(int raw) {
+  ExitStatus status;
+  if (WIFSIGNALED(raw)) {
+    status.signal = WTERMSIG(raw);
+  } else if (WIFEXITED(raw)) {
+    status.exitCode = WEXITSTATUS(raw);
+  }
+  return status;
+}
 
 std::string ExitStatus::describe() const {
   if (signaled()) {

@@ -37,6 +37,9 @@ struct ExitStatus {
   std::string describe() const;  // "exited with code 1" / "killed by signal 9 (SIGKILL)"
 };
 
+// What waitpid()'s status word says: the signal, else the exit code.
+ExitStatus fromWaitStatus(int raw);
+
 struct ProcessOutput;
 
 // Owns one running child. Destruction kills (SIGKILL) and reaps it if it is

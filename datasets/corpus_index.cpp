@@ -19,6 +19,8 @@ constexpr std::string_view kMlgoDescription = "corpus_description.json";
 constexpr std::uint64_t kMaxDescriptionBytes = std::uint64_t{256} << 20;
 // A .cmd holds one compile command: a few KiB at most in real builds.
 constexpr std::uint64_t kMaxCommandBytes = std::uint64_t{1} << 20;
+// runtime/run_spec.h's kMaxSpecBytes.
+constexpr std::uint64_t kMaxRunSpecBytes = std::uint64_t{4} << 20;
 
 bool beneath(const std::filesystem::path& root, const std::filesystem::path& path) {
   auto [rootEnd, pathIt] = std::mismatch(root.begin(), root.end(), path.begin(), path.end());
@@ -248,6 +250,36 @@ Result<std::vector<std::string>> CorpusIndex::flags(const CorpusEntry& entry) co
   auto text = readFileBeneath(root_, command, kMaxCommandBytes);
   if (!text.ok()) return withoutRoot(text.status());
   return splitCommandFile(*text);
+}
+
+Result<std::optional<std::string>> CorpusIndex::runSpecText(const CorpusEntry& entry) const {
+  auto spec = entry.relative;
+  spec.replace_extension(".run.json");
+  auto text = readFileBeneath(root_, spec, kMaxRunSpecBytes);
+  if (!text.ok()) {
+    if (text.status().code() == ErrorCode::kNotFound) return std::optional<std::string>{};
+    return withoutRoot(text.status());
+  }
+  return std::optional<std::string>{std::move(*text)};
+}
+
+Result<std::string> CorpusIndex::readBeside(const CorpusEntry& entry, const std::string& name,
+                                            std::uint64_t maxBytes) const {
+  if (name.empty() || std::filesystem::path(name).is_absolute()) {
+    return invalidArgument("a file beside a module is named by a relative path");
+  }
+  auto bytes = readFileBeneath(root_, entry.relative.parent_path() / name, maxBytes);
+  if (bytes.ok()) return bytes;
+  // Said in the corpus's terms: the operator's paths (and the file-access
+  // advice for clients' file:// requests) stay out of the message.
+  switch (bytes.status().code()) {
+    case ErrorCode::kPermissionDenied:
+      return permissionDenied("it leads out of the corpus (through '..' or a symlink)");
+    case ErrorCode::kNotFound:
+      return notFound("there is no such file beside the module");
+    default:
+      return withoutRoot(bytes.status());
+  }
 }
 
 const CorpusEntry* CorpusIndex::find(std::string_view benchmark) const {

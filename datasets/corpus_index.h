@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,14 @@ class CorpusIndex {
   // The module's compile arguments from its .cmd (NUL-separated, as
   // ml-compiler-opt writes them); empty when it has none.
   Result<std::vector<std::string>> flags(const CorpusEntry& entry) const;
+  // The text of the module's run spec, <module>.run.json beside it
+  // (runtime/run_spec.h), read when asked (not by the scan); nullopt when
+  // there is none.
+  Result<std::optional<std::string>> runSpecText(const CorpusEntry& entry) const;
+  // The file `name` (relative, e.g. "inputs/large.txt") in the module's
+  // directory, read only below the corpus root: a run spec's "stdin_file".
+  Result<std::string> readBeside(const CorpusEntry& entry, const std::string& name,
+                                 std::uint64_t maxBytes) const;
 
  private:
   CorpusIndex() = default;

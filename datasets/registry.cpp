@@ -148,6 +148,19 @@ Result<std::vector<std::string>> DatasetRegistry::moduleFlags(std::string_view t
   return own->corpus->flags(*own->entry);
 }
 
+Result<std::optional<DatasetRegistry::ModuleRunSpec>> DatasetRegistry::moduleRunSpec(
+    std::string_view text, std::string_view bytes) const {
+  auto own = ownModule(text, bytes);
+  if (!own) return std::optional<ModuleRunSpec>{};
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> spec, own->corpus->runSpecText(*own->entry));
+  if (!spec) return std::optional<ModuleRunSpec>{};
+  return std::optional<ModuleRunSpec>{ModuleRunSpec{
+      std::move(*spec), [corpus = own->corpus, entry = own->entry](const std::string& name,
+                                                                   std::uint64_t maxBytes) {
+        return corpus->readBeside(*entry, name, maxBytes);
+      }}};
+}
+
 Result<std::vector<std::string>> DatasetRegistry::benchmarkUris(std::string_view dataset,
                                                                 std::size_t limit) const {
   KILN_ASSIGN_OR_RETURN(std::vector<BenchmarkListing> listed, benchmarks(dataset, limit));

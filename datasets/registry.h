@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -52,6 +53,16 @@ class DatasetRegistry {
   // for a client's inline bytes under a corpus URI (its own program, which
   // the module's flags do not describe). Reads the module again.
   Result<std::vector<std::string>> moduleFlags(std::string_view uri, std::string_view bytes) const;
+  // The run spec of a corpus module (<module>.run.json), under the same
+  // conditions, with a reader of the files beside the module (its
+  // "stdin_file"s) that lives as long as the registry; nullopt when there
+  // is none.
+  struct ModuleRunSpec {
+    std::string text;
+    std::function<Result<std::string>(const std::string& name, std::uint64_t maxBytes)> readBeside;
+  };
+  Result<std::optional<ModuleRunSpec>> moduleRunSpec(std::string_view uri,
+                                                     std::string_view bytes) const;
 
   // Up to `limit` URIs of a finite dataset, sorted. `dataset` is as list() names
   // it ("benchmark://kiln-bench-v0"). invalid-argument for generators.

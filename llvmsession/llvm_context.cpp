@@ -53,10 +53,22 @@ Status LlvmContext::init() {
   return okStatus();
 }
 
-runtime::RunSpec LlvmContext::runSpecFor(const std::string& uri) const {
+Result<runtime::RunSpec> LlvmContext::runSpecFor(const Benchmark& benchmark) const {
+  const std::string& uri = benchmark.uri;
   if (uri.starts_with("benchmark://kiln-bench-v0/")) return runtime::kilnBenchRunSpec();
   if (uri.starts_with(fmt::format("generator://{}/", datasets::kCsmithDataset))) {
     return runtime::csmithRunSpec();
+  }
+  if (registry_ != nullptr && benchmark.program != nullptr) {
+    KILN_ASSIGN_OR_RETURN(std::optional<datasets::DatasetRegistry::ModuleRunSpec> own,
+                          registry_->moduleRunSpec(uri, *benchmark.program));
+    if (own) {
+      return runtime::parseRunSpec(
+          own->text, fmt::format("the run spec of {} (its .run.json)", uri),
+          [&own](const std::string& name) {
+            return own->readBeside(name, runtime::kMaxStdinBytes);
+          });
+    }
   }
   return runtime::RunSpec{{runtime::ProgramInput{}}, {"m"}};
 }

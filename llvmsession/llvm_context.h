@@ -80,9 +80,10 @@ class LlvmContext : public ServiceContext {
   Result<llvmenv::Baselines> baselines(const CachedModule& module) const;
   // Building and running programs (Runtime, Validation); after init().
   ProgramRuns& programs() { return *programs_; }
-  // How the benchmark at `uri` runs: kiln-bench-v0's inputs, a csmith
-  // program's, else one run without arguments, linking libm.
-  runtime::RunSpec runSpecFor(const std::string& uri) const;
+  // How the benchmark runs: kiln-bench-v0's inputs, a csmith program's, a
+  // corpus module's run spec (<module>.run.json), else one run without
+  // arguments, linking libm. invalid-argument for a corpus spec that is wrong.
+  Result<runtime::RunSpec> runSpecFor(const Benchmark& benchmark) const;
 
  private:
   std::shared_ptr<const llvmenv::PassTable> passes_;

@@ -168,7 +168,8 @@ Status LlvmSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmar
   }
   KILN_ASSIGN_OR_RETURN(benchmark_, context_.module(benchmark));
   KILN_ASSIGN_OR_RETURN(state_, context_.materialize(benchmark_));
-  benchmarkUri_ = benchmark.uri;
+  source_ = benchmark;
+  datasetRunSpec_.reset();
   lastCost_.fill(std::nullopt);
   limits_ = context_.settings().sandbox;
   return okStatus();
@@ -179,7 +180,8 @@ Status LlvmSession::initAsFork(const CompilationSession& parent) {
   if (other.state_ == nullptr) return invalidArgument("cannot fork a session that never started");
   KILN_ASSIGN_OR_RETURN(state_, other.state_->clone());
   benchmark_ = other.benchmark_;
-  benchmarkUri_ = other.benchmarkUri_;
+  source_ = other.source_;
+  datasetRunSpec_ = other.datasetRunSpec_;
   lastCost_ = other.lastCost_;
   limits_ = other.limits_;
   runtimeRuns_ = other.runtimeRuns_;
@@ -297,38 +299,39 @@ Result<double> LlvmSession::reward(Reward which) {
   }
 }
 
-runtime::RunSpec LlvmSession::runSpec() const {
-  return clientRunSpec_ ? *clientRunSpec_ : context_.runSpecFor(benchmarkUri_);
+Result<runtime::RunSpec> LlvmSession::runSpec() {
+  if (clientRunSpec_) return *clientRunSpec_;
+  if (!datasetRunSpec_) {
+    KILN_ASSIGN_OR_RETURN(datasetRunSpec_, context_.runSpecFor(source_));
+  }
+  return *datasetRunSpec_;
 }
 
 Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
-  const llvm::Module* module = state_->module();
-  if (module == nullptr) return compileError("the module is broken: it cannot be built");
+  if (state_->module() == nullptr) return compileError("the module is broken: it cannot be built");
   ProgramRuns& programs = context_.programs();
-  const runtime::RunSpec spec = runSpec();
+  KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
   switch (spaceIndex) {
     case kBuildtime: {
-      ProgramBuild built = programs.build(*module, spec);
+      ProgramBuild built = programs.build(*state_, spec);
       if (!built.status.ok()) return built.status;
       return Value(std::chrono::duration<double>(built.time).count());
     }
     case kIsBuildable:
-      return Value(std::int64_t{programs.build(*module, spec).status.ok() ? 1 : 0});
+      return Value(std::int64_t{programs.build(*state_, spec).status.ok() ? 1 : 0});
     case kIsRunnable: {
-      KILN_ASSIGN_OR_RETURN(bool runnable, programs.runnable(*module, spec, limits_));
+      KILN_ASSIGN_OR_RETURN(bool runnable, programs.runnable(*state_, spec, limits_));
       return Value(std::int64_t{runnable ? 1 : 0});
     }
     case kRuntime:
-      return secondsTensor(programs.runtimes(*module, spec, runtimeRuns_, limits_));
+      return secondsTensor(programs.runtimes(*state_, spec, runtimeRuns_, limits_));
     case kRuntimeO3:
       return secondsTensor(runtimeO3());
     case kValidation: {
       KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
                             context_.materialize(benchmark_));
-      if (original->module() == nullptr) return internalError("the benchmark cannot be read back");
       KILN_ASSIGN_OR_RETURN(ValidationReport report,
-                            programs.validate(*module, *original->module(), benchmark_->key(), spec,
-                                              limits_, validateAsan_));
+                            programs.validate(*state_, *original, spec, limits_, validateAsan_));
       return Value(report.json());
     }
     default:
@@ -338,27 +341,26 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
 
 Result<std::vector<double>> LlvmSession::runtimeO3() {
   if (runtimeO3_ && runtimeO3_->size() == runtimeRuns_) return *runtimeO3_;
+  KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> o3, context_.materialize(benchmark_));
   KILN_ASSIGN_OR_RETURN(llvmenv::PassOutcome outcome, o3->applyPipeline("default<O3>"));
   (void)outcome;
-  if (o3->module() == nullptr) return internalError("the -O3 module cannot be read back");
-  KILN_ASSIGN_OR_RETURN(
-      runtimeO3_, context_.programs().runtimes(*o3->module(), runSpec(), runtimeRuns_, limits_));
+  KILN_ASSIGN_OR_RETURN(runtimeO3_,
+                        context_.programs().runtimes(*o3, spec, runtimeRuns_, limits_));
   return *runtimeO3_;
 }
 
 Result<double> LlvmSession::runtimeReward() {
   KILN_ASSIGN_OR_RETURN(std::vector<double> o3, runtimeO3());
-  const llvm::Module* module = state_->module();
+  KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
   KILN_ASSIGN_OR_RETURN(std::vector<double> now,
-                        context_.programs().runtimes(*module, runSpec(), runtimeRuns_, limits_));
+                        context_.programs().runtimes(*state_, spec, runtimeRuns_, limits_));
   if (!lastSpeedup_) {
     // The start of the episode is the benchmark as it came.
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
                           context_.materialize(benchmark_));
-    KILN_ASSIGN_OR_RETURN(
-        std::vector<double> o0,
-        context_.programs().runtimes(*original->module(), runSpec(), runtimeRuns_, limits_));
+    KILN_ASSIGN_OR_RETURN(std::vector<double> o0, context_.programs().runtimes(
+                                                      *original, spec, runtimeRuns_, limits_));
     lastSpeedup_ = runtime::speedup(o3, o0);
   }
   const double current = runtime::speedup(o3, now);

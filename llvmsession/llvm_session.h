@@ -96,15 +96,16 @@ class LlvmSession final : public CompilationSession {
   Result<Value> observe(std::size_t spaceIndex);
   Result<Value> observeProgram(std::size_t spaceIndex);
   Result<double> reward(Reward which);
-  // The benchmark's inputs: the client's (llvm.run_spec), else its dataset's.
-  runtime::RunSpec runSpec() const;
+  // The benchmark's inputs: the client's (llvm.run_spec), else its
+  // dataset's (read once a session).
+  Result<runtime::RunSpec> runSpec();
   Result<std::vector<double>> runtimeO3();
   Result<double> runtimeReward();
   Result<llvmenv::Baselines> baselines() const { return context_.baselines(*benchmark_); }
 
   LlvmContext& context_;
   std::shared_ptr<const CachedModule> benchmark_;
-  std::string benchmarkUri_;
+  Benchmark source_;  // the URI and bytes the session started from
   std::unique_ptr<llvmenv::ModuleState> state_;
   // The cost when each reward space was last observed; nullopt = the
   // benchmark's unoptimized cost (not observed yet).
@@ -114,6 +115,7 @@ class LlvmSession final : public CompilationSession {
   unsigned runtimeRuns_ = 5;
   bool validateAsan_ = false;
   std::optional<runtime::RunSpec> clientRunSpec_;
+  std::optional<runtime::RunSpec> datasetRunSpec_;
   std::optional<std::vector<double>> runtimeO3_;  // measured once
   std::optional<double> lastSpeedup_;             // Reward:RuntimeO3
 };

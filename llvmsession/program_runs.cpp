@@ -83,18 +83,59 @@ Result<const sandbox::Sandbox*> ProgramRuns::sandboxOnce() {
   return &sandbox_->value();
 }
 
-Result<ProgramRuns::Executable> ProgramRuns::buildExecutable(const llvm::Module& module,
-                                                             const runtime::RunSpec& spec,
-                                                             bool asan) {
+std::uint64_t ProgramRuns::ReferenceRuns::sizeInBytes() const {
+  std::uint64_t bytes = cacheKey.size();
+  for (const runtime::RunEvidence& run : runs) bytes += run.stdoutText.size() + run.stderrText.size();
+  return bytes;
+}
+
+Result<std::shared_ptr<const ProgramRuns::Executable>> ProgramRuns::executable(
+    const llvmenv::ModuleState& state, const runtime::RunSpec& spec, bool asan) {
+  const llvm::Module* module = state.module();
+  if (module == nullptr) return compileError("the module is broken: it cannot be built");
+  KILN_ASSIGN_OR_RETURN(std::string ir, state.irSha1());
+  std::string key =
+      fmt::format("{}|{}|{}", ir, fmt::join(spec.libraries, ","), asan ? "asan" : "plain");
+  if (auto cached = executables_.get(key)) return cached;
+  auto built = buildExecutable(*module, spec, asan, std::move(key));
+  // A program that does not compile or link fails the same way again; the
+  // host's trouble (a full disk, a linker that timed out) may pass.
+  if (built->status.ok() || built->status.code() == ErrorCode::kCompileError) {
+    executables_.insert(built);
+  }
+  return built;
+}
+
+std::shared_ptr<const ProgramRuns::Executable> ProgramRuns::buildExecutable(
+    const llvm::Module& module, const runtime::RunSpec& spec, bool asan, std::string key) {
+  auto built = std::make_shared<Executable>();
+  built->cacheKey = std::move(key);
   const auto began = Clock::now();
-  KILN_ASSIGN_OR_RETURN(std::string object, llvmenv::emitObject(module, asan));
+  auto object = llvmenv::emitObject(module, asan);
+  if (!object.ok()) {
+    built->status = object.status();
+    return built;
+  }
   const auto codegen = Clock::now() - began;
-  KILN_ASSIGN_OR_RETURN(WorkingDirectory directory,
-                        WorkingDirectory::create(workingDirectory_, "program"));
-  KILN_ASSIGN_OR_RETURN(runtime::BuiltProgram program,
-                        runtime::linkProgram(object, spec, asan, directory.path(),
-                                             asan ? "program-asan" : "program", link_));
-  return Executable{std::move(directory), std::move(program), codegen};
+  auto directory = WorkingDirectory::create(workingDirectory_, "program");
+  if (!directory.ok()) {
+    built->status = directory.status();
+    return built;
+  }
+  built->directory.emplace(std::move(*directory));
+  auto program = runtime::linkProgram(*object, spec, asan, built->directory->path(),
+                                      asan ? "program-asan" : "program", link_);
+  if (!program.ok()) {
+    built->status = program.status();
+    return built;
+  }
+  built->program = std::move(*program);
+  built->time = codegen + built->program.linkTime;
+  std::error_code ignored;
+  built->fileBytes = std::filesystem::file_size(built->program.executable, ignored);
+  // The object file was only the linker's input.
+  std::filesystem::remove(built->program.executable.string() + ".o", ignored);
+  return built;
 }
 
 Result<sandbox::SandboxOutcome> ProgramRuns::run(const Executable& executable,
@@ -116,18 +157,19 @@ Result<sandbox::SandboxOutcome> ProgramRuns::run(const Executable& executable,
   return box->run(request, limits);
 }
 
-ProgramBuild ProgramRuns::build(const llvm::Module& module, const runtime::RunSpec& spec) {
-  auto executable = buildExecutable(module, spec, false);
-  if (!executable.ok()) return {executable.status(), {}};
-  return {okStatus(), executable->codegenTime + executable->program.linkTime};
+ProgramBuild ProgramRuns::build(const llvmenv::ModuleState& state, const runtime::RunSpec& spec) {
+  auto built = executable(state, spec, false);
+  if (!built.ok()) return {built.status(), {}};
+  return {(*built)->status, (*built)->time};
 }
 
-Result<std::vector<double>> ProgramRuns::runtimes(const llvm::Module& module,
+Result<std::vector<double>> ProgramRuns::runtimes(const llvmenv::ModuleState& state,
                                                   const runtime::RunSpec& spec, unsigned runs,
                                                   const sandbox::SandboxLimits& limits) {
-  KILN_ASSIGN_OR_RETURN(Executable executable, buildExecutable(module, spec, false));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built, executable(state, spec, false));
+  KILN_RETURN_IF_ERROR(built->status);
   KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
-                        run(executable, spec.inputs.at(0), runs + 1, limits, false, timingCpu()));
+                        run(*built, spec.inputs.at(0), runs + 1, limits, false, timingCpu()));
   const sandbox::RunRecord& last = outcome.runs.back();
   if (outcome.runs.size() != runs + 1 || last.timedOut || !last.status.success()) {
     return invalidArgument(fmt::format(
@@ -141,71 +183,68 @@ Result<std::vector<double>> ProgramRuns::runtimes(const llvm::Module& module,
   return seconds;
 }
 
-Result<bool> ProgramRuns::runnable(const llvm::Module& module, const runtime::RunSpec& spec,
+Result<bool> ProgramRuns::runnable(const llvmenv::ModuleState& state, const runtime::RunSpec& spec,
                                    const sandbox::SandboxLimits& limits) {
-  auto executable = buildExecutable(module, spec, false);
-  if (!executable.ok()) return false;
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built, executable(state, spec, false));
+  if (!built->status.ok()) return false;
   KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
-                        run(*executable, spec.inputs.at(0), 1, limits, false));
+                        run(*built, spec.inputs.at(0), 1, limits, false));
   return !outcome.runs[0].timedOut && !outcome.runs[0].status.signaled();
 }
 
 Result<std::vector<runtime::RunEvidence>> ProgramRuns::referenceRuns(
-    const llvm::Module& reference, const std::string& key, const runtime::RunSpec& spec,
+    const llvmenv::ModuleState& reference, const runtime::RunSpec& spec,
     const sandbox::SandboxLimits& limits) {
-  // Kept per benchmark, spec and limits: a client's own spec or lower limits
+  // Kept per module, spec and limits: a client's own spec or lower limits
   // get runs of their own.
-  std::string specKey = fmt::format("{}|{}|{}", key, limits.wallTime.count(), limits.memoryBytes);
+  KILN_ASSIGN_OR_RETURN(std::string ir, reference.irSha1());
+  std::string key = fmt::format("{}|{}|{}", ir, fmt::join(spec.libraries, ","),
+                                sandbox::describe(limits));
   for (const runtime::ProgramInput& input : spec.inputs) {
-    specKey += fmt::format("|{}:{}", fmt::join(input.args, " "), input.stdinBytes);
+    key += fmt::format("|{}:{}", fmt::join(input.args, " "), input.stdinBytes);
   }
-  {
-    std::lock_guard lock(mutex_);
-    if (auto found = references_.find(specKey); found != references_.end()) return found->second;
-  }
-  auto executable = buildExecutable(reference, spec, false);
-  if (!executable.ok()) {
+  if (auto cached = references_.get(key)) return cached->runs;
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built,
+                        executable(reference, spec, false));
+  if (!built->status.ok()) {
     return invalidArgument(
         fmt::format("the benchmark as it came does not build, so there is "
                     "nothing to validate against: {}",
-                    executable.status().message()));
+                    built->status.message()));
   }
-  std::vector<runtime::RunEvidence> runs;
+  auto kept = std::make_shared<ReferenceRuns>();
+  kept->cacheKey = std::move(key);
   for (const runtime::ProgramInput& input : spec.inputs) {
-    KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
-                          run(*executable, input, 1, limits, false));
-    runs.push_back(evidenceOf(outcome));
+    KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome, run(*built, input, 1, limits, false));
+    kept->runs.push_back(evidenceOf(outcome));
   }
-  std::lock_guard lock(mutex_);
-  constexpr std::size_t kMaxReferences = 1024;
-  if (references_.size() >= kMaxReferences) references_.clear();
-  references_.emplace(specKey, runs);
-  return runs;
+  references_.insert(kept);
+  return kept->runs;
 }
 
-Result<ValidationReport> ProgramRuns::validate(const llvm::Module& candidate,
-                                               const llvm::Module& reference,
-                                               const std::string& referenceKey,
+Result<ValidationReport> ProgramRuns::validate(const llvmenv::ModuleState& candidate,
+                                               const llvmenv::ModuleState& reference,
                                                const runtime::RunSpec& spec,
                                                const sandbox::SandboxLimits& limits, bool asan) {
   KILN_ASSIGN_OR_RETURN(std::vector<runtime::RunEvidence> expected,
-                        referenceRuns(reference, referenceKey, spec, limits));
+                        referenceRuns(reference, spec, limits));
   ValidationReport report;
   report.asan = asan;
   report.inputs = spec.inputs.size();
   for (const bool sanitized : {false, true}) {
     if (sanitized && !asan) break;
-    auto executable = buildExecutable(candidate, spec, sanitized);
-    if (!executable.ok()) {
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built,
+                          executable(candidate, spec, sanitized));
+    if (!built->status.ok()) {
       report.errors.push_back(
           {runtime::ValidationError::Kind::kBuildFailed, "",
            fmt::format("the {} does not build", sanitized ? "ASan build" : "optimized program"),
-           executable.status().message()});
+           built->status.message()});
       continue;
     }
     for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
-                            run(*executable, spec.inputs[i], 1, limits, sanitized));
+                            run(*built, spec.inputs[i], 1, limits, sanitized));
       auto errors = runtime::compareRun(spec, i, expected[i], evidenceOf(outcome), sanitized);
       report.errors.insert(report.errors.end(), errors.begin(), errors.end());
     }

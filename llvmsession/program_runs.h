@@ -3,14 +3,16 @@
 // runtime/program_build.h), run in the sandbox (sandbox/sandbox.h) to time
 // it, and validated against the benchmark as it came (runtime/validation.h).
 // One per context, shared by its sessions, thread-safe: the sandbox is made
-// on first use (its probe starts a process), and the reference runs of a
-// benchmark (its unoptimized build on each input) are kept, so that
-// validating many states of one benchmark runs the reference once.
+// on first use (its probe starts a process). Two bounded caches keyed by the
+// module's canonical IR (its SHA-1): the executables last built, so that
+// IsBuildable, Buildtime, IsRunnable, Runtime and Validation of one state
+// build it once, and the reference runs of a benchmark (its unoptimized
+// build on each input), so that validating many states of one benchmark
+// runs the reference once.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,21 +20,19 @@
 
 #include "common/status.h"
 #include "common/working_directory.h"
+#include "kit/bounded_cache.h"
 #include "kit/operator_settings.h"
+#include "llvmenv/module_state.h"
 #include "runtime/program_build.h"
 #include "runtime/run_spec.h"
 #include "runtime/validation.h"
 #include "sandbox/sandbox.h"
 
-namespace llvm {
-class Module;
-}  // namespace llvm
-
 namespace kiln::llvmsession {
 
 struct ProgramBuild {
   Status status;                     // ok: it built
-  std::chrono::nanoseconds time{0};  // code generation and link
+  std::chrono::nanoseconds time{0};  // code generation and link, when this IR was built
 };
 
 struct ValidationReport {
@@ -49,40 +49,60 @@ class ProgramRuns {
  public:
   ProgramRuns(const OperatorSettings& settings, std::filesystem::path workingDirectory);
 
-  // Builds `module` (and throws the executable away): Buildtime, IsBuildable.
-  ProgramBuild build(const llvm::Module& module, const runtime::RunSpec& spec);
+  // Builds the state's module: Buildtime, IsBuildable. The time is that of
+  // the build the executable cache holds (the first of this IR and libraries).
+  ProgramBuild build(const llvmenv::ModuleState& state, const runtime::RunSpec& spec);
   // Wall times in seconds of `runs` runs of the spec's first input, after
   // one unmeasured run (the page cache, the dynamic loader), one sandbox for
-  // all. failed-precondition-like invalid-argument when the program does not
-  // build or a run fails (its exit code, signal or timeout named).
-  Result<std::vector<double>> runtimes(const llvm::Module& module, const runtime::RunSpec& spec,
-                                       unsigned runs, const sandbox::SandboxLimits& limits);
+  // all. invalid-argument when the program does not build or a run fails
+  // (its exit code, signal or timeout named).
+  Result<std::vector<double>> runtimes(const llvmenv::ModuleState& state,
+                                       const runtime::RunSpec& spec, unsigned runs,
+                                       const sandbox::SandboxLimits& limits);
   // Whether the program builds and runs its first input to an exit of its
   // own (any code) within the limits.
-  Result<bool> runnable(const llvm::Module& module, const runtime::RunSpec& spec,
+  Result<bool> runnable(const llvmenv::ModuleState& state, const runtime::RunSpec& spec,
                         const sandbox::SandboxLimits& limits);
   // Every input of `spec` run by `candidate` (and by its ASan build when
-  // `asan`) and by `reference`, the benchmark as it came, whose runs are
-  // kept under `referenceKey`.
-  Result<ValidationReport> validate(const llvm::Module& candidate, const llvm::Module& reference,
-                                    const std::string& referenceKey, const runtime::RunSpec& spec,
+  // `asan`) and by `reference`, the benchmark as it came.
+  Result<ValidationReport> validate(const llvmenv::ModuleState& candidate,
+                                    const llvmenv::ModuleState& reference,
+                                    const runtime::RunSpec& spec,
                                     const sandbox::SandboxLimits& limits, bool asan);
 
+  // For tests and the bench: builds made and saved by the executable cache.
+  CacheCounters executableCounters() const { return executables_.counters(); }
+
  private:
+  // A build of one IR with one spec's libraries, or why it failed.
   struct Executable {
-    WorkingDirectory directory;
+    std::string cacheKey;
+    std::optional<WorkingDirectory> directory;  // removed with the last holder
     runtime::BuiltProgram program;
-    std::chrono::nanoseconds codegenTime{0};
+    std::chrono::nanoseconds time{0};  // code generation and link
+    Status status;
+    std::uint64_t fileBytes = 0;
+    const std::string& key() const { return cacheKey; }
+    std::uint64_t sizeInBytes() const { return fileBytes + cacheKey.size(); }
   };
-  Result<Executable> buildExecutable(const llvm::Module& module, const runtime::RunSpec& spec,
-                                     bool asan);
+  struct ReferenceRuns {
+    std::string cacheKey;
+    std::vector<runtime::RunEvidence> runs;
+    const std::string& key() const { return cacheKey; }
+    std::uint64_t sizeInBytes() const;
+  };
+  // The executable of the state's module, from the cache or built now.
+  Result<std::shared_ptr<const Executable>> executable(const llvmenv::ModuleState& state,
+                                                       const runtime::RunSpec& spec, bool asan);
+  std::shared_ptr<const Executable> buildExecutable(const llvm::Module& module,
+                                                    const runtime::RunSpec& spec, bool asan,
+                                                    std::string key);
   Result<const sandbox::Sandbox*> sandboxOnce();
   Result<sandbox::SandboxOutcome> run(const Executable& executable,
                                       const runtime::ProgramInput& input, unsigned repeats,
                                       const sandbox::SandboxLimits& limits, bool asan,
                                       int cpu = -1);
-  Result<std::vector<runtime::RunEvidence>> referenceRuns(const llvm::Module& reference,
-                                                          const std::string& key,
+  Result<std::vector<runtime::RunEvidence>> referenceRuns(const llvmenv::ModuleState& reference,
                                                           const runtime::RunSpec& spec,
                                                           const sandbox::SandboxLimits& limits);
 
@@ -91,7 +111,8 @@ class ProgramRuns {
   const std::filesystem::path workingDirectory_;
   std::mutex mutex_;
   std::optional<Result<sandbox::Sandbox>> sandbox_;
-  std::map<std::string, std::vector<runtime::RunEvidence>> references_;
+  BoundedCache<Executable> executables_{16, std::uint64_t{512} << 20};
+  BoundedCache<ReferenceRuns> references_{1024, std::uint64_t{64} << 20};
 };
 
 // A sandbox outcome's first run as validation's evidence.

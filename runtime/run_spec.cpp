@@ -38,11 +38,13 @@ Result<std::vector<std::string>> stringArray(const JsonValue& value, std::string
   return strings;
 }
 
-Result<ProgramInput> parseInput(const JsonValue& value) {
+Result<ProgramInput> parseInput(const JsonValue& value, const InputFileReader& readInputFile) {
   if (value.kind != JsonValue::Kind::kObject) {
     return invalidArgument("an input is not an object");
   }
   ProgramInput input;
+  bool hasStdin = false;
+  bool hasStdinFile = false;
   for (const auto& [name, member] : value.object) {
     if (name == "args") {
       KILN_ASSIGN_OR_RETURN(input.args, stringArray(member, "args", kMaxArgs, kMaxArgBytes));
@@ -55,15 +57,36 @@ Result<ProgramInput> parseInput(const JsonValue& value) {
                                            member.string.size(), kMaxStdinBytes));
       }
       input.stdinBytes = member.string;
+      hasStdin = true;
+    } else if (name == "stdin_file") {
+      if (member.kind != JsonValue::Kind::kString) {
+        return invalidArgument("\"stdin_file\" is not a string");
+      }
+      if (!readInputFile) {
+        return invalidArgument(
+            "\"stdin_file\" names a file, which only a corpus's own run spec may do");
+      }
+      auto bytes = readInputFile(member.string);
+      if (!bytes.ok()) {
+        return invalidArgument(fmt::format("\"stdin_file\" \"{}\" cannot be read: {}",
+                                           member.string, bytes.status().message()));
+      }
+      input.stdinBytes = std::move(*bytes);
+      hasStdinFile = true;
     } else {
-      return invalidArgument(fmt::format(
-          "an input has an unknown member \"{}\" (it may have \"args\" and \"stdin\")", name));
+      return invalidArgument(
+          fmt::format("an input has an unknown member \"{}\" (it may have \"args\", \"stdin\" "
+                      "and \"stdin_file\")",
+                      name));
     }
+  }
+  if (hasStdin && hasStdinFile) {
+    return invalidArgument("an input has both \"stdin\" and \"stdin_file\"");
   }
   return input;
 }
 
-Result<RunSpec> parseDocument(std::string_view json) {
+Result<RunSpec> parseDocument(std::string_view json, const InputFileReader& readInputFile) {
   if (json.size() > kMaxSpecBytes) {
     return invalidArgument(fmt::format("it has {} bytes, at most {}", json.size(), kMaxSpecBytes));
   }
@@ -82,7 +105,7 @@ Result<RunSpec> parseDocument(std::string_view json) {
                                            member.array.size(), kMaxInputs));
       }
       for (const JsonValue& one : member.array) {
-        KILN_ASSIGN_OR_RETURN(ProgramInput input, parseInput(one));
+        KILN_ASSIGN_OR_RETURN(ProgramInput input, parseInput(one, readInputFile));
         spec.inputs.push_back(std::move(input));
       }
     } else if (name == "libraries") {
@@ -112,8 +135,9 @@ bool isAllowedLibrary(std::string_view name) {
   return false;
 }
 
-Result<RunSpec> parseRunSpec(std::string_view json, std::string_view what) {
-  auto spec = parseDocument(json);
+Result<RunSpec> parseRunSpec(std::string_view json, std::string_view what,
+                             const InputFileReader& readInputFile) {
+  auto spec = parseDocument(json, readInputFile);
   if (!spec.ok()) {
     return invalidArgument(
         fmt::format("{} is not a valid run spec: {}", what, spec.status().message()));

@@ -3,11 +3,16 @@
 // the sandbox whatever its arguments say, and libraries are names from a
 // fixed list, never linker flags. kiln-bench-v0 and csmith programs have
 // their own specs; a client gives one for its session's benchmark (the
-// llvm.run_spec parameter). The JSON form:
+// llvm.run_spec parameter); a corpus module may have one beside it
+// (<module>.run.json, datasets/corpus_index.h). The JSON form:
 //   {"inputs": [{"args": ["1"], "stdin": "text"}, {"args": []}],
 //    "libraries": ["m"]}
+// A corpus's spec may take an input's stdin from a file of the corpus
+// instead ({"stdin_file": "inputs/large.txt"}); a client's may not name
+// files at all.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,10 +43,14 @@ inline constexpr std::size_t kMaxSpecBytes = 4 << 20;
 // The libraries a spec may name.
 bool isAllowedLibrary(std::string_view name);
 
+// Reads the file an input's "stdin_file" names (at most kMaxStdinBytes).
+using InputFileReader = std::function<Result<std::string>(const std::string& name)>;
+
 // invalid-argument naming `what` and the first thing wrong: not JSON, an
 // unknown member, a wrong type, a bound exceeded, a library not allowed, no
-// input at all.
-Result<RunSpec> parseRunSpec(std::string_view json, std::string_view what);
+// input at all, a "stdin_file" without `readInputFile` or that it cannot read.
+Result<RunSpec> parseRunSpec(std::string_view json, std::string_view what,
+                             const InputFileReader& readInputFile = nullptr);
 
 // kiln-bench-v0's programs: no argument, then the alternative inputs 1, 2
 // and 3 (each prints one line); all link libm.

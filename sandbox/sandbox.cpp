@@ -249,11 +249,7 @@ Result<SandboxOutcome> Sandbox::run(const SandboxRun& run, const SandboxLimits& 
           fmt::format("the sandbox could not execute the program: {}", std::strerror(record.err)));
     }
     RunRecord one;
-    if (WIFSIGNALED(record.waitStatus)) {
-      one.status.signal = WTERMSIG(record.waitStatus);
-    } else {
-      one.status.exitCode = WEXITSTATUS(record.waitStatus);
-    }
+    one.status = fromWaitStatus(record.waitStatus);
     one.wallTime = std::chrono::nanoseconds(record.wallNanos);
     one.peakRssBytes = static_cast<std::uint64_t>(record.peakRssKib) * 1024;
     one.timedOut = record.timedOut != 0;

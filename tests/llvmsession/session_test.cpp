@@ -14,19 +14,6 @@ namespace {
 
 using namespace testing;
 
-std::int64_t passIndex(const client::Session& session, const std::string& name) {
-  const auto& names = session.spaces().actionSpaces.at(0).names;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == name || names[i].starts_with(name + "<") ||
-        names[i].find("(" + name + ")") != std::string::npos ||
-        names[i].find("(" + name + "<") != std::string::npos) {
-      return static_cast<std::int64_t>(i);
-    }
-  }
-  ADD_FAILURE() << "no pass " << name;
-  return 0;
-}
-
 std::int64_t intObs(client::Session& s, const std::string& name) {
   auto r = s.step({}, std::vector<std::string>{name});
   EXPECT_TRUE(r.ok()) << r.status().toString();

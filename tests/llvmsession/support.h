@@ -65,6 +65,21 @@ inline client::SessionOptions llvmOptions(const std::string& uri) {
   return options;
 }
 
+// The index of pass `name` in the session's action space (its LLVM name,
+// with or without parameters, or its CompilerGym flag).
+inline std::int64_t passIndex(const client::Session& session, const std::string& name) {
+  const auto& names = session.spaces().actionSpaces.at(0).names;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name || names[i].starts_with(name + "<") ||
+        names[i].find("(" + name + ")") != std::string::npos ||
+        names[i].find("(" + name + "<") != std::string::npos) {
+      return static_cast<std::int64_t>(i);
+    }
+  }
+  ADD_FAILURE() << "no pass " << name;
+  return 0;
+}
+
 inline bool run(const std::string& command) {
   const int status = std::system((command + " 2>/dev/null").c_str());
   return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;

@@ -49,6 +49,39 @@ TEST(RunSpecTest, EveryWayToBeWrongIsNamed) {
       parseRunSpec(R"({"inputs": [{"args": [")" + std::string(5000, 'a') + R"("]}]})", "x").ok());
 }
 
+TEST(RunSpecTest, ACorpusSpecTakesStdinFromItsFilesAClientsCannot) {
+  std::vector<std::string> asked;
+  InputFileReader reader = [&asked](const std::string& name) -> Result<std::string> {
+    asked.push_back(name);
+    if (name == "inputs/a.txt") return std::string("1 2 3");
+    return notFound("no such file");
+  };
+  auto spec = parseRunSpec(R"({"inputs": [{"stdin_file": "inputs/a.txt"}, {"stdin": "x"}]})",
+                           "m.run.json", reader);
+  ASSERT_TRUE(spec.ok()) << spec.status().toString();
+  EXPECT_EQ(spec->inputs[0].stdinBytes, "1 2 3");
+  EXPECT_EQ(spec->inputs[1].stdinBytes, "x");
+  EXPECT_EQ(asked, std::vector<std::string>{"inputs/a.txt"});
+
+  const std::pair<std::string, std::string> wrong[] = {
+      {R"({"inputs": [{"stdin_file": "missing"}]})", "\"stdin_file\" \"missing\" cannot be read"},
+      {R"({"inputs": [{"stdin_file": 1}]})", "\"stdin_file\" is not a string"},
+      {R"({"inputs": [{"stdin": "", "stdin_file": "inputs/a.txt"}]})", "both"},
+  };
+  for (const auto& [json, expected] : wrong) {
+    auto refused = parseRunSpec(json, "m.run.json", reader);
+    ASSERT_FALSE(refused.ok()) << json;
+    EXPECT_NE(refused.status().message().find(expected), std::string::npos)
+        << refused.status().message();
+  }
+  // Without a reader (a client's spec) a file is refused before anything is read.
+  asked.clear();
+  auto client = parseRunSpec(R"({"inputs": [{"stdin_file": "inputs/a.txt"}]})", "llvm.run_spec");
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find("only a corpus's own run spec"), std::string::npos);
+  EXPECT_TRUE(asked.empty());
+}
+
 TEST(RunSpecTest, TheBuiltInSpecs) {
   RunSpec bench = kilnBenchRunSpec();
   ASSERT_EQ(bench.inputs.size(), 4u);

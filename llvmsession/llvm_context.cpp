@@ -162,7 +162,7 @@ Result<std::string> listProblems(const datasets::DatasetRegistry& registry,
 
 bool LlvmContext::changesSharedState(const std::string& key) const {
   return isCacheSetter(kModuleCachePrefix, key) || isCacheSetter(kTransitionCachePrefix, key) ||
-         isCacheSetter(kReadyModulesPrefix, key);
+         isCacheSetter(kReadyModulesPrefix, key) || isCacheSetter(kProgramCachePrefix, key);
 }
 
 Result<std::string> LlvmContext::handleParameter(const std::string& key, const std::string& value) {
@@ -171,6 +171,10 @@ Result<std::string> LlvmContext::handleParameter(const std::string& key, const s
   }
   if (key.rfind(kTransitionCachePrefix, 0) == 0) {
     return handleCacheParameter(transitionCache_, kTransitionCachePrefix, key, value);
+  }
+  if (key.rfind(kProgramCachePrefix, 0) == 0) {
+    if (!programs_) return internalError("the llvm context was not initialized");
+    return handleCacheParameter(programs_->executableCache(), kProgramCachePrefix, key, value);
   }
   if (key.rfind(kReadyModulesPrefix, 0) == 0) {
     if (key.substr(kReadyModulesPrefix.size()) == "get_idle") {

@@ -17,6 +17,8 @@
 //   service.ready_modules.*       -> the same keys, for modules read ahead of
 //                                    the starts that will use them
 //                                    (llvmsession/ready_modules.h)
+//   service.program_cache.*       -> the same keys, for the executables built
+//                                    last (llvmsession/program_runs.h)
 // Every member is safe to use from the worker's threads at once.
 #pragma once
 

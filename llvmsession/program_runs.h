@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -29,6 +30,8 @@
 #include "sandbox/sandbox.h"
 
 namespace kiln::llvmsession {
+
+inline constexpr std::string_view kProgramCachePrefix = "service.program_cache.";
 
 struct ProgramBuild {
   Status status;                     // ok: it built
@@ -70,8 +73,10 @@ class ProgramRuns {
                                     const runtime::RunSpec& spec,
                                     const sandbox::SandboxLimits& limits, bool asan);
 
-  // For tests and the bench: builds made and saved by the executable cache.
-  CacheCounters executableCounters() const { return executables_.counters(); }
+  // The executable cache's bounds and counters: the worker parameters
+  // service.program_cache.* (set_max_size 0: every observation builds, as
+  // the runtime bench measures a new state's cost).
+  CacheControls& executableCache() { return executables_; }
 
  private:
   // A build of one IR with one spec's libraries, or why it failed.

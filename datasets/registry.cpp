@@ -155,8 +155,8 @@ Result<std::optional<DatasetRegistry::ModuleRunSpec>> DatasetRegistry::moduleRun
   KILN_ASSIGN_OR_RETURN(std::optional<std::string> spec, own->corpus->runSpecText(*own->entry));
   if (!spec) return std::optional<ModuleRunSpec>{};
   return std::optional<ModuleRunSpec>{ModuleRunSpec{
-      std::move(*spec), [corpus = own->corpus, entry = own->entry](const std::string& name,
-                                                                   std::uint64_t maxBytes) {
+      std::move(*spec),
+      [corpus = own->corpus, entry = own->entry](const std::string& name, std::uint64_t maxBytes) {
         return corpus->readBeside(*entry, name, maxBytes);
       }}};
 }

@@ -22,6 +22,7 @@
 #include "llvmenv/name_counters.h"
 #include "llvmenv/observations.h"
 #include "llvmenv/pass_runner.h"
+#include "llvmenv/program_graph.h"
 
 namespace kiln::llvmenv {
 namespace {
@@ -61,6 +62,7 @@ void ModuleState::poison(const Status& why) {
   declareLeakedOnPurpose(tm_.release());
   ir_.reset();
   textSize_.reset();
+  graph_.reset();
   bitcode_.reset();
   fingerprint_.reset();
   shape_.reset();
@@ -167,6 +169,7 @@ Result<std::unique_ptr<ModuleState>> ModuleState::clone() const {
   copy->bitcode_ = cachedBitcode();
   copy->ir_ = ir_;
   copy->textSize_ = textSize_;
+  copy->graph_ = graph_;
   copy->digest_ = readFromBitcode_ ? digest_ : std::nullopt;  // the copy reads the bytes
   return copy;
 }
@@ -326,6 +329,7 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
   if (sameShape && !beforeIr) beforeBytes = beforeBitcode;  // reload() replaces them
   ir_.reset();
   textSize_.reset();
+  graph_.reset();
   KILN_RETURN_IF_ERROR(reload(std::move(afterBitcode)));
   if (!sameShape) return PassOutcome{std::string(pipeline), true};
   if (!beforeIr) {
@@ -338,6 +342,7 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
 Status ModuleState::markBroken(std::string why) {
   ir_.reset();
   textSize_.reset();
+  graph_.reset();
   bitcode_.reset();
   fingerprint_.reset();
   shape_.reset();
@@ -419,6 +424,7 @@ Status ModuleState::adopt(const SerializedModule& after, const StateDigest& dige
     ir_ = after.irText;
   }
   textSize_.reset();
+  graph_.reset();
   fingerprint_.reset();
   shape_.reset();
   digest_ = digest;
@@ -468,6 +474,16 @@ Result<Int64Tensor> ModuleState::autophase() const {
 Result<ValueDict> ModuleState::autophaseDict() const {
   KILN_RETURN_IF_ERROR(load());
   return toDict(autophaseFeatureNames(), computeAutophase(*module_));
+}
+
+Result<Bytes> ModuleState::programGraph() const {
+  KILN_RETURN_IF_ERROR(checkUsable());
+  if (graph_ == nullptr) {
+    KILN_RETURN_IF_ERROR(load());
+    KILN_ASSIGN_OR_RETURN(ProgramGraph graph, buildProgramGraph(*module_));
+    graph_ = std::make_shared<const std::string>(encodeProgramGraph(graph));
+  }
+  return Bytes{*graph_};
 }
 
 Result<std::int64_t> ModuleState::objectTextSizeBytes() const {

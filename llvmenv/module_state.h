@@ -129,6 +129,9 @@ class ModuleState {
   Result<Int64Tensor> autophase() const;  // shape [56]
   Result<ValueDict> autophaseDict() const;
   Result<std::int64_t> objectTextSizeBytes() const;  // cached until the IR changes
+  // The program graph's wire form (common/program_graph.h), cached until
+  // the IR changes (a step with no effect keeps it; a fork shares it).
+  Result<Bytes> programGraph() const;
 
  private:
   ModuleState(std::shared_ptr<const PassTable> passes, std::string name);
@@ -164,6 +167,7 @@ class ModuleState {
   // serialize() and bitcode() need no writer; computed lazily for text input.
   mutable std::optional<std::string> bitcode_;
   mutable std::optional<std::int64_t> textSize_;
+  mutable std::shared_ptr<const std::string> graph_;
   // moduleFingerprint() of module_ (see applyPipeline), kept until the IR changes.
   std::optional<std::uint64_t> fingerprint_;
   // moduleShape() of module_, kept likewise: a step with no effect walks

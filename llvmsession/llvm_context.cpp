@@ -63,11 +63,11 @@ Result<runtime::RunSpec> LlvmContext::runSpecFor(const Benchmark& benchmark) con
     KILN_ASSIGN_OR_RETURN(std::optional<datasets::DatasetRegistry::ModuleRunSpec> own,
                           registry_->moduleRunSpec(uri, *benchmark.program));
     if (own) {
-      return runtime::parseRunSpec(
-          own->text, fmt::format("the run spec of {} (its .run.json)", uri),
-          [&own](const std::string& name) {
-            return own->readBeside(name, runtime::kMaxStdinBytes);
-          });
+      return runtime::parseRunSpec(own->text,
+                                   fmt::format("the run spec of {} (its .run.json)", uri),
+                                   [&own](const std::string& name) {
+                                     return own->readBeside(name, runtime::kMaxStdinBytes);
+                                   });
     }
   }
   return runtime::RunSpec{{runtime::ProgramInput{}}, {"m"}};

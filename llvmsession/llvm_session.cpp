@@ -42,6 +42,7 @@ enum Observation : std::size_t {
   kRuntimeO3,
   kValidation,
   kRewardRuntimeO3,
+  kProgramGraph,
   kObservationCount,
 };
 
@@ -152,6 +153,7 @@ std::vector<Space> LlvmSession::observationSpaces() const {
   spaces[kRuntimeO3] = measured(Space::doubleBox("RuntimeO3", {-1}, seconds));
   spaces[kValidation] = withFlags(Space::string("Validation"), true);
   spaces[kRewardRuntimeO3] = measured(Space::doubleScalar("Reward:RuntimeO3", {}));
+  spaces[kProgramGraph] = withFlags(Space::bytes("Programl"), false);
   return spaces;
 }
 
@@ -236,6 +238,8 @@ Result<Value> LlvmSession::observe(std::size_t spaceIndex) {
       return wrap(state_->autophaseDict());
     case kObjectTextSizeBytes:
       return wrap(state_->objectTextSizeBytes());
+    case kProgramGraph:
+      return wrap(state_->programGraph());
     case kIrInstructionCountO0:
     case kIrInstructionCountO3:
     case kIrInstructionCountOz: {
@@ -345,8 +349,7 @@ Result<std::vector<double>> LlvmSession::runtimeO3() {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> o3, context_.materialize(benchmark_));
   KILN_ASSIGN_OR_RETURN(llvmenv::PassOutcome outcome, o3->applyPipeline("default<O3>"));
   (void)outcome;
-  KILN_ASSIGN_OR_RETURN(runtimeO3_,
-                        context_.programs().runtimes(*o3, spec, runtimeRuns_, limits_));
+  KILN_ASSIGN_OR_RETURN(runtimeO3_, context_.programs().runtimes(*o3, spec, runtimeRuns_, limits_));
   return *runtimeO3_;
 }
 
@@ -359,8 +362,8 @@ Result<double> LlvmSession::runtimeReward() {
     // The start of the episode is the benchmark as it came.
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
                           context_.materialize(benchmark_));
-    KILN_ASSIGN_OR_RETURN(std::vector<double> o0, context_.programs().runtimes(
-                                                      *original, spec, runtimeRuns_, limits_));
+    KILN_ASSIGN_OR_RETURN(std::vector<double> o0,
+                          context_.programs().runtimes(*original, spec, runtimeRuns_, limits_));
     lastSpeedup_ = runtime::speedup(o3, o0);
   }
   const double current = runtime::speedup(o3, now);

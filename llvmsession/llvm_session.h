@@ -18,6 +18,8 @@
 //                                  one walk over the module (microseconds)
 //   ObjectTextSizeBytes            in-process codegen (milliseconds), cached
 //                                  until the IR changes
+//   Programl                       the program graph (common/program_graph.h):
+//                                  one walk, cached until the IR changes
 //   IrInstructionCountO0/O3/Oz, ObjectTextSizeO0/O3/Oz
 //                                  the benchmark's baselines, computed once per
 //                                  benchmark by the context, shared by sessions

@@ -85,7 +85,8 @@ Result<const sandbox::Sandbox*> ProgramRuns::sandboxOnce() {
 
 std::uint64_t ProgramRuns::ReferenceRuns::sizeInBytes() const {
   std::uint64_t bytes = cacheKey.size();
-  for (const runtime::RunEvidence& run : runs) bytes += run.stdoutText.size() + run.stderrText.size();
+  for (const runtime::RunEvidence& run : runs)
+    bytes += run.stdoutText.size() + run.stderrText.size();
   return bytes;
 }
 
@@ -198,8 +199,8 @@ Result<std::vector<runtime::RunEvidence>> ProgramRuns::referenceRuns(
   // Kept per module, spec and limits: a client's own spec or lower limits
   // get runs of their own.
   KILN_ASSIGN_OR_RETURN(std::string ir, reference.irSha1());
-  std::string key = fmt::format("{}|{}|{}", ir, fmt::join(spec.libraries, ","),
-                                sandbox::describe(limits));
+  std::string key =
+      fmt::format("{}|{}|{}", ir, fmt::join(spec.libraries, ","), sandbox::describe(limits));
   for (const runtime::ProgramInput& input : spec.inputs) {
     key += fmt::format("|{}:{}", fmt::join(input.args, " "), input.stdinBytes);
   }

@@ -33,6 +33,7 @@ from .spaces import Space
 from .vector import BatchSpace, VectorEnv, make_vec
 from .state import CompilerEnvState
 from .validation import ValidationError, ValidationResult
+from .program_graph import ProgramGraph, ProgramGraphError
 from . import state as states
 from ._kiln import __version__, keygen
 
@@ -50,6 +51,8 @@ __all__ = [
     "CompilerEnvState",
     "ValidationResult",
     "ValidationError",
+    "ProgramGraph",
+    "ProgramGraphError",
     "states",
     "LocalCluster",
     "embedded_cluster_endpoint",

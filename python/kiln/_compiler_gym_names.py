@@ -6,6 +6,7 @@ kiln.compiler_gym builds its env on these."""
 import numpy as np
 
 from .errors import NotFound
+from .program_graph import ProgramGraph
 
 # env id -> (observation space, reward space), as CompilerGym registers them.
 _ENV_IDS = {
@@ -24,23 +25,19 @@ _SAME_OBSERVATIONS = (
     "Ir", "IrSha1", "Bitcode", "InstCount", "InstCountDict", "Autophase", "AutophaseDict",
     "IrInstructionCount", "IrInstructionCountO0", "IrInstructionCountO3", "IrInstructionCountOz",
     "ObjectTextSizeBytes", "ObjectTextSizeO0", "ObjectTextSizeO3", "ObjectTextSizeOz",
+    "Buildtime", "Runtime", "IsBuildable", "IsRunnable",
 )
 # Computed here from one kiln observation: name -> kiln space it comes from.
-_DERIVED_OBSERVATIONS = {"InstCountNorm": "InstCount", "InstCountNormDict": "InstCountDict"}
+_DERIVED_OBSERVATIONS = {"InstCountNorm": "InstCount", "InstCountNormDict": "InstCountDict",
+                         "Programl": "Programl", "ProgramlJson": "Programl"}
 _UNSUPPORTED_OBSERVATIONS = {
     "BitcodeFile": "kiln never names a host path to a client; use env.write_bitcode(path)",
-    "Buildtime": "kiln does not build or run benchmarks",
-    "Runtime": "kiln does not build or run benchmarks",
-    "IsBuildable": "kiln does not build or run benchmarks",
-    "IsRunnable": "kiln does not build or run benchmarks",
     "CpuInfo": "kiln has no CpuInfo observation",
     "Inst2vec": "kiln has no inst2vec embeddings",
     "Inst2vecEmbeddingIndices": "kiln has no inst2vec embeddings",
     "Inst2vecPreprocessedText": "kiln has no inst2vec embeddings",
     "LexedIr": "kiln has no IR lexer observation",
     "LexedIrTuple": "kiln has no IR lexer observation",
-    "Programl": "kiln has no ProGraML graphs",
-    "ProgramlJson": "kiln has no ProGraML graphs",
     "TextSizeBytes": "kiln measures object files (ObjectTextSize*), not linked binaries",
     "TextSizeO0": "kiln measures object files (ObjectTextSize*), not linked binaries",
     "TextSizeO3": "kiln measures object files (ObjectTextSize*), not linked binaries",
@@ -96,6 +93,10 @@ def _translate(name, value):
     if name == "InstCountNorm":
         total = max(int(value[0]), 1)
         return (np.asarray(value[1:], dtype=np.float64) / total).astype(np.float32)
+    if name in ("Programl", "ProgramlJson"):
+        graph = ProgramGraph.from_bytes(value)
+        # As CompilerGym gave them: a networkx.MultiDiGraph, node-link JSON.
+        return graph.to_networkx() if name == "Programl" else graph.to_node_link()
     if name == "InstCountNormDict":
         total = max(int(value.get("TotalInstsCount", 0)), 1)
         return {k: v / total for k, v in value.items() if k != "TotalInstsCount"}

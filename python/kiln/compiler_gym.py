@@ -51,6 +51,33 @@ class _Views:
         return self._lookup(name)
 
 
+class ValidationResult:
+    """CompilerGym's ValidationResult over kiln's verdict: okay() is a
+    method, errors lists every difference, benchmark_semantics_* say whether
+    the program's behaviour was checked and failed."""
+
+    def __init__(self, state, result, walltime):
+        self.state = state
+        self.walltime = walltime
+        self.errors = list(result.errors)
+        self.reward_validated = False
+        self.actions_replay_failed = False
+        self.reward_validation_failed = False
+        self.benchmark_semantics_validated = True
+        self.benchmark_semantics_validation_failed = not result.okay
+        self.result = result
+
+    def okay(self):
+        return self.result.okay
+
+    @property
+    def error_details(self):
+        return self.result.error_details()
+
+    def __str__(self):
+        return str(self.result)
+
+
 class CompilerGymEnv:
     """A kiln.Env with CompilerGym's LLVM API (LlvmEnv's). Made by make()."""
 
@@ -294,7 +321,19 @@ class CompilerGymEnv:
         return path
 
     def validate(self, state=None):
-        _unsupported("env.validate()", "kiln does not build or run benchmarks to check them")
+        """Whether the current program (or `state`, replayed in a fork) still
+        behaves like its benchmark as it came: its run on every input of the
+        benchmark compared with the unoptimized program's (kiln's
+        env.validate(), in the worker's sandbox)."""
+        start = time.time()
+        if state is None:
+            return ValidationResult(self.state, self._env.validate(), time.time() - start)
+        other = self.fork()
+        try:
+            other.apply(state)
+            return ValidationResult(state, other._env.validate(), time.time() - start)
+        finally:
+            other.close()
 
     def make_benchmark(self, *args, **kwargs):
         _unsupported("env.make_benchmark()",

@@ -60,7 +60,8 @@ TEST(LlvmSessionTest, SpacesFollowTheContract) {
                                              "Runtime",
                                              "RuntimeO3",
                                              "Validation",
-                                             "Reward:RuntimeO3"};
+                                             "Reward:RuntimeO3",
+                                             "Programl"};
   EXPECT_EQ(names, expected);
   // Running the program: times are measurements; what builds and runs
   // depends on the host.

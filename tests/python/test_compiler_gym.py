@@ -74,15 +74,21 @@ def test_observation_space_setter_and_errors(env):
     assert env.observation_space is None and env.observation_space_spec is None
     with pytest.raises(LookupError, match="Observation space not found: invalid value"):
         env.observation_space = "invalid value"
-    with pytest.raises(NotImplementedError, match="ProGraML"):
-        env.observation_space = "Programl"
     with pytest.raises(LookupError, match="Reward space not found: nope"):
         env.reward_space = "nope"
     env.reset()
     with pytest.raises(NotImplementedError, match="inst2vec"):
         env.observation["Inst2vec"]
-    with pytest.raises(NotImplementedError, match="validate"):
-        env.validate()
+    # What CompilerGym offered on its LLVM env, here too: the program graph as
+    # a networkx graph and as node-link JSON, validation with okay().
+    graph = env.observation["Programl"]
+    assert graph.number_of_nodes() > env.observation["IrInstructionCount"]
+    assert {"type", "text", "function", "block"} <= set(graph.nodes[1])
+    assert {d["flow"] for _, _, d in graph.edges(data=True)} == {0, 1, 2}
+    as_json = env.observation["ProgramlJson"]
+    assert len(as_json["nodes"]) == graph.number_of_nodes()
+    assert env.validate().okay()
+    assert env.validate(env.state).okay()
 
 
 def test_rewards_sum_to_the_improvement_and_lookups_agree(env):

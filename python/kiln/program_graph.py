@@ -274,10 +274,17 @@ class ProgramGraph:
         if self.num_edges and ((self.edge_source >= n).any() or (self.edge_target >= n).any()):
             raise ProgramGraphError("an edge joins a node that does not exist")
 
+    def _edge_set(self):
+        return sorted(zip(self.edge_source.tolist(), self.edge_target.tolist(),
+                          self.edge_flow.tolist(), self.edge_position.tolist()))
+
     def __eq__(self, other):
+        """The same nodes (in order) and the same edges (in any order)."""
         if not isinstance(other, ProgramGraph):
             return NotImplemented
-        return self.to_node_link() == other.to_node_link()
+        mine, theirs = self.to_node_link(), other.to_node_link()
+        return (mine["nodes"] == theirs["nodes"] and mine["graph"] == theirs["graph"]
+                and self._edge_set() == other._edge_set())
 
     def __repr__(self):
         return (f"ProgramGraph({self.num_nodes} nodes, {self.num_edges} edges, "

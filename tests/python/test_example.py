@@ -37,3 +37,9 @@ def test_mlgo_inlining_episode_reproduces_the_default_size():
     done = run_example("mlgo_inline_episode.py", "--benchmark", "benchmark://kiln-bench-v0/crc32")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "saved 0 bytes" in done.stdout, done.stdout
+
+
+def test_graph_regression_trains_and_reports_held_out_error():
+    done = run_example("graph_regression.py", "--csmith", "3", "--epochs", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "held-out MAE" in done.stdout and "predicting the training mean" in done.stdout

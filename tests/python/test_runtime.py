@@ -154,6 +154,7 @@ def test_the_runtime_bench_prints_every_row_it_documents(capsys):
     assert len(report["programs"]) == 2
     for row in report["programs"]:
         assert row["runtime_observation_s"]["median"] > 0
+        assert row["runtime_built_state_s"]["median"] > 0
         assert row["program_o0_s"] > 0 and row["noise_o0"] >= 0
         assert row["judged_against"]
     assert report["random_search"]["episodes"] == 2

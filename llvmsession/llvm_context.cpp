@@ -162,7 +162,8 @@ Result<std::string> listProblems(const datasets::DatasetRegistry& registry,
 
 bool LlvmContext::changesSharedState(const std::string& key) const {
   return isCacheSetter(kModuleCachePrefix, key) || isCacheSetter(kTransitionCachePrefix, key) ||
-         isCacheSetter(kReadyModulesPrefix, key) || isCacheSetter(kProgramCachePrefix, key);
+         isCacheSetter(kReadyModulesPrefix, key) || isCacheSetter(kProgramCachePrefix, key) ||
+         isCacheSetter(kProgramGraphCachePrefix, key);
 }
 
 Result<std::string> LlvmContext::handleParameter(const std::string& key, const std::string& value) {
@@ -171,6 +172,9 @@ Result<std::string> LlvmContext::handleParameter(const std::string& key, const s
   }
   if (key.rfind(kTransitionCachePrefix, 0) == 0) {
     return handleCacheParameter(transitionCache_, kTransitionCachePrefix, key, value);
+  }
+  if (key.rfind(kProgramGraphCachePrefix, 0) == 0) {
+    return handleCacheParameter(programGraphCache_, kProgramGraphCachePrefix, key, value);
   }
   if (key.rfind(kProgramCachePrefix, 0) == 0) {
     if (!programs_) return internalError("the llvm context was not initialized");

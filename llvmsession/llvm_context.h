@@ -19,15 +19,19 @@
 //                                    (llvmsession/ready_modules.h)
 //   service.program_cache.*       -> the same keys, for the executables built
 //                                    last (llvmsession/program_runs.h)
+//   service.program_graph_cache.* -> the same keys, for program graphs by the
+//                                    identity of their state
 // Every member is safe to use from the worker's threads at once.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "datasets/registry.h"
 #include "datasets/shared_registry.h"
+#include "kit/bounded_cache.h"
 #include "kit/service_context.h"
 #include "llvmenv/baselines.h"
 #include "llvmenv/module_state.h"
@@ -38,6 +42,25 @@
 #include "llvmsession/transition_cache.h"
 
 namespace kiln::llvmsession {
+
+inline constexpr std::string_view kProgramGraphCachePrefix = "service.program_graph_cache.";
+
+// A program graph's wire form, kept by the identity of the state it is the
+// graph of (llvmenv::ModuleState::identity): sessions that reach the same
+// module (every reset on one benchmark, a step another session took) are
+// served without walking it again.
+class CachedProgramGraph {
+ public:
+  CachedProgramGraph(std::string key, std::string bytes)
+      : key_(std::move(key)), bytes_(std::move(bytes)) {}
+  const std::string& key() const { return key_; }
+  const std::string& bytes() const { return bytes_; }
+  std::uint64_t sizeInBytes() const { return key_.size() + bytes_.size(); }
+
+ private:
+  std::string key_;
+  std::string bytes_;
+};
 
 class LlvmContext : public ServiceContext {
  public:
@@ -62,6 +85,7 @@ class LlvmContext : public ServiceContext {
   const std::shared_ptr<const llvmenv::PassTable>& passes() const { return passes_; }
   ParsedModuleCache& moduleCache() { return moduleCache_; }
   TransitionCache& transitionCache() { return transitionCache_; }
+  BoundedCache<CachedProgramGraph>& programGraphCache() { return programGraphCache_; }
   // Applies pass `pass` to `state` through the transition cache.
   Result<StepThroughCache> applyPass(llvmenv::ModuleState& state, std::size_t pass) {
     return applyPassThroughCache(state, pass, transitionCache_, hitCostModel_, clock());
@@ -93,6 +117,7 @@ class LlvmContext : public ServiceContext {
   std::shared_ptr<const datasets::DatasetRegistry> registry_;
   ParsedModuleCache moduleCache_{256, std::uint64_t{128} << 20};
   TransitionCache transitionCache_{8192, std::uint64_t{64} << 20};
+  BoundedCache<CachedProgramGraph> programGraphCache_{1024, std::uint64_t{64} << 20};
   HitCostModel hitCostModel_;
   std::unique_ptr<ProgramRuns> programs_;
   // Last: its reader thread reads with passes_ until it is stopped.

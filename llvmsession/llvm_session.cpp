@@ -239,7 +239,7 @@ Result<Value> LlvmSession::observe(std::size_t spaceIndex) {
     case kObjectTextSizeBytes:
       return wrap(state_->objectTextSizeBytes());
     case kProgramGraph:
-      return wrap(state_->programGraph());
+      return programGraph();
     case kIrInstructionCountO0:
     case kIrInstructionCountO3:
     case kIrInstructionCountOz: {
@@ -301,6 +301,16 @@ Result<double> LlvmSession::reward(Reward which) {
     default:
       return llvmenv::objectTextSizeOzReward(previous, current, *b);
   }
+}
+
+Result<Value> LlvmSession::programGraph() {
+  const std::optional<llvmenv::StateDigest> identity = state_->identity();
+  if (!identity) return wrap(state_->programGraph());
+  const std::string key(reinterpret_cast<const char*>(identity->data()), identity->size());
+  if (auto cached = context_.programGraphCache().get(key)) return Value(Bytes{cached->bytes()});
+  KILN_ASSIGN_OR_RETURN(Bytes graph, state_->programGraph());
+  context_.programGraphCache().insert(std::make_shared<CachedProgramGraph>(key, graph.data));
+  return Value(std::move(graph));
 }
 
 Result<runtime::RunSpec> LlvmSession::runSpec() {

@@ -19,7 +19,9 @@
 //   ObjectTextSizeBytes            in-process codegen (milliseconds), cached
 //                                  until the IR changes
 //   Programl                       the program graph (common/program_graph.h):
-//                                  one walk, cached until the IR changes
+//                                  one walk, cached with the state until the
+//                                  IR changes and in the context by the
+//                                  state's identity
 //   IrInstructionCountO0/O3/Oz, ObjectTextSizeO0/O3/Oz
 //                                  the benchmark's baselines, computed once per
 //                                  benchmark by the context, shared by sessions
@@ -97,6 +99,7 @@ class LlvmSession final : public CompilationSession {
   };
   Result<Value> observe(std::size_t spaceIndex);
   Result<Value> observeProgram(std::size_t spaceIndex);
+  Result<Value> programGraph();
   Result<double> reward(Reward which);
   // The benchmark's inputs: the client's (llvm.run_spec), else its
   // dataset's (read once a session).

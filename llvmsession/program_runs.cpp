@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/json_text.h"
+#include "llvm/Support/xxhash.h"
 #include "llvmenv/codegen.h"
 
 namespace kiln::llvmsession {
@@ -202,7 +203,10 @@ Result<std::vector<runtime::RunEvidence>> ProgramRuns::referenceRuns(
   std::string key =
       fmt::format("{}|{}|{}", ir, fmt::join(spec.libraries, ","), sandbox::describe(limits));
   for (const runtime::ProgramInput& input : spec.inputs) {
-    key += fmt::format("|{}:{}", fmt::join(input.args, " "), input.stdinBytes);
+    // A hash stands for the stdin (up to 1 MiB an input) in the key.
+    key +=
+        fmt::format("|{}:{:016x}:{}", fmt::join(input.args, "\x1f"),
+                    llvm::xxh3_64bits(llvm::StringRef(input.stdinBytes)), input.stdinBytes.size());
   }
   if (auto cached = references_.get(key)) return cached->runs;
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built,

@@ -193,6 +193,35 @@ TEST(LlvmSessionTest, SecondStartIsServedFromTheParsedModuleCache) {
   EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
 }
 
+TEST(LlvmSessionTest, AModuleIsWalkedForItsGraphOnceForEverySession) {
+  Cluster c = startCluster();
+  const std::string prefix = "service.program_graph_cache.";
+  auto counters = [&] { return *c.client->workerParameter(c.worker, prefix + "get_counters", ""); };
+  auto graph = [](client::Session& s) {
+    auto r = s.step({}, std::vector<std::string>{"Programl"});
+    EXPECT_TRUE(r.ok()) << r.status().toString();
+    return r.ok() ? r->observations.at(0).as<Bytes>().data : std::string();
+  };
+  auto a = c.client->startSession(llvmOptions(benchUri("kmp")));
+  auto b = c.client->startSession(llvmOptions(benchUri("kmp")));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string first = graph(**a);
+  EXPECT_EQ(counters(), "hits=0 misses=1 evictions=0 inserts=1");
+  // Another session on the same module: the same graph, no walk.
+  EXPECT_TRUE(graph(**b) == first);
+  EXPECT_EQ(counters(), "hits=1 misses=1 evictions=0 inserts=1");
+  // Both take the same step: the second finds the graph of the new module.
+  ASSERT_TRUE((*a)->step({Value(passIndex(**a, "mem2reg"))}, std::vector<std::string>{}).ok());
+  ASSERT_TRUE((*b)->step({Value(passIndex(**b, "mem2reg"))}, std::vector<std::string>{}).ok());
+  const std::string after = graph(**a);
+  EXPECT_FALSE(after == first);
+  EXPECT_TRUE(graph(**b) == after);
+  EXPECT_EQ(counters(), "hits=2 misses=2 evictions=0 inserts=2");
+  // An operator's bound, lowered by a client of a tuning worker, keeps nothing.
+  EXPECT_EQ(*c.client->workerParameter(c.worker, prefix + "set_max_size", "0"), "0");
+  EXPECT_TRUE(graph(**a) == after);  // the state's own cache still has it
+}
+
 TEST(LlvmSessionTest, DatasetsAndBenchmarksAreListable) {
   Cluster c = startCluster();
   auto datasets = c.client->workerParameter(c.worker, "llvm.datasets", "");

@@ -287,6 +287,22 @@ class VectorEnv(Closing):
         self._next_benchmark += 1
         return benchmark
 
+    def benchmark_state(self):
+        """Where the choice of benchmarks stands (the cycle's position and
+        the random order's generator): what a checkpoint saves so that a
+        resumed run goes on with the benchmarks it had not reached."""
+        return {"next_benchmark": self._next_benchmark, "rng": self._rng.bit_generator.state}
+
+    def set_benchmark_state(self, state):
+        """Restores a benchmark_state(); the next episodes started (reset()
+        without a seed, or an autoreset) continue from it."""
+        try:
+            next_benchmark = int(state["next_benchmark"])
+            self._rng.bit_generator.state = state["rng"]
+        except (KeyError, TypeError, ValueError) as error:
+            raise InvalidArgument(f"not a VectorEnv benchmark state: {error!r}") from None
+        self._next_benchmark = next_benchmark
+
     # --- episodes ---------------------------------------------------------
     def _start(self, env):
         """Starts env's next episode; its reset result. A benchmark that

@@ -43,3 +43,25 @@ def test_graph_regression_trains_and_reports_held_out_error():
     done = run_example("graph_regression.py", "--csmith", "3", "--epochs", "3")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "held-out MAE" in done.stdout and "predicting the training mean" in done.stdout
+
+
+PPO_TINY = ["--envs", "2", "--rollout", "6", "--horizon", "3", "--csmith", "2",
+            "--held-out-csmith", "1", "--budget", "6"]
+
+
+def test_ppo_trains_stops_resumes_and_compares_on_held_out_programs(tmp_path):
+    out = str(tmp_path / "ppo")
+    # A preempted run: it stops after 2 of 3 iterations, with its checkpoint.
+    first = run_example("ppo_pass_ordering.py", *PPO_TINY, "--iterations", "3",
+                        "--stop-after", "2", "--out", out)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "stopped at iteration 2 of 3" in first.stdout
+    assert (tmp_path / "ppo" / "checkpoint.pt").exists()
+    assert (tmp_path / "ppo" / "learning_curve.png").read_bytes().startswith(b"\x89PNG")
+    # Resumed: one more iteration, then the held-out comparison.
+    second = run_example("ppo_pass_ordering.py", *PPO_TINY, "--iterations", "3", "--resume",
+                         "--out", out)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "resumed from" in second.stdout and "at iteration 2" in second.stdout
+    assert "iteration   3:" in second.stdout and "iteration   1:" not in second.stdout
+    assert "held-out" in second.stdout and "random search" in second.stdout

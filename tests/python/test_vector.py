@@ -137,6 +137,24 @@ def test_benchmarks_cycle_through_a_dataset_and_a_seed_fixes_random_order(cluste
     assert drawn(3) == drawn(3)
 
 
+def test_a_checkpointed_benchmark_state_continues_where_it_stood(cluster):
+    def make(order):
+        return kiln.make_vec("llvm-ic-v0", 2, cluster=cluster, benchmarks="benchmark://kiln-bench-v0",
+                             benchmark_order=order, seed=7)
+
+    for order in ("cycle", "random"):
+        with make(order) as envs:
+            envs.reset(seed=7)
+            saved = envs.benchmark_state()
+            expected = envs.reset()[1]["benchmark"].tolist()
+        # A new vector env (a resumed job) restores it: the same next benchmarks.
+        with make(order) as resumed:
+            resumed.set_benchmark_state(saved)
+            assert resumed.reset()[1]["benchmark"].tolist() == expected, order
+            with pytest.raises(kiln.InvalidArgument, match="benchmark state"):
+                resumed.set_benchmark_state({"next": 1})
+
+
 def test_a_compile_error_truncates_that_env_only_and_it_resets():
     # A real LLVM crash (loop-bound-split, an action only with fault
     # injection) in one env: its episode ends truncated with the reason; the

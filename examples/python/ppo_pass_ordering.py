@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""PPO learns LLVM pass ordering through a kiln vector env, and is judged on
+programs it never saw against random search at the same step budget.
+
+Training: --envs envs of llvm-autophase-ic-v0 (observation: Autophase;
+reward: the IR instruction count drop, as a fraction of what -Oz achieves)
+step together through kiln.make_vec over the training programs
+(kiln-bench-v0 but the held-out ones, and csmith programs), episodes of
+--horizon passes. A small actor-critic (PyTorch only) is updated with PPO's
+clipped objective after every rollout of --rollout steps per env.
+
+Held-out evaluation: with kiln.evaluate (the evaluation harness), on held-out
+kiln-bench-v0 and csmith programs, each agent gets --budget steps per
+program: random search runs random episodes of --horizon passes and keeps
+the best; PPO runs its greedy episode, then sampled episodes, and keeps the
+best. Reported as the harness reports: the geomean over programs of -Oz's
+instruction count over the agent's (1.0 matches -Oz, higher is better).
+
+Every iteration writes OUT/checkpoint.pt (policy, optimizer, random
+generators, the vector env's benchmark position, the curve) and
+OUT/learning_curve.png; --resume continues a stopped run from its
+checkpoint, so a preempted job loses one iteration at most. Run from the
+repository root after scripts/setup:
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/ppo_pass_ordering.py
+"""
+
+import argparse
+import os
+import random
+import sys
+import time
+
+import numpy as np
+
+import kiln
+
+try:
+    import torch
+    from torch import nn
+except ImportError:
+    sys.exit("ppo_pass_ordering.py needs PyTorch: apt-get install python3-torch")
+
+ENV_ID = "llvm-autophase-ic-v0"
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", type=int, default=8)
+    parser.add_argument("--horizon", type=int, default=15, help="passes per episode")
+    parser.add_argument("--rollout", type=int, default=30, help="steps per env per iteration")
+    parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--csmith", type=int, default=30, help="csmith training programs")
+    parser.add_argument("--held-out-csmith", type=int, default=8)
+    parser.add_argument("--budget", type=int, default=60, help="held-out steps per program")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="ppo-out", help="checkpoint and plot directory")
+    parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
+    parser.add_argument("--stop-after", type=int, default=None,
+                        help="stop after this many iterations of this run (a preemption)")
+    parser.add_argument("--cluster", default=None, help="coordinator tcp://host:port")
+    args = parser.parse_args(argv)
+    if min(args.envs, args.horizon, args.rollout, args.iterations, args.budget) < 1:
+        parser.error("--envs, --horizon, --rollout, --iterations and --budget must be >= 1")
+    return args
+
+
+def split_programs(args):
+    """Training and held-out programs: every fourth kiln-bench-v0 program and
+    csmith seeds after the training ones are held out."""
+    bench = kiln.datasets(args.cluster).benchmarks("benchmark://kiln-bench-v0")
+    held = bench[::4] + [f"generator://csmith-v0/{1000 + s}" for s in range(args.held_out_csmith)]
+    train = [b for i, b in enumerate(bench) if i % 4] + [
+        f"generator://csmith-v0/{s}" for s in range(1, args.csmith + 1)]
+    return train, held
+
+
+def features(observations):
+    """Autophase counts, log-scaled: a float32 batch."""
+    return torch.from_numpy(np.log1p(np.asarray(observations, dtype=np.float64)).astype(np.float32))
+
+
+class ActorCritic(nn.Module):
+    def __init__(self, inputs, actions, hidden=64):
+        super().__init__()
+        self.actor = nn.Sequential(nn.Linear(inputs, hidden), nn.Tanh(),
+                                   nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, actions))
+        self.critic = nn.Sequential(nn.Linear(inputs, hidden), nn.Tanh(),
+                                    nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+
+    def distribution(self, x):
+        return torch.distributions.Categorical(logits=self.actor(x))
+
+    def value(self, x):
+        return self.critic(x).squeeze(-1)
+
+
+def ppo_update(model, optimizer, batch, epochs=4, minibatch=64, clip=0.2):
+    x, actions, old_logp, advantages, returns = batch
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    for _ in range(epochs):
+        order = torch.randperm(x.shape[0])
+        for start in range(0, x.shape[0], minibatch):
+            i = order[start:start + minibatch]
+            dist = model.distribution(x[i])
+            ratio = torch.exp(dist.log_prob(actions[i]) - old_logp[i])
+            policy_loss = -torch.min(ratio * advantages[i],
+                                     ratio.clamp(1 - clip, 1 + clip) * advantages[i]).mean()
+            value_loss = (model.value(x[i]) - returns[i]).pow(2).mean()
+            loss = policy_loss + 0.5 * value_loss - 0.01 * dist.entropy().mean()
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            optimizer.step()
+
+
+def collect(vec, model, observations, rollout, pending_reset, episode_returns, running):
+    """One rollout through the vector env. An env whose episode ended resets
+    on its next step (its action ignored): that step is left out of training."""
+    xs, acts, logps, rewards, dones, values, masks = [], [], [], [], [], [], []
+    for _ in range(rollout):
+        x = features(observations)
+        with torch.no_grad():
+            dist = model.distribution(x)
+            action = dist.sample()
+            value = model.value(x)
+        observations, reward, terminated, truncated, _ = vec.step(action.tolist())
+        done = np.logical_or(terminated, truncated)
+        mask = ~np.asarray(pending_reset)
+        for i in range(vec.num_envs):
+            if mask[i]:
+                running[i] += float(reward[i])
+            if mask[i] and done[i]:
+                episode_returns.append(running[i])
+                running[i] = 0.0
+        xs.append(x); acts.append(action); logps.append(dist.log_prob(action)); values.append(value)
+        rewards.append(torch.tensor(reward, dtype=torch.float32))
+        dones.append(torch.tensor(done, dtype=torch.float32))
+        masks.append(torch.tensor(mask, dtype=torch.bool))
+        pending_reset[:] = done
+    with torch.no_grad():
+        last_value = model.value(features(observations))
+    # Generalized advantage estimation; an episode's end (a truncation at the
+    # horizon too) stops the bootstrap.
+    advantages = torch.zeros(rollout, vec.num_envs)
+    gae = torch.zeros(vec.num_envs)
+    for t in reversed(range(rollout)):
+        next_value = last_value if t == rollout - 1 else values[t + 1]
+        delta = rewards[t] + 0.99 * next_value * (1 - dones[t]) - values[t]
+        gae = delta + 0.99 * 0.95 * (1 - dones[t]) * gae
+        advantages[t] = gae
+    returns = advantages + torch.stack(values)
+    keep = torch.stack(masks).flatten()
+    batch = (torch.cat(xs)[keep], torch.cat(acts)[keep], torch.cat(logps)[keep],
+             advantages.flatten()[keep], returns.flatten()[keep])
+    return batch, observations
+
+
+def save_plot(path, curve):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(6, 3.5))
+    steps = [point["env_steps"] for point in curve]
+    axes.plot(steps, [point["mean_return"] for point in curve], label="PPO (training episodes)")
+    axes.set_xlabel("environment steps")
+    axes.set_ylabel("episode return (fraction of -Oz)")
+    axes.set_title(f"PPO pass ordering on kiln ({ENV_ID})")
+    axes.legend(loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    pyplot.close(figure)
+
+
+def best_of_budget(choose, budget, horizon):
+    """An agent for kiln.evaluate that runs episodes of `horizon` passes until
+    `budget` steps are spent and ends on the best state it saw: the greedy
+    or random episode choice is `choose(observation, env, episode)`."""
+    def agent(observation, env):
+        state = env.state  # the env's record; replaying the best sequence ends the episode
+        best, best_actions, spent, episode = None, [], 0, 0
+        while spent + horizon <= budget:
+            env.reset(benchmark=state.benchmark)
+            taken, total, obs = [], 0.0, env.observation["Autophase"]
+            for _ in range(horizon):
+                action = choose(obs, env, episode)
+                obs, reward, done, _, _ = env.step(action)
+                taken.append(action)
+                total += reward
+                if done:
+                    break
+            spent += len(taken)
+            episode += 1
+            if best is None or total > best:
+                best, best_actions = total, taken
+        env.reset(benchmark=state.benchmark)
+        return best_actions
+    return agent
+
+
+def evaluate(args, model, held):
+    """Both agents on the held-out programs at --budget steps each, through
+    the evaluation harness (one policy call per step: the agent replays its
+    best sequence, found within the same budget)."""
+    rng = np.random.default_rng(args.seed)
+
+    def ppo_choice(observation, env, episode):
+        with torch.no_grad():
+            dist = model.distribution(features([observation]))
+        return int(dist.probs.argmax() if episode == 0 else dist.sample())
+
+    def random_choice(observation, env, episode):
+        return int(rng.integers(env.action_space.n))
+
+    results = {}
+    for name, choose in (("ppo", ppo_choice), ("random_search", random_choice)):
+        plans = {}
+        search = best_of_budget(choose, args.budget, args.horizon)
+
+        def policy(observation, env, search=search, plans=plans):
+            key = env.benchmark
+            if key not in plans:
+                plans[key] = list(search(observation, env))
+            return plans[key].pop(0) if plans[key] else None
+
+        report = kiln.evaluate(policy, benchmarks=held, step_budget=args.budget, parallel=1,
+                               env_id=ENV_ID, cluster=args.cluster, name=name)
+        results[name] = report
+    return results
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    checkpoint_path = os.path.join(args.out, "checkpoint.pt")
+    train, held = split_programs(args)
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    vec = kiln.make_vec(ENV_ID, args.envs, benchmarks=train, benchmark_order="random",
+                        seed=args.seed, max_episode_steps=args.horizon, cluster=args.cluster)
+    model = ActorCritic(vec.single_observation_space.shape[0], vec.single_action_space.n)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    curve, iteration, env_steps = [], 0, 0
+    if args.resume and os.path.exists(checkpoint_path):
+        saved = torch.load(checkpoint_path)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        torch.set_rng_state(saved["torch_rng"])
+        vec.action_space.seed(args.seed + saved["iteration"])
+        curve, iteration, env_steps = saved["curve"], saved["iteration"], saved["env_steps"]
+        vec.set_benchmark_state(saved["benchmarks"])
+        observations, _ = vec.reset()
+        print(f"resumed from {checkpoint_path} at iteration {iteration}")
+    else:
+        observations, _ = vec.reset(seed=args.seed)
+    pending_reset = [False] * args.envs
+    running = [0.0] * args.envs
+    print(f"{len(train)} training programs, {len(held)} held out; {args.envs} envs, "
+          f"{vec.single_action_space.n} passes")
+    start, ran = time.time(), 0
+    while iteration < args.iterations and (args.stop_after is None or ran < args.stop_after):
+        returns = []
+        batch, observations = collect(vec, model, observations, args.rollout, pending_reset,
+                                      returns, running)
+        update_start = time.time()
+        ppo_update(model, optimizer, batch)
+        iteration += 1
+        ran += 1
+        env_steps += args.rollout * args.envs
+        curve.append({"iteration": iteration, "env_steps": env_steps,
+                      "mean_return": float(np.mean(returns)) if returns else
+                      (curve[-1]["mean_return"] if curve else 0.0),
+                      "episodes": len(returns), "update_s": time.time() - update_start})
+        # An episode cut by the rollout's end restarts after a resume: its
+        # partial return is not counted.
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "torch_rng": torch.get_rng_state(), "iteration": iteration,
+                    "env_steps": env_steps, "curve": curve,
+                    "benchmarks": vec.benchmark_state()}, checkpoint_path)
+        save_plot(os.path.join(args.out, "learning_curve.png"), curve)
+        print(f"iteration {iteration:3d}: {env_steps:6d} steps, mean episode return "
+              f"{curve[-1]['mean_return']:+.3f} over {len(returns)} episodes, "
+              f"{env_steps / max(time.time() - start, 1e-9):.0f} steps/s")
+    vec.close()
+    if iteration < args.iterations:
+        print(f"stopped at iteration {iteration} of {args.iterations}: --resume continues")
+        return
+    results = evaluate(args, model, held)
+    ppo = results["ppo"]["geomean_ir_instruction_count_vs_oz"]
+    rnd = results["random_search"]["geomean_ir_instruction_count_vs_oz"]
+    print(f"held-out ({len(held)} programs, {args.budget} steps each): geomean -Oz/final "
+          f"instruction count: PPO {ppo:.3f}, random search {rnd:.3f} "
+          f"({'PPO ahead' if ppo > rnd else 'random search ahead'})")
+    for name, report in results.items():
+        if report["failures"]:
+            print(f"  {name}: {len(report['failures'])} failed: {report['failures'][0]}")
+    print(f"curve and checkpoint in {args.out}/ ({time.time() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

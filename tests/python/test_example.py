@@ -65,3 +65,13 @@ def test_ppo_trains_stops_resumes_and_compares_on_held_out_programs(tmp_path):
     assert "resumed from" in second.stdout and "at iteration 2" in second.stdout
     assert "iteration   3:" in second.stdout and "iteration   1:" not in second.stdout
     assert "held-out" in second.stdout and "random search" in second.stdout
+
+
+def test_mlgo_inlining_es_trains_and_reports_held_out_size(tmp_path):
+    done = run_example("mlgo_inline_es.py", "--iterations", "1", "--population", "2",
+                       "--batch", "2", "--out", str(tmp_path / "es"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Its starting point is the default heuristic itself: nothing saved, nothing lost.
+    assert "as a start saves 0 bytes" in done.stdout
+    assert "held-out (7 modules): the learned policy saves" in done.stdout
+    assert (tmp_path / "es" / "policy.npz").exists() and (tmp_path / "es" / "curve.png").exists()

@@ -13,22 +13,14 @@ On an embedded cluster (one worker), for each kiln-bench-v0 program and
   bitcode and IR text.
 """
 
-import argparse
 import json
-import statistics
-import time
 
 import kiln
 
-
-def _timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - start, value
+from . import _bench
+from ._bench import summary, timed
 
 
-def _summary(values):
-    return {"min": min(values), "median": statistics.median(values), "runs": len(values)}
 
 
 def measure(env, benchmark, repeats):
@@ -36,12 +28,12 @@ def measure(env, benchmark, repeats):
     data = text = bitcode = None
     for _ in range(repeats):
         env.reset(benchmark=benchmark)
-        floor.append(_timed(lambda: env.observation["IrInstructionCount"])[0])
-        took, data = _timed(lambda: env.observation["Programl"])
+        floor.append(timed(lambda: env.observation["IrInstructionCount"])[0])
+        took, data = timed(lambda: env.observation["Programl"])
         cold.append(took)
-        cached.append(_timed(lambda: env.observation["Programl"])[0])
-        autophase.append(_timed(lambda: env.observation["Autophase"])[0])
-        took, text = _timed(lambda: env.observation["Ir"])
+        cached.append(timed(lambda: env.observation["Programl"])[0])
+        autophase.append(timed(lambda: env.observation["Autophase"])[0])
+        took, text = timed(lambda: env.observation["Ir"])
         ir.append(took)
     bitcode = env.observation["Bitcode"]
     graph = kiln.ProgramGraph.from_bytes(data)
@@ -53,11 +45,11 @@ def measure(env, benchmark, repeats):
         "bitcode_bytes": len(bitcode),
         "ir_bytes": len(text.encode()),
         "node_link_json_bytes": len(json.dumps(graph.to_node_link())),
-        "programl_new_state_s": _summary(cold),
-        "programl_cached_s": _summary(cached),
-        "floor_ir_instruction_count_s": _summary(floor),
-        "autophase_s": _summary(autophase),
-        "ir_text_s": _summary(ir),
+        "programl_new_state_s": summary(cold),
+        "programl_cached_s": summary(cached),
+        "floor_ir_instruction_count_s": summary(floor),
+        "autophase_s": summary(autophase),
+        "ir_text_s": summary(ir),
         "judged_against": "IrInstructionCount (the floor: a round trip), Autophase (one walk), "
                           "Ir (the module as text); bytes against bitcode, IR text and "
                           "node-link JSON",
@@ -100,9 +92,7 @@ def _table(report):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m kiln.bench_graph", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser = _bench.parser("bench_graph", __doc__)
     parser.add_argument("--repeats", type=int, default=5, help="fresh sessions per program")
     parser.add_argument("--csmith", type=int, default=5, help="csmith programs (seeds 1..N)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: two programs, 2 repeats")

@@ -15,24 +15,17 @@ On an embedded cluster (one worker), for each kiln-bench-v0 program:
   of --steps random passes, each final state validated, errors by kind.
 """
 
-import argparse
 import json
 import statistics
-import time
 
 import numpy as np
 
 import kiln
 
-
-def _timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - start, value
+from . import _bench
+from ._bench import summary, timed
 
 
-def _summary(values):
-    return {"min": min(values), "median": statistics.median(values), "runs": len(values)}
 
 
 def _spread(samples):
@@ -54,21 +47,21 @@ def measure(env, benchmark, runs, repeats, cache):
     o0, o3 = None, None
     cache(0)
     for _ in range(repeats):
-        build.append(_timed(lambda: env.observation["Buildtime"])[0])
-        took, o0 = _timed(lambda: env.observation["Runtime"])
+        build.append(timed(lambda: env.observation["Buildtime"])[0])
+        took, o0 = timed(lambda: env.observation["Runtime"])
         runtime.append(took)
-        validate.append(_timed(env.validate)[0])
+        validate.append(timed(env.validate)[0])
     cache(16)
     env.observation["IsBuildable"]
     for _ in range(repeats):
-        cached.append(_timed(lambda: env.observation["Runtime"])[0])
+        cached.append(timed(lambda: env.observation["Runtime"])[0])
     o3 = env.observation["RuntimeO3"]
     return {
         "benchmark": benchmark,
-        "buildtime_observation_s": _summary(build),
-        "runtime_observation_s": _summary(runtime),
-        "runtime_built_state_s": _summary(cached),
-        "validate_s": _summary(validate),
+        "buildtime_observation_s": summary(build),
+        "runtime_observation_s": summary(runtime),
+        "runtime_built_state_s": summary(cached),
+        "validate_s": summary(validate),
         "program_o0_s": statistics.median(o0.tolist()),
         "program_o3_s": statistics.median(o3.tolist()),
         "noise_o0": _spread(o0.tolist()),
@@ -141,9 +134,7 @@ def _table(report):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m kiln.bench_runtime", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser = _bench.parser("bench_runtime", __doc__)
     parser.add_argument("--runs", type=int, default=5, help="runs per Runtime observation")
     parser.add_argument("--repeats", type=int, default=3, help="repeats of each cost (min/median)")
     parser.add_argument("--episodes", type=int, default=50, help="random-search episodes")

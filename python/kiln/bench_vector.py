@@ -21,7 +21,6 @@ first observations). Every figure is the min and median of --runs runs
 (default 3).
 """
 
-import argparse
 import json
 import multiprocessing
 import resource
@@ -31,6 +30,9 @@ import time
 import numpy as np
 
 import kiln
+
+from . import _bench
+from ._bench import summary
 
 EPISODE_STEPS = 20
 
@@ -206,9 +208,6 @@ def _first_step(env_id, envs, endpoint, benchmarks, seed):
         vec.close()
 
 
-def _summary(values):
-    return {"min": min(values), "median": statistics.median(values), "runs": len(values)}
-
 
 def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1, 8, 32),
         many=128, subprocess_many=32, async_envs=32):
@@ -246,15 +245,15 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
                     "over pipes (x_subprocess), the worker's slots at their measured worker "
                     "time per step (x_slots); same work: whole episode cycles over the same "
                     "benchmarks in the same order, same cluster"),
-                "vector_steps_per_s": _summary(vector),
-                "loop_steps_per_s": _summary(loop),
+                "vector_steps_per_s": summary(vector),
+                "loop_steps_per_s": summary(loop),
                 "x_loop": statistics.median(vector) / statistics.median(loop),
-                "slot_capacity_steps_per_s": _summary(capacity) if capacity else None,
+                "slot_capacity_steps_per_s": summary(capacity) if capacity else None,
                 "x_slots": (statistics.median(vector) / statistics.median(capacity)
                             if capacity else None),
             }
             if sub:
-                row["subprocess_steps_per_s"] = _summary(sub)
+                row["subprocess_steps_per_s"] = summary(sub)
                 row["x_subprocess"] = statistics.median(vector) / statistics.median(sub)
             rows.append(row)
         rates, capacity = [], []
@@ -268,8 +267,8 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
             "env": env_id, "envs": async_envs, "mode": f"send/recv, batch {async_envs // 2}",
             "judged_against": "the worker's slots at their measured worker time per step "
                               "(x_slots), same benchmarks",
-            "vector_steps_per_s": _summary(rates),
-            "slot_capacity_steps_per_s": _summary(capacity) if capacity else None,
+            "vector_steps_per_s": summary(rates),
+            "slot_capacity_steps_per_s": summary(capacity) if capacity else None,
             "x_slots": (statistics.median(rates) / statistics.median(capacity)
                         if capacity else None),
         })
@@ -289,8 +288,8 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
             "env": "noop-v0", "envs": many,
             "judged_against": (f"{subprocess_many} subprocess envs over pipes, the same action "
                                "every step (x_subprocess); target 50,000 steps/s"),
-            "vector_steps_per_s": _summary(noop),
-            "subprocess_steps_per_s": _summary(noop_sub),
+            "vector_steps_per_s": summary(noop),
+            "subprocess_steps_per_s": summary(noop_sub),
             "subprocess_envs": subprocess_many,
             "x_subprocess": statistics.median(noop) / statistics.median(noop_sub),
         })
@@ -299,8 +298,8 @@ def run(runs=3, seconds=3.0, sizes=(1, 8, 32, 128), slots=2, subprocess_sizes=(1
             took, kib = _first_step(env_id, many, endpoint, benchmarks, run_index)
             first.append(took)
             memory.append(kib)
-        rows.append({"env": env_id, "envs": many, "first_batch_s": _summary(first),
-                     "client_kib_per_env": _summary(memory),
+        rows.append({"env": env_id, "envs": many, "first_batch_s": summary(first),
+                     "client_kib_per_env": summary(memory),
                      "judged_against": "- (time and memory, no baseline)"})
     return rows
 
@@ -334,9 +333,7 @@ def _table(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 -m kiln.bench_vector", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser = _bench.parser("bench_vector", __doc__)
     parser.add_argument("--runs", type=int, default=3, help="runs per figure (min/median)")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--slots", type=int, default=2, help="the embedded worker's slots")

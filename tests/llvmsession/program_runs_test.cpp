@@ -45,21 +45,14 @@ class ProgramRunsTest : public ::testing::Test {
     write(corpus_ / "broken.run.json", R"({"inputs": [{"args": "not a list"}]})");
     write(corpus_ / "escape.run.json", R"({"inputs": [{"stdin_file": "../outside.txt"}]})");
 
-    LocalClusterOptions options;
-    options.log.level = spdlog::level::off;
-    options.worker.settings.datasets = {{"mine", corpus_}};
-    auto cluster = LocalCluster::start(options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status().toString();
-    cluster_ = std::move(cluster).value();
-    ASSERT_TRUE(cluster_->waitUntilReady(10s).ok());
-    client::ClientOptions clientOptions;
-    clientOptions.coordinator = cluster_->coordinatorEndpoint();
-    clientOptions.requestTimeout = 120s;
-    client_ = client::Client::connect(clientOptions).value();
+    cluster_ = startCluster([&](LocalClusterOptions& options) {
+      options.worker.settings.datasets = {{"mine", corpus_}};
+    });
+    ASSERT_NE(cluster_.client, nullptr);
   }
 
   std::unique_ptr<client::Session> start(const std::string& module) {
-    auto session = client_->startSession(llvmOptions("benchmark://mine/" + module));
+    auto session = cluster_.client->startSession(llvmOptions("benchmark://mine/" + module));
     EXPECT_TRUE(session.ok()) << session.status().toString();
     return session.ok() ? std::move(session).value() : nullptr;
   }
@@ -72,8 +65,7 @@ class ProgramRunsTest : public ::testing::Test {
 
   ScratchDir scratch_{"program-runs"};
   std::filesystem::path corpus_;
-  std::unique_ptr<LocalCluster> cluster_;
-  std::unique_ptr<client::Client> client_;
+  Cluster cluster_;
 };
 
 TEST_F(ProgramRunsTest, ACorpusModuleRunsWithTheInputsBesideIt) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -38,12 +39,14 @@ struct Cluster {
   std::string worker;
 };
 
-inline Cluster startCluster(std::uint64_t maxBenchmarkBytes = 64u << 20, unsigned slots = 2) {
+// An in-process cluster and a client of it; `configure` changes the
+// options (an operator's datasets, limits) before it starts.
+inline Cluster startCluster(const std::function<void(LocalClusterOptions&)>& configure) {
   LocalClusterOptions options;
   options.log.level = spdlog::level::off;
-  options.worker.slots = slots;
-  options.worker.limits.maxBenchmarkBytes = maxBenchmarkBytes;
+  options.worker.slots = 2;
   options.worker.limits.clientTuning = true;  // the cache tests bound its caches as a client
+  configure(options);
   Cluster c;
   auto cluster = LocalCluster::start(options);
   EXPECT_TRUE(cluster.ok()) << cluster.status().toString();
@@ -56,6 +59,13 @@ inline Cluster startCluster(std::uint64_t maxBenchmarkBytes = 64u << 20, unsigne
   c.client = std::move(client::Client::connect(clientOptions).value());
   c.worker = c.cluster->workerEndpoints().at(0);
   return c;
+}
+
+inline Cluster startCluster(std::uint64_t maxBenchmarkBytes = 64u << 20, unsigned slots = 2) {
+  return startCluster([&](LocalClusterOptions& options) {
+    options.worker.slots = slots;
+    options.worker.limits.maxBenchmarkBytes = maxBenchmarkBytes;
+  });
 }
 
 inline client::SessionOptions llvmOptions(const std::string& uri) {

@@ -11,6 +11,7 @@
 
 #include "common/curve_keys.h"
 #include "common/frame.h"
+#include "common/program_graph.h"
 #include "common/underlying_wire.h"
 #include "fuzz/fuzz_input.h"
 #include "fuzz/seed_writer.h"
@@ -227,9 +228,46 @@ void writeKeyFiles(SeedWriter& out) {
   }
 }
 
+// A small graph in its wire form, and run specs, valid and not (the first
+// byte picks the parser: 0 graph, 1 a client's spec, 2 a corpus's).
+void writeProgramObservationInputs(SeedWriter& out) {
+  ProgramGraph graph;
+  graph.texts = {"[external]", "main", "add", "i32", "ret"};
+  graph.functionNames = {1};
+  graph.nodeKind = {GraphNodeKind::kInstruction, GraphNodeKind::kInstruction,
+                    GraphNodeKind::kVariable, GraphNodeKind::kConstant,
+                    GraphNodeKind::kInstruction};
+  graph.nodeText = {0, 2, 3, 3, 4};
+  graph.nodeFunction = {kNoIndex, 0, 0, kNoIndex, 0};
+  graph.nodeBlock = {kNoIndex, 0, 0, kNoIndex, 0};
+  graph.edgeFlow = {GraphEdgeFlow::kCall,    GraphEdgeFlow::kData, GraphEdgeFlow::kData,
+                    GraphEdgeFlow::kControl, GraphEdgeFlow::kData, GraphEdgeFlow::kCall};
+  graph.edgeSource = {0, 1, 3, 1, 2, 4};
+  graph.edgeTarget = {1, 2, 1, 4, 4, 0};
+  graph.edgePosition = {0, 0, 1, 0, 0, 0};
+  const std::string wire = encodeProgramGraph(graph);
+  out.put("fuzz_program_graph", "graph_small", std::string(1, '\0') + wire);
+  out.put("fuzz_program_graph", "graph_truncated",
+          std::string(1, '\0') + wire.substr(0, wire.size() / 2));
+  const std::vector<std::pair<std::string, std::string>> specs = {
+      {"inputs",
+       R"({"inputs": [{"args": ["1"], "stdin": "text"}, {"args": []}], "libraries": ["m"]})"},
+      {"file", R"({"inputs": [{"stdin_file": "inputs/a.txt"}]})"},
+      {"escape", R"({"inputs": [{"stdin_file": "../outside"}]})"},
+      {"unknown", R"({"inputs": [{}], "link": ["-fplugin=x"]})"},
+      {"library", R"({"inputs": [{}], "libraries": ["ssl"]})"},
+      {"empty", R"({"inputs": []})"},
+  };
+  for (const auto& [name, text] : specs) {
+    out.put("fuzz_program_graph", "client_spec_" + name, '\1' + text);
+    out.put("fuzz_program_graph", "corpus_spec_" + name, '\2' + text);
+  }
+}
+
 }  // namespace
 
 void writeOutsideSeeds(SeedWriter& out) {
+  writeProgramObservationInputs(out);
   writeHttpRequests(out);
   writeDashboardNames(out);
   writeJobSpecs(out);

@@ -13,6 +13,14 @@ using programs::JsonValue;
 
 constexpr std::array<std::string_view, 4> kAllowedLibraries = {"m", "pthread", "rt", "dl"};
 
+// A name from the spec, as a message quotes it: at most 64 bytes, so that a
+// message does not grow with the input.
+std::string quoted(std::string_view name) {
+  constexpr std::size_t kShown = 64;
+  if (name.size() <= kShown) return fmt::format("\"{}\"", name);
+  return fmt::format("\"{}...\" ({} bytes)", name.substr(0, kShown), name.size());
+}
+
 // The strings of `value`, an array of at most `maxItems` strings of at most
 // `maxBytes` each; the reason it is not, for `field`.
 Result<std::vector<std::string>> stringArray(const JsonValue& value, std::string_view field,
@@ -68,16 +76,16 @@ Result<ProgramInput> parseInput(const JsonValue& value, const InputFileReader& r
       }
       auto bytes = readInputFile(member.string);
       if (!bytes.ok()) {
-        return invalidArgument(fmt::format("\"stdin_file\" \"{}\" cannot be read: {}",
-                                           member.string, bytes.status().message()));
+        return invalidArgument(fmt::format("\"stdin_file\" {} cannot be read: {}",
+                                           quoted(member.string), bytes.status().message()));
       }
       input.stdinBytes = std::move(*bytes);
       hasStdinFile = true;
     } else {
       return invalidArgument(
-          fmt::format("an input has an unknown member \"{}\" (it may have \"args\", \"stdin\" "
+          fmt::format("an input has an unknown member {} (it may have \"args\", \"stdin\" "
                       "and \"stdin_file\")",
-                      name));
+                      quoted(name)));
     }
   }
   if (hasStdin && hasStdinFile) {
@@ -114,12 +122,12 @@ Result<RunSpec> parseDocument(std::string_view json, const InputFileReader& read
       for (const std::string& library : spec.libraries) {
         if (!isAllowedLibrary(library)) {
           return invalidArgument(fmt::format(
-              "library \"{}\" is not one a benchmark may link (m, pthread, rt, dl)", library));
+              "library {} is not one a benchmark may link (m, pthread, rt, dl)", quoted(library)));
         }
       }
     } else {
-      return invalidArgument(
-          fmt::format("unknown member \"{}\" (a run spec has \"inputs\" and \"libraries\")", name));
+      return invalidArgument(fmt::format(
+          "unknown member {} (a run spec has \"inputs\" and \"libraries\")", quoted(name)));
     }
   }
   if (!hasInputs) return invalidArgument("it has no \"inputs\"");

@@ -328,6 +328,8 @@ class CompilerGymEnv:
         start = time.time()
         if state is None:
             return ValidationResult(self.state, self._env.validate(), time.time() - start)
+        if not self.in_episode:
+            self.reset(benchmark=state.benchmark)  # a session to fork from
         other = self.fork()
         try:
             other.apply(state)

@@ -66,7 +66,7 @@ def test_observation_lookups_have_compiler_gym_types(env):
         assert isinstance(env.observation[name], int), name
 
 
-def test_observation_space_setter_and_errors(env):
+def test_observation_space_setter_and_errors(env, cluster):
     env.observation_space = "Autophase"
     assert env.observation_space.shape == (56,)
     assert env.observation_space_spec.id == "Autophase"
@@ -88,7 +88,15 @@ def test_observation_space_setter_and_errors(env):
     as_json = env.observation["ProgramlJson"]
     assert len(as_json["nodes"]) == graph.number_of_nodes()
     assert env.validate().okay()
-    assert env.validate(env.state).okay()
+    state = env.state
+    assert env.validate(state).okay()
+    # A state validated by an env that has no episode yet.
+    other = compiler_gym.make("llvm-v0", cluster=cluster)
+    try:
+        result = other.validate(state)
+        assert result.okay() and result.state == state and not result.errors
+    finally:
+        other.close()
 
 
 def test_rewards_sum_to_the_improvement_and_lookups_agree(env):

@@ -13,7 +13,9 @@ policies (antithetic pairs) on --batch training modules, in parallel
 sessions (--parallel), and moves along the perturbations weighted by the
 bytes they saved, as ml-compiler-opt's ES trainer does, keeping the step
 only where it does not lose on the batch what the current policy saves. Training modules:
-kiln-bench-v0 but every fourth, which is held out. Writes OUT/curve.png and
+kiln-bench-v0 but every fourth, and --csmith csmith programs (dozens of
+call sites each); held out: every fourth kiln-bench-v0 module and
+--held-out-csmith csmith programs after the training ones. Writes OUT/curve.png and
 OUT/policy.npz. Run from the repository root after scripts/setup:
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/mlgo_inline_es.py
@@ -34,6 +36,8 @@ def parse_args(argv=None):
     parser.add_argument("--iterations", type=int, default=8)
     parser.add_argument("--population", type=int, default=6, help="perturbed policies (even)")
     parser.add_argument("--batch", type=int, default=6, help="training modules per iteration")
+    parser.add_argument("--csmith", type=int, default=0, help="csmith training programs")
+    parser.add_argument("--held-out-csmith", type=int, default=0)
     parser.add_argument("--sigma", type=float, default=0.05)
     parser.add_argument("--step-size", type=float, default=0.05)
     parser.add_argument("--parallel", type=int, default=2, help="sessions at once")
@@ -90,7 +94,9 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(args.seed)
     modules = kiln.datasets(args.cluster).benchmarks("benchmark://kiln-bench-v0")
-    held, train = modules[::4], [m for i, m in enumerate(modules) if i % 4]
+    held = modules[::4] + [f"generator://csmith-v0/{1000 + s}" for s in range(args.held_out_csmith)]
+    train = [m for i, m in enumerate(modules) if i % 4] + [
+        f"generator://csmith-v0/{s}" for s in range(1, args.csmith + 1)]
     with kiln.make("mlgo-inline-v0", cluster=args.cluster, benchmark=train[0]) as env:
         first, _ = env.reset()
         # inlining_default is not filled in by LLVM's interactive mode; the

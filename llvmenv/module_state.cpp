@@ -476,14 +476,19 @@ Result<ValueDict> ModuleState::autophaseDict() const {
   return toDict(autophaseFeatureNames(), computeAutophase(*module_));
 }
 
-Result<Bytes> ModuleState::programGraph() const {
+Result<std::shared_ptr<const std::string>> ModuleState::sharedProgramGraph() const {
   KILN_RETURN_IF_ERROR(checkUsable());
   if (graph_ == nullptr) {
     KILN_RETURN_IF_ERROR(load());
     KILN_ASSIGN_OR_RETURN(ProgramGraph graph, buildProgramGraph(*module_));
     graph_ = std::make_shared<const std::string>(encodeProgramGraph(graph));
   }
-  return Bytes{*graph_};
+  return graph_;
+}
+
+Result<Bytes> ModuleState::programGraph() const {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> graph, sharedProgramGraph());
+  return Bytes{*graph};
 }
 
 Result<std::int64_t> ModuleState::objectTextSizeBytes() const {

@@ -132,6 +132,10 @@ class ModuleState {
   // The program graph's wire form (common/program_graph.h), cached until
   // the IR changes (a step with no effect keeps it; a fork shares it).
   Result<Bytes> programGraph() const;
+  // The same bytes, shared with the state's cache rather than copied.
+  Result<std::shared_ptr<const std::string>> sharedProgramGraph() const;
+  // Whether the state holds its graph already (no walk to observe it).
+  bool keepsProgramGraph() const { return graph_ != nullptr; }
 
  private:
   ModuleState(std::shared_ptr<const PassTable> passes, std::string name);

@@ -51,15 +51,15 @@ inline constexpr std::string_view kProgramGraphCachePrefix = "service.program_gr
 // served without walking it again.
 class CachedProgramGraph {
  public:
-  CachedProgramGraph(std::string key, std::string bytes)
+  CachedProgramGraph(std::string key, std::shared_ptr<const std::string> bytes)
       : key_(std::move(key)), bytes_(std::move(bytes)) {}
   const std::string& key() const { return key_; }
-  const std::string& bytes() const { return bytes_; }
-  std::uint64_t sizeInBytes() const { return key_.size() + bytes_.size(); }
+  const std::string& bytes() const { return *bytes_; }
+  std::uint64_t sizeInBytes() const { return key_.size() + bytes_->size(); }
 
  private:
   std::string key_;
-  std::string bytes_;
+  std::shared_ptr<const std::string> bytes_;  // shared with the state that built it
 };
 
 class LlvmContext : public ServiceContext {

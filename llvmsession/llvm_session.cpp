@@ -304,13 +304,16 @@ Result<double> LlvmSession::reward(Reward which) {
 }
 
 Result<Value> LlvmSession::programGraph() {
-  const std::optional<llvmenv::StateDigest> identity = state_->identity();
+  // The state's own graph first (no hash, no lock), then the worker's by the
+  // state's identity; a state without one (read from text) walks its module.
+  const std::optional<llvmenv::StateDigest> identity =
+      state_->keepsProgramGraph() ? std::nullopt : state_->identity();
   if (!identity) return wrap(state_->programGraph());
   const std::string key(reinterpret_cast<const char*>(identity->data()), identity->size());
   if (auto cached = context_.programGraphCache().get(key)) return Value(Bytes{cached->bytes()});
-  KILN_ASSIGN_OR_RETURN(Bytes graph, state_->programGraph());
-  context_.programGraphCache().insert(std::make_shared<CachedProgramGraph>(key, graph.data));
-  return Value(std::move(graph));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> graph, state_->sharedProgramGraph());
+  context_.programGraphCache().insert(std::make_shared<CachedProgramGraph>(key, graph));
+  return Value(Bytes{*graph});
 }
 
 Result<runtime::RunSpec> LlvmSession::runSpec() {

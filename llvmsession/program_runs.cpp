@@ -41,6 +41,18 @@ int timingCpu() {
   return -1;
 }
 
+// What a build is kept by: the state's identity (the BLAKE3 the transition
+// cache keys states by, kept with the state), else the SHA-1 of its
+// canonical IR (a module read from text has no identity yet; printing it
+// costs more).
+Result<std::string> programKey(const llvmenv::ModuleState& state) {
+  if (const std::optional<llvmenv::StateDigest> identity = state.identity()) {
+    return fmt::format("id:{:02x}", fmt::join(*identity, ""));
+  }
+  KILN_ASSIGN_OR_RETURN(std::string ir, state.irSha1());
+  return "ir:" + ir;
+}
+
 }  // namespace
 
 std::string ValidationReport::json() const {
@@ -95,9 +107,9 @@ Result<std::shared_ptr<const ProgramRuns::Executable>> ProgramRuns::executable(
     const llvmenv::ModuleState& state, const runtime::RunSpec& spec, bool asan) {
   const llvm::Module* module = state.module();
   if (module == nullptr) return compileError("the module is broken: it cannot be built");
-  KILN_ASSIGN_OR_RETURN(std::string ir, state.irSha1());
+  KILN_ASSIGN_OR_RETURN(std::string program, programKey(state));
   std::string key =
-      fmt::format("{}|{}|{}", ir, fmt::join(spec.libraries, ","), asan ? "asan" : "plain");
+      fmt::format("{}|{}|{}", program, fmt::join(spec.libraries, ","), asan ? "asan" : "plain");
   if (auto cached = executables_.get(key)) return cached;
   auto built = buildExecutable(*module, spec, asan, std::move(key));
   // A program that does not compile or link fails the same way again; the
@@ -199,9 +211,9 @@ Result<std::vector<runtime::RunEvidence>> ProgramRuns::referenceRuns(
     const sandbox::SandboxLimits& limits) {
   // Kept per module, spec and limits: a client's own spec or lower limits
   // get runs of their own.
-  KILN_ASSIGN_OR_RETURN(std::string ir, reference.irSha1());
+  KILN_ASSIGN_OR_RETURN(std::string program, programKey(reference));
   std::string key =
-      fmt::format("{}|{}|{}", ir, fmt::join(spec.libraries, ","), sandbox::describe(limits));
+      fmt::format("{}|{}|{}", program, fmt::join(spec.libraries, ","), sandbox::describe(limits));
   for (const runtime::ProgramInput& input : spec.inputs) {
     // A hash stands for the stdin (up to 1 MiB an input) in the key.
     key +=

@@ -4,7 +4,7 @@
 // it, and validated against the benchmark as it came (runtime/validation.h).
 // One per context, shared by its sessions, thread-safe: the sandbox is made
 // on first use (its probe starts a process). Two bounded caches keyed by the
-// module's canonical IR (its SHA-1): the executables last built, so that
+// module (its state's identity): the executables last built, so that
 // IsBuildable, Buildtime, IsRunnable, Runtime and Validation of one state
 // build it once, and the reference runs of a benchmark (its unoptimized
 // build on each input), so that validating many states of one benchmark

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "demo/demo_run.h"
+#include "demo/learning_demo.h"
 #include "local/local_cluster.h"
 #include "worker/worker_cli.h"
 
@@ -130,9 +131,14 @@ void runNoopDemo(const NoopDemoOptions& o) {
 void addDemoCommand(CLI::App& app) {
   auto* command = app.add_subcommand(
       "demo",
-      "run kiln's main job: two pass-ordering experiments sharing a nesting host (on an "
-      "embedded single-node cluster unless --coordinator)");
+      "run kiln's main job: two PPO pass-ordering learners sharing a nesting host, compared "
+      "with dedicated halves and a shared pool (on an embedded single-node cluster unless "
+      "--coordinator)");
   auto options = std::make_shared<demo::DemoOptions>();
+  auto learning = std::make_shared<demo::LearningDemoOptions>();
+  auto useSearch = std::make_shared<bool>(false);
+  auto nestedOnly = std::make_shared<bool>(false);
+  auto iterations = std::make_shared<unsigned>(0);
   auto noop = std::make_shared<NoopDemoOptions>();
   auto useNoop = std::make_shared<bool>(false);
   auto quick = std::make_shared<bool>(false);
@@ -147,18 +153,28 @@ void addDemoCommand(CLI::App& app) {
           "embedded cluster only: a directory below which its workers may read files that "
           "clients name (file:// benchmarks); repeatable; 'none' = no files; default: the "
           "current directory");
-  command->add_option("--rounds", options->rounds, "collection rounds per experiment")
+  command
+      ->add_option("--iterations", *iterations,
+                   "training iterations per learner (default: 12, --quick: 4)")
+      ->check(CLI::Range(1u, 10000u));
+  command->add_flag("--nested-only", *nestedOnly,
+                    "run the learners on the nesting host alone, without the comparison");
+  command->add_option("--json", learning->json, "also write the figures as JSON to this file");
+  command->add_flag("--search", *useSearch,
+                    "instead: the search demo (a random and a greedy search over pass "
+                    "orderings, with fixed lulls)");
+  command->add_option("--rounds", options->rounds, "--search: collection rounds per experiment")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100u));
   command->add_option("--slots", options->slots, "slots of the embedded nesting host (0 = cores)")
       ->capture_default_str()
       ->check(CLI::Range(0u, 256u));
   command->add_option("--benchmark", options->benchmarks,
-                      "benchmark URIs to search (repeatable; default: a kiln-bench-v0 and "
-                      "csmith mix)");
+                      "benchmark URIs to learn or search on (repeatable; default: a "
+                      "kiln-bench-v0 and csmith mix)");
   command->add_option("--report", options->report, "where to write the HTML report")
       ->capture_default_str();
-  command->add_flag("--quick", *quick, "smaller search budgets (a few seconds)");
+  command->add_flag("--quick", *quick, "tiny budgets (well under 30 s on 2 cores)");
   command->add_flag("--noop", *useNoop,
                     "instead: a quick orchestration check with the noop session type");
   command->add_option("--sessions", noop->sessions, "--noop: concurrent sessions")
@@ -170,7 +186,8 @@ void addDemoCommand(CLI::App& app) {
   command->add_option("--workers", noop->workers, "--noop: workers of the embedded cluster")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
-  command->callback([options, noop, useNoop, quick, keyFile, allowFiles] {
+  command->callback([options, learning, noop, useNoop, useSearch, nestedOnly, iterations, quick,
+                     keyFile, allowFiles] {
     options->keys = loadKeyFileOrExit(*keyFile, "demo");
     noop->keys = options->keys;
     auto allowed = allowFilesFromFlags(*allowFiles);
@@ -184,11 +201,27 @@ void addDemoCommand(CLI::App& app) {
       noop->coordinator = options->coordinator;
       return runNoopDemo(*noop);
     }
-    if (*quick) {
-      options->budget = demo::SearchBudget{6, 12, 4, 4};
-      options->rounds = std::min(options->rounds, 2u);
+    Status done = okStatus();
+    if (*useSearch) {
+      if (*quick) {
+        options->budget = demo::SearchBudget{6, 12, 4, 4};
+        options->rounds = std::min(options->rounds, 2u);
+      }
+      done = demo::runDemo(*options, stdout);
+    } else {
+      learning->coordinator = options->coordinator;
+      learning->slots = options->slots;
+      learning->report = options->report;
+      learning->keys = options->keys;
+      learning->allowFiles = options->allowFiles;
+      learning->experiments = demo::defaultLearners(
+          options->benchmarks.empty() ? demo::defaultBenchmarks() : options->benchmarks, *quick);
+      for (auto& e : learning->experiments) {
+        if (*iterations != 0) e.iterations = *iterations;
+      }
+      if (*nestedOnly) learning->layouts = {demo::Layout::kNested};
+      done = demo::runLearningDemo(*learning, stdout);
     }
-    Status done = demo::runDemo(*options, stdout);
     if (!done.ok()) {
       fmt::print(stderr, "kiln demo: {}\n", done.toString());
       throw CLI::RuntimeError(1);

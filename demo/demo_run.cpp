@@ -79,24 +79,6 @@ void runExperiment(ExperimentRun& run, const DemoOptions& o,
   firstLull = true;
 }
 
-std::string bar(unsigned done, unsigned total, unsigned width = 24) {
-  unsigned filled = total == 0 ? 0 : std::min(width, done * width / total);
-  return std::string(filled, '#') + std::string(width - filled, '-');
-}
-
-const char* phaseName(Phase phase) {
-  switch (phase) {
-    case Phase::kStarting:
-      return "waiting";
-    case Phase::kCollecting:
-      return "collecting";
-    case Phase::kLull:
-      return "training lull";
-    default:
-      return "done";
-  }
-}
-
 // Samples utilization from the coordinator and draws the progress bars.
 void watch(client::ClientOptions options, std::vector<std::unique_ptr<ExperimentRun>>& runs,
            unsigned rounds, std::FILE* out, DemoRecord& record, std::atomic<bool>& stop,
@@ -128,8 +110,9 @@ void watch(client::ClientOptions options, std::vector<std::unique_ptr<Experiment
       if (drawn) fmt::print(out, "\033[{}A", runs.size());
       for (auto& run : runs) {
         fmt::print(out, "\r\033[K  {:<14} [{}] {:>3}/{:<3} units  round {}/{}  {:<13} {} steps\n",
-                   run->name, bar(run->done, run->total), run->done.load(), run->total.load(),
-                   run->round.load(), rounds, phaseName(run->phase), run->steps.load());
+                   run->name, progressBar(run->done, run->total), run->done.load(),
+                   run->total.load(), run->round.load(), rounds, phaseName(run->phase),
+                   run->steps.load());
       }
       drawn = true;
     } else {

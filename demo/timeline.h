@@ -17,6 +17,7 @@ struct Sample {
   double seconds = 0;             // since the start
   std::vector<double> busySlots;  // per experiment
   std::vector<Phase> phases;      // per experiment
+  double totalBusy = 0;           // every worker's busy slots
 };
 
 struct FinalRow {
@@ -37,6 +38,24 @@ struct DemoRecord {
 
 // Percent by which `value` is better (smaller) than `reference`.
 double percentBetter(std::int64_t value, std::int64_t reference);
+
+// Pieces both demos' progress lines and reports use.
+std::string progressBar(unsigned done, unsigned total, unsigned width = 24);
+const char* phaseName(Phase phase);
+std::string htmlEscape(const std::string& text);
+// An HTML page's start, through the opening <body>, with the reports' style.
+std::string htmlHead(const std::string& title);
+// Busy slots per experiment over time, each experiment's lulls shaded.
+std::string timelineSvg(const std::vector<std::string>& experiments, unsigned slots,
+                        const std::vector<Sample>& samples);
+// Lines of (x, y) points with a legend, for learning curves.
+struct Series {
+  std::string label;
+  std::vector<std::pair<double, double>> points;
+  bool dashed = false;
+};
+std::string lineChartSvg(const std::vector<Series>& series, const std::string& xLabel,
+                         const std::string& yLabel);
 
 Status writeHtmlReport(const DemoRecord& record, const std::string& path);
 

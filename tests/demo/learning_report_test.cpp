@@ -1,0 +1,126 @@
+#include "demo/learning_report.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kiln::demo {
+namespace {
+
+IterationRecord iteration(double end, double meanReturn, std::uint64_t steps = 100) {
+  IterationRecord r;
+  r.endSeconds = end;
+  r.collectSeconds = 0.6;
+  r.updateSeconds = 0.4;
+  r.updateCpuSeconds = 0.4;
+  r.steps = steps;
+  r.episodes = 10;
+  r.meanReturn = meanReturn;
+  return r;
+}
+
+// Two experiments of three iterations; experiment 1 starts `offset` later.
+LayoutResult layout(Layout l, double scale, double offset, double seconds) {
+  LayoutResult r;
+  r.layout = l;
+  r.slots = 2;
+  r.seconds = seconds;
+  r.cpuSeconds = seconds;  // half of 2 cores
+  r.starts = {0, offset};
+  for (int e = 0; e < 2; ++e) {
+    const double start = e == 0 ? 0 : offset;
+    r.records.push_back({iteration(start + 1 * scale, 0.1), iteration(start + 2 * scale, 0.5),
+                         iteration(start + 3 * scale, 0.9)});
+  }
+  Sample s;
+  s.totalBusy = 1;
+  r.samples = {s, s};
+  return r;
+}
+
+TEST(LearningReportTest, SmoothedReturnsAverageTheLastIterationsWithEpisodes) {
+  std::vector<IterationRecord> records{iteration(1, 0.3), iteration(2, 0.6), iteration(3, 0.9)};
+  records[1].episodes = 0;  // an iteration where no episode ended does not count
+  auto smoothed = smoothedReturns(records, 2);
+  ASSERT_EQ(smoothed.size(), 3u);
+  EXPECT_DOUBLE_EQ(smoothed[0], 0.3);
+  EXPECT_DOUBLE_EQ(smoothed[1], 0.3);
+  EXPECT_DOUBLE_EQ(smoothed[2], 0.9);
+}
+
+TEST(LearningReportTest, LayoutsAreJudgedAgainstTheDedicatedHalvesAndTheSharedPool) {
+  LearningRecord record;
+  record.experiments.resize(2);
+  record.experiments[0].name = "a";
+  record.experiments[1].name = "b";
+  record.layouts = {layout(Layout::kNested, 1.0, 0.5, 4.0),
+                    layout(Layout::kDedicated, 2.0, 0.5, 8.0),
+                    layout(Layout::kShared, 1.5, 0.5, 5.0)};
+  Comparison c = compare(record, 2);
+  ASSERT_EQ(c.layouts.size(), 3u);
+  EXPECT_TRUE(c.sameCurves);
+  const LayoutFigures& nested = c.layouts[0];
+  EXPECT_EQ(nested.layout, "nested");
+  EXPECT_DOUBLE_EQ(nested.stepsPerSecond, 600 / 4.0);
+  EXPECT_DOUBLE_EQ(nested.vsDedicated, 2.0);
+  EXPECT_DOUBLE_EQ(nested.vsShared, 5.0 / 4.0);
+  EXPECT_DOUBLE_EQ(nested.cpuShare, 0.5);
+  EXPECT_DOUBLE_EQ(nested.slotUse, 0.5);
+  EXPECT_DOUBLE_EQ(nested.updateCpuShare, 6 * 0.4 / 8.0);
+  // Each experiment's wall time runs from its own start.
+  EXPECT_DOUBLE_EQ(nested.experiments[1].wallSeconds, 3.0);
+  EXPECT_DOUBLE_EQ(nested.experiments[1].vsDedicated, 2.0);
+  EXPECT_DOUBLE_EQ(nested.fairness, 1.0);
+  // The reward target is 90% of the nested curve's best smoothed return
+  // (0.5 = mean of 0.1, 0.5, 0.9), first reached at the last iteration.
+  EXPECT_NEAR(c.rewardTargets[0], 0.45, 1e-12);
+  EXPECT_DOUBLE_EQ(nested.experiments[0].rewardSeconds, 3.0);
+  EXPECT_DOUBLE_EQ(c.layouts[1].experiments[0].rewardSeconds, 6.0);
+}
+
+TEST(LearningReportTest, UnfairSharingAndDifferentCurvesAreReported) {
+  LearningRecord record;
+  record.experiments.resize(2);
+  record.layouts = {layout(Layout::kNested, 1.0, 0, 4.0), layout(Layout::kDedicated, 1.0, 0, 4.0)};
+  // In the nested layout experiment 1 took twice as long.
+  for (auto& i : record.layouts[0].records[1]) i.endSeconds *= 2;
+  record.layouts[1].records[0][2].meanReturn = 0.8;
+  Comparison c = compare(record, 2);
+  EXPECT_FALSE(c.sameCurves);
+  EXPECT_DOUBLE_EQ(c.layouts[0].experiments[1].vsDedicated, 0.5);
+  EXPECT_DOUBLE_EQ(c.layouts[0].fairness, 0.5);
+  EXPECT_DOUBLE_EQ(c.layouts[0].vsShared, 0);  // no shared layout ran
+}
+
+TEST(LearningReportTest, TheReportAndTheJsonCarryEveryLayout) {
+  LearningRecord record;
+  record.experiments.resize(2);
+  record.experiments[0].name = "a<b";
+  record.experiments[1].name = "b";
+  record.layouts = {layout(Layout::kNested, 1.0, 0.5, 4.0),
+                    layout(Layout::kDedicated, 2.0, 0.5, 8.0)};
+  record.layouts[0].greedy = {{{"benchmark://x/y", {"mem2reg"}, 100, 60, 50}},
+                              {{"benchmark://x/y", {}, 100, 100, 50}}};
+  Comparison c = compare(record, 2);
+  auto dir = std::filesystem::temp_directory_path() /
+             ("kiln-learning-report-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(writeLearningReport(record, c, (dir / "r.html").string()).ok());
+  ASSERT_TRUE(writeLearningJson(record, c, (dir / "r.json").string()).ok());
+  std::stringstream html, json;
+  html << std::ifstream(dir / "r.html").rdbuf();
+  json << std::ifstream(dir / "r.json").rdbuf();
+  EXPECT_NE(html.str().find("a&lt;b"), std::string::npos);    // escaped
+  EXPECT_NE(html.str().find("60 (80%)"), std::string::npos);  // 40 of -Oz's 50
+  EXPECT_NE(html.str().find("<svg"), std::string::npos);
+  EXPECT_NE(json.str().find("\"layout\": \"dedicated\""), std::string::npos);
+  EXPECT_NE(json.str().find("\"mean_returns\": [0.10000, 0.50000, 0.90000]"), std::string::npos);
+  EXPECT_FALSE(writeLearningJson(record, c, (dir / "missing" / "r.json").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln::demo

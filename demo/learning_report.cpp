@@ -125,7 +125,7 @@ std::string htmlTable(const Table& t) {
 }
 
 std::string targetsNote(const LearningRecord& r, const Comparison& c) {
-  std::string note = "reward targets (90% of the best smoothed mean return of the nested run):";
+  std::string note = "reward targets (60% of the best smoothed mean return of the nested run):";
   for (std::size_t e = 0; e < c.rewardTargets.size(); ++e) {
     note += fmt::format(" {} {:.3f}", r.experiments[e].name, c.rewardTargets[e]);
   }
@@ -178,7 +178,9 @@ Comparison compare(const LearningRecord& r, unsigned cores) {
   for (const auto& records : nested.records) {
     auto smoothed = smoothedReturns(records);
     double best = smoothed.empty() ? 0 : *std::max_element(smoothed.begin(), smoothed.end());
-    c.rewardTargets.push_back(best - 0.1 * std::abs(best));
+    // Well below the best, so that the time to it tells layouts apart
+    // before the last iteration.
+    c.rewardTargets.push_back(best - 0.4 * std::abs(best));
   }
   for (const LayoutResult& l : r.layouts) {
     LayoutFigures f;

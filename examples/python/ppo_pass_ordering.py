@@ -2,8 +2,9 @@
 """PPO learns LLVM pass ordering through a kiln vector env, and is judged on
 programs it never saw against random search at the same step budget.
 
-Training: --envs envs of llvm-autophase-ic-v0 (observation: Autophase;
-reward: the IR instruction count drop, as a fraction of what -Oz achieves)
+Training: --envs envs of llvm-autophase-ic-v0 (observation: Autophase, or
+with --observation programl the program graph; reward: the IR instruction
+count drop, as a fraction of what -Oz achieves)
 step together through kiln.make_vec over the training programs
 (kiln-bench-v0 but the held-out ones, and csmith programs), episodes of
 --horizon passes. A small actor-critic (PyTorch only) is updated with PPO's
@@ -42,6 +43,9 @@ except ImportError:
     sys.exit("ppo_pass_ordering.py needs PyTorch: apt-get install python3-torch")
 
 ENV_ID = "llvm-autophase-ic-v0"
+SPACES = {"autophase": "Autophase", "programl": "Programl"}
+FLOWS = ("control", "data", "call")
+VOCABULARY_LIMIT = 1024  # node texts the embedding learns; the rest share one row
 
 
 def parse_args(argv=None):
@@ -59,6 +63,9 @@ def parse_args(argv=None):
     parser.add_argument("--stop-after", type=int, default=None,
                         help="stop after this many iterations of this run (a preemption)")
     parser.add_argument("--cluster", default=None, help="coordinator tcp://host:port")
+    parser.add_argument("--observation", choices=sorted(SPACES), default="autophase",
+                        help="what the policy sees: the Autophase counts (an MLP) or the "
+                             "program graph (a graph network)")
     args = parser.parse_args(argv)
     if min(args.envs, args.horizon, args.rollout, args.iterations, args.budget) < 1:
         parser.error("--envs, --horizon, --rollout, --iterations and --budget must be >= 1")
@@ -80,6 +87,94 @@ def features(observations):
     return torch.from_numpy(np.log1p(np.asarray(observations, dtype=np.float64)).astype(np.float32))
 
 
+class GraphInputs:
+    """Program graphs as a graph network reads them: each node's kind and
+    text id (texts numbered as first seen, up to VOCABULARY_LIMIT), and each
+    flow's edges. The vocabulary is part of the checkpoint."""
+
+    def __init__(self, vocabulary=None):
+        self.vocabulary = dict(vocabulary or {})
+
+    def prepare(self, data):
+        graph = kiln.ProgramGraph.from_bytes(data)
+        for text in graph.texts:
+            if text not in self.vocabulary and len(self.vocabulary) < VOCABULARY_LIMIT:
+                self.vocabulary[text] = len(self.vocabulary)
+        nodes = torch.from_numpy(graph.node_features(self.vocabulary))
+        nodes[:, 1].clamp_(max=VOCABULARY_LIMIT)
+        return nodes, [torch.from_numpy(graph.edge_index(flow)) for flow in FLOWS]
+
+    def __call__(self, observations):
+        return [self.prepare(bytes(o)) for o in observations]
+
+
+def take(x, indices):
+    """Rows `indices` of a batch: a tensor, or a list of prepared graphs."""
+    return x[indices] if torch.is_tensor(x) else [x[int(i)] for i in indices]
+
+
+def concatenate(batches):
+    return torch.cat(batches) if torch.is_tensor(batches[0]) else [g for b in batches for g in b]
+
+
+class GraphEncoder(nn.Module):
+    """Node kind and text embeddings, `rounds` rounds of messages along each
+    flow (mean over a node's incoming edges, a linear map per flow), then
+    the mean over each graph's nodes."""
+
+    def __init__(self, hidden=32, rounds=2):
+        super().__init__()
+        self.hidden, self.rounds = hidden, rounds
+        self.text = nn.Embedding(VOCABULARY_LIMIT + 1, hidden)
+        self.kind = nn.Embedding(3, hidden)
+        self.own = nn.Linear(hidden, hidden)
+        self.flows = nn.ModuleList(nn.Linear(hidden, hidden, bias=False) for _ in FLOWS)
+
+    def forward(self, graphs):
+        offsets, owner, nodes, edges = 0, [], [], [[] for _ in FLOWS]
+        for g, (kinds_and_texts, flow_edges) in enumerate(graphs):
+            count = kinds_and_texts.shape[0]
+            nodes.append(kinds_and_texts)
+            owner.append(torch.full((count,), g, dtype=torch.int64))
+            for f, e in enumerate(flow_edges):
+                edges[f].append(e + offsets)
+            offsets += count
+        nodes, owner = torch.cat(nodes), torch.cat(owner)
+        # One sparse matrix per flow, each row averaging a node's incoming
+        # messages: a sparse product is several times faster than gathering
+        # and scattering the edges on this PyTorch.
+        adjacency = []
+        for flow_edges in edges:
+            e = torch.cat(flow_edges, dim=1)
+            in_degree = torch.bincount(e[1], minlength=offsets).clamp_(min=1).float()
+            adjacency.append(torch.sparse_coo_tensor(
+                torch.stack([e[1], e[0]]), 1.0 / in_degree[e[1]], (offsets, offsets)).coalesce())
+        h = torch.tanh(self.text(nodes[:, 1]) + self.kind(nodes[:, 0]))
+        for _ in range(self.rounds):
+            total = self.own(h)
+            for f, a in enumerate(adjacency):
+                total = total + torch.sparse.mm(a, self.flows[f](h))
+            h = torch.tanh(total)
+        sizes = torch.bincount(owner, minlength=len(graphs)).clamp_(min=1).unsqueeze(1)
+        return torch.zeros(len(graphs), self.hidden).index_add_(0, owner, h) / sizes
+
+
+class GraphActorCritic(nn.Module):
+    """The actor-critic over program graphs: one encoder, two small heads."""
+
+    def __init__(self, actions, hidden=32):
+        super().__init__()
+        self.encoder = GraphEncoder(hidden)
+        self.actor = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, actions))
+        self.critic = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+
+    def distribution(self, graphs):
+        return torch.distributions.Categorical(logits=self.actor(self.encoder(graphs)))
+
+    def value(self, graphs):
+        return self.critic(self.encoder(graphs)).squeeze(-1)
+
+
 class ActorCritic(nn.Module):
     def __init__(self, inputs, actions, hidden=64):
         super().__init__()
@@ -99,14 +194,15 @@ def ppo_update(model, optimizer, batch, epochs=4, minibatch=64, clip=0.2):
     x, actions, old_logp, advantages, returns = batch
     advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
     for _ in range(epochs):
-        order = torch.randperm(x.shape[0])
-        for start in range(0, x.shape[0], minibatch):
+        order = torch.randperm(len(x))
+        for start in range(0, len(x), minibatch):
             i = order[start:start + minibatch]
-            dist = model.distribution(x[i])
+            rows = take(x, i)
+            dist = model.distribution(rows)
             ratio = torch.exp(dist.log_prob(actions[i]) - old_logp[i])
             policy_loss = -torch.min(ratio * advantages[i],
                                      ratio.clamp(1 - clip, 1 + clip) * advantages[i]).mean()
-            value_loss = (model.value(x[i]) - returns[i]).pow(2).mean()
+            value_loss = (model.value(rows) - returns[i]).pow(2).mean()
             loss = policy_loss + 0.5 * value_loss - 0.01 * dist.entropy().mean()
             optimizer.zero_grad()
             loss.backward()
@@ -114,7 +210,7 @@ def ppo_update(model, optimizer, batch, epochs=4, minibatch=64, clip=0.2):
             optimizer.step()
 
 
-def collect(vec, model, observations, rollout, pending_reset, episode_returns, running):
+def collect(vec, model, features, observations, rollout, pending_reset, episode_returns, running):
     """One rollout through the vector env. An env whose episode ended resets
     on its next step (its action ignored): that step is left out of training."""
     xs, acts, logps, rewards, dones, values, masks = [], [], [], [], [], [], []
@@ -151,7 +247,8 @@ def collect(vec, model, observations, rollout, pending_reset, episode_returns, r
         advantages[t] = gae
     returns = advantages + torch.stack(values)
     keep = torch.stack(masks).flatten()
-    batch = (torch.cat(xs)[keep], torch.cat(acts)[keep], torch.cat(logps)[keep],
+    batch = (take(concatenate(xs), keep.nonzero().flatten()), torch.cat(acts)[keep],
+             torch.cat(logps)[keep],
              advantages.flatten()[keep], returns.flatten()[keep])
     return batch, observations
 
@@ -174,7 +271,7 @@ def save_plot(path, curve):
     pyplot.close(figure)
 
 
-def best_of_budget(choose, budget, horizon):
+def best_of_budget(choose, budget, horizon, space):
     """An agent for kiln.evaluate that runs episodes of `horizon` passes until
     `budget` steps are spent and ends on the best state it saw: the greedy
     or random episode choice is `choose(observation, env, episode)`."""
@@ -183,7 +280,7 @@ def best_of_budget(choose, budget, horizon):
         best, best_actions, spent, episode = None, [], 0, 0
         while spent + horizon <= budget:
             env.reset(benchmark=state.benchmark)
-            taken, total, obs = [], 0.0, env.observation["Autophase"]
+            taken, total, obs = [], 0.0, env.observation[space]
             for _ in range(horizon):
                 action = choose(obs, env, episode)
                 obs, reward, done, _, _ = env.step(action)
@@ -200,7 +297,7 @@ def best_of_budget(choose, budget, horizon):
     return agent
 
 
-def evaluate(args, model, held):
+def evaluate(args, model, features, held):
     """Both agents on the held-out programs at --budget steps each, through
     the evaluation harness (one policy call per step: the agent replays its
     best sequence, found within the same budget)."""
@@ -217,7 +314,7 @@ def evaluate(args, model, held):
     results = {}
     for name, choose in (("ppo", ppo_choice), ("random_search", random_choice)):
         plans = {}
-        search = best_of_budget(choose, args.budget, args.horizon)
+        search = best_of_budget(choose, args.budget, args.horizon, SPACES[args.observation])
 
         def policy(observation, env, search=search, plans=plans):
             key = env.benchmark
@@ -226,7 +323,8 @@ def evaluate(args, model, held):
             return plans[key].pop(0) if plans[key] else None
 
         report = kiln.evaluate(policy, benchmarks=held, step_budget=args.budget, parallel=1,
-                               env_id=ENV_ID, cluster=args.cluster, name=name)
+                               env_id=ENV_ID, cluster=args.cluster, name=name,
+                               observation_space=SPACES[args.observation])
         results[name] = report
     return results
 
@@ -239,12 +337,23 @@ def main(argv=None):
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     vec = kiln.make_vec(ENV_ID, args.envs, benchmarks=train, benchmark_order="random",
-                        seed=args.seed, max_episode_steps=args.horizon, cluster=args.cluster)
-    model = ActorCritic(vec.single_observation_space.shape[0], vec.single_action_space.n)
+                        seed=args.seed, max_episode_steps=args.horizon, cluster=args.cluster,
+                        observation_space=SPACES[args.observation])
+    if args.observation == "programl":
+        encode = GraphInputs()
+        model = GraphActorCritic(vec.single_action_space.n)
+    else:
+        encode = features
+        model = ActorCritic(vec.single_observation_space.shape[0], vec.single_action_space.n)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     curve, iteration, env_steps = [], 0, 0
     if args.resume and os.path.exists(checkpoint_path):
         saved = torch.load(checkpoint_path)
+        if saved.get("observation", "autophase") != args.observation:
+            sys.exit(f"{checkpoint_path} was trained on --observation "
+                     f"{saved.get('observation', 'autophase')}, not {args.observation}")
+        if args.observation == "programl":
+            encode = GraphInputs(saved["vocabulary"])
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         torch.set_rng_state(saved["torch_rng"])
@@ -262,8 +371,8 @@ def main(argv=None):
     start, ran = time.time(), 0
     while iteration < args.iterations and (args.stop_after is None or ran < args.stop_after):
         returns = []
-        batch, observations = collect(vec, model, observations, args.rollout, pending_reset,
-                                      returns, running)
+        batch, observations = collect(vec, model, encode, observations, args.rollout,
+                                      pending_reset, returns, running)
         update_start = time.time()
         ppo_update(model, optimizer, batch)
         iteration += 1
@@ -278,7 +387,8 @@ def main(argv=None):
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                     "torch_rng": torch.get_rng_state(), "iteration": iteration,
                     "env_steps": env_steps, "curve": curve,
-                    "benchmarks": vec.benchmark_state()}, checkpoint_path)
+                    "benchmarks": vec.benchmark_state(), "observation": args.observation,
+                    "vocabulary": getattr(encode, "vocabulary", None)}, checkpoint_path)
         save_plot(os.path.join(args.out, "learning_curve.png"), curve)
         print(f"iteration {iteration:3d}: {env_steps:6d} steps, mean episode return "
               f"{curve[-1]['mean_return']:+.3f} over {len(returns)} episodes, "
@@ -287,7 +397,7 @@ def main(argv=None):
     if iteration < args.iterations:
         print(f"stopped at iteration {iteration} of {args.iterations}: --resume continues")
         return
-    results = evaluate(args, model, held)
+    results = evaluate(args, model, encode, held)
     ppo = results["ppo"]["geomean_ir_instruction_count_vs_oz"]
     rnd = results["random_search"]["geomean_ir_instruction_count_vs_oz"]
     print(f"held-out ({len(held)} programs, {args.budget} steps each): geomean -Oz/final "

@@ -67,6 +67,24 @@ def test_ppo_trains_stops_resumes_and_compares_on_held_out_programs(tmp_path):
     assert "held-out" in second.stdout and "random search" in second.stdout
 
 
+def test_ppo_on_the_program_graph_trains_resumes_and_refuses_another_observation(tmp_path):
+    out = str(tmp_path / "ppo-graph")
+    first = run_example("ppo_pass_ordering.py", *PPO_TINY, "--observation", "programl",
+                        "--iterations", "2", "--stop-after", "1", "--out", out)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "stopped at iteration 1 of 2" in first.stdout
+    # The checkpoint carries the graph vocabulary: a resumed run goes on with it.
+    second = run_example("ppo_pass_ordering.py", *PPO_TINY, "--observation", "programl",
+                         "--iterations", "2", "--resume", "--out", out)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "at iteration 1" in second.stdout and "held-out" in second.stdout
+    # A graph checkpoint is not an Autophase one.
+    wrong = run_example("ppo_pass_ordering.py", *PPO_TINY, "--iterations", "3", "--resume",
+                        "--out", out)
+    assert wrong.returncode != 0
+    assert "trained on --observation programl" in wrong.stdout + wrong.stderr
+
+
 def test_mlgo_inlining_es_trains_and_reports_held_out_size(tmp_path):
     done = run_example("mlgo_inline_es.py", "--iterations", "1", "--population", "2",
                        "--batch", "2", "--out", str(tmp_path / "es"))

@@ -225,7 +225,8 @@ Result<LayoutResult> runLayout(Layout layout, const LearningDemoOptions& o, unsi
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (i > 0) {
       const auto deadline = SteadyTime::now() + 300s;
-      while (!cue[i - 1].load() && SteadyTime::now() < deadline) std::this_thread::sleep_for(5ms);
+      while (!cue[i - 1].load() && !cancelled.load() && SteadyTime::now() < deadline)
+        std::this_thread::sleep_for(5ms);
     }
     runs[i]->learner->notifyFirstUpdate(&cue[i]);
     runs[i]->start = std::chrono::duration<double>(SteadyTime::now() - t0).count();

@@ -15,15 +15,22 @@ bytes they saved, as ml-compiler-opt's ES trainer does, keeping the step
 only where it does not lose on the batch what the current policy saves. Training modules:
 kiln-bench-v0 but every fourth, and --csmith csmith programs (dozens of
 call sites each); held out: every fourth kiln-bench-v0 module and
---held-out-csmith csmith programs after the training ones. Writes OUT/curve.png and
-OUT/policy.npz. Run from the repository root after scripts/setup:
+--held-out-csmith csmith programs after the training ones. Every
+--held-out-every iterations the policy is also measured on the held-out
+modules, so the curve shows what it generalizes, not only what it fits.
+Writes OUT/curve.png, OUT/policy.npz and, every iteration,
+OUT/checkpoint.json (weights, random generator, curve): --resume continues
+a stopped or preempted run from it. Run from the repository root after
+scripts/setup:
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/mlgo_inline_es.py
 """
 
 import argparse
 import concurrent.futures
+import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -43,6 +50,11 @@ def parse_args(argv=None):
     parser.add_argument("--parallel", type=int, default=2, help="sessions at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="mlgo-es-out")
+    parser.add_argument("--held-out-every", type=int, default=2,
+                        help="measure the held-out modules every N iterations (0: at the end only)")
+    parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.json")
+    parser.add_argument("--stop-after", type=int, default=None,
+                        help="stop after this many iterations of this run (a preemption)")
     parser.add_argument("--cluster", default=None, help="coordinator tcp://host:port")
     args = parser.parse_args(argv)
     if args.population < 2 or args.population % 2 or min(args.iterations, args.batch,
@@ -104,14 +116,26 @@ def main(argv=None):
         names = sorted(n for n in first if n != "inlining_default")
     policy = LinearPolicy(names)
     weights = policy.initial()
-    curve = []
-    start = time.time()
+    curve, done = [], 0
+    checkpoint_path = os.path.join(args.out, "checkpoint.json")
+    if args.resume and os.path.exists(checkpoint_path):
+        with open(checkpoint_path) as f:
+            saved = json.load(f)
+        if saved["features"] != names:
+            sys.exit(f"{checkpoint_path} was trained on other features: {saved['features']}")
+        weights = np.array(saved["weights"], dtype=np.float64)
+        rng.bit_generator.state = saved["rng"]
+        curve, done = saved["curve"], saved["iteration"]
+        print(f"resumed from {checkpoint_path} at iteration {done}")
+    start, ran = time.time(), 0
     with concurrent.futures.ThreadPoolExecutor(args.parallel) as pool:
-        base_saved, base_default = evaluate(args, pool, policy, weights, held)
+        base_saved, base_default = evaluate(args, pool, policy, policy.initial(), held)
         print(f"{len(train)} training modules, {len(held)} held out; {len(names)} features; "
               f"the default heuristic's advice as a start saves {base_saved} bytes on the "
               f"held-out modules ({base_default} bytes of .text)")
-        for iteration in range(1, args.iterations + 1):
+        for iteration in range(done + 1, args.iterations + 1):
+            if args.stop_after is not None and ran >= args.stop_after:
+                break
             batch = list(rng.choice(train, size=min(args.batch, len(train)), replace=False))
             noise = rng.standard_normal((args.population // 2, weights.size))
             candidates = [weights + args.sigma * e for e in noise] + [
@@ -130,11 +154,26 @@ def main(argv=None):
                 weights = stepped
             else:
                 train_saved = current
-            curve.append({"iteration": iteration, "batch_saved": int(train_saved),
-                          "best_candidate": int(fitness.max())})
+            point = {"iteration": iteration, "batch_saved": int(train_saved),
+                     "best_candidate": int(fitness.max())}
+            held_note = ""
+            if args.held_out_every and iteration % args.held_out_every == 0:
+                point["held_out_saved"] = int(evaluate(args, pool, policy, weights, held)[0])
+                held_note = f", held out {point['held_out_saved']}"
+            curve.append(point)
+            ran += 1
             print(f"iteration {iteration:2d}: candidates saved {int(fitness.min())}..."
                   f"{int(fitness.max())} bytes on {len(batch)} modules; the new policy "
-                  f"{int(train_saved)} ({time.time() - start:.0f} s)")
+                  f"{int(train_saved)}{held_note} ({time.time() - start:.0f} s)")
+            with open(checkpoint_path + ".tmp", "w") as f:
+                json.dump({"iteration": iteration, "weights": weights.tolist(), "features": names,
+                           "rng": rng.bit_generator.state, "curve": curve}, f)
+            os.replace(checkpoint_path + ".tmp", checkpoint_path)
+            save_plot(os.path.join(args.out, "curve.png"), curve)
+        if curve and curve[-1]["iteration"] < args.iterations:
+            print(f"stopped at iteration {curve[-1]['iteration']} of {args.iterations}: "
+                  f"--resume continues")
+            return
         saved, default = evaluate(args, pool, policy, weights, held)
     np.savez(os.path.join(args.out, "policy.npz"), weights=weights, features=np.array(names))
     save_plot(os.path.join(args.out, "curve.png"), curve)
@@ -154,9 +193,13 @@ def save_plot(path, curve):
               label="policy after the update")
     axes.plot([c["iteration"] for c in curve], [c["best_candidate"] for c in curve],
               linestyle="--", label="best perturbation")
+    held = [c for c in curve if "held_out_saved" in c]
+    if held:
+        axes.plot([c["iteration"] for c in held], [c["held_out_saved"] for c in held],
+                  marker="o", label="held-out modules")
     axes.axhline(0, color="gray", linewidth=0.8)
     axes.set_xlabel("ES iteration")
-    axes.set_ylabel(".text bytes saved vs default (batch)")
+    axes.set_ylabel(".text bytes saved vs default")
     axes.set_title("MLGO inlining with ES on kiln (mlgo-inline)")
     axes.legend(loc="lower right")
     figure.tight_layout()

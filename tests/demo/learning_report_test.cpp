@@ -41,6 +41,16 @@ LayoutResult layout(Layout l, double scale, double offset, double seconds) {
   return r;
 }
 
+// Experiments `first` and "b" over `layouts`.
+LearningRecord recordOf(const std::string& first, std::vector<LayoutResult> layouts) {
+  LearningRecord record;
+  record.experiments.resize(2);
+  record.experiments[0].name = first;
+  record.experiments[1].name = "b";
+  record.layouts = std::move(layouts);
+  return record;
+}
+
 TEST(LearningReportTest, SmoothedReturnsAverageTheLastIterationsWithEpisodes) {
   std::vector<IterationRecord> records{iteration(1, 0.3), iteration(2, 0.6), iteration(3, 0.9)};
   records[1].episodes = 0;  // an iteration where no episode ended does not count
@@ -52,13 +62,9 @@ TEST(LearningReportTest, SmoothedReturnsAverageTheLastIterationsWithEpisodes) {
 }
 
 TEST(LearningReportTest, LayoutsAreJudgedAgainstTheDedicatedHalvesAndTheSharedPool) {
-  LearningRecord record;
-  record.experiments.resize(2);
-  record.experiments[0].name = "a";
-  record.experiments[1].name = "b";
-  record.layouts = {layout(Layout::kNested, 1.0, 0.5, 4.0),
-                    layout(Layout::kDedicated, 2.0, 0.5, 8.0),
-                    layout(Layout::kShared, 1.5, 0.5, 5.0)};
+  LearningRecord record = recordOf(
+      "a", {layout(Layout::kNested, 1.0, 0.5, 4.0), layout(Layout::kDedicated, 2.0, 0.5, 8.0),
+            layout(Layout::kShared, 1.5, 0.5, 5.0)});
   Comparison c = compare(record, 2);
   ASSERT_EQ(c.layouts.size(), 3u);
   EXPECT_TRUE(c.sameCurves);
@@ -83,9 +89,8 @@ TEST(LearningReportTest, LayoutsAreJudgedAgainstTheDedicatedHalvesAndTheSharedPo
 }
 
 TEST(LearningReportTest, UnfairSharingAndDifferentCurvesAreReported) {
-  LearningRecord record;
-  record.experiments.resize(2);
-  record.layouts = {layout(Layout::kNested, 1.0, 0, 4.0), layout(Layout::kDedicated, 1.0, 0, 4.0)};
+  LearningRecord record = recordOf(
+      "a", {layout(Layout::kNested, 1.0, 0, 4.0), layout(Layout::kDedicated, 1.0, 0, 4.0)});
   // In the nested layout experiment 1 took twice as long.
   for (auto& i : record.layouts[0].records[1]) i.endSeconds *= 2;
   record.layouts[1].records[0][2].meanReturn = 0.8;
@@ -97,12 +102,8 @@ TEST(LearningReportTest, UnfairSharingAndDifferentCurvesAreReported) {
 }
 
 TEST(LearningReportTest, TheReportAndTheJsonCarryEveryLayout) {
-  LearningRecord record;
-  record.experiments.resize(2);
-  record.experiments[0].name = "a<b";
-  record.experiments[1].name = "b";
-  record.layouts = {layout(Layout::kNested, 1.0, 0.5, 4.0),
-                    layout(Layout::kDedicated, 2.0, 0.5, 8.0)};
+  LearningRecord record = recordOf(
+      "a<b", {layout(Layout::kNested, 1.0, 0.5, 4.0), layout(Layout::kDedicated, 2.0, 0.5, 8.0)});
   record.layouts[0].greedy = {{{"benchmark://x/y", {"mem2reg"}, 100, 60, 50}},
                               {{"benchmark://x/y", {}, 100, 100, 50}}};
   Comparison c = compare(record, 2);

@@ -85,11 +85,18 @@ def test_ppo_on_the_program_graph_trains_resumes_and_refuses_another_observation
     assert "trained on --observation programl" in wrong.stdout + wrong.stderr
 
 
-def test_mlgo_inlining_es_trains_and_reports_held_out_size(tmp_path):
-    done = run_example("mlgo_inline_es.py", "--iterations", "1", "--population", "2",
-                       "--batch", "2", "--out", str(tmp_path / "es"))
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_mlgo_inlining_es_trains_stops_resumes_and_reports_held_out_size(tmp_path):
+    es = ["--population", "2", "--batch", "2", "--held-out-every", "1",
+          "--out", str(tmp_path / "es")]
+    first = run_example("mlgo_inline_es.py", "--iterations", "2", "--stop-after", "1", *es)
+    assert first.returncode == 0, first.stdout + first.stderr
     # Its starting point is the default heuristic itself: nothing saved, nothing lost.
-    assert "as a start saves 0 bytes" in done.stdout
-    assert "held-out (7 modules): the learned policy saves" in done.stdout
+    assert "as a start saves 0 bytes" in first.stdout
+    assert "held out" in first.stdout and "stopped at iteration 1 of 2" in first.stdout
+    assert (tmp_path / "es" / "checkpoint.json").exists()
+    second = run_example("mlgo_inline_es.py", "--iterations", "2", "--resume", *es)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "resumed from" in second.stdout and "iteration  1:" not in second.stdout
+    assert "iteration  2:" in second.stdout
+    assert "held-out (7 modules): the learned policy saves" in second.stdout
     assert (tmp_path / "es" / "policy.npz").exists() and (tmp_path / "es" / "curve.png").exists()

@@ -42,6 +42,17 @@ Status fillFeatures(const Value& autophase, unsigned stepsTaken, unsigned horizo
   return okStatus();
 }
 
+// An instruction count as the worker sent it (checked: a wrong type is an
+// error, not a crash).
+Result<std::int64_t> countIn(const Value& value, const char* what) {
+  const auto* count = value.getIf<std::int64_t>();
+  if (count == nullptr) {
+    return internalError(
+        fmt::format("the llvm session's {} is not a count: {}", what, value.describe()));
+  }
+  return *count;
+}
+
 }  // namespace
 
 Status validate(const LearnerSettings& s) {
@@ -79,8 +90,10 @@ Result<std::unique_ptr<PassOrderingLearner>> PassOrderingLearner::open(
   const client::Session& first = *learner->envs_.front().session;
   KILN_ASSIGN_OR_RETURN(learner->autophase_, first.observationIndex(kAutophase));
   KILN_ASSIGN_OR_RETURN(learner->count_, first.observationIndex(kCount));
-  const auto passes = static_cast<unsigned>(first.spaces().actionSpaces.at(0).names.size());
-  if (passes == 0) return internalError("the llvm session offers no passes");
+  const auto& spaces = first.spaces().actionSpaces;
+  if (spaces.empty() || spaces.front().names.empty())
+    return internalError("the llvm session offers no passes");
+  const auto passes = static_cast<unsigned>(spaces.front().names.size());
   learner->learner_ = std::make_unique<learn::PpoLearner>(
       static_cast<unsigned>(learner->envs_.front().features.size()), passes, settings.ppo,
       settings.seed);
@@ -103,8 +116,8 @@ Status PassOrderingLearner::startEpisode(Env& env, const std::string& benchmark)
   const auto& initial = env.session->initialObservations();
   if (initial.size() != 3)
     return internalError("the llvm session returned no initial observations");
-  env.count = initial[1].as<std::int64_t>();
-  env.countOz = initial[2].as<std::int64_t>();
+  KILN_ASSIGN_OR_RETURN(env.count, countIn(initial[1], kCount));
+  KILN_ASSIGN_OR_RETURN(env.countOz, countIn(initial[2], "IrInstructionCountOz"));
   env.scale = std::max<double>(1.0, static_cast<double>(env.count - env.countOz));
   env.episodeReturn = 0;
   env.stepsTaken = 0;
@@ -136,7 +149,10 @@ Status PassOrderingLearner::stepAll(const std::vector<learn::PpoLearner::Decisio
       if (stepped.status().code() != ErrorCode::kCompileError) return stepped.status();
       ended = true;
     } else {
-      const std::int64_t count = stepped->observations.at(1).as<std::int64_t>();
+      if (stepped->observations.size() != 2) {
+        return internalError("the llvm session answered a step without its observations");
+      }
+      KILN_ASSIGN_OR_RETURN(const std::int64_t count, countIn(stepped->observations[1], kCount));
       reward = static_cast<float>(static_cast<double>(env.count - count) / env.scale);
       env.count = count;
       ++env.stepsTaken;
@@ -208,7 +224,7 @@ Result<std::vector<GreedyEpisode>> PassOrderingLearner::greedyEpisodes() {
     Env env;
     KILN_RETURN_IF_ERROR(startEpisode(env, benchmark));
     GreedyEpisode episode{benchmark, {}, env.count, env.count, env.countOz};
-    const auto& names = env.session->spaces().actionSpaces.at(0).names;
+    const auto& names = env.session->spaces().actionSpaces.front().names;  // checked by open()
     for (unsigned t = 0; t < settings_.horizon; ++t) {
       const auto decision = learner_->act(env.features, 1, /*greedy=*/true).front();
       auto stepped = env.session->step({Value(std::int64_t{decision.action})},
@@ -218,7 +234,10 @@ Result<std::vector<GreedyEpisode>> PassOrderingLearner::greedyEpisodes() {
         return stepped.status();
       }
       episode.passes.push_back(names.at(decision.action));
-      episode.count = stepped->observations.at(1).as<std::int64_t>();
+      if (stepped->observations.size() != 2) {
+        return internalError("the llvm session answered a step without its observations");
+      }
+      KILN_ASSIGN_OR_RETURN(episode.count, countIn(stepped->observations[1], kCount));
       if (stepped->endOfEpisode) break;
       KILN_RETURN_IF_ERROR(
           fillFeatures(stepped->observations.at(0), t + 1, settings_.horizon, env.features));

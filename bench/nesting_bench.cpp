@@ -1,7 +1,6 @@
 #include "bench/nesting_bench.h"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <future>
@@ -10,6 +9,7 @@
 
 #include "bench/nesting_layouts.h"
 #include "bench/nesting_work.h"
+#include "common/cpu_time.h"
 
 namespace kiln::bench {
 namespace {
@@ -36,13 +36,6 @@ struct LayoutFigures {
   double serverCpuSeconds = 0;  // the cluster's processes
   double clientCpuSeconds = 0;  // this process: the experiments' clients
 };
-
-double ownCpuSeconds() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](timeval t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -118,11 +111,11 @@ Result<LayoutFigures> runLayout(const NestingOptions& o, WorkOptions& work, cons
   gate.ready.wait();
   const auto start = SteadyTime::now();
   gate.startAt.set_value(start);
-  const double serverCpuBefore = descendantsCpuSeconds(), clientCpuBefore = ownCpuSeconds();
+  const double serverCpuBefore = descendantsCpuSeconds(), clientCpuBefore = processCpuSeconds();
   for (auto& thread : threads) thread.join();
   figures.wallSeconds = std::chrono::duration<double>(SteadyTime::now() - start).count();
   figures.serverCpuSeconds = descendantsCpuSeconds() - serverCpuBefore;
-  figures.clientCpuSeconds = ownCpuSeconds() - clientCpuBefore;
+  figures.clientCpuSeconds = processCpuSeconds() - clientCpuBefore;
   for (const auto& experiment : figures.experiments) KILN_RETURN_IF_ERROR(experiment.status);
   return figures;
 }

@@ -1,16 +1,14 @@
 #include "demo/learning_demo.h"
 
 #include <fmt/format.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <ranges>
 #include <thread>
 
-#include "common/json_text.h"
+#include "common/cpu_time.h"
 #include "demo/learning_report.h"
 #include "local/local_cluster.h"
 
@@ -19,12 +17,6 @@ namespace {
 
 using SteadyTime = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-double processCpuSeconds() {
-  timespec now{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
 
 // A cluster laid out for one comparison: how each experiment's client
 // connects and where its sessions go.

@@ -1,10 +1,11 @@
 #include "demo/pass_learner.h"
 
 #include <fmt/format.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "common/cpu_time.h"
 
 namespace kiln::demo {
 namespace {
@@ -16,12 +17,6 @@ constexpr const char* kCount = "IrInstructionCount";
 
 double secondsSince(SteadyTime::time_point start) {
   return std::chrono::duration<double>(SteadyTime::now() - start).count();
-}
-
-double threadCpuSeconds() {
-  timespec now{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 // The learner's input: log(1 + count) of each Autophase feature, then the

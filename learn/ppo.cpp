@@ -126,7 +126,7 @@ UpdateStats PpoLearner::update(const Rollout& rollout) {
   unsigned batches = 0;
   std::vector<unsigned> order(rows);
   std::iota(order.begin(), order.end(), 0u);
-  std::vector<float> x, logitGradient, valueGradient;
+  std::vector<float> x, logitGradient, valueGradient, probabilities(width);
   std::vector<float> actorGradient(actor_.parameters().size());
   std::vector<float> criticGradient(critic_.parameters().size());
   const unsigned minibatch = std::max(1u, std::min(config_.minibatch, rows));
@@ -166,10 +166,13 @@ UpdateStats PpoLearner::update(const Rollout& rollout) {
         if (outside) clipped += 1.0f;
         const float dLogP = outside ? 0.0f : -ratio * advantage / static_cast<float>(m);
         float entropy = 0;
-        for (unsigned a = 0; a < width; ++a) entropy -= std::exp(logP[a]) * logP[a];
+        for (unsigned a = 0; a < width; ++a) {
+          probabilities[a] = std::exp(logP[a]);
+          entropy -= probabilities[a] * logP[a];
+        }
         entropySum += entropy;
         for (unsigned a = 0; a < width; ++a) {
-          const float p = std::exp(logP[a]);
+          const float p = probabilities[a];
           // d log p_action / d z_a = [a == action] - p_a;
           // d(-c * entropy) / d z_a = c * p_a * (log p_a + entropy).
           dLogits[a] = dLogP * ((a == action ? 1.0f : 0.0f) - p) +

@@ -12,12 +12,18 @@ heuristic's own advice. Each iteration tries --population perturbed
 policies (antithetic pairs) on --batch training modules, in parallel
 sessions (--parallel), and moves along the perturbations weighted by the
 bytes they saved, as ml-compiler-opt's ES trainer does, keeping the step
-only where it does not lose on the batch what the current policy saves. Training modules:
-kiln-bench-v0 but every fourth, and --csmith csmith programs (dozens of
-call sites each); held out: every fourth kiln-bench-v0 module and
---held-out-csmith csmith programs after the training ones. Every
---held-out-every iterations the policy is also measured on the held-out
-modules, so the curve shows what it generalizes, not only what it fits.
+only where it does not lose on the batch what the current policy saves.
+Modules: --dataset (default kiln-bench-v0; a corpus the cluster serves,
+e.g. debian-v0 from `kiln datasets install`, at most --max-modules of it,
+the same sample for every seed), every fourth held out, and --csmith /
+--held-out-csmith csmith programs (dozens of call sites each) added to
+training / held out. With --validation N, N training modules are set apart:
+the policy is measured on them every --held-out-every iterations and the run
+ends with the policy that saved most there (the start, the default
+heuristic, included), so a step that only fits the training batches is not
+kept. Every --held-out-every iterations the policy is also measured on the
+held-out modules, so the curve shows what it generalizes, not only what it
+fits.
 Writes OUT/curve.png, OUT/policy.npz and, every iteration,
 OUT/checkpoint.json (weights, random generator, curve): --resume continues
 a stopped or preempted run from it. Run from the repository root after
@@ -43,6 +49,12 @@ def parse_args(argv=None):
     parser.add_argument("--iterations", type=int, default=8)
     parser.add_argument("--population", type=int, default=6, help="perturbed policies (even)")
     parser.add_argument("--batch", type=int, default=6, help="training modules per iteration")
+    parser.add_argument("--dataset", default="benchmark://kiln-bench-v0",
+                        help="the cluster's dataset to train on and hold out from")
+    parser.add_argument("--max-modules", type=int, default=0,
+                        help="at most this many of the dataset's modules (a fixed sample; 0: all)")
+    parser.add_argument("--validation", type=int, default=0,
+                        help="training modules set apart to choose the final policy (0: the last)")
     parser.add_argument("--csmith", type=int, default=0, help="csmith training programs")
     parser.add_argument("--held-out-csmith", type=int, default=0)
     parser.add_argument("--sigma", type=float, default=0.05)
@@ -60,14 +72,23 @@ def parse_args(argv=None):
     if args.population < 2 or args.population % 2 or min(args.iterations, args.batch,
                                                           args.parallel) < 1:
         parser.error("--population must be even and >= 2; --iterations, --batch, --parallel >= 1")
+    if min(args.max_modules, args.validation, args.csmith, args.held_out_csmith) < 0:
+        parser.error("--max-modules, --validation, --csmith and --held-out-csmith must be >= 0")
     return args
 
 
 class LinearPolicy:
-    """Inline when w . [advice, sign(f) log1p(|f|) for each feature f] + b > 0."""
+    """Inline when w . [advice, z(f) for each feature f] + b > 0, where z is a
+    feature's log-scaled value, sign(f) log1p(|f|), standardized by the
+    mean and spread seen at the training modules' call sites. Standardized,
+    one perturbation size moves every feature's weight alike: raw features
+    span from 0/1 flags to costs in the thousands."""
 
-    def __init__(self, names):
+    def __init__(self, names, mean=None, spread=None):
         self.names = names
+        self.mean = np.zeros(len(names)) if mean is None else np.asarray(mean, dtype=np.float64)
+        self.spread = np.ones(len(names)) if spread is None else np.asarray(spread,
+                                                                            dtype=np.float64)
 
     def initial(self):
         # The default heuristic's own advice: +1 on it, a bias of -0.5.
@@ -76,39 +97,84 @@ class LinearPolicy:
         weights[-1] = -0.5
         return weights
 
-    def decide(self, weights, observation, advice):
+    def features(self, observation):
         values = np.array([float(np.asarray(observation[n]).ravel()[0]) for n in self.names])
-        x = np.concatenate([[float(advice)], np.sign(values) * np.log1p(np.abs(values))])
-        return int(x @ weights[:-1] + weights[-1] > 0)
+        return np.sign(values) * np.log1p(np.abs(values))
+
+    def fit_scale(self, rows):
+        """Standardize by the call sites `rows` (log-scaled feature vectors)."""
+        if rows:
+            rows = np.array(rows)
+            self.mean = rows.mean(axis=0)
+            self.spread = np.where(rows.std(axis=0) > 1e-6, rows.std(axis=0), 1.0)
+
+    def decide(self, weights, observation, advice):
+        z = (self.features(observation) - self.mean) / self.spread
+        return int(float(advice) * weights[0] + z @ weights[1:-1] + weights[-1] > 0)
 
 
-def episode(args, policy, weights, benchmark):
-    """Bytes of .text saved against the default heuristic, and its size."""
+def episode(args, policy, weights, benchmark, rows=None):
+    """Bytes of .text saved against the default heuristic, and its size;
+    each call site's log-scaled features are appended to `rows` if given."""
     with kiln.make("mlgo-inline-v0", cluster=args.cluster, benchmark=benchmark) as env:
         observation, _ = env.reset()
         terminated = False
         while not terminated:
             advice = env.observation["DefaultAdvice"]
+            if rows is not None:
+                rows.append(policy.features(observation))
             action = policy.decide(weights, observation, advice)
             observation, _, terminated, _, _ = env.step(action)
         default = env.observation["DefaultNativeSize"]
         return default - env.observation["NativeSize"], default
 
 
+def call_site_scale(args, pool, policy, train):
+    """The mean and spread of the features at up to 8 training modules' call
+    sites, under the default heuristic."""
+    rows = []
+    sample = train[::max(1, len(train) // 8)][:8]
+    list(pool.map(lambda m: episode(args, policy, policy.initial(), m, rows), sample))
+    policy.fit_scale(rows)
+    return len(rows)
+
+
 def evaluate(args, pool, policy, weights, modules):
-    results = list(pool.map(lambda m: episode(args, policy, weights, m), modules))
-    saved = sum(s for s, _ in results)
-    return saved, sum(d for _, d in results)
+    return evaluate_many(args, pool, policy, [(weights, modules)])[0]
+
+
+def evaluate_many(args, pool, policy, trials):
+    """(bytes saved, default .text bytes) of each (weights, modules) trial,
+    every episode of them in flight on the pool together."""
+    jobs = [[pool.submit(episode, args, policy, w, m) for m in modules] for w, modules in trials]
+    results = [[job.result() for job in trial] for trial in jobs]
+    return [(sum(s for s, _ in r), sum(d for _, d in r)) for r in results]
+
+
+def split_modules(args):
+    """(held out, validation, training) module URIs: the same for every seed."""
+    with kiln.datasets(args.cluster, session_type="mlgo-inline") as datasets:
+        modules = sorted(datasets.benchmarks(args.dataset))
+    if args.max_modules and len(modules) > args.max_modules:
+        pick = np.random.default_rng(0).choice(len(modules), args.max_modules, replace=False)
+        modules = [modules[i] for i in sorted(pick)]
+    held = modules[::4] + [f"generator://csmith-v0/{1000 + s}" for s in range(args.held_out_csmith)]
+    rest = [m for i, m in enumerate(modules) if i % 4]
+    validation = rest[::max(1, len(rest) // args.validation)][:args.validation] if (
+        args.validation) else []
+    train = [m for m in rest if m not in validation] + [
+        f"generator://csmith-v0/{s}" for s in range(1, args.csmith + 1)]
+    if not train:
+        sys.exit(f"{args.dataset}: {len(modules)} modules leave none to train on "
+                 f"(--max-modules, --validation)")
+    return held, validation, train
 
 
 def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(args.seed)
-    modules = kiln.datasets(args.cluster).benchmarks("benchmark://kiln-bench-v0")
-    held = modules[::4] + [f"generator://csmith-v0/{1000 + s}" for s in range(args.held_out_csmith)]
-    train = [m for i, m in enumerate(modules) if i % 4] + [
-        f"generator://csmith-v0/{s}" for s in range(1, args.csmith + 1)]
+    held, validation, train = split_modules(args)
     with kiln.make("mlgo-inline-v0", cluster=args.cluster, benchmark=train[0]) as env:
         first, _ = env.reset()
         # inlining_default is not filled in by LLVM's interactive mode; the
@@ -116,6 +182,7 @@ def main(argv=None):
         names = sorted(n for n in first if n != "inlining_default")
     policy = LinearPolicy(names)
     weights = policy.initial()
+    best = None  # the policy the run ends with: the best on the validation modules
     curve, done = [], 0
     checkpoint_path = os.path.join(args.out, "checkpoint.json")
     if args.resume and os.path.exists(checkpoint_path):
@@ -124,15 +191,23 @@ def main(argv=None):
         if saved["features"] != names:
             sys.exit(f"{checkpoint_path} was trained on other features: {saved['features']}")
         weights = np.array(saved["weights"], dtype=np.float64)
+        policy = LinearPolicy(names, saved["mean"], saved["spread"])
         rng.bit_generator.state = saved["rng"]
-        curve, done = saved["curve"], saved["iteration"]
+        curve, done, best = saved["curve"], saved["iteration"], saved.get("best")
         print(f"resumed from {checkpoint_path} at iteration {done}")
     start, ran = time.time(), 0
     with concurrent.futures.ThreadPoolExecutor(args.parallel) as pool:
-        base_saved, base_default = evaluate(args, pool, policy, policy.initial(), held)
-        print(f"{len(train)} training modules, {len(held)} held out; {len(names)} features; "
-              f"the default heuristic's advice as a start saves {base_saved} bytes on the "
-              f"held-out modules ({base_default} bytes of .text)")
+        if not done:
+            sites = call_site_scale(args, pool, policy, train)
+            print(f"features standardized over {sites} call sites of the training modules")
+        (base_saved, base_default), (base_validation, _) = evaluate_many(
+            args, pool, policy, [(policy.initial(), held), (policy.initial(), validation)])
+        if best is None:
+            best = {"weights": policy.initial().tolist(), "iteration": 0,
+                    "validation_saved": int(base_validation)}
+        print(f"{len(train)} training modules, {len(validation)} for validation, {len(held)} "
+              f"held out; {len(names)} features; the default heuristic's advice as a start "
+              f"saves {base_saved} bytes on the held-out modules ({base_default} bytes of .text)")
         for iteration in range(done + 1, args.iterations + 1):
             if args.stop_after is not None and ran >= args.stop_after:
                 break
@@ -140,14 +215,15 @@ def main(argv=None):
             noise = rng.standard_normal((args.population // 2, weights.size))
             candidates = [weights + args.sigma * e for e in noise] + [
                 weights - args.sigma * e for e in noise]
-            fitness = np.array([evaluate(args, pool, policy, c, batch)[0] for c in candidates],
-                               dtype=np.float64)
+            scores = evaluate_many(args, pool, policy,
+                                   [(w, batch) for w in candidates + [weights]])
+            fitness = np.array([saved for saved, _ in scores[:-1]], dtype=np.float64)
+            current = scores[-1][0]
             half = args.population // 2
             spread = fitness.std() or 1.0
             gradient = ((fitness[:half] - fitness[half:]) / spread) @ noise / half
             # The step is kept only where it does not lose on this batch what
             # the current policy saves: a few perturbations are a noisy gradient.
-            current, _ = evaluate(args, pool, policy, weights, batch)
             stepped = weights + args.step_size * gradient
             train_saved, _ = evaluate(args, pool, policy, stepped, batch)
             if train_saved >= current:
@@ -156,30 +232,49 @@ def main(argv=None):
                 train_saved = current
             point = {"iteration": iteration, "batch_saved": int(train_saved),
                      "best_candidate": int(fitness.max())}
-            held_note = ""
-            if args.held_out_every and iteration % args.held_out_every == 0:
-                point["held_out_saved"] = int(evaluate(args, pool, policy, weights, held)[0])
-                held_note = f", held out {point['held_out_saved']}"
+            notes = ""
+            if (args.held_out_every and iteration % args.held_out_every == 0) or (
+                    validation and iteration == args.iterations):
+                measured = evaluate_many(args, pool, policy,
+                                         [(weights, held), (weights, validation)])
+                point["held_out_saved"] = int(measured[0][0])
+                notes = f", held out {point['held_out_saved']}"
+                if validation:
+                    point["validation_saved"] = int(measured[1][0])
+                    notes += f", validation {point['validation_saved']}"
+                    if point["validation_saved"] > best["validation_saved"]:
+                        best = {"weights": weights.tolist(), "iteration": iteration,
+                                "validation_saved": point["validation_saved"]}
             curve.append(point)
             ran += 1
             print(f"iteration {iteration:2d}: candidates saved {int(fitness.min())}..."
                   f"{int(fitness.max())} bytes on {len(batch)} modules; the new policy "
-                  f"{int(train_saved)}{held_note} ({time.time() - start:.0f} s)")
+                  f"{int(train_saved)}{notes} ({time.time() - start:.0f} s)")
             with open(checkpoint_path + ".tmp", "w") as f:
                 json.dump({"iteration": iteration, "weights": weights.tolist(), "features": names,
-                           "rng": rng.bit_generator.state, "curve": curve}, f)
+                           "rng": rng.bit_generator.state, "curve": curve, "best": best,
+                           "mean": policy.mean.tolist(), "spread": policy.spread.tolist()}, f)
             os.replace(checkpoint_path + ".tmp", checkpoint_path)
             save_plot(os.path.join(args.out, "curve.png"), curve)
         if curve and curve[-1]["iteration"] < args.iterations:
             print(f"stopped at iteration {curve[-1]['iteration']} of {args.iterations}: "
                   f"--resume continues")
             return
+        if validation:
+            weights = np.array(best["weights"], dtype=np.float64)
+            print(f"the policy of iteration {best['iteration']} saved most on the validation "
+                  f"modules ({best['validation_saved']} bytes): it is the one kept")
         saved, default = evaluate(args, pool, policy, weights, held)
-    np.savez(os.path.join(args.out, "policy.npz"), weights=weights, features=np.array(names))
+    np.savez(os.path.join(args.out, "policy.npz"), weights=weights, features=np.array(names),
+             mean=policy.mean, spread=policy.spread)
     save_plot(os.path.join(args.out, "curve.png"), curve)
+    # The start already differs from the default build: LLVM's ML advisor
+    # walks the call sites with its own limits. Both comparisons are shown.
     print(f"held-out ({len(held)} modules): the learned policy saves {saved} bytes of .text "
           f"against LLVM's default heuristic ({100.0 * saved / max(default, 1):+.2f}% of "
-          f"{default} bytes); curve and policy in {args.out}/ ({time.time() - start:.0f} s)")
+          f"{default} bytes), {saved - base_saved:+d} bytes against the default heuristic's "
+          f"advice through the ML advisor (the start, which saves {base_saved}); curve and "
+          f"policy in {args.out}/ ({time.time() - start:.0f} s)")
 
 
 def save_plot(path, curve):
@@ -197,6 +292,11 @@ def save_plot(path, curve):
     if held:
         axes.plot([c["iteration"] for c in held], [c["held_out_saved"] for c in held],
                   marker="o", label="held-out modules")
+    validation = [c for c in curve if "validation_saved" in c]
+    if validation:
+        axes.plot([c["iteration"] for c in validation],
+                  [c["validation_saved"] for c in validation], marker="s",
+                  label="validation modules")
     axes.axhline(0, color="gray", linewidth=0.8)
     axes.set_xlabel("ES iteration")
     axes.set_ylabel(".text bytes saved vs default")

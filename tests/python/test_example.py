@@ -1,6 +1,7 @@
 """Smoke test of examples/python/random_search.py: it runs to the end on this
 build (on llvm-ic-v0, or on noop-v0 with a message when llvm is absent)."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -86,17 +87,21 @@ def test_ppo_on_the_program_graph_trains_resumes_and_refuses_another_observation
 
 
 def test_mlgo_inlining_es_trains_stops_resumes_and_reports_held_out_size(tmp_path):
-    es = ["--population", "2", "--batch", "2", "--held-out-every", "1",
-          "--out", str(tmp_path / "es")]
+    es = ["--population", "2", "--batch", "2", "--held-out-every", "1", "--validation", "2",
+          "--max-modules", "16", "--out", str(tmp_path / "es")]
     first = run_example("mlgo_inline_es.py", "--iterations", "2", "--stop-after", "1", *es)
     assert first.returncode == 0, first.stdout + first.stderr
     # Its starting point is the default heuristic itself: nothing saved, nothing lost.
     assert "as a start saves 0 bytes" in first.stdout
     assert "held out" in first.stdout and "stopped at iteration 1 of 2" in first.stdout
+    assert "10 training modules, 2 for validation, 4 held out" in first.stdout
     assert (tmp_path / "es" / "checkpoint.json").exists()
+    saved = json.loads((tmp_path / "es" / "checkpoint.json").read_text())
+    assert len(saved["mean"]) == len(saved["features"]) and saved["best"]["iteration"] in (0, 1)
     second = run_example("mlgo_inline_es.py", "--iterations", "2", "--resume", *es)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "resumed from" in second.stdout and "iteration  1:" not in second.stdout
     assert "iteration  2:" in second.stdout
-    assert "held-out (7 modules): the learned policy saves" in second.stdout
+    assert "saved most on the validation modules" in second.stdout
+    assert "held-out (4 modules): the learned policy saves" in second.stdout
     assert (tmp_path / "es" / "policy.npz").exists() and (tmp_path / "es" / "curve.png").exists()

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "bench/chaos_bench.h"
+#include "bench/coordinator_bench.h"
 #include "bench/nesting_bench.h"
 #include "bench/rtt_bench.h"
 #include "bench/soak_bench.h"
@@ -257,6 +258,61 @@ void addBenchCommand(CLI::App& app) {
   corpus->callback(
       [corpusOptions, json] { printOrFail(bench::runDatasetsBench(*corpusOptions), *json); });
 #endif
+
+  auto* coordinator = bench->add_subcommand(
+      "coordinator",
+      "one coordinator and many simulated hosts: placement latency, CPU, RSS, status, loss, "
+      "restart");
+  auto coordinatorOptions = std::make_shared<bench::CoordinatorBenchOptions>();
+  auto quick = std::make_shared<bool>(false);
+  auto heartbeatSeconds = std::make_shared<double>(1.0);
+  auto& co = *coordinatorOptions;
+  coordinator->add_option("--hosts", co.hostCounts, "host counts, each run in turn")
+      ->capture_default_str()
+      ->check(CLI::Range(2u, 20000u));
+  coordinator->add_option("--sessions-per-host", co.sessionsPerHost, "sessions placed per host")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  coordinator->add_option("--max-sessions", co.maxSessions, "at most this many per host count")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000000u));
+  coordinator->add_option("--placers", co.placers, "concurrent placement clients")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  coordinator->add_option("--experiments", co.experiments, "experiments opened and closed")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 100u));
+  coordinator->add_option("--nesting-share", co.nestingShare, "share of hosts that nest")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.9));
+  coordinator->add_option("--heartbeat-seconds", *heartbeatSeconds, "heartbeat interval")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 60.0));
+  coordinator->add_option("--idle-seconds", co.idleSeconds, "heartbeats-only measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 600.0));
+  coordinator->add_option("--lost-hosts", co.lostHosts, "hosts silenced to time their loss")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000u));
+  coordinator->add_flag("!--no-restart", co.restart, "skip the coordinator restart");
+  coordinator->add_flag("--quick", *quick,
+                        "a few seconds: 20 and 60 hosts, 20 sessions each, 0.2 s heartbeats");
+  coordinator->add_flag("--json", *json, "print the figures as JSON");
+  coordinator->callback([coordinatorOptions, quick, heartbeatSeconds, json] {
+    bench::CoordinatorBenchOptions options = *coordinatorOptions;
+    options.heartbeatInterval = std::chrono::milliseconds(long(*heartbeatSeconds * 1000));
+    if (*quick) {
+      options.hostCounts = {20, 60};
+      options.sessionsPerHost = 20;
+      options.experiments = 1;
+      options.experimentWorkers = 2;
+      options.heartbeatInterval = std::chrono::milliseconds(200);
+      options.idleSeconds = 1;
+      options.lostHosts = 2;
+      options.statusSamples = 3;
+    }
+    printOrFail(bench::runCoordinatorBench(options), *json);
+  });
 
   auto* echo = bench->add_subcommand("zmq-echo", "the raw ZeroMQ baseline server (internal)");
   echo->group("");  // hidden from --help

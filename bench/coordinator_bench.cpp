@@ -1,0 +1,468 @@
+#include "bench/coordinator_bench.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "bench/placement_probe.h"
+#include "bench/simulated_fleet.h"
+#include "client/client.h"
+#include "common/cpu_time.h"
+#include "testing/child_cluster.h"
+
+namespace kiln::bench {
+namespace {
+
+using namespace std::chrono_literals;
+using Steady = std::chrono::steady_clock;
+
+double secondsSince(Steady::time_point start) {
+  return std::chrono::duration<double>(Steady::now() - start).count();
+}
+
+// Polls `ready` every 10 ms until it holds or `limit` passes; the seconds it
+// took, or a timeout naming `what`.
+template <class Ready>
+Result<double> waitFor(Ready ready, Duration limit, const std::string& what) {
+  const auto start = Steady::now();
+  while (!ready()) {
+    if (Steady::now() - start > limit) {
+      return timeoutError(fmt::format("{} did not happen within {:.0f} s", what,
+                                      std::chrono::duration<double>(limit).count()));
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  return secondsSince(start);
+}
+
+// Every figure of one host count.
+struct CountFigures {
+  unsigned hosts = 0;
+  double registerSeconds = 0;
+  double idleCpuShare = 0;
+  double heartbeatCpuMicros = 0;  // coordinator CPU per heartbeat it takes in (and ping it sends)
+  std::uint64_t placed = 0;
+  std::uint64_t placementErrors = 0;
+  LatencySummary placement;
+  double placementMaxUs = 0;
+  double placementsPerSecond = 0;
+  double placingCpuShare = 0;
+  LatencySummary experimentPlacement;
+  double experimentReadyMaxSeconds = 0;
+  double rssMiB = 0;
+  double statusP50Ms = 0, statusMaxMs = 0;
+  double lostNoticedMedianSeconds = 0, lostNoticedMaxSeconds = 0;
+  double restartReregisterSeconds = 0;
+  double restartFirstPlacementSeconds = 0;
+  std::int64_t restartSessionsLost = 0;  // hosts' sessions the new coordinator does not count
+  std::uint64_t duplicateAnswers = 0;
+};
+
+struct CoordinatorProcess {
+  testsupport::ChildProcess* child = nullptr;
+  std::string endpoint;
+  pid_t pid() const { return child->process.pid(); }
+};
+
+Result<CoordinatorProcess> spawnCoordinator(testsupport::ChildCluster& cluster,
+                                            const std::string& listen,
+                                            const CoordinatorBenchOptions& o) {
+  // Logging at info, as a user runs it: its cost is part of the figures.
+  KILN_ASSIGN_OR_RETURN(
+      testsupport::ChildProcess * child,
+      cluster.spawn({"coordinator", "--listen", listen, "--heartbeat-seconds",
+                     fmt::format("{}", std::chrono::duration<double>(o.heartbeatInterval).count()),
+                     "--liveness", std::to_string(o.liveness), "--log-level", "info"}));
+  return CoordinatorProcess{child, child->endpoint};
+}
+
+// A client of the operator (no experiment): status, experiments.
+Result<std::unique_ptr<client::Client>> operatorClient(const std::string& coordinator) {
+  client::ClientOptions options;
+  options.coordinator = coordinator;
+  options.requestTimeout = 30s;
+  return client::Client::connect(options);
+}
+
+// Sessions placed by one placer that it may end again.
+struct PlacerResult {
+  std::vector<std::int64_t> nanos;
+  std::uint64_t errors = 0;
+  std::uint64_t duplicates = 0;
+  std::string firstError;
+};
+
+// Places sessions until `remaining` runs out or `deadline`; ends one of its
+// own (a random one) every 1/endShare placements.
+PlacerResult runPlacer(zmq::context_t& zmq, const std::string& coordinator, SimulatedFleet& fleet,
+                       std::atomic<std::int64_t>& remaining, double endShare, unsigned seed,
+                       Steady::time_point deadline) {
+  PlacerResult result;
+  PlacementProbe probe(zmq, coordinator);
+  std::mt19937 random(seed);
+  std::vector<unsigned> mine;
+  const unsigned endEvery = endShare > 0 ? std::max(1u, unsigned(1.0 / endShare)) : 0;
+  while (remaining.fetch_sub(1) > 0 && Steady::now() < deadline) {
+    auto placed = probe.place("llvm", 5s);
+    if (!placed.ok()) {
+      if (result.errors++ == 0) result.firstError = placed.status().toString();
+      continue;
+    }
+    result.nanos.push_back(placed->nanos);
+    int host = fleet.hostOf(placed->endpoint);
+    if (host < 0) continue;
+    fleet.sessionStarted(static_cast<unsigned>(host), 0);
+    mine.push_back(static_cast<unsigned>(host));
+    if (endEvery != 0 && result.nanos.size() % endEvery == 0) {
+      std::size_t pick = random() % mine.size();
+      fleet.sessionEnded(mine[pick], 0);
+      mine[pick] = mine.back();
+      mine.pop_back();
+    }
+  }
+  result.duplicates = probe.duplicateAnswers();
+  return result;
+}
+
+struct ExperimentResult {
+  std::vector<std::int64_t> nanos;
+  double readyMaxSeconds = 0;
+  Status status;
+};
+
+// Opens each experiment, waits for its workers, places sessions in it and
+// closes it again, one after another.
+ExperimentResult runExperiments(zmq::context_t& zmq, const std::string& coordinator,
+                                SimulatedFleet& fleet, const CoordinatorBenchOptions& o,
+                                Steady::time_point deadline) {
+  ExperimentResult result;
+  auto client = operatorClient(coordinator);
+  if (!client.ok()) return {{}, 0, client.status()};
+  PlacementProbe probe(zmq, coordinator);
+  for (unsigned e = 0; e < o.experiments && Steady::now() < deadline; ++e) {
+    ExperimentSpec spec;
+    spec.name = fmt::format("bench-{}", e);
+    spec.workers = o.experimentWorkers;
+    spec.sessionTypes = {"llvm"};
+    const auto opened = Steady::now();
+    auto status = (*client)->openExperiment(spec);
+    if (!status.ok()) return {result.nanos, result.readyMaxSeconds, status.status()};
+    auto ready = (*client)->waitForExperiment(spec.name, spec.workers, 30s);
+    if (!ready.ok()) return {result.nanos, result.readyMaxSeconds, ready.status()};
+    result.readyMaxSeconds = std::max(result.readyMaxSeconds, secondsSince(opened));
+    auto key = Secret::fromHex(status->key);
+    if (!key.ok()) return {result.nanos, result.readyMaxSeconds, key.status()};
+    for (unsigned s = 0; s < 10 * spec.workers; ++s) {
+      auto placed = probe.place("llvm", 5s, spec.name, &*key);
+      if (!placed.ok()) return {result.nanos, result.readyMaxSeconds, placed.status()};
+      result.nanos.push_back(placed->nanos);
+      int host = fleet.hostOf(placed->endpoint);
+      if (host >= 0) fleet.sessionStarted(static_cast<unsigned>(host), placed->target);
+    }
+    // Closing releases its workers: their hosts end the sessions with them.
+    if (Status closed = (*client)->closeExperiment(spec.name); !closed.ok()) {
+      return {result.nanos, result.readyMaxSeconds, closed};
+    }
+  }
+  return result;
+}
+
+std::uint64_t countedSessions(const std::vector<client::WorkerStatus>& workers) {
+  std::uint64_t total = 0;
+  for (const auto& worker : workers) total += worker.liveSessions;
+  return total;
+}
+
+Status measurePlacements(zmq::context_t& zmq, const std::string& coordinator, pid_t pid,
+                         SimulatedFleet& fleet, const CoordinatorBenchOptions& o,
+                         Steady::time_point deadline, CountFigures& f) {
+  const std::uint64_t total = std::min<std::uint64_t>(
+      std::uint64_t{f.hosts} * o.sessionsPerHost, o.maxSessions);
+  std::atomic<std::int64_t> remaining{static_cast<std::int64_t>(total)};
+  std::vector<PlacerResult> placers(o.placers);
+  ExperimentResult experiments;
+  const double cpu0 = processCpuSeconds(pid);
+  const auto start = Steady::now();
+  {
+    std::vector<std::jthread> threads;
+    for (unsigned p = 0; p < o.placers; ++p) {
+      threads.emplace_back([&, p] {
+        placers[p] = runPlacer(zmq, coordinator, fleet, remaining, o.endShare, p + 1, deadline);
+      });
+    }
+    if (o.experiments > 0 && o.nestingShare > 0) {
+      threads.emplace_back(
+          [&] { experiments = runExperiments(zmq, coordinator, fleet, o, deadline); });
+    }
+  }
+  const double seconds = secondsSince(start);
+  f.placingCpuShare = (processCpuSeconds(pid) - cpu0) / seconds;
+  std::vector<std::int64_t> all;
+  for (const PlacerResult& placer : placers) {
+    all.insert(all.end(), placer.nanos.begin(), placer.nanos.end());
+    f.placementErrors += placer.errors;
+    f.duplicateAnswers += placer.duplicates;
+  }
+  f.placed = all.size();
+  f.placementsPerSecond = static_cast<double>(all.size()) / seconds;
+  if (!all.empty()) {
+    f.placementMaxUs = static_cast<double>(*std::max_element(all.begin(), all.end())) / 1e3;
+    f.placement = summarize(all);
+  }
+  if (!experiments.status.ok()) {
+    return Status(experiments.status.code(),
+                  "an experiment on the nesting hosts: " + experiments.status.message());
+  }
+  f.experimentReadyMaxSeconds = experiments.readyMaxSeconds;
+  f.experimentPlacement = summarize(experiments.nanos);
+  for (const PlacerResult& placer : placers) {
+    if (placer.errors > 0 && f.placementErrors * 100 > total) {
+      return internalError(fmt::format("{} of {} placements failed; the first: {}",
+                                       f.placementErrors, total, placer.firstError));
+    }
+  }
+  return okStatus();
+}
+
+Status measureStatus(client::Client& client, const CoordinatorBenchOptions& o, CountFigures& f) {
+  std::vector<double> millis;
+  for (unsigned i = 0; i < std::max(1u, o.statusSamples); ++i) {
+    const auto start = Steady::now();
+    KILN_ASSIGN_OR_RETURN(auto workers, client.listCluster());
+    millis.push_back(secondsSince(start) * 1e3);
+    if (workers.size() != f.hosts) {
+      return internalError(fmt::format("the coordinator lists {} of {} hosts while none is lost",
+                                       workers.size(), f.hosts));
+    }
+  }
+  std::sort(millis.begin(), millis.end());
+  f.statusP50Ms = millis[millis.size() / 2];
+  f.statusMaxMs = millis.back();
+  return okStatus();
+}
+
+// Silences `lost` plain hosts and times how soon each leaves the listing.
+Status measureLoss(client::Client& client, SimulatedFleet& fleet, unsigned lost,
+                   const CoordinatorBenchOptions& o, CountFigures& f) {
+  std::map<std::string, double> noticed;  // endpoint -> seconds; -1 while listed
+  const unsigned plain = f.hosts - static_cast<unsigned>(f.hosts * o.nestingShare);
+  for (unsigned i = 0; i < lost; ++i) {
+    unsigned host = i * std::max(1u, plain / lost);
+    noticed[fleet.endpointOf(host)] = -1;
+    fleet.silence(host);
+  }
+  const auto start = Steady::now();
+  const Duration limit = o.heartbeatInterval * (o.liveness + 3);
+  while (std::any_of(noticed.begin(), noticed.end(), [](auto& n) { return n.second < 0; })) {
+    if (Steady::now() - start > limit) {
+      return timeoutError(fmt::format("silent hosts were still listed after {:.1f} s",
+                                      std::chrono::duration<double>(limit).count()));
+    }
+    KILN_ASSIGN_OR_RETURN(auto workers, client.listCluster());
+    std::set<std::string> listed;
+    for (const auto& worker : workers) listed.insert(worker.endpoint);
+    const double now = secondsSince(start);
+    for (auto& [endpoint, seconds] : noticed) {
+      if (seconds < 0 && !listed.contains(endpoint)) seconds = now;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  std::vector<double> times;
+  for (const auto& entry : noticed) times.push_back(entry.second);
+  std::sort(times.begin(), times.end());
+  f.lostNoticedMedianSeconds = times[times.size() / 2];
+  f.lostNoticedMaxSeconds = times.back();
+  return okStatus();
+}
+
+// Kills the coordinator and starts a new one on the same endpoint.
+Status measureRestart(testsupport::ChildCluster& cluster, zmq::context_t& zmq,
+                      CoordinatorProcess& coordinator, SimulatedFleet& fleet, unsigned alive,
+                      const CoordinatorBenchOptions& o, CountFigures& f) {
+  KILN_ASSIGN_OR_RETURN(auto before, operatorClient(coordinator.endpoint));
+  // The sessions the hosts report, as the old coordinator last heard them.
+  std::this_thread::sleep_for(2 * o.heartbeatInterval);
+  const std::uint64_t truth = fleet.liveSessions();
+  before.reset();
+  const std::string endpoint = coordinator.endpoint;
+  cluster.retire(coordinator.child);  // SIGKILL
+  KILN_ASSIGN_OR_RETURN(coordinator, spawnCoordinator(cluster, endpoint, o));
+  const auto started = Steady::now();
+  PlacementProbe probe(zmq, endpoint);
+  double firstPlacement = -1;
+  while (firstPlacement < 0 && Steady::now() - started < 10 * o.heartbeatInterval + 10s) {
+    auto placed = probe.place("llvm", 100ms);
+    if (placed.ok()) {
+      firstPlacement = secondsSince(started);
+      int host = fleet.hostOf(placed->endpoint);
+      if (host >= 0) fleet.sessionStarted(static_cast<unsigned>(host), 0);
+    }
+  }
+  if (firstPlacement < 0) return timeoutError("no placement succeeded after the restart");
+  f.restartFirstPlacementSeconds = firstPlacement;
+  KILN_RETURN_IF_ERROR(waitFor([&] { return fleet.registered() == alive; },
+                               10 * o.heartbeatInterval + 30s,
+                               "every live host registering with the new coordinator")
+                           .status());
+  f.restartReregisterSeconds = secondsSince(started);
+  f.duplicateAnswers += probe.duplicateAnswers();
+  // Once the hosts' next heartbeats are in, every session must be counted.
+  KILN_ASSIGN_OR_RETURN(auto after, operatorClient(endpoint));
+  const std::uint64_t expected = truth + 1;  // and the one placed after the restart
+  std::uint64_t counted = 0;
+  auto settled = waitFor(
+      [&] {
+        auto workers = after->listCluster();
+        counted = workers.ok() ? countedSessions(*workers) : 0;
+        return counted == expected;
+      },
+      3 * o.heartbeatInterval, "the hosts' sessions being counted again");
+  f.restartSessionsLost = static_cast<std::int64_t>(expected) - static_cast<std::int64_t>(counted);
+  (void)settled;  // a mismatch is the figure itself
+  return okStatus();
+}
+
+Result<CountFigures> measureCount(testsupport::ChildCluster& cluster, zmq::context_t& zmq,
+                                  unsigned hosts, const CoordinatorBenchOptions& o) {
+  CountFigures f;
+  f.hosts = hosts;
+  const auto deadline = Steady::now() + std::chrono::duration_cast<Duration>(
+                                            std::chrono::duration<double>(o.maxSecondsPerCount));
+  KILN_ASSIGN_OR_RETURN(CoordinatorProcess coordinator,
+                        spawnCoordinator(cluster, "tcp://127.0.0.1:0", o));
+  FleetOptions fleetOptions;
+  fleetOptions.hosts = hosts;
+  fleetOptions.nestingHosts = static_cast<unsigned>(hosts * o.nestingShare);
+  fleetOptions.slots = o.slots;
+  fleetOptions.heartbeatInterval = o.heartbeatInterval;
+  fleetOptions.liveness = o.liveness;
+  fleetOptions.threads = o.fleetThreads;
+  KILN_ASSIGN_OR_RETURN(auto fleet,
+                        SimulatedFleet::start(zmq, coordinator.endpoint, fleetOptions));
+  KILN_ASSIGN_OR_RETURN(f.registerSeconds,
+                        waitFor([&] { return fleet->registered() == hosts; }, 60s,
+                                fmt::format("{} hosts registering", hosts)));
+  // Steady state: heartbeats only.
+  std::this_thread::sleep_for(o.heartbeatInterval);
+  double cpu0 = processCpuSeconds(coordinator.pid());
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.idleSeconds));
+  double idleCpu = processCpuSeconds(coordinator.pid()) - cpu0;
+  f.idleCpuShare = idleCpu / o.idleSeconds;
+  const double heartbeats =
+      hosts * o.idleSeconds / std::chrono::duration<double>(o.heartbeatInterval).count();
+  f.heartbeatCpuMicros = idleCpu / heartbeats * 1e6;
+
+  KILN_RETURN_IF_ERROR(
+      measurePlacements(zmq, coordinator.endpoint, coordinator.pid(), *fleet, o, deadline, f));
+  f.rssMiB = static_cast<double>(residentBytes(coordinator.pid())) / (1 << 20);
+  KILN_ASSIGN_OR_RETURN(auto client, operatorClient(coordinator.endpoint));
+  KILN_RETURN_IF_ERROR(measureStatus(*client, o, f));
+  const unsigned lost = std::min(o.lostHosts, hosts / 2);
+  if (lost > 0) KILN_RETURN_IF_ERROR(measureLoss(*client, *fleet, lost, o, f));
+  client.reset();
+  if (o.restart) {
+    KILN_RETURN_IF_ERROR(measureRestart(cluster, zmq, coordinator, *fleet, hosts - lost, o, f));
+  }
+  cluster.retire(coordinator.child);
+  return f;
+}
+
+// Each fleet host holds two descriptors (its socket and ZeroMQ's mailbox).
+Status raiseDescriptorLimit(unsigned hosts) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return okStatus();
+  const rlim_t wanted = rlim_t{hosts} * 3 + 512;
+  if (limit.rlim_cur >= wanted) return okStatus();
+  if (limit.rlim_max < wanted) {
+    return invalidArgument(fmt::format(
+        "{} hosts need about {} file descriptors; this shell allows {} (ulimit -Hn)", hosts,
+        wanted, limit.rlim_max));
+  }
+  limit.rlim_cur = wanted;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+  return okStatus();
+}
+
+Row rowOf(const CountFigures& f, const CoordinatorBenchOptions& o) {
+  Row row;
+  row.text = {{"hosts", std::to_string(f.hosts)}};
+  row.numbers = {
+      {"sessions_placed", static_cast<double>(f.placed)},
+      {"place_p50_us", f.placement.p50us},
+      {"place_p99_us", f.placement.p99us},
+      {"place_max_us", f.placementMaxUs},
+      {"placements_per_s", f.placementsPerSecond},
+      {"exp_place_p99_us", f.experimentPlacement.p99us},
+      {"exp_ready_max_s", f.experimentReadyMaxSeconds},
+      {"cpu_idle_pct_core", 100 * f.idleCpuShare},
+      {"cpu_per_heartbeat_us", f.heartbeatCpuMicros},
+      {"cpu_placing_pct_core", 100 * f.placingCpuShare},
+      {"rss_mib", f.rssMiB},
+      {"status_p50_ms", f.statusP50Ms},
+      {"status_max_ms", f.statusMaxMs},
+      {"register_all_s", f.registerSeconds},
+      {"lost_noticed_max_s", f.lostNoticedMaxSeconds},
+      {"liveness_window_s",
+       std::chrono::duration<double>(o.heartbeatInterval).count() * o.liveness},
+  };
+  if (o.restart) {
+    row.numbers.push_back({"restart_reregistered_s", f.restartReregisterSeconds});
+    row.numbers.push_back({"restart_first_place_s", f.restartFirstPlacementSeconds});
+    row.numbers.push_back({"restart_sessions_lost", static_cast<double>(f.restartSessionsLost)});
+  }
+  row.numbers.push_back({"placed_twice", static_cast<double>(f.duplicateAnswers)});
+  row.numbers.push_back({"placement_errors", static_cast<double>(f.placementErrors)});
+  return row;
+}
+
+}  // namespace
+
+Result<Report> runCoordinatorBench(const CoordinatorBenchOptions& o) {
+  if (o.hostCounts.empty() || o.placers == 0 || o.heartbeatInterval <= Duration::zero() ||
+      o.liveness < 1 || o.nestingShare < 0 || o.nestingShare >= 1 || o.endShare < 0 ||
+      o.endShare >= 1) {
+    return invalidArgument(
+        "coordinator bench: host counts, placers >= 1, a heartbeat > 0, liveness >= 1, and "
+        "shares in [0, 1) are needed");
+  }
+  const unsigned most = *std::max_element(o.hostCounts.begin(), o.hostCounts.end());
+  KILN_RETURN_IF_ERROR(raiseDescriptorLimit(most));
+  zmq::context_t zmq(1);
+  zmq.set(zmq::ctxopt::max_sockets, static_cast<int>(most + 64));
+  KILN_ASSIGN_OR_RETURN(auto cluster,
+                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  Report report;
+  report.title = fmt::format(
+      "kiln bench coordinator: one coordinator process, simulated hosts ({}% nesting hosts, "
+      "{} slots each) on real sockets, {} placers, heartbeats every {:.2f} s",
+      static_cast<int>(100 * o.nestingShare), o.slots, o.placers,
+      std::chrono::duration<double>(o.heartbeatInterval).count());
+  for (unsigned hosts : o.hostCounts) {
+    KILN_ASSIGN_OR_RETURN(CountFigures figures, measureCount(cluster, zmq, hosts, o));
+    report.rows.push_back(rowOf(figures, o));
+  }
+  report.notes = {
+      "targets at 1,000 hosts: place_p99_us <= 1000; cpu_idle_pct_core <= 25 with 1 s "
+      "heartbeats; rss_mib <= 300; lost_noticed_max_s within liveness_window_s (plus one "
+      "tick); restart_first_place_s within one heartbeat of restart_reregistered_s",
+      "place_*: a placer's request to the coordinator's answer (one in flight per placer; "
+      "the floor is a ZeroMQ round trip on loopback, `kiln bench rtt`); exp_place: placements "
+      "inside experiments on the nesting hosts; exp_ready: opening one until its workers run",
+      "cpu_*: the coordinator process's CPU as a share of one core; cpu_per_heartbeat_us: "
+      "its CPU with only heartbeats, per heartbeat taken in (with the ping it sends)",
+      "status: `kiln status`'s listing of every host; lost_noticed: a silenced host leaving "
+      "the listing; restart: SIGKILL and a new coordinator on the same endpoint, times after "
+      "it listens; restart_sessions_lost: sessions the hosts run that it does not count "
+      "after their next heartbeats; placed_twice: answers to a request already answered",
+  };
+  return report;
+}
+
+}  // namespace kiln::bench

@@ -49,10 +49,9 @@ Result<ProbePlacement> PlacementProbe::place(const std::string& sessionType, Dur
     auto reply = envelope.getReply();
     if (reply.isError()) return fromWire(reply.getError());
     if (!reply.isPlacement()) return internalError("the coordinator's answer is no placement");
-    return ProbePlacement{reply.getPlacement().getEndpoint().cStr(),
-                          reply.getPlacement().getTarget(),
-                          std::chrono::duration_cast<std::chrono::nanoseconds>(answered - sent)
-                              .count()};
+    return ProbePlacement{
+        reply.getPlacement().getEndpoint().cStr(), reply.getPlacement().getTarget(),
+        std::chrono::duration_cast<std::chrono::nanoseconds>(answered - sent).count()};
   }
 }
 

@@ -18,7 +18,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// How often a loop looks at its hosts' timers: a heartbeat is late by at most this.
+// How often a loop looks at its hosts' sockets and timers: a heartbeat is
+// late, and an answer to the coordinator slow, by at most this.
 constexpr Duration kTickEvery = 20ms;
 
 }  // namespace
@@ -171,8 +172,10 @@ void SimulatedFleet::run(Loop& loop) {
       items.push_back({socket->handle(), 0, ZMQ_POLLIN, 0});
       polled.push_back(host);
     }
-    auto wait = std::max<Duration>(nextTick - clock_.now(), Duration::zero());
-    zmq::poll(items, std::chrono::duration_cast<std::chrono::milliseconds>(wait));
+    // One look at every socket per tick, not a wake-up per message: the
+    // fleet shares the machine with the coordinator it measures.
+    std::this_thread::sleep_until(nextTick);
+    zmq::poll(items, std::chrono::milliseconds(0));
     for (std::size_t i = 0; i < items.size(); ++i) {
       if ((items[i].revents & ZMQ_POLLIN) != 0) polled[i]->link->onReadable(limits);
     }
@@ -226,6 +229,14 @@ std::uint64_t SimulatedFleet::registrations() const {
   std::uint64_t total = 0;
   for (const auto& host : hosts_) total += static_cast<std::uint64_t>(host->registrations.load());
   return total;
+}
+
+std::vector<int> SimulatedFleet::registrationsByHost() const {
+  std::vector<int> counts;
+  for (const auto& host : hosts_) {
+    counts.push_back(host->silenced.load() ? -1 : host->registrations.load());
+  }
+  return counts;
 }
 
 std::uint64_t SimulatedFleet::liveSessions() const {

@@ -52,6 +52,8 @@ class SimulatedFleet {
   // Hosts registered right now, and registrations so far (re-registrations too).
   unsigned registered() const;
   std::uint64_t registrations() const;
+  // Each host's registrations so far; -1 for a silenced host.
+  std::vector<int> registrationsByHost() const;
   // Sessions the hosts that are not silenced report, summed.
   std::uint64_t liveSessions() const;
 

@@ -96,7 +96,7 @@ void CoordinatorCore::recordHeartbeat(WorkerRecord& worker, wire::Heartbeat::Rea
   worker.stepsTotal = load.stepsTotal;
   worker.utilization.push(static_cast<float>(load.busySlots) /
                           std::max<std::uint32_t>(worker.snapshot.slots, 1));
-  if (!worker.nesting) return;
+  if (!worker.nesting) return reindex(worker);
   worker.underlying.clear();
   for (auto status : heartbeat.getUnderlying()) worker.underlying.push_back(fromWire(status));
   experiments_.onHostReport(worker, out);
@@ -155,6 +155,7 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
                       invalidArgument("registration needs at least one slot and session type"));
   }
   if (auto known = byPeer_.find(peer); known != byPeer_.end()) {
+    placementIndex_.remove(known->second);
     workers_.erase(known->second);  // the same socket registers again: replace
     byPeer_.erase(known);
   }
@@ -180,6 +181,7 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   for (auto status : request.getUnderlying()) worker.underlying.push_back(fromWire(status));
   WorkerRecord& record = workers_.emplace(id, std::move(worker)).first->second;
   byPeer_[peer] = id;
+  reindex(record);
 
   capnp::MallocMessageBuilder builder(128);
   auto registered = initEnvelope(builder, requestId).initReply().initRegistered();
@@ -197,20 +199,24 @@ void CoordinatorCore::prunePlacements(WorkerRecord& worker, TimePoint now) {
          now - worker.placements.front() > 2 * config_.heartbeatInterval) {
     worker.placements.pop_front();
   }
-  worker.snapshot.placedSessions = static_cast<std::uint32_t>(worker.placements.size());
+  const auto placed = static_cast<std::uint32_t>(worker.placements.size());
+  if (placed == worker.snapshot.placedSessions) return;
+  worker.snapshot.placedSessions = placed;
+  reindex(worker);
 }
 
-std::vector<WorkerSnapshot> CoordinatorCore::snapshot() {
-  TimePoint now = clock_.now();
-  std::vector<WorkerSnapshot> view;
-  view.reserve(workers_.size());
-  for (auto& [id, worker] : workers_) {
-    // Nesting hosts serve sessions only through experiments' workers.
-    if (worker.nesting) continue;
-    prunePlacements(worker, now);
-    view.push_back(worker.snapshot);
+void CoordinatorCore::expirePlacements(TimePoint now) {
+  while (!placementLog_.empty() &&
+         now - placementLog_.front().first > 2 * config_.heartbeatInterval) {
+    auto worker = workers_.find(placementLog_.front().second);
+    placementLog_.pop_front();
+    if (worker != workers_.end()) prunePlacements(worker->second, now);
   }
-  return view;
+}
+
+void CoordinatorCore::reindex(const WorkerRecord& worker) {
+  // Nesting hosts serve sessions only through experiments' workers.
+  if (!worker.nesting) placementIndex_.upsert(worker.snapshot);
 }
 
 void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t requestId,
@@ -287,16 +293,19 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
     setLocalRoute(workers_.at(placed->host), placement);
     return reply(out, peer, builder);
   }
-  std::vector<WorkerSnapshot> candidates = snapshot();
-  std::erase_if(candidates, [&](const WorkerSnapshot& w) {
-    return std::find(avoid.begin(), avoid.end(), workers_.at(w.id).endpoint) != avoid.end();
+  const TimePoint now = clock_.now();
+  expirePlacements(now);
+  auto chosen = placementIndex_.place(sessionType, [&](WorkerId id) {
+    return !avoid.empty() &&
+           std::find(avoid.begin(), avoid.end(), workers_.at(id).endpoint) != avoid.end();
   });
-  auto chosen = placeSession(candidates, sessionType);
   if (!chosen.ok()) return replyError(out, peer, requestId, chosen.status());
   ++placements_;
   WorkerRecord& worker = workers_.at(*chosen);
-  worker.placements.push_back(clock_.now());
-  ++worker.snapshot.placedSessions;
+  worker.placements.push_back(now);
+  worker.snapshot.placedSessions = static_cast<std::uint32_t>(worker.placements.size());
+  placementLog_.emplace_back(now, *chosen);
+  reindex(worker);
   capnp::MallocMessageBuilder builder(128);
   auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
   placement.setWorkerId(chosen->value);
@@ -307,12 +316,20 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
 
 void CoordinatorCore::tick(std::vector<Outgoing>& out) {
   TimePoint now = clock_.now();
+  // The loop ticks after every burst of messages; the workers' timers are
+  // looked at a few times per interval, not once per message: a scan of
+  // thousands of hosts per placement would cost more than the placement.
+  if (now < nextScan_) return;
+  nextScan_ =
+      now + std::max<Duration>(config_.heartbeatInterval / 20, std::chrono::milliseconds(1));
+  expirePlacements(now);
   for (auto it = workers_.begin(); it != workers_.end();) {
     WorkerRecord& worker = it->second;
     if (now - worker.lastHeard > config_.heartbeatInterval * config_.liveness) {
       logger_->warn("worker {} ({}) lost: silent for {} ms; its capacity is removed",
                     it->first.value, worker.endpoint, toMillis(now - worker.lastHeard));
       byPeer_.erase(worker.routingId);
+      placementIndex_.remove(it->first);
       experiments_.onHostLost(it->first);
       it = workers_.erase(it);
       ++workersLost_;

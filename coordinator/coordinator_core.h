@@ -44,7 +44,6 @@ class CoordinatorCore {
   // Pings workers that are due and declares silent ones lost.
   void tick(std::vector<Outgoing>& out);
 
-  std::vector<WorkerSnapshot> snapshot();
   const std::map<WorkerId, WorkerRecord>& workers() const { return workers_; }
   const ExperimentBook& experiments() const { return experiments_; }
   std::uint64_t workersLost() const { return workersLost_; }
@@ -69,7 +68,13 @@ class CoordinatorCore {
   void writeExperimentView(const ExperimentRecord& experiment, wire::ExperimentView::Builder view);
   void recordHeartbeat(WorkerRecord& worker, wire::Heartbeat::Reader heartbeat,
                        std::vector<Outgoing>& out);
+  // Drops the worker's placements that its reports now count, and keeps the
+  // placement index in step.
   void prunePlacements(WorkerRecord& worker, TimePoint now);
+  // prunePlacements for every worker with a placement that is due to expire.
+  void expirePlacements(TimePoint now);
+  // The worker's current figures into the placement index (plain workers only).
+  void reindex(const WorkerRecord& worker);
 
   CoordinatorConfig config_;
   const Clock& clock_;
@@ -80,7 +85,11 @@ class CoordinatorCore {
   std::map<WorkerId, WorkerRecord> workers_;
   ExperimentBook experiments_;
   TimePoint nextReconcile_{};
+  TimePoint nextScan_{};
   std::unordered_map<std::string, WorkerId> byPeer_;
+  PlacementIndex placementIndex_;
+  // Every placement not yet expired, oldest first: which workers to prune when.
+  std::deque<std::pair<TimePoint, WorkerId>> placementLog_;
 };
 
 }  // namespace kiln

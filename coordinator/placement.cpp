@@ -3,47 +3,113 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
 
 namespace kiln {
 
-Result<WorkerId> placeSession(const std::vector<WorkerSnapshot>& workers,
-                              const std::string& sessionType) {
-  const WorkerSnapshot* best = nullptr;
-  double bestLoad = 0;
-  bool anyHosts = false;
-  for (const WorkerSnapshot& worker : workers) {
-    const auto& types = worker.sessionTypes;
-    if (std::find(types.begin(), types.end(), sessionType) == types.end()) continue;
-    anyHosts = true;
-    std::uint32_t sessions = worker.liveSessions + worker.placedSessions;
-    if (worker.maxSessions != 0 && sessions >= worker.maxSessions) continue;
-    double load = static_cast<double>(sessions) / std::max<std::uint32_t>(worker.slots, 1);
-    // Ties go to the worker with idle slots, then to the oldest id (stable).
-    bool better = best == nullptr || load < bestLoad ||
-                  (load == bestLoad &&
-                   (worker.busySlots < best->busySlots ||
-                    (worker.busySlots == best->busySlots && worker.id.value < best->id.value)));
-    if (better) {
-      best = &worker;
-      bestLoad = load;
-    }
-  }
-  if (best != nullptr) return best->id;
-  if (anyHosts) {
+namespace {
+
+double loadOf(const WorkerSnapshot& worker) {
+  return static_cast<double>(worker.liveSessions + worker.placedSessions) /
+         std::max<std::uint32_t>(worker.slots, 1);
+}
+
+bool full(const WorkerSnapshot& worker) {
+  return worker.maxSessions != 0 &&
+         worker.liveSessions + worker.placedSessions >= worker.maxSessions;
+}
+
+// Why no worker could be chosen: `hostsOfType` host the type (all full);
+// `known` are the types the cluster hosts.
+Status noPlacement(const std::string& sessionType, std::size_t workers, std::size_t hostsOfType,
+                   const std::set<std::string>& known) {
+  if (hostsOfType > 0) {
     return overloaded(
         fmt::format("no capacity: every worker hosting '{}' is at its session limit; retry later",
                     sessionType));
   }
-  std::set<std::string> known;
-  for (const WorkerSnapshot& worker : workers)
-    known.insert(worker.sessionTypes.begin(), worker.sessionTypes.end());
-  if (workers.empty()) {
+  if (workers == 0) {
     return overloaded(fmt::format(
         "no capacity: no worker is registered yet for '{}'; retry when workers join", sessionType));
   }
   return notFound(fmt::format("no worker hosts session type '{}' (hosted: {})", sessionType,
                               fmt::join(known, ", ")));
+}
+
+}  // namespace
+
+Result<WorkerId> placeSession(const std::vector<WorkerSnapshot>& workers,
+                              const std::string& sessionType) {
+  PlacementIndex index;
+  for (const WorkerSnapshot& worker : workers) index.upsert(worker);
+  return index.place(sessionType);
+}
+
+PlacementIndex::Key PlacementIndex::keyOf(const WorkerSnapshot& worker) {
+  return {loadOf(worker), worker.busySlots, worker.id.value};
+}
+
+void PlacementIndex::unlink(const Entry& entry) {
+  for (const std::string& type : entry.worker.sessionTypes) {
+    if (!entry.full) ready_[type].erase(entry.key);
+    if (--hostsOfType_[type] == 0) {
+      hostsOfType_.erase(type);
+      ready_.erase(type);
+    }
+  }
+}
+
+void PlacementIndex::link(const Entry& entry) {
+  for (const std::string& type : entry.worker.sessionTypes) {
+    ++hostsOfType_[type];
+    if (!entry.full) ready_[type].insert(entry.key);
+  }
+}
+
+void PlacementIndex::upsert(const WorkerSnapshot& worker) {
+  auto [it, added] = workers_.try_emplace(worker.id.value);
+  Entry& entry = it->second;
+  if (!added) unlink(entry);
+  entry.worker = worker;
+  // A worker that lists a type twice is counted once.
+  std::sort(entry.worker.sessionTypes.begin(), entry.worker.sessionTypes.end());
+  entry.worker.sessionTypes.erase(
+      std::unique(entry.worker.sessionTypes.begin(), entry.worker.sessionTypes.end()),
+      entry.worker.sessionTypes.end());
+  entry.key = keyOf(entry.worker);
+  entry.full = full(entry.worker);
+  link(entry);
+}
+
+void PlacementIndex::remove(WorkerId id) {
+  auto found = workers_.find(id.value);
+  if (found == workers_.end()) return;
+  unlink(found->second);
+  workers_.erase(found);
+}
+
+const WorkerSnapshot* PlacementIndex::find(WorkerId id) const {
+  auto found = workers_.find(id.value);
+  return found == workers_.end() ? nullptr : &found->second.worker;
+}
+
+Result<WorkerId> PlacementIndex::place(const std::string& sessionType,
+                                       const std::function<bool(WorkerId)>& avoided) const {
+  auto ready = ready_.find(sessionType);
+  if (ready != ready_.end() && !ready->second.empty()) {
+    for (const Key& key : ready->second) {
+      WorkerId id{std::get<2>(key)};
+      if (!avoided || !avoided(id)) return id;
+    }
+    return overloaded(fmt::format(
+        "no capacity: every worker hosting '{}' with room is one this client saw fail; retry "
+        "later",
+        sessionType));
+  }
+  auto hosts = hostsOfType_.find(sessionType);
+  std::set<std::string> known;
+  for (const auto& [type, count] : hostsOfType_) known.insert(type);
+  return noPlacement(sessionType, workers_.size(), hosts == hostsOfType_.end() ? 0 : hosts->second,
+                     known);
 }
 
 }  // namespace kiln

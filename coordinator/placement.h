@@ -1,11 +1,17 @@
-// Where a new session goes: a pure policy over a snapshot of the cluster,
-// tested without sockets. Least loaded first (sessions per slot, counting
-// placements the worker has not reported yet), only workers that host the
-// session type and are below their session limit.
+// Where a new session goes: a pure policy over the cluster's workers, tested
+// without sockets. Least loaded first (sessions per slot, counting
+// placements the worker has not reported yet; ties to the worker with idle
+// slots, then the oldest id), only workers that host the session type and
+// are below their session limit.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "common/ids.h"
@@ -24,8 +30,42 @@ struct WorkerSnapshot {
 };
 
 // The chosen worker; not-found if no worker hosts the type (a wrong request),
-// overloaded if every worker that hosts it is full (retry later).
+// overloaded if every worker that hosts it is full (retry later). A scan:
+// for a handful of workers (an experiment's).
 Result<WorkerId> placeSession(const std::vector<WorkerSnapshot>& workers,
                               const std::string& sessionType);
+
+// The same policy over a whole cluster, kept ordered as the workers' figures
+// change, so that a placement costs O(log n) and not a scan of every worker:
+// a coordinator with thousands of hosts places thousands of sessions a second.
+class PlacementIndex {
+ public:
+  // Adds the worker, or takes its new figures.
+  void upsert(const WorkerSnapshot& worker);
+  void remove(WorkerId id);
+  const WorkerSnapshot* find(WorkerId id) const;
+  std::size_t size() const { return workers_.size(); }
+
+  // As placeSession() over every worker, skipping those `avoided` says to
+  // (a client's recently failed endpoints: few).
+  Result<WorkerId> place(const std::string& sessionType,
+                         const std::function<bool(WorkerId)>& avoided = {}) const;
+
+ private:
+  // Ascending = preferred: load, busy slots, id.
+  using Key = std::tuple<double, std::uint32_t, std::uint64_t>;
+  static Key keyOf(const WorkerSnapshot& worker);
+  struct Entry {
+    WorkerSnapshot worker;
+    Key key;
+    bool full = false;  // at its session limit: in no ready set
+  };
+  void unlink(const Entry& entry);
+  void link(const Entry& entry);
+
+  std::unordered_map<std::uint64_t, Entry> workers_;
+  std::map<std::string, std::set<Key>> ready_;        // by session type: not full
+  std::map<std::string, std::uint32_t> hostsOfType_;  // by session type: full or not
+};
 
 }  // namespace kiln

@@ -15,6 +15,7 @@
 #include "bench/simulated_fleet.h"
 #include "client/client.h"
 #include "common/cpu_time.h"
+#include "common/frame.h"
 #include "testing/child_cluster.h"
 
 namespace kiln::bench {
@@ -52,8 +53,12 @@ struct CountFigures {
   std::uint64_t placementErrors = 0;
   LatencySummary placement;
   double placementMaxUs = 0;
-  double placementsPerSecond = 0;
-  double placingCpuShare = 0;
+  double pacedPerSecond = 0;       // achieved at the offered rate
+  double placementsPerSecond = 0;  // unpaced: as fast as the placers go
+  double placingCpuShare = 0;      // at the offered rate
+  double burstCpuShare = 0;        // unpaced
+  LatencySummary burstPlacement;
+  LatencySummary floor;  // a raw ZeroMQ echo of the same size, paced alike
   LatencySummary experimentPlacement;
   double experimentReadyMaxSeconds = 0;
   double rssMiB = 0;
@@ -99,23 +104,55 @@ struct PlacerResult {
   std::string firstError;
 };
 
-// Places sessions until `remaining` runs out or `deadline`; ends one of its
-// own (a random one) every 1/endShare placements.
+// Requests due one every `period` (zero: as soon as the last is answered).
+// A request that is due while the previous one is still waiting counts the
+// wait from when it was due, so that a server falling behind shows as
+// latency; the pacer's own late wake-ups are the machine's, not counted.
+class Pacer {
+ public:
+  Pacer(Duration period, unsigned phase)
+      : period_(period), due_(Steady::now() + period * (phase % 16) / 16) {}
+  // Waits until the next request is due; the nanoseconds it was held up.
+  std::int64_t next() {
+    if (period_ <= Duration::zero()) return 0;
+    std::int64_t late = 0;
+    if (lastAnswer_ > due_) {
+      late = std::chrono::duration_cast<std::chrono::nanoseconds>(lastAnswer_ - due_).count();
+    } else {
+      std::this_thread::sleep_until(due_);
+    }
+    due_ += period_;
+    return late;
+  }
+  void answered() { lastAnswer_ = Steady::now(); }
+
+ private:
+  Duration period_;
+  Steady::time_point due_;
+  Steady::time_point lastAnswer_{};
+};
+
+// Places sessions until `remaining` runs out or `deadline`, one every
+// `period` (zero: as fast as answers come); ends one of its own (a random
+// one) every 1/endShare placements.
 PlacerResult runPlacer(zmq::context_t& zmq, const std::string& coordinator, SimulatedFleet& fleet,
-                       std::atomic<std::int64_t>& remaining, double endShare, unsigned seed,
-                       Steady::time_point deadline) {
+                       std::atomic<std::int64_t>& remaining, Duration period, double endShare,
+                       unsigned seed, Steady::time_point deadline) {
   PlacerResult result;
   PlacementProbe probe(zmq, coordinator);
   std::mt19937 random(seed);
   std::vector<unsigned> mine;
   const unsigned endEvery = endShare > 0 ? std::max(1u, unsigned(1.0 / endShare)) : 0;
+  Pacer pacer(period, seed);  // placers start out of phase: no bursts
   while (remaining.fetch_sub(1) > 0 && Steady::now() < deadline) {
+    const std::int64_t late = pacer.next();
     auto placed = probe.place("llvm", 5s);
+    pacer.answered();
     if (!placed.ok()) {
       if (result.errors++ == 0) result.firstError = placed.status().toString();
       continue;
     }
-    result.nanos.push_back(placed->nanos);
+    result.nanos.push_back(late + placed->nanos);
     int host = fleet.hostOf(placed->endpoint);
     if (host < 0) continue;
     fleet.sessionStarted(static_cast<unsigned>(host), 0);
@@ -129,6 +166,55 @@ PlacerResult runPlacer(zmq::context_t& zmq, const std::string& coordinator, Simu
   }
   result.duplicates = probe.duplicateAnswers();
   return result;
+}
+
+// The floor of a placement's path, measured like it in the same run: the
+// same number of clients, each with one request in flight on its own DEALER,
+// paced alike, sending a frame of a placement request's size to a raw
+// ZeroMQ echo process (`kiln bench zmq-echo`) and waiting for it back.
+Result<LatencySummary> measureFloor(zmq::context_t& zmq, const std::string& echo,
+                                    const CoordinatorBenchOptions& o, std::uint64_t count) {
+  capnp::MallocMessageBuilder builder(256);
+  auto envelope = initEnvelope(builder, 1);
+  envelope.setTimeoutMs(5000);
+  envelope.initRequest().initPlace().setSessionType("llvm");
+  const zmq::message_t request = encodeFrame(builder);
+  const Duration period = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(o.placers / o.placementRate));
+  std::atomic<std::int64_t> remaining{static_cast<std::int64_t>(count)};
+  std::vector<std::vector<std::int64_t>> nanos(o.placers);
+  std::atomic<bool> failed{false};
+  {
+    std::vector<std::jthread> threads;
+    for (unsigned p = 0; p < o.placers; ++p) {
+      threads.emplace_back([&, p] {
+        zmq::socket_t socket(zmq, zmq::socket_type::dealer);
+        socket.set(zmq::sockopt::linger, 0);
+        socket.set(zmq::sockopt::rcvtimeo, 5000);
+        socket.connect(echo);
+        Pacer pacer(period, p + 1);
+        while (remaining.fetch_sub(1) > 0 && !failed.load()) {
+          const std::int64_t late = pacer.next();
+          const auto sent = Steady::now();
+          zmq::message_t frame(request.data(), request.size());
+          zmq::message_t back;
+          if (!socket.send(frame, zmq::send_flags::none) ||
+              !socket.recv(back, zmq::recv_flags::none)) {
+            failed = true;
+            return;
+          }
+          pacer.answered();
+          nanos[p].push_back(
+              late +
+              std::chrono::duration_cast<std::chrono::nanoseconds>(Steady::now() - sent).count());
+        }
+      });
+    }
+  }
+  if (failed.load()) return timeoutError("the ZeroMQ echo floor did not answer within 5 s");
+  std::vector<std::int64_t> all;
+  for (const auto& some : nanos) all.insert(all.end(), some.begin(), some.end());
+  return summarize(all);
 }
 
 struct ExperimentResult {
@@ -180,53 +266,93 @@ std::uint64_t countedSessions(const std::vector<client::WorkerStatus>& workers) 
   return total;
 }
 
-Status measurePlacements(zmq::context_t& zmq, const std::string& coordinator, pid_t pid,
-                         SimulatedFleet& fleet, const CoordinatorBenchOptions& o,
-                         Steady::time_point deadline, CountFigures& f) {
-  const std::uint64_t total =
-      std::min<std::uint64_t>(std::uint64_t{f.hosts} * o.sessionsPerHost, o.maxSessions);
-  std::atomic<std::int64_t> remaining{static_cast<std::int64_t>(total)};
-  std::vector<PlacerResult> placers(o.placers);
+// `count` placements by the placers, paced to `rate` per second in all (0:
+// unpaced), with the experiments' work beside them when `experiments`.
+struct PlacementRun {
+  std::vector<std::int64_t> nanos;
+  std::uint64_t errors = 0;
+  std::uint64_t duplicates = 0;
+  std::string firstError;
+  double seconds = 0;
+  double coordinatorCpu = 0;
   ExperimentResult experiments;
+};
+
+PlacementRun runPlacements(zmq::context_t& zmq, const std::string& coordinator, pid_t pid,
+                           SimulatedFleet& fleet, const CoordinatorBenchOptions& o,
+                           std::uint64_t count, double rate, bool experiments,
+                           Steady::time_point deadline) {
+  PlacementRun run;
+  std::atomic<std::int64_t> remaining{static_cast<std::int64_t>(count)};
+  std::vector<PlacerResult> placers(o.placers);
+  const Duration period =
+      rate > 0
+          ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(o.placers / rate))
+          : Duration::zero();
   const double cpu0 = processCpuSeconds(pid);
   const auto start = Steady::now();
   {
     std::vector<std::jthread> threads;
     for (unsigned p = 0; p < o.placers; ++p) {
       threads.emplace_back([&, p] {
-        placers[p] = runPlacer(zmq, coordinator, fleet, remaining, o.endShare, p + 1, deadline);
+        placers[p] =
+            runPlacer(zmq, coordinator, fleet, remaining, period, o.endShare, p + 1, deadline);
       });
     }
-    if (o.experiments > 0 && o.nestingShare > 0) {
+    if (experiments) {
       threads.emplace_back(
-          [&] { experiments = runExperiments(zmq, coordinator, fleet, o, deadline); });
+          [&] { run.experiments = runExperiments(zmq, coordinator, fleet, o, deadline); });
     }
   }
-  const double seconds = secondsSince(start);
-  f.placingCpuShare = (processCpuSeconds(pid) - cpu0) / seconds;
-  std::vector<std::int64_t> all;
+  run.seconds = secondsSince(start);
+  run.coordinatorCpu = processCpuSeconds(pid) - cpu0;
   for (const PlacerResult& placer : placers) {
-    all.insert(all.end(), placer.nanos.begin(), placer.nanos.end());
-    f.placementErrors += placer.errors;
-    f.duplicateAnswers += placer.duplicates;
+    run.nanos.insert(run.nanos.end(), placer.nanos.begin(), placer.nanos.end());
+    run.errors += placer.errors;
+    run.duplicates += placer.duplicates;
+    if (run.firstError.empty()) run.firstError = placer.firstError;
   }
-  f.placed = all.size();
-  f.placementsPerSecond = static_cast<double>(all.size()) / seconds;
-  if (!all.empty()) {
-    f.placementMaxUs = static_cast<double>(*std::max_element(all.begin(), all.end())) / 1e3;
-    f.placement = summarize(all);
+  return run;
+}
+
+Status measurePlacements(zmq::context_t& zmq, const std::string& coordinator, pid_t pid,
+                         SimulatedFleet& fleet, const CoordinatorBenchOptions& o,
+                         Steady::time_point deadline, CountFigures& f) {
+  const std::uint64_t total =
+      std::min<std::uint64_t>(std::uint64_t{f.hosts} * o.sessionsPerHost, o.maxSessions);
+  const std::uint64_t burst = std::min<std::uint64_t>(o.burstPlacements, total / 2);
+  // At the offered rate, with experiments at work: the latency figures.
+  PlacementRun paced =
+      runPlacements(zmq, coordinator, pid, fleet, o, total - burst, o.placementRate,
+                    o.experiments > 0 && o.nestingShare > 0, deadline);
+  // As fast as the placers go: the most the coordinator places per second.
+  PlacementRun unpaced = runPlacements(zmq, coordinator, pid, fleet, o, burst, 0, false, deadline);
+  f.placed = paced.nanos.size() + unpaced.nanos.size();
+  f.placementErrors = paced.errors + unpaced.errors;
+  f.duplicateAnswers = paced.duplicates + unpaced.duplicates;
+  f.pacedPerSecond = static_cast<double>(paced.nanos.size()) / paced.seconds;
+  f.placingCpuShare = paced.coordinatorCpu / paced.seconds;
+  f.placementsPerSecond =
+      unpaced.seconds > 0 ? static_cast<double>(unpaced.nanos.size()) / unpaced.seconds : 0;
+  f.burstCpuShare = unpaced.seconds > 0 ? unpaced.coordinatorCpu / unpaced.seconds : 0;
+  if (!paced.nanos.empty()) {
+    f.placementMaxUs =
+        static_cast<double>(*std::max_element(paced.nanos.begin(), paced.nanos.end())) / 1e3;
+    f.placement = summarize(paced.nanos);
   }
+  if (!unpaced.nanos.empty()) f.burstPlacement = summarize(unpaced.nanos);
+  const ExperimentResult& experiments = paced.experiments;
   if (!experiments.status.ok()) {
     return Status(experiments.status.code(),
                   "an experiment on the nesting hosts: " + experiments.status.message());
   }
   f.experimentReadyMaxSeconds = experiments.readyMaxSeconds;
-  f.experimentPlacement = summarize(experiments.nanos);
-  for (const PlacerResult& placer : placers) {
-    if (placer.errors > 0 && f.placementErrors * 100 > total) {
-      return internalError(fmt::format("{} of {} placements failed; the first: {}",
-                                       f.placementErrors, total, placer.firstError));
-    }
+  std::vector<std::int64_t> experimentNanos = experiments.nanos;
+  f.experimentPlacement = summarize(experimentNanos);
+  if (f.placementErrors * 100 > total) {
+    return internalError(
+        fmt::format("{} of {} placements failed; the first: {}", f.placementErrors, total,
+                    paced.firstError.empty() ? unpaced.firstError : paced.firstError));
   }
   return okStatus();
 }
@@ -339,7 +465,8 @@ Status measureRestart(testsupport::ChildCluster& cluster, zmq::context_t& zmq,
 }
 
 Result<CountFigures> measureCount(testsupport::ChildCluster& cluster, zmq::context_t& zmq,
-                                  unsigned hosts, const CoordinatorBenchOptions& o) {
+                                  const std::string& echo, unsigned hosts,
+                                  const CoordinatorBenchOptions& o) {
   CountFigures f;
   f.hosts = hosts;
   const auto deadline = Steady::now() + std::chrono::duration_cast<Duration>(
@@ -366,6 +493,10 @@ Result<CountFigures> measureCount(testsupport::ChildCluster& cluster, zmq::conte
   const double heartbeats =
       hosts * o.idleSeconds / std::chrono::duration<double>(o.heartbeatInterval).count();
   f.heartbeatCpuMicros = idleCpu / heartbeats * 1e6;
+  // The floor, with the hosts heartbeating as they do while placements run.
+  const std::uint64_t floorSamples = std::min<std::uint64_t>(
+      5000, std::max<std::uint64_t>(1, std::uint64_t{hosts} * o.sessionsPerHost / 4));
+  KILN_ASSIGN_OR_RETURN(f.floor, measureFloor(zmq, echo, o, floorSamples));
 
   KILN_RETURN_IF_ERROR(
       measurePlacements(zmq, coordinator.endpoint, coordinator.pid(), *fleet, o, deadline, f));
@@ -409,13 +540,20 @@ const std::vector<Figure>& figures() {
   static const std::vector<Figure> all = {
       {"sessions placed", "hosts x --sessions-per-host, at most --max-sessions",
        [](const CountFigures& f) { return double(f.placed); }},
-      {"placement p50, us", "a ZeroMQ round trip on loopback (`kiln bench rtt`)",
+      {"placements/s offered", "--placement-rate (paced placers; the latency rows)",
+       [](const CountFigures& f) { return f.pacedPerSecond; }},
+      {"placement p50, us", "the floor's p50 below",
        [](const CountFigures& f) { return f.placement.p50us; }},
-      {"placement p99, us", "target <= 1000 at 1,000 hosts",
+      {"placement p99, us", "target <= 1000 at 1,000 hosts; the floor's p99",
        [](const CountFigures& f) { return f.placement.p99us; }},
+      {"floor: ZeroMQ echo p50, us", "same size, clients and pacing, same run",
+       [](const CountFigures& f) { return f.floor.p50us; }},
+      {"floor: ZeroMQ echo p99, us", "", [](const CountFigures& f) { return f.floor.p99us; }},
       {"placement max, us", "", [](const CountFigures& f) { return f.placementMaxUs; }},
-      {"placements/s", "all placers together",
+      {"placements/s, unpaced", "the placers as fast as answers come",
        [](const CountFigures& f) { return f.placementsPerSecond; }},
+      {"placement p99 unpaced, us", "queueing behind the other placers",
+       [](const CountFigures& f) { return f.burstPlacement.p99us; }},
       {"experiment placement p99, us", "inside experiments on the nesting hosts",
        [](const CountFigures& f) { return f.experimentPlacement.p99us; }},
       {"experiment ready, max s", "open until all its workers run (hosts answer every 20 ms)",
@@ -424,8 +562,10 @@ const std::vector<Figure>& figures() {
        [](const CountFigures& f) { return 100 * f.idleCpuShare; }},
       {"coordinator CPU per heartbeat, us", "with the ping it sends back",
        [](const CountFigures& f) { return f.heartbeatCpuMicros; }},
-      {"coordinator CPU while placing, % of a core", "",
+      {"coordinator CPU at the offered rate, % of a core", "",
        [](const CountFigures& f) { return 100 * f.placingCpuShare; }},
+      {"coordinator CPU unpaced, % of a core", "",
+       [](const CountFigures& f) { return 100 * f.burstCpuShare; }},
       {"coordinator RSS, MiB", "target <= 300 (the kiln binary alone: about 60)",
        [](const CountFigures& f) { return f.rssMiB; }},
       {"status (every host listed) p50, ms", "`kiln status`",
@@ -485,16 +625,20 @@ Result<Report> runCoordinatorBench(const CoordinatorBenchOptions& o) {
       "{} slots each) on real sockets, {} placers, heartbeats every {:.2f} s",
       static_cast<int>(100 * o.nestingShare), o.slots, o.placers,
       std::chrono::duration<double>(o.heartbeatInterval).count());
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * echoServer,
+                        cluster.spawn({"bench", "zmq-echo", "--listen", "tcp://127.0.0.1:0"}));
+  const std::string echo = echoServer->endpoint;
   std::vector<CountFigures> counts;
   for (unsigned hosts : o.hostCounts) {
-    KILN_ASSIGN_OR_RETURN(CountFigures figures, measureCount(cluster, zmq, hosts, o));
+    KILN_ASSIGN_OR_RETURN(CountFigures figures, measureCount(cluster, zmq, echo, hosts, o));
     counts.push_back(figures);
   }
   report.rows = rowsOf(counts, o);
   report.notes = {
-      fmt::format("placers: {} clients, one request in flight each; the simulated hosts share "
-                  "the machine with the coordinator",
-                  o.placers),
+      fmt::format("placers: {} clients, one request in flight each, paced to {} placements/s "
+                  "in all, then {} unpaced; the simulated hosts share the machine with the "
+                  "coordinator",
+                  o.placers, o.placementRate, o.burstPlacements),
       "restart: SIGKILL, then a new coordinator on the same endpoint; the hosts learn of it "
       "at their next heartbeat (answered: register again)",
   };

@@ -19,15 +19,17 @@ namespace kiln::bench {
 
 struct CoordinatorBenchOptions {
   std::vector<unsigned> hostCounts = {100, 300, 1000, 3000};
-  unsigned sessionsPerHost = 100;  // placed at each host count (100,000 at 1,000 hosts)
-  unsigned maxSessions = 100000;   // at most this many placed at one host count
-  double endShare = 0.25;          // of the placed sessions, this share ends again
-  double nestingShare = 0.1;       // of the hosts
-  unsigned experiments = 4;        // opened, used and closed during the placements
-  unsigned experimentWorkers = 8;  // underlying workers each
-  unsigned placers = 4;            // concurrent placement clients, one request in flight each
-  unsigned slots = 8;              // per host
-  double idleSeconds = 5;          // heartbeats only: the coordinator's steady cost
+  unsigned sessionsPerHost = 100;    // placed at each host count (100,000 at 1,000 hosts)
+  unsigned maxSessions = 100000;     // at most this many placed at one host count
+  double endShare = 0.25;            // of the placed sessions, this share ends again
+  double nestingShare = 0.1;         // of the hosts
+  unsigned experiments = 4;          // opened, used and closed during the placements
+  unsigned experimentWorkers = 8;    // underlying workers each
+  unsigned placers = 4;              // concurrent placement clients, one request in flight each
+  double placementRate = 5000;       // per second, all placers together: the latency figures
+  unsigned burstPlacements = 20000;  // then placed unpaced: the most per second
+  unsigned slots = 8;                // per host
+  double idleSeconds = 5;            // heartbeats only: the coordinator's steady cost
   Duration heartbeatInterval = std::chrono::seconds(1);
   int liveness = 3;
   unsigned lostHosts = 5;  // silenced to time how soon they are declared lost

@@ -279,6 +279,12 @@ void addBenchCommand(CLI::App& app) {
   coordinator->add_option("--placers", co.placers, "concurrent placement clients")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
+  coordinator->add_option("--placement-rate", co.placementRate, "placements/s offered in all")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e6));
+  coordinator->add_option("--burst", co.burstPlacements, "placements made unpaced afterwards")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 10000000u));
   coordinator->add_option("--experiments", co.experiments, "experiments opened and closed")
       ->capture_default_str()
       ->check(CLI::Range(0u, 100u));
@@ -304,6 +310,8 @@ void addBenchCommand(CLI::App& app) {
     if (*quick) {
       options.hostCounts = {20, 60};
       options.sessionsPerHost = 20;
+      options.placementRate = 2000;
+      options.burstPlacements = 200;
       options.experiments = 1;
       options.experimentWorkers = 2;
       options.heartbeatInterval = std::chrono::milliseconds(200);

@@ -12,7 +12,8 @@ def test_coordinator_bench_places_notices_losses_and_survives_a_restart():
     assert report["title"].startswith("kiln bench coordinator")
     rows = {row["figure"]: row for row in report["rows"]}
     counts = ("20 hosts", "60 hosts")
-    for figure in ("sessions placed", "placement p50, us", "placement p99, us", "placements/s",
+    for figure in ("sessions placed", "placement p50, us", "placement p99, us",
+                   "floor: ZeroMQ echo p50, us", "placements/s offered", "placements/s, unpaced",
                    "coordinator CPU, heartbeats only, % of a core", "coordinator RSS, MiB",
                    "status (every host listed) p50, ms", "silent host declared lost, max s",
                    "restart: all hosts registered again, s", "restart: first placement, s",
@@ -26,6 +27,8 @@ def test_coordinator_bench_places_notices_losses_and_survives_a_restart():
     assert rows["sessions placed"]["60 hosts"] == 1200
     for count in counts:
         assert 0 < rows["placement p50, us"][count] <= rows["placement p99, us"][count]
+        assert 0 < rows["floor: ZeroMQ echo p50, us"][count]
+        assert rows["placements/s, unpaced"][count] > 0
         assert rows["placement errors"][count] == 0
         assert rows["requests answered twice"][count] == 0
         assert rows["restart: sessions not counted"][count] == 0

@@ -9,6 +9,7 @@
 #include "bench/socket_floor.h"
 #ifdef KILN_WITH_LLVM_BENCH
 #include "bench/actions_bench.h"
+#include "bench/affinity_bench.h"
 #include "bench/datasets_bench.h"
 #include "bench/llvm_bench.h"
 #endif
@@ -321,6 +322,33 @@ void addBenchCommand(CLI::App& app) {
     }
     printOrFail(bench::runCoordinatorBench(options), *json);
   });
+
+#ifdef KILN_WITH_LLVM_BENCH
+  auto* affinity = bench->add_subcommand(
+      "affinity", "session starts with and without the coordinator's cache affinity");
+  auto affinityOptions = std::make_shared<bench::AffinityBenchOptions>();
+  auto& ao = *affinityOptions;
+  affinity->add_option("--workers", ao.workers, "worker processes of 1 slot")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  affinity->add_option("--benchmarks", ao.benchmarks, "benchmarks drawn from")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100000u));
+  affinity->add_option("--starts", ao.starts, "session starts per mode")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  affinity->add_option("--clients", ao.clients, "clients starting sessions at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  affinity->add_option("--slack", ao.slack, "the affinity mode's --cache-affinity-slack")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1000.0));
+  affinity->add_option("--prefix", ao.prefix, "benchmark URI prefix; seeds 1..N are appended")
+      ->capture_default_str();
+  affinity->add_flag("--json", *json, "print the figures as JSON");
+  affinity->callback(
+      [affinityOptions, json] { printOrFail(bench::runAffinityBench(*affinityOptions), *json); });
+#endif
 
   auto* echo = bench->add_subcommand("zmq-echo", "the raw ZeroMQ baseline server (internal)");
   echo->group("");  // hidden from --help

@@ -71,6 +71,13 @@ void addCoordinatorCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   command
+      ->add_option("--cache-affinity-slack", config->cacheAffinitySlack,
+                   "place a session on a worker that ran its benchmark lately (a warm cache) "
+                   "while that worker has at most this many more sessions per slot than the "
+                   "least loaded; 0 = by load alone")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  command
       ->add_option("--max-experiment-weight", config->maxExperimentWeight,
                    "the largest fair-share weight a client may give its experiment (a weight "
                    "takes slots from the other experiments on the same hosts)")
@@ -196,6 +203,13 @@ void addLocalCommand(CLI::App& app) {
   command->add_option("--nesting-hosts", options->nestingHosts, "number of nesting hosts")
       ->capture_default_str()
       ->check(CLI::Range(0u, 256u));
+  command
+      ->add_option("--cache-affinity-slack", options->coordinator.cacheAffinitySlack,
+                   "place a session on a worker that ran its benchmark lately (a warm cache) "
+                   "while that worker has at most this many more sessions per slot than the "
+                   "least loaded; 0 = by load alone")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
   command
       ->add_option("--max-experiment-weight", options->coordinator.maxExperimentWeight,
                    "the largest fair-share weight a client may give its experiment")

@@ -187,7 +187,7 @@ Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& opti
   KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
   for (int attempt = 0;; ++attempt) {
-    KILN_ASSIGN_OR_RETURN(Placed placed, place(options.sessionType, timeout));
+    KILN_ASSIGN_OR_RETURN(Placed placed, place(options.sessionType, options.benchmark, timeout));
     auto started = startOn(placed.endpoint, placed.target, options, spaces);
     // A worker that died under the start holds no session of ours: place
     // the start elsewhere, as a restore would.
@@ -220,8 +220,8 @@ std::vector<PendingStart> Client::beginStarts(std::vector<SessionOptions> many) 
     const SessionOptions& options = pending[i].options;
     pending[i].spaces = getSpaces(options.sessionType);
     if (!pending[i].spaces.ok()) continue;
-    placements[i] =
-        sendPlace(options.sessionType, options.timeout.value_or(options_.requestTimeout));
+    placements[i] = sendPlace(options.sessionType, options.benchmark,
+                              options.timeout.value_or(options_.requestTimeout));
   }
   for (std::size_t i = 0; i < many.size(); ++i) {
     PendingStart& one = pending[i];
@@ -291,8 +291,9 @@ Status Client::timeoutMeansGone(const std::string& endpoint, Status status) {
                   status.message()));
 }
 
-Result<Client::Placed> Client::place(const std::string& sessionType, Duration timeout) {
-  auto placed = placeOnce(sessionType, timeout);
+Result<Client::Placed> Client::place(const std::string& sessionType, const std::string& benchmark,
+                                     Duration timeout) {
+  auto placed = placeOnce(sessionType, benchmark, timeout);
   auto reopen = opened_.find(options_.experiment);
   if (placed.ok() || placed.status().code() != ErrorCode::kNotFound || reopen == opened_.end()) {
     return placed;
@@ -303,7 +304,7 @@ Result<Client::Placed> Client::place(const std::string& sessionType, Duration ti
   KILN_RETURN_IF_ERROR(openExperiment(reopen->second.spec).status());
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    placed = placeOnce(sessionType, timeout);
+    placed = placeOnce(sessionType, benchmark, timeout);
     if (placed.ok() || placed.status().code() != ErrorCode::kOverloaded ||
         std::chrono::steady_clock::now() >= deadline) {
       return placed;
@@ -333,16 +334,19 @@ void Client::beforePlacing() {
                 [&](const auto& entry) { return now - entry.second > std::chrono::seconds(30); });
 }
 
-Result<Client::Placed> Client::placeOnce(const std::string& sessionType, Duration timeout) {
+Result<Client::Placed> Client::placeOnce(const std::string& sessionType,
+                                         const std::string& benchmark, Duration timeout) {
   beforePlacing();
-  KILN_ASSIGN_OR_RETURN(std::uint64_t request, sendPlace(sessionType, timeout));
+  KILN_ASSIGN_OR_RETURN(std::uint64_t request, sendPlace(sessionType, benchmark, timeout));
   return awaitPlace(request, std::chrono::steady_clock::now() + timeout);
 }
 
-Result<std::uint64_t> Client::sendPlace(const std::string& sessionType, Duration timeout) {
+Result<std::uint64_t> Client::sendPlace(const std::string& sessionType,
+                                        const std::string& benchmark, Duration timeout) {
   capnp::MallocMessageBuilder builder(256);
   auto place = coordinator_->begin(builder, timeout).initRequest().initPlace();
   place.setSessionType(sessionType);
+  place.setBenchmark(benchmark);
   auto avoid = place.initAvoid(lostEndpoints_.size());
   unsigned i = 0;
   for (const auto& [endpoint, when] : lostEndpoints_) avoid.set(i++, endpoint);

@@ -274,12 +274,16 @@ class Client {
     std::uint64_t target = 0;
   };
   // A worker for a new session, avoiding endpoints recently seen dying.
-  Result<Placed> place(const std::string& sessionType, Duration timeout);
-  Result<Placed> placeOnce(const std::string& sessionType, Duration timeout);
+  // `benchmark` lets the coordinator prefer a worker that has it cached.
+  Result<Placed> place(const std::string& sessionType, const std::string& benchmark,
+                       Duration timeout);
+  Result<Placed> placeOnce(const std::string& sessionType, const std::string& benchmark,
+                           Duration timeout);
   // Drops channels to dead workers and forgets losses seen long ago.
   void beforePlacing();
   // placeOnce() and startOn() in two halves, for many in flight at once.
-  Result<std::uint64_t> sendPlace(const std::string& sessionType, Duration timeout);
+  Result<std::uint64_t> sendPlace(const std::string& sessionType, const std::string& benchmark,
+                                  Duration timeout);
   Result<Placed> awaitPlace(std::uint64_t request, TimePoint deadline);
   Result<std::uint64_t> sendStart(const std::string& endpoint, std::uint64_t target,
                                   const SessionOptions& options, const SessionTypeSpaces& spaces);

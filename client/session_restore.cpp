@@ -117,7 +117,7 @@ Status Session::restore(const Status& why) {
   // session. A session type that is simply not deterministic still fails.
   int divergenceRetries = 1;
   for (int attempt = 0; attempt < 5;) {
-    auto placed = client_.place(type, timeout());
+    auto placed = client_.place(type, history_.options.benchmark, timeout());
     if (!placed.ok()) {
       last = placed.status();
       if (last.code() != ErrorCode::kOverloaded ||

@@ -114,7 +114,10 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
     case wire::Request::PLACE: {
       std::vector<std::string> avoid;
       for (auto endpoint : request.getPlace().getAvoid()) avoid.emplace_back(endpoint.cStr());
+      // A URI longer than any benchmark's is no hint worth remembering.
+      auto benchmark = request.getPlace().getBenchmark();
       return place(peer, requestId, request.getPlace().getSessionType().cStr(),
+                   benchmark.size() <= kMaxTextField ? benchmark.cStr() : "",
                    envelope.getExperiment().cStr(), envelope.getExperimentKey(), avoid, out);
     }
     case wire::Request::OPEN_EXPERIMENT:
@@ -275,8 +278,8 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
 }
 
 void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
-                            const std::string& sessionType, const std::string& experiment,
-                            capnp::Data::Reader experimentKey,
+                            const std::string& sessionType, const std::string& benchmark,
+                            const std::string& experiment, capnp::Data::Reader experimentKey,
                             const std::vector<std::string>& avoid, std::vector<Outgoing>& out) {
   if (!experiment.empty()) {
     if (Status allowed = experiments_.authorize(experiment, experimentKey); !allowed.ok()) {
@@ -295,20 +298,26 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
   }
   const TimePoint now = clock_.now();
   expirePlacements(now);
-  auto chosen = placementIndex_.place(sessionType, [&](WorkerId id) {
+  auto avoided = [&](WorkerId id) {
     return !avoid.empty() &&
            std::find(avoid.begin(), avoid.end(), workers_.at(id).endpoint) != avoid.end();
-  });
-  if (!chosen.ok()) return replyError(out, peer, requestId, chosen.status());
+  };
+  std::vector<WorkerId> warm;
+  if (!benchmark.empty() && config_.cacheAffinitySlack > 0) warm = affinity_.hostsOf(benchmark);
+  auto choice = placementIndex_.placeNear(sessionType, warm, config_.cacheAffinitySlack, avoided);
+  if (!choice.ok()) return replyError(out, peer, requestId, choice.status());
+  const WorkerId chosen = choice->worker;
+  if (!benchmark.empty()) affinity_.remember(benchmark, chosen);
   ++placements_;
-  WorkerRecord& worker = workers_.at(*chosen);
+  if (choice->preferred) ++affinityPlacements_;
+  WorkerRecord& worker = workers_.at(chosen);
   worker.placements.push_back(now);
   worker.snapshot.placedSessions = static_cast<std::uint32_t>(worker.placements.size());
-  placementLog_.emplace_back(now, *chosen);
+  placementLog_.emplace_back(now, chosen);
   reindex(worker);
   capnp::MallocMessageBuilder builder(128);
   auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
-  placement.setWorkerId(chosen->value);
+  placement.setWorkerId(chosen.value);
   placement.setEndpoint(worker.endpoint);
   setLocalRoute(worker, placement);
   reply(out, peer, builder);

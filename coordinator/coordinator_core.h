@@ -31,6 +31,10 @@ struct CoordinatorConfig {
   // The largest fair-share weight a client may ask for its experiment: a
   // weight takes slots from the other experiments on the same hosts.
   std::uint32_t maxExperimentWeight = 10;
+  // A session goes to a worker that ran its benchmark lately (a warm cache)
+  // while that worker's load is within this many sessions per slot of the
+  // least loaded worker's; 0 places by load alone.
+  double cacheAffinitySlack = 1.0;
   FrameLimits frames;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off
   ServerSecurity security;    // CURVE on the listening socket when it holds keys
@@ -48,6 +52,8 @@ class CoordinatorCore {
   const ExperimentBook& experiments() const { return experiments_; }
   std::uint64_t workersLost() const { return workersLost_; }
   std::uint64_t placements() const { return placements_; }  // sessions placed so far
+  // Placements that went to a worker that ran the benchmark lately.
+  std::uint64_t affinityPlacements() const { return affinityPlacements_; }
 
  private:
   void handleRequest(const std::string& peer, wire::Envelope::Reader envelope,
@@ -57,8 +63,9 @@ class CoordinatorCore {
   void listCluster(const std::string& peer, std::uint64_t requestId, const std::string& experiment,
                    std::vector<Outgoing>& out);
   void place(const std::string& peer, std::uint64_t requestId, const std::string& sessionType,
-             const std::string& experiment, capnp::Data::Reader experimentKey,
-             const std::vector<std::string>& avoid, std::vector<Outgoing>& out);
+             const std::string& benchmark, const std::string& experiment,
+             capnp::Data::Reader experimentKey, const std::vector<std::string>& avoid,
+             std::vector<Outgoing>& out);
   void handleExperimentRequest(const std::string& peer, wire::Envelope::Reader envelope,
                                std::vector<Outgoing>& out);
   // `key`: set only in the answer to openExperiment.
@@ -82,12 +89,14 @@ class CoordinatorCore {
   std::uint64_t nextWorkerId_ = 1;
   std::uint64_t workersLost_ = 0;
   std::uint64_t placements_ = 0;
+  std::uint64_t affinityPlacements_ = 0;
   std::map<WorkerId, WorkerRecord> workers_;
   ExperimentBook experiments_;
   TimePoint nextReconcile_{};
   TimePoint nextScan_{};
   std::unordered_map<std::string, WorkerId> byPeer_;
   PlacementIndex placementIndex_;
+  BenchmarkAffinity affinity_;
   // Every placement not yet expired, oldest first: which workers to prune when.
   std::deque<std::pair<TimePoint, WorkerId>> placementLog_;
 };

@@ -52,6 +52,10 @@ Result<std::unique_ptr<CoordinatorMetrics>> CoordinatorMetrics::create(
                                               "Live sessions as the workers last reported")));
   KILN_ASSIGN_OR_RETURN(m->placements_, single(registry.counter("kiln_coordinator_placements_total",
                                                                 "Sessions placed")));
+  KILN_ASSIGN_OR_RETURN(
+      m->affinityPlacements_,
+      single(registry.counter("kiln_coordinator_affinity_placements_total",
+                              "Sessions placed on a worker that ran their benchmark lately")));
   KILN_ASSIGN_OR_RETURN(m->workersLost_,
                         single(registry.counter("kiln_coordinator_workers_lost_total",
                                                 "Workers and hosts declared lost (silent)")));
@@ -110,14 +114,14 @@ void CoordinatorMetrics::update(const CoordinatorCore& core) {
     }
   });
 
-  if (core.placements() > lastPlacements_) {
-    placements_->increment(static_cast<double>(core.placements() - lastPlacements_));
-  }
-  lastPlacements_ = core.placements();
-  if (core.workersLost() > lastLost_) {
-    workersLost_->increment(static_cast<double>(core.workersLost() - lastLost_));
-  }
-  lastLost_ = core.workersLost();
+  // The core counts; the counters take what it counted since the last tick.
+  auto advance = [](metrics::Counter* counter, std::uint64_t total, std::uint64_t& last) {
+    if (total > last) counter->increment(static_cast<double>(total - last));
+    last = total;
+  };
+  advance(placements_, core.placements(), lastPlacements_);
+  advance(affinityPlacements_, core.affinityPlacements(), lastAffinityPlacements_);
+  advance(workersLost_, core.workersLost(), lastLost_);
 }
 
 Result<std::unique_ptr<CoordinatorObservability>> CoordinatorObservability::start(

@@ -31,11 +31,13 @@ class CoordinatorMetrics {
   metrics::Gauge* slots_ = nullptr;
   metrics::Gauge* sessions_ = nullptr;
   metrics::Counter* placements_ = nullptr;
+  metrics::Counter* affinityPlacements_ = nullptr;
   metrics::Counter* workersLost_ = nullptr;
   metrics::Family<metrics::Gauge>* hostUtilization_ = nullptr;
   metrics::Family<metrics::Gauge>* experimentUtilization_ = nullptr;
   metrics::Family<metrics::Gauge>* experimentWorkers_ = nullptr;
   std::uint64_t lastPlacements_ = 0;
+  std::uint64_t lastAffinityPlacements_ = 0;
   std::uint64_t lastLost_ = 0;
   std::map<std::vector<std::string>, bool> hostSeries_;  // to zero the series of gone hosts
   std::map<std::string, bool> experimentSeries_;

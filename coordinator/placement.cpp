@@ -112,4 +112,51 @@ Result<WorkerId> PlacementIndex::place(const std::string& sessionType,
                      known);
 }
 
+Result<PlacementIndex::Choice> PlacementIndex::placeNear(
+    const std::string& sessionType, const std::vector<WorkerId>& preferred, double slack,
+    const std::function<bool(WorkerId)>& avoided) const {
+  KILN_ASSIGN_OR_RETURN(WorkerId least, place(sessionType, avoided));
+  const Entry* best = nullptr;
+  for (WorkerId id : preferred) {
+    auto found = workers_.find(id.value);
+    if (found == workers_.end() || found->second.full || (avoided && avoided(id))) continue;
+    const auto& types = found->second.worker.sessionTypes;
+    if (!std::binary_search(types.begin(), types.end(), sessionType)) continue;
+    if (best == nullptr || found->second.key < best->key) best = &found->second;
+  }
+  const double leastLoad = std::get<0>(workers_.at(least.value).key);
+  if (best != nullptr && std::get<0>(best->key) <= leastLoad + slack) {
+    return Choice{best->worker.id, true};
+  }
+  return Choice{least, false};
+}
+
+BenchmarkAffinity::BenchmarkAffinity(std::size_t maxBenchmarks, std::size_t hostsPerBenchmark)
+    : maxBenchmarks_(std::max<std::size_t>(maxBenchmarks, 1)),
+      hostsPerBenchmark_(std::max<std::size_t>(hostsPerBenchmark, 1)) {}
+
+std::vector<WorkerId> BenchmarkAffinity::hostsOf(const std::string& benchmark) const {
+  auto found = byDigest_.find(std::hash<std::string>{}(benchmark));
+  return found == byDigest_.end() ? std::vector<WorkerId>{} : found->second->hosts;
+}
+
+void BenchmarkAffinity::remember(const std::string& benchmark, WorkerId worker) {
+  const std::uint64_t digest = std::hash<std::string>{}(benchmark);
+  auto found = byDigest_.find(digest);
+  if (found == byDigest_.end()) {
+    recent_.push_front(Entry{digest, {}});
+    found = byDigest_.emplace(digest, recent_.begin()).first;
+    if (byDigest_.size() > maxBenchmarks_) {
+      byDigest_.erase(recent_.back().digest);
+      recent_.pop_back();
+    }
+  } else {
+    recent_.splice(recent_.begin(), recent_, found->second);
+  }
+  auto& hosts = found->second->hosts;
+  std::erase(hosts, worker);
+  hosts.insert(hosts.begin(), worker);
+  if (hosts.size() > hostsPerBenchmark_) hosts.resize(hostsPerBenchmark_);
+}
+
 }  // namespace kiln

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <set>
 #include <string>
@@ -51,6 +52,18 @@ class PlacementIndex {
   Result<WorkerId> place(const std::string& sessionType,
                          const std::function<bool(WorkerId)>& avoided = {}) const;
 
+  struct Choice {
+    WorkerId worker;
+    bool preferred = false;  // one of `preferred`
+  };
+  // As place(), but the least loaded of `preferred` (workers that likely
+  // hold the session's benchmark in their caches) wins while its load is
+  // within `slack` sessions per slot of the least loaded worker's: a start
+  // from a warm cache is far cheaper than a fresh parse, but not at any
+  // imbalance.
+  Result<Choice> placeNear(const std::string& sessionType, const std::vector<WorkerId>& preferred,
+                           double slack, const std::function<bool(WorkerId)>& avoided = {}) const;
+
  private:
   // Ascending = preferred: load, busy slots, id.
   using Key = std::tuple<double, std::uint32_t, std::uint64_t>;
@@ -66,6 +79,30 @@ class PlacementIndex {
   std::unordered_map<std::uint64_t, Entry> workers_;
   std::map<std::string, std::set<Key>> ready_;        // by session type: not full
   std::map<std::string, std::uint32_t> hostsOfType_;  // by session type: full or not
+};
+
+// Where the coordinator last placed sessions of each benchmark: the workers
+// most likely to hold it in their benchmark and parsed-module caches. A
+// guess, never a promise (a worker evicts as it must), so it is bounded and
+// simple: the last `hostsPerBenchmark` workers of each of the
+// `maxBenchmarks` most recently placed benchmarks.
+class BenchmarkAffinity {
+ public:
+  explicit BenchmarkAffinity(std::size_t maxBenchmarks = 100000, std::size_t hostsPerBenchmark = 4);
+  // Most recent first; empty for a benchmark not placed lately.
+  std::vector<WorkerId> hostsOf(const std::string& benchmark) const;
+  void remember(const std::string& benchmark, WorkerId worker);
+  std::size_t size() const { return byDigest_.size(); }
+
+ private:
+  struct Entry {
+    std::uint64_t digest;
+    std::vector<WorkerId> hosts;  // most recent first
+  };
+  std::size_t maxBenchmarks_;
+  std::size_t hostsPerBenchmark_;
+  std::list<Entry> recent_;  // most recently placed first
+  std::unordered_map<std::uint64_t, std::list<Entry>::iterator> byDigest_;
 };
 
 }  // namespace kiln

@@ -278,6 +278,7 @@ struct ClusterView { workers @0 :List(WorkerInfo); experiments @1 :List(Experime
 struct Place {
   sessionType @0 :Text;
   avoid @1 :List(Text);             # worker endpoints the client saw die
+  benchmark @2 :Text;               # the session's benchmark URI: placed near its cached copies
 }
 struct Placement {
   workerId @0 :UInt64;

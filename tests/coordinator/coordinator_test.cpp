@@ -137,6 +137,32 @@ TEST_F(CoordinatorCoreTest, PlacementGoesToARegisteredWorker) {
   EXPECT_TRUE(decode(wrong, 0, keep2).getReply().isError());
 }
 
+TEST_F(CoordinatorCoreTest, ABenchmarkGoesBackToItsWarmWorkerWithinTheSlack) {
+  registerWorker("w1");  // ids 1 and 2, 2 slots each, no sessions
+  registerWorker("w2");
+  auto placeOn = [&](const std::string& benchmark) {
+    auto out = send("client", [&](wire::Envelope::Builder e) {
+      auto place = e.initRequest().initPlace();
+      place.setSessionType("noop");
+      place.setBenchmark(benchmark);
+    });
+    std::optional<InboundMessage> keep;
+    return decode(out, 0, keep).getReply().getPlacement().getWorkerId();
+  };
+  EXPECT_EQ(placeOn("benchmark://a"), 1u);  // a tie: the oldest id
+  // 0.5 and then 1.0 sessions per slot against 0: within the default slack of 1.
+  EXPECT_EQ(placeOn("benchmark://a"), 1u);
+  EXPECT_EQ(placeOn("benchmark://a"), 1u);
+  EXPECT_EQ(placeOn("benchmark://b"), 2u);  // no warm worker: the least loaded
+  EXPECT_EQ(core_.affinityPlacements(), 2u);
+  EXPECT_EQ(placeOn("benchmark://a"), 1u);  // 1.5 against 0.5: at the slack, still warm
+  // 2.0 against 0.5: beyond the slack, the load decides.
+  EXPECT_EQ(placeOn("benchmark://a"), 2u);
+  EXPECT_EQ(placeOn(""), 2u);  // no benchmark named: by load (1.0 against 2.0)
+  EXPECT_EQ(core_.affinityPlacements(), 3u);
+  EXPECT_EQ(core_.placements(), 7u);
+}
+
 TEST_F(CoordinatorCoreTest, BadRegistrationIsRefused) {
   auto out = send("w", [](wire::Envelope::Builder e) {
     e.initRequest().initRegisterWorker().setEndpoint("tcp://x:1");

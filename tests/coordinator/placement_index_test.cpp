@@ -118,5 +118,61 @@ TEST(PlacementIndexTest, AWorkerListingATypeTwiceIsOneHostOfIt) {
   EXPECT_EQ(index.place("llvm").status().message().find("hosted"), std::string::npos);
 }
 
+WorkerSnapshot loaded(std::uint64_t id, std::uint32_t slots, std::uint32_t live,
+                      std::vector<std::string> types = {"llvm"}, std::uint32_t max = 0) {
+  WorkerSnapshot w;
+  w.id = WorkerId{id};
+  w.slots = slots;
+  w.liveSessions = live;
+  w.maxSessions = max;
+  w.sessionTypes = std::move(types);
+  return w;
+}
+
+TEST(PlacementIndexTest, AWarmWorkerWinsWithinTheSlackAndLosesBeyondIt) {
+  PlacementIndex index;
+  index.upsert(loaded(1, 2, 0));  // least loaded: 0 per slot
+  index.upsert(loaded(2, 2, 2));  // 1 per slot
+  index.upsert(loaded(3, 2, 6));  // 3 per slot
+  auto near = index.placeNear("llvm", {WorkerId{2}}, 1.0);
+  ASSERT_TRUE(near.ok());
+  EXPECT_EQ(near->worker.value, 2u);
+  EXPECT_TRUE(near->preferred);
+  // Beyond the slack the load decides: a warm cache is not worth any imbalance.
+  near = index.placeNear("llvm", {WorkerId{3}}, 1.0);
+  EXPECT_EQ(near->worker.value, 1u);
+  EXPECT_FALSE(near->preferred);
+  // The least loaded of several warm workers; one that is gone, avoided, full or
+  // of another type is passed over.
+  index.upsert(loaded(4, 2, 1, {"noop"}));
+  index.upsert(loaded(5, 1, 1, {"llvm"}, 1));  // full
+  near = index.placeNear("llvm", {WorkerId{9}, WorkerId{4}, WorkerId{5}, WorkerId{3}, WorkerId{2}},
+                         5.0, [](WorkerId w) { return w.value == 2; });
+  EXPECT_EQ(near->worker.value, 3u);
+  EXPECT_TRUE(near->preferred);
+  // No slack, or no warm worker: the load alone.
+  EXPECT_EQ(index.placeNear("llvm", {WorkerId{2}}, 0.0)->worker.value, 1u);
+  EXPECT_EQ(index.placeNear("llvm", {}, 1.0)->worker.value, 1u);
+  EXPECT_EQ(index.placeNear("gcc", {WorkerId{1}}, 1.0).status().code(), ErrorCode::kNotFound);
+}
+
+TEST(BenchmarkAffinityTest, RemembersTheLastHostsOfTheMostRecentBenchmarks) {
+  BenchmarkAffinity affinity(/*maxBenchmarks=*/2, /*hostsPerBenchmark=*/2);
+  EXPECT_TRUE(affinity.hostsOf("benchmark://a").empty());
+  affinity.remember("benchmark://a", WorkerId{1});
+  affinity.remember("benchmark://a", WorkerId{2});
+  affinity.remember("benchmark://a", WorkerId{1});  // again: most recent first, once
+  EXPECT_EQ(affinity.hostsOf("benchmark://a"), (std::vector<WorkerId>{WorkerId{1}, WorkerId{2}}));
+  affinity.remember("benchmark://a", WorkerId{3});  // at most 2 hosts
+  EXPECT_EQ(affinity.hostsOf("benchmark://a"), (std::vector<WorkerId>{WorkerId{3}, WorkerId{1}}));
+  affinity.remember("benchmark://b", WorkerId{4});
+  affinity.remember("benchmark://a", WorkerId{3});  // a is the most recent again
+  affinity.remember("benchmark://c", WorkerId{5});  // at most 2 benchmarks: b goes
+  EXPECT_TRUE(affinity.hostsOf("benchmark://b").empty());
+  EXPECT_EQ(affinity.hostsOf("benchmark://c"), (std::vector<WorkerId>{WorkerId{5}}));
+  EXPECT_FALSE(affinity.hostsOf("benchmark://a").empty());
+  EXPECT_EQ(affinity.size(), 2u);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -96,7 +96,13 @@ void CoordinatorCore::recordHeartbeat(WorkerRecord& worker, wire::Heartbeat::Rea
   worker.stepsTotal = load.stepsTotal;
   worker.utilization.push(static_cast<float>(load.busySlots) /
                           std::max<std::uint32_t>(worker.snapshot.slots, 1));
-  if (!worker.nesting) return reindex(worker);
+  worker.reportBefore = worker.lastReport;
+  worker.lastReport = clock_.now();
+  if (!worker.nesting) {
+    // Counted twice no longer: the report holds what was placed before the last one.
+    prunePlacements(worker, worker.lastReport);
+    return reindex(worker);
+  }
   worker.underlying.clear();
   for (auto status : heartbeat.getUnderlying()) worker.underlying.push_back(fromWire(status));
   experiments_.onHostReport(worker, out);
@@ -197,9 +203,11 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
 }
 
 void CoordinatorCore::prunePlacements(WorkerRecord& worker, TimePoint now) {
-  // A placement shows up in the worker's own count within two heartbeats.
+  // A placement shows up in the worker's own count within two heartbeats,
+  // and is in it once a report came a whole report after it.
   while (!worker.placements.empty() &&
-         now - worker.placements.front() > 2 * config_.heartbeatInterval) {
+         (now - worker.placements.front() > 2 * config_.heartbeatInterval ||
+          worker.placements.front() < worker.reportBefore)) {
     worker.placements.pop_front();
   }
   const auto placed = static_cast<std::uint32_t>(worker.placements.size());

@@ -50,6 +50,9 @@ struct WorkerRecord {
   TimePoint lastHeard;
   TimePoint nextPing;
   std::deque<TimePoint> placements;  // recent, not yet in a load report
+  // Arrivals of its last two load reports: a placement made before the
+  // earlier one is in the later one's count (its start had a whole interval).
+  TimePoint lastReport{}, reportBefore{};
   SampleRing utilization;
 };
 

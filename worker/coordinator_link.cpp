@@ -61,6 +61,7 @@ void CoordinatorLink::dropAndBackOff(const std::string& reason) {
                 toMillis(backoff_));
   socket_.reset();
   workerId_.reset();
+  coordinatorInterval_ = {};  // the next coordinator says its own
   state_ = State::kBackingOff;
   retryAt_ = clock_.now() + backoff_;
   backoff_ = std::min(backoff_ * 2, timing_.maxBackoff);
@@ -97,7 +98,11 @@ void CoordinatorLink::onReadable(const FrameLimits& limits) {
         continue;
       }
       if (envelope.isReply() && envelope.getReply().isRegistered()) {
-        workerId_ = WorkerId{envelope.getReply().getRegistered().getWorkerId()};
+        auto registered = envelope.getReply().getRegistered();
+        workerId_ = WorkerId{registered.getWorkerId()};
+        // Bounded as the coordinator's own flag is (an hour).
+        coordinatorInterval_ = std::chrono::milliseconds(
+            std::min<std::uint32_t>(registered.getHeartbeatIntervalMs(), 3600 * 1000));
         state_ = State::kRegistered;
         backoff_ = timing_.minBackoff;
         ++registrations_;
@@ -119,7 +124,8 @@ void CoordinatorLink::tick(const LoadReport& load) {
     if (now >= retryAt_) connect(load);
     return;
   }
-  if (now - lastHeard_ > timing_.heartbeatInterval * timing_.liveness) {
+  const Duration interval = std::max(timing_.heartbeatInterval, coordinatorInterval_);
+  if (now - lastHeard_ > interval * timing_.liveness) {
     // A coordinator that refuses our key never answers: say where to look.
     return dropAndBackOff(state_ != State::kRegistering ? "went silent"
                           : keys_ ? "did not answer the registration (running? same --key-file?)"

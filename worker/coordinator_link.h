@@ -89,6 +89,9 @@ class CoordinatorLink {
   TimePoint lastHeard_{};
   TimePoint nextHeartbeat_{};
   std::optional<WorkerId> workerId_;
+  // The coordinator's own interval (its Registered answer): it pings no more
+  // often than that, so silence is judged by the longer of the two.
+  Duration coordinatorInterval_{};
   int registrations_ = 0;
   std::uint64_t socketUses_ = 0;
 };

@@ -163,6 +163,23 @@ TEST_F(CoordinatorCoreTest, ABenchmarkGoesBackToItsWarmWorkerWithinTheSlack) {
   EXPECT_EQ(core_.placements(), 7u);
 }
 
+TEST_F(CoordinatorCoreTest, APlacementCountsUntilAReportAWholeIntervalLaterHoldsIt) {
+  registerWorker("w1");
+  for (int i = 0; i < 2; ++i) {
+    send("client",
+         [](wire::Envelope::Builder e) { e.initRequest().initPlace().setSessionType("noop"); });
+  }
+  auto placed = [&] { return core_.workers().begin()->second.snapshot.placedSessions; };
+  EXPECT_EQ(placed(), 2u);
+  clock_.advance(std::chrono::milliseconds(100));
+  heartbeat("w1");  // may have been sent before the starts: they still count
+  EXPECT_EQ(placed(), 2u);
+  clock_.advance(std::chrono::milliseconds(1000));
+  heartbeat("w1");  // a whole report later: its count holds them
+  EXPECT_EQ(placed(), 0u);
+  EXPECT_EQ(core_.workers().begin()->second.snapshot.liveSessions, 3u);
+}
+
 TEST_F(CoordinatorCoreTest, BadRegistrationIsRefused) {
   auto out = send("w", [](wire::Envelope::Builder e) {
     e.initRequest().initRegisterWorker().setEndpoint("tcp://x:1");

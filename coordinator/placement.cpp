@@ -124,8 +124,16 @@ Result<PlacementIndex::Choice> PlacementIndex::placeNear(
     if (!std::binary_search(types.begin(), types.end(), sessionType)) continue;
     if (best == nullptr || found->second.key < best->key) best = &found->second;
   }
-  const double leastLoad = std::get<0>(workers_.at(least.value).key);
-  if (best != nullptr && std::get<0>(best->key) <= leastLoad + slack) {
+  // A warm worker with a free slot wins; a full one does not push a session
+  // onto a busy slot while another worker has a free one; when every worker
+  // is busy, the warm one wins within the slack.
+  const Entry& leastEntry = workers_.at(least.value);
+  auto hasRoom = [](const WorkerSnapshot& w) {
+    return w.liveSessions + w.placedSessions < std::max<std::uint32_t>(w.slots, 1);
+  };
+  if (best != nullptr &&
+      (hasRoom(best->worker) || (!hasRoom(leastEntry.worker) &&
+                                 std::get<0>(best->key) <= std::get<0>(leastEntry.key) + slack))) {
     return Choice{best->worker.id, true};
   }
   return Choice{least, false};

@@ -57,10 +57,12 @@ class PlacementIndex {
     bool preferred = false;  // one of `preferred`
   };
   // As place(), but the least loaded of `preferred` (workers that likely
-  // hold the session's benchmark in their caches) wins while its load is
-  // within `slack` sessions per slot of the least loaded worker's: a start
-  // from a warm cache is far cheaper than a fresh parse, but not at any
-  // imbalance.
+  // hold the session's benchmark in their caches) wins while it has a free
+  // slot, or, when the least loaded worker has none either, while its load
+  // is within `slack` sessions per slot of that worker's: a start from a warm
+  // cache is far cheaper than a fresh parse, but a session on a busy slot
+  // is slower for its whole life, and a warm cache is not worth that while
+  // another worker has a free slot.
   Result<Choice> placeNear(const std::string& sessionType, const std::vector<WorkerId>& preferred,
                            double slack, const std::function<bool(WorkerId)>& avoided = {}) const;
 

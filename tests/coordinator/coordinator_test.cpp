@@ -1,5 +1,5 @@
-// Placement as a pure policy, and the coordinator's registry and liveness
-// driven by a fake clock, without sockets.
+// The coordinator's registry, liveness and placement driven by a fake clock,
+// without sockets (placement as a pure policy: placement_index_test.cpp).
 #include <gtest/gtest.h>
 
 #include "common/wire_convert.h"
@@ -8,39 +8,6 @@
 
 namespace kiln {
 namespace {
-
-WorkerSnapshot worker(std::uint64_t id, std::uint32_t slots, std::uint32_t live,
-                      std::vector<std::string> types = {"noop"}, std::uint32_t max = 100) {
-  WorkerSnapshot w;
-  w.id = WorkerId{id};
-  w.slots = slots;
-  w.liveSessions = live;
-  w.maxSessions = max;
-  w.sessionTypes = std::move(types);
-  return w;
-}
-
-TEST(PlacementTest, LeastLoadedPerSlotWins) {
-  std::vector<WorkerSnapshot> cluster{worker(1, 2, 4), worker(2, 8, 8), worker(3, 1, 3)};
-  EXPECT_EQ(placeSession(cluster, "noop")->value, 2u);  // 1 session per slot
-}
-
-TEST(PlacementTest, PendingPlacementsCountAsLoad) {
-  std::vector<WorkerSnapshot> cluster{worker(1, 1, 0), worker(2, 1, 1)};
-  cluster[0].placedSessions = 2;
-  EXPECT_EQ(placeSession(cluster, "noop")->value, 2u);
-}
-
-TEST(PlacementTest, RespectsSessionTypesAndLimits) {
-  std::vector<WorkerSnapshot> cluster{worker(1, 4, 0, {"llvm"}), worker(2, 1, 5, {"noop"}, 5)};
-  EXPECT_EQ(placeSession(cluster, "llvm")->value, 1u);
-  auto full = placeSession(cluster, "noop");
-  EXPECT_EQ(full.status().code(), ErrorCode::kOverloaded);
-  auto unknown = placeSession(cluster, "gcc");
-  EXPECT_EQ(unknown.status().code(), ErrorCode::kNotFound);
-  EXPECT_NE(unknown.status().message().find("llvm, noop"), std::string::npos);
-  EXPECT_EQ(placeSession({}, "noop").status().code(), ErrorCode::kOverloaded);
-}
 
 class CoordinatorCoreTest : public ::testing::Test {
  protected:
@@ -137,7 +104,7 @@ TEST_F(CoordinatorCoreTest, PlacementGoesToARegisteredWorker) {
   EXPECT_TRUE(decode(wrong, 0, keep2).getReply().isError());
 }
 
-TEST_F(CoordinatorCoreTest, ABenchmarkGoesBackToItsWarmWorkerWithinTheSlack) {
+TEST_F(CoordinatorCoreTest, ABenchmarkGoesBackToItsWarmWorkerWithoutCrowdingBusySlots) {
   registerWorker("w1");  // ids 1 and 2, 2 slots each, no sessions
   registerWorker("w2");
   auto placeOn = [&](const std::string& benchmark) {
@@ -150,16 +117,15 @@ TEST_F(CoordinatorCoreTest, ABenchmarkGoesBackToItsWarmWorkerWithinTheSlack) {
     return decode(out, 0, keep).getReply().getPlacement().getWorkerId();
   };
   EXPECT_EQ(placeOn("benchmark://a"), 1u);  // a tie: the oldest id
-  // 0.5 and then 1.0 sessions per slot against 0: within the default slack of 1.
-  EXPECT_EQ(placeOn("benchmark://a"), 1u);
-  EXPECT_EQ(placeOn("benchmark://a"), 1u);
+  EXPECT_EQ(placeOn("benchmark://a"), 1u);  // warm, with a free slot
+  EXPECT_EQ(placeOn("benchmark://a"), 2u);  // warm but busy, while worker 2 has a free slot
   EXPECT_EQ(placeOn("benchmark://b"), 2u);  // no warm worker: the least loaded
-  EXPECT_EQ(core_.affinityPlacements(), 2u);
-  EXPECT_EQ(placeOn("benchmark://a"), 1u);  // 1.5 against 0.5: at the slack, still warm
-  // 2.0 against 0.5: beyond the slack, the load decides.
-  EXPECT_EQ(placeOn("benchmark://a"), 2u);
-  EXPECT_EQ(placeOn(""), 2u);  // no benchmark named: by load (1.0 against 2.0)
+  EXPECT_EQ(core_.affinityPlacements(), 1u);
+  // Both busy (1.0 per slot): warm within the slack of 1.
+  EXPECT_EQ(placeOn("benchmark://a"), 1u);
+  EXPECT_EQ(placeOn("benchmark://a"), 2u);  // 1.0 against 1.5: worker 2 is warm too
   EXPECT_EQ(core_.affinityPlacements(), 3u);
+  EXPECT_EQ(placeOn(""), 1u);  // no benchmark named: by load (1.5 each, the oldest)
   EXPECT_EQ(core_.placements(), 7u);
 }
 

@@ -1,4 +1,5 @@
-// The placement index against the policy it keeps ordered, written out as a
+// Placement as a pure policy: the scan for a few workers, and the index
+// against the policy it keeps ordered, written out as a
 // scan: after any sequence of registrations, reports, placements and losses
 // it must choose what a scan of every worker would.
 #include <gtest/gtest.h>
@@ -13,6 +14,40 @@
 
 namespace kiln {
 namespace {
+
+WorkerSnapshot worker(std::uint64_t id, std::uint32_t slots, std::uint32_t live,
+                      std::vector<std::string> types = {"llvm"}, std::uint32_t max = 0) {
+  WorkerSnapshot w;
+  w.id = WorkerId{id};
+  w.slots = slots;
+  w.liveSessions = live;
+  w.maxSessions = max;
+  w.sessionTypes = std::move(types);
+  return w;
+}
+
+TEST(PlacementTest, LeastLoadedPerSlotWins) {
+  std::vector<WorkerSnapshot> cluster{worker(1, 2, 4, {"noop"}), worker(2, 8, 8, {"noop"}),
+                                      worker(3, 1, 3, {"noop"})};
+  EXPECT_EQ(placeSession(cluster, "noop")->value, 2u);  // 1 session per slot
+}
+
+TEST(PlacementTest, PendingPlacementsCountAsLoad) {
+  std::vector<WorkerSnapshot> cluster{worker(1, 1, 0, {"noop"}), worker(2, 1, 1, {"noop"})};
+  cluster[0].placedSessions = 2;
+  EXPECT_EQ(placeSession(cluster, "noop")->value, 2u);
+}
+
+TEST(PlacementTest, RespectsSessionTypesAndLimits) {
+  std::vector<WorkerSnapshot> cluster{worker(1, 4, 0, {"llvm"}), worker(2, 1, 5, {"noop"}, 5)};
+  EXPECT_EQ(placeSession(cluster, "llvm")->value, 1u);
+  auto full = placeSession(cluster, "noop");
+  EXPECT_EQ(full.status().code(), ErrorCode::kOverloaded);
+  auto unknown = placeSession(cluster, "gcc");
+  EXPECT_EQ(unknown.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(unknown.status().message().find("llvm, noop"), std::string::npos);
+  EXPECT_EQ(placeSession({}, "noop").status().code(), ErrorCode::kOverloaded);
+}
 
 // The policy as the coordinator states it, one worker at a time.
 std::optional<std::uint64_t> scan(const std::map<std::uint64_t, WorkerSnapshot>& workers,
@@ -118,34 +153,29 @@ TEST(PlacementIndexTest, AWorkerListingATypeTwiceIsOneHostOfIt) {
   EXPECT_EQ(index.place("llvm").status().message().find("hosted"), std::string::npos);
 }
 
-WorkerSnapshot loaded(std::uint64_t id, std::uint32_t slots, std::uint32_t live,
-                      std::vector<std::string> types = {"llvm"}, std::uint32_t max = 0) {
-  WorkerSnapshot w;
-  w.id = WorkerId{id};
-  w.slots = slots;
-  w.liveSessions = live;
-  w.maxSessions = max;
-  w.sessionTypes = std::move(types);
-  return w;
-}
-
-TEST(PlacementIndexTest, AWarmWorkerWinsWithinTheSlackAndLosesBeyondIt) {
+TEST(PlacementIndexTest, AWarmWorkerWinsWithAFreeSlotOrWithinTheSlackWhenAllAreBusy) {
   PlacementIndex index;
-  index.upsert(loaded(1, 2, 0));  // least loaded: 0 per slot
-  index.upsert(loaded(2, 2, 2));  // 1 per slot
-  index.upsert(loaded(3, 2, 6));  // 3 per slot
+  index.upsert(worker(1, 2, 0));  // least loaded, idle
+  index.upsert(worker(2, 4, 2));  // warm, 0.5 per slot, a free slot
+  index.upsert(worker(3, 1, 1));  // warm, busy
   auto near = index.placeNear("llvm", {WorkerId{2}}, 1.0);
   ASSERT_TRUE(near.ok());
   EXPECT_EQ(near->worker.value, 2u);
   EXPECT_TRUE(near->preferred);
-  // Beyond the slack the load decides: a warm cache is not worth any imbalance.
+  // A busy warm worker does not take a session while another has a free slot.
   near = index.placeNear("llvm", {WorkerId{3}}, 1.0);
   EXPECT_EQ(near->worker.value, 1u);
   EXPECT_FALSE(near->preferred);
-  // The least loaded of several warm workers; one that is gone, avoided, full or
-  // of another type is passed over.
-  index.upsert(loaded(4, 2, 1, {"noop"}));
-  index.upsert(loaded(5, 1, 1, {"llvm"}, 1));  // full
+  // Every worker busy: the warm one within the slack, the load beyond it.
+  index.upsert(worker(1, 2, 2));  // 1.0 per slot: the least loaded
+  index.upsert(worker(2, 2, 4));  // 2.0
+  index.upsert(worker(3, 2, 8));  // 4.0
+  EXPECT_EQ(index.placeNear("llvm", {WorkerId{2}}, 1.0)->worker.value, 2u);
+  EXPECT_EQ(index.placeNear("llvm", {WorkerId{3}}, 1.0)->worker.value, 1u);
+  // The least loaded of several warm workers; one that is gone, avoided, full
+  // or of another type is passed over.
+  index.upsert(worker(4, 2, 1, {"noop"}));
+  index.upsert(worker(5, 1, 1, {"llvm"}, 1));  // at its session limit
   near = index.placeNear("llvm", {WorkerId{9}, WorkerId{4}, WorkerId{5}, WorkerId{3}, WorkerId{2}},
                          5.0, [](WorkerId w) { return w.value == 2; });
   EXPECT_EQ(near->worker.value, 3u);

@@ -75,7 +75,9 @@ TEST(ClusterTest, SessionsEndToEndThroughCoordinatorAndWorkers) {
   client::SessionOptions options{"noop", "benchmark://t/1"};
   options.observations = {"Sum", "Benchmark"};
   auto a = client->startSession(options).value();
-  auto b = client->startSession(options).value();
+  client::SessionOptions other = options;
+  other.benchmark = "benchmark://t/2";  // another benchmark: no warm worker to prefer
+  auto b = client->startSession(other).value();
   EXPECT_NE(a->endpoint(), b->endpoint());  // spread over the least loaded workers
   EXPECT_EQ(a->initialObservations()[1].as<std::string>(), "benchmark://t/1");
   auto result = a->step({Value(std::int64_t{3}), Value(std::int64_t{4})},

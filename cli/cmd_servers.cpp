@@ -73,8 +73,9 @@ void addCoordinatorCommand(CLI::App& app) {
   command
       ->add_option("--cache-affinity-slack", config->cacheAffinitySlack,
                    "place a session on a worker that ran its benchmark lately (a warm cache) "
-                   "while that worker has at most this many more sessions per slot than the "
-                   "least loaded; 0 = by load alone")
+                   "while it has a free slot, or, when every worker is busy, while it has at "
+                   "most this many more sessions per slot than the least loaded; 0 = by load "
+                   "alone")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1000.0));
   command
@@ -206,8 +207,9 @@ void addLocalCommand(CLI::App& app) {
   command
       ->add_option("--cache-affinity-slack", options->coordinator.cacheAffinitySlack,
                    "place a session on a worker that ran its benchmark lately (a warm cache) "
-                   "while that worker has at most this many more sessions per slot than the "
-                   "least loaded; 0 = by load alone")
+                   "while it has a free slot, or, when every worker is busy, while it has at "
+                   "most this many more sessions per slot than the least loaded; 0 = by load "
+                   "alone")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1000.0));
   command

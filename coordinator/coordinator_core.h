@@ -32,8 +32,9 @@ struct CoordinatorConfig {
   // weight takes slots from the other experiments on the same hosts.
   std::uint32_t maxExperimentWeight = 10;
   // A session goes to a worker that ran its benchmark lately (a warm cache)
-  // while that worker's load is within this many sessions per slot of the
-  // least loaded worker's; 0 places by load alone.
+  // while it has a free slot, or, when every worker is busy, while its load
+  // is within this many sessions per slot of the least loaded worker's; 0
+  // places by load alone (PlacementIndex::placeNear).
   double cacheAffinitySlack = 1.0;
   FrameLimits frames;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off

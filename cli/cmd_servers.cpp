@@ -24,6 +24,18 @@ void addSeconds(CLI::App* command, const std::string& name, Duration& target,
       ->check(CLI::Range(0.01, 3600.0));
 }
 
+// The coordinator's cache affinity (CoordinatorConfig::cacheAffinitySlack).
+void addCacheAffinityOption(CLI::App& command, double& slack) {
+  command
+      .add_option("--cache-affinity-slack", slack,
+                  "place a session on a worker that ran its benchmark lately (a warm cache) "
+                  "while it has a free slot, or, when every worker is busy, while it has at "
+                  "most this many more sessions per slot than the least loaded; 0 = by load "
+                  "alone")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+}
+
 // The key files of a server command; a bad one stops the command with its reason.
 struct ServerKeys {
   std::optional<ClusterKeys> keys;
@@ -70,14 +82,7 @@ void addCoordinatorCommand(CLI::App& app) {
                    "silent intervals before a worker is declared lost")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
-  command
-      ->add_option("--cache-affinity-slack", config->cacheAffinitySlack,
-                   "place a session on a worker that ran its benchmark lately (a warm cache) "
-                   "while it has a free slot, or, when every worker is busy, while it has at "
-                   "most this many more sessions per slot than the least loaded; 0 = by load "
-                   "alone")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1000.0));
+  addCacheAffinityOption(*command, config->cacheAffinitySlack);
   command
       ->add_option("--max-experiment-weight", config->maxExperimentWeight,
                    "the largest fair-share weight a client may give its experiment (a weight "
@@ -204,14 +209,7 @@ void addLocalCommand(CLI::App& app) {
   command->add_option("--nesting-hosts", options->nestingHosts, "number of nesting hosts")
       ->capture_default_str()
       ->check(CLI::Range(0u, 256u));
-  command
-      ->add_option("--cache-affinity-slack", options->coordinator.cacheAffinitySlack,
-                   "place a session on a worker that ran its benchmark lately (a warm cache) "
-                   "while it has a free slot, or, when every worker is busy, while it has at "
-                   "most this many more sessions per slot than the least loaded; 0 = by load "
-                   "alone")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1000.0));
+  addCacheAffinityOption(*command, options->coordinator.cacheAffinitySlack);
   command
       ->add_option("--max-experiment-weight", options->coordinator.maxExperimentWeight,
                    "the largest fair-share weight a client may give its experiment")

@@ -33,8 +33,8 @@ def test_coordinator_bench_places_notices_losses_and_survives_a_restart():
         assert rows["requests answered twice"][count] == 0
         assert rows["restart: sessions not counted"][count] == 0
         # --quick: 0.2 s heartbeats, liveness 3: a silent host goes within 0.6 s, and the
-        # listing is polled every 20 ms (generous on a loaded machine).
-        assert 0 < rows["silent host declared lost, max s"][count] < 2.0
+        # listing is polled every 20 ms (5 s: generous on a loaded machine).
+        assert 0 < rows["silent host declared lost, max s"][count] < 5.0
         assert rows["coordinator RSS, MiB"][count] > 0
 
 

@@ -35,6 +35,7 @@ struct CoordinatorBenchOptions {
   unsigned lostHosts = 5;  // silenced to time how soon they are declared lost
   unsigned statusSamples = 10;
   bool restart = true;
+  bool pinned = false;  // every process and thread of the run on CPU 0
   unsigned fleetThreads = 2;
   double maxSecondsPerCount = 300;  // a bound on each host count's run
 };

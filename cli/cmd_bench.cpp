@@ -302,6 +302,8 @@ void addBenchCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0u, 1000u));
   coordinator->add_flag("!--no-restart", co.restart, "skip the coordinator restart");
+  coordinator->add_flag("--pinned", co.pinned,
+                        "run everything (coordinator, hosts, placers, floor) on CPU 0");
   coordinator->add_flag("--quick", *quick,
                         "a few seconds: 20 and 60 hosts, 20 sessions each, 0.2 s heartbeats");
   coordinator->add_flag("--json", *json, "print the figures as JSON");

@@ -124,7 +124,8 @@ Result<Report> runAffinityBench(const AffinityBenchOptions& o) {
       "kiln bench affinity: {} llvm starts on {} benchmarks ({}1..{}, drawn at random, the same "
       "draw in both modes), {} workers of 1 slot, {} clients; a fresh cluster per mode",
       o.starts, o.benchmarks, o.prefix, o.benchmarks, o.workers, o.clients);
-  report.rows.push_back(rowOf("by load alone (--cache-affinity-slack 0)", "", byLoad));
+  report.rows.push_back(rowOf("by load alone (--cache-affinity-slack 0)",
+                              "the baseline: the same draw on a fresh cluster", byLoad));
   report.rows.push_back(rowOf(fmt::format("cache affinity (--cache-affinity-slack {})", o.slack),
                               "by load alone", near));
   report.notes = {

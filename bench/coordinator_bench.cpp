@@ -58,7 +58,8 @@ struct CountFigures {
   double placingCpuShare = 0;      // at the offered rate
   double burstCpuShare = 0;        // unpaced
   LatencySummary burstPlacement;
-  LatencySummary floor;  // a raw ZeroMQ echo of the same size, paced alike
+  LatencySummary floor;       // a raw ZeroMQ echo of the same size, paced alike
+  LatencySummary burstFloor;  // the same, unpaced
   LatencySummary experimentPlacement;
   double experimentReadyMaxSeconds = 0;
   double rssMiB = 0;
@@ -173,14 +174,17 @@ PlacerResult runPlacer(zmq::context_t& zmq, const std::string& coordinator, Simu
 // paced alike, sending a frame of a placement request's size to a raw
 // ZeroMQ echo process (`kiln bench zmq-echo`) and waiting for it back.
 Result<LatencySummary> measureFloor(zmq::context_t& zmq, const std::string& echo,
-                                    const CoordinatorBenchOptions& o, std::uint64_t count) {
+                                    const CoordinatorBenchOptions& o, std::uint64_t count,
+                                    double rate) {
   capnp::MallocMessageBuilder builder(256);
   auto envelope = initEnvelope(builder, 1);
   envelope.setTimeoutMs(5000);
   envelope.initRequest().initPlace().setSessionType("llvm");
   const zmq::message_t request = encodeFrame(builder);
-  const Duration period = std::chrono::duration_cast<Duration>(
-      std::chrono::duration<double>(o.placers / o.placementRate));
+  const Duration period =
+      rate > 0
+          ? std::chrono::duration_cast<Duration>(std::chrono::duration<double>(o.placers / rate))
+          : Duration::zero();
   std::atomic<std::int64_t> remaining{static_cast<std::int64_t>(count)};
   std::vector<std::vector<std::int64_t>> nanos(o.placers);
   std::atomic<bool> failed{false};
@@ -496,7 +500,12 @@ Result<CountFigures> measureCount(testsupport::ChildCluster& cluster, zmq::conte
   // The floor, with the hosts heartbeating as they do while placements run.
   const std::uint64_t floorSamples = std::min<std::uint64_t>(
       5000, std::max<std::uint64_t>(1, std::uint64_t{hosts} * o.sessionsPerHost / 4));
-  KILN_ASSIGN_OR_RETURN(f.floor, measureFloor(zmq, echo, o, floorSamples));
+  KILN_ASSIGN_OR_RETURN(f.floor, measureFloor(zmq, echo, o, floorSamples, o.placementRate));
+  KILN_ASSIGN_OR_RETURN(
+      f.burstFloor,
+      measureFloor(
+          zmq, echo, o,
+          std::max<std::uint64_t>(1, std::min<std::uint64_t>(floorSamples, o.burstPlacements)), 0));
 
   KILN_RETURN_IF_ERROR(
       measurePlacements(zmq, coordinator.endpoint, coordinator.pid(), *fleet, o, deadline, f));
@@ -552,8 +561,12 @@ const std::vector<Figure>& figures() {
       {"placement max, us", "", [](const CountFigures& f) { return f.placementMaxUs; }},
       {"placements/s, unpaced", "the placers as fast as answers come",
        [](const CountFigures& f) { return f.placementsPerSecond; }},
-      {"placement p99 unpaced, us", "queueing behind the other placers",
+      {"placement p99 unpaced, us", "the unpaced floor's p99 below",
        [](const CountFigures& f) { return f.burstPlacement.p99us; }},
+      {"floor: ZeroMQ echo p50 unpaced, us", "same size and clients, unpaced, same run",
+       [](const CountFigures& f) { return f.burstFloor.p50us; }},
+      {"floor: ZeroMQ echo p99 unpaced, us", "",
+       [](const CountFigures& f) { return f.burstFloor.p99us; }},
       {"experiment placement p99, us", "inside experiments on the nesting hosts",
        [](const CountFigures& f) { return f.experimentPlacement.p99us; }},
       {"experiment ready, max s", "open until all its workers run (hosts answer every 20 ms)",

@@ -11,18 +11,6 @@ namespace kiln::bench {
 
 using namespace std::chrono_literals;
 
-const char* layoutName(Layout layout) {
-  switch (layout) {
-    case Layout::kDedicated:
-      return "dedicated";
-    case Layout::kShared:
-      return "shared";
-    case Layout::kNested:
-      return "nested";
-  }
-  return "?";
-}
-
 namespace {
 
 std::string experimentName(unsigned i) { return fmt::format("exp-{}", i); }

@@ -16,13 +16,10 @@
 #include <vector>
 
 #include "bench/nesting_work.h"
+#include "common/cluster_layout.h"
 #include "testing/child_cluster.h"
 
 namespace kiln::bench {
-
-enum class Layout { kDedicated, kShared, kNested };
-
-const char* layoutName(Layout layout);
 
 class LayoutCluster {
  public:

@@ -219,7 +219,7 @@ void addDemoCommand(CLI::App& app) {
       for (auto& e : learning->experiments) {
         if (*iterations != 0) e.iterations = *iterations;
       }
-      if (*nestedOnly) learning->layouts = {demo::Layout::kNested};
+      if (*nestedOnly) learning->layouts = {Layout::kNested};
       done = demo::runLearningDemo(*learning, stdout);
     }
     if (!done.ok()) {

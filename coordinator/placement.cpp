@@ -37,15 +37,30 @@ Status noPlacement(const std::string& sessionType, std::size_t workers, std::siz
 
 }  // namespace
 
-Result<WorkerId> placeSession(const std::vector<WorkerSnapshot>& workers,
-                              const std::string& sessionType) {
-  PlacementIndex index;
-  for (const WorkerSnapshot& worker : workers) index.upsert(worker);
-  return index.place(sessionType);
-}
-
 PlacementIndex::Key PlacementIndex::keyOf(const WorkerSnapshot& worker) {
   return {loadOf(worker), worker.busySlots, worker.id.value};
+}
+
+Result<WorkerId> placeSession(const std::vector<WorkerSnapshot>& workers,
+                              const std::string& sessionType) {
+  // The index's order, by a scan: an experiment's few workers, per placement.
+  const WorkerSnapshot* best = nullptr;
+  std::size_t hostsOfType = 0;
+  for (const WorkerSnapshot& worker : workers) {
+    const auto& types = worker.sessionTypes;
+    if (std::find(types.begin(), types.end(), sessionType) == types.end()) continue;
+    ++hostsOfType;
+    if (full(worker)) continue;
+    if (best == nullptr || PlacementIndex::keyOf(worker) < PlacementIndex::keyOf(*best)) {
+      best = &worker;
+    }
+  }
+  if (best != nullptr) return best->id;
+  std::set<std::string> known;
+  for (const WorkerSnapshot& worker : workers) {
+    known.insert(worker.sessionTypes.begin(), worker.sessionTypes.end());
+  }
+  return noPlacement(sessionType, workers.size(), hostsOfType, known);
 }
 
 void PlacementIndex::unlink(const Entry& entry) {

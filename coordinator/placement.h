@@ -66,10 +66,11 @@ class PlacementIndex {
   Result<Choice> placeNear(const std::string& sessionType, const std::vector<WorkerId>& preferred,
                            double slack, const std::function<bool(WorkerId)>& avoided = {}) const;
 
- private:
-  // Ascending = preferred: load, busy slots, id.
+  // Ascending = preferred: load, busy slots, id (placeSession's order too).
   using Key = std::tuple<double, std::uint32_t, std::uint64_t>;
   static Key keyOf(const WorkerSnapshot& worker);
+
+ private:
   struct Entry {
     WorkerSnapshot worker;
     Key key;

@@ -136,18 +136,6 @@ std::string targetsNote(const LearningRecord& r, const Comparison& c) {
 
 }  // namespace
 
-const char* layoutName(Layout layout) {
-  switch (layout) {
-    case Layout::kNested:
-      return "nested";
-    case Layout::kDedicated:
-      return "dedicated";
-    case Layout::kShared:
-      return "shared";
-  }
-  return "?";
-}
-
 std::uint64_t totalSteps(const LayoutResult& result) {
   std::uint64_t steps = 0;
   for (const auto& records : result.records)

@@ -8,15 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "common/cluster_layout.h"
 #include "common/status.h"
 #include "demo/pass_learner.h"
 #include "demo/timeline.h"
 
 namespace kiln::demo {
 
-// Where the two experiments run (demo/learning_demo.h says what each is).
-enum class Layout { kNested, kDedicated, kShared };
-const char* layoutName(Layout layout);
+// Where the two experiments run (Layout: common/cluster_layout.h).
 
 struct LayoutResult {
   Layout layout{};

@@ -10,8 +10,12 @@ void ReadinessPoll::clear() {
 }
 
 std::size_t ReadinessPoll::addSocket(zmq::socket_t& socket, SocketUse use) {
+  return addSocket(socket, socket.get(zmq::sockopt::fd), use);
+}
+
+std::size_t ReadinessPoll::addSocket(zmq::socket_t& socket, int descriptor, SocketUse use) {
   items_.push_back({socket.handle(), use == SocketUse::kAny, false});
-  fds_.push_back({socket.get(zmq::sockopt::fd), POLLIN, 0});
+  fds_.push_back({descriptor, POLLIN, 0});
   return items_.size() - 1;
 }
 

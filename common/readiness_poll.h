@@ -42,6 +42,9 @@ class ReadinessPoll {
   void clear();
   // Both return the item's index for ready().
   std::size_t addSocket(zmq::socket_t& socket, SocketUse use = SocketUse::kAny);
+  // With the socket's ZMQ_FD already known: asking for it is itself a call
+  // into libzmq, which an owner of many untouched sockets saves.
+  std::size_t addSocket(zmq::socket_t& socket, int descriptor, SocketUse use);
   std::size_t addFd(int fd, short events = POLLIN);
   std::size_t size() const { return items_.size(); }
 

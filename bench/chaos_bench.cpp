@@ -5,6 +5,7 @@
 #include <random>
 
 #include "bench/host_supervisor.h"
+#include "bench/soak_sessions.h"
 #include "client/client.h"
 #include "testing/child_cluster.h"
 
@@ -20,17 +21,29 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
     return invalidArgument(fmt::format("kill interval [{}, {}] s is not a positive range",
                                        options.minKillSeconds, options.maxKillSeconds));
   }
+  if (options.sessionType != "noop" && options.sessionType != "llvm") {
+    return invalidArgument(
+        fmt::format("chaos steps noop or llvm sessions, not '{}'", options.sessionType));
+  }
+  if (options.heartbeatSeconds <= 0) {
+    return invalidArgument("the heartbeat interval must be positive");
+  }
   std::uint64_t seed = options.seed != 0 ? options.seed : std::random_device{}();
+  const std::string heartbeat = fmt::format("{}", options.heartbeatSeconds);
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
                         testsupport::ChildCluster::create(testsupport::selfExecutable()));
   KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * coordinator,
                         cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
-                                       "--heartbeat-seconds", "0.2", "--log-level", "off"}));
+                                       "--heartbeat-seconds", heartbeat, "--log-level", "off"}));
   std::vector<Restartable> workers;
   for (unsigned i = 0; i < options.workers; ++i) {
-    Restartable worker{fmt::format("worker-{}", i),
-                       testsupport::benchWorkerArgs(coordinator->endpoint, options.slots)};
+    Restartable worker{
+        fmt::format("worker-{}", i),
+        {"worker", "--coordinator", coordinator->endpoint, "--slots", std::to_string(options.slots),
+         "--heartbeat-seconds", heartbeat, "--log-level", "off", "--listen", "tcp://127.0.0.1:0"}};
     KILN_ASSIGN_OR_RETURN(worker.running, cluster.spawn(worker.args));
+    // Its replacements bind the port it was given.
+    if (options.sameEndpoints) worker.args.back() = worker.running->endpoint;
     workers.push_back(std::move(worker));
   }
   client::ClientOptions clientOptions;
@@ -39,12 +52,17 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   clientOptions.leasePeriod = 500ms;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(clientOptions));
   KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, options.workers, 10s));
+  const bool noop = options.sessionType == "noop";
   std::vector<std::unique_ptr<client::Session>> sessions;
   for (unsigned i = 0; i < options.sessions; ++i) {
-    KILN_ASSIGN_OR_RETURN(auto session,
-                          client->startSession({"noop", fmt::format("benchmark://chaos/{}", i)}));
+    const std::string benchmark =
+        noop ? fmt::format("benchmark://chaos/{}", i)
+             : "benchmark://kiln-bench-v0/" + kSmallPrograms[i % kSmallPrograms.size()];
+    KILN_ASSIGN_OR_RETURN(auto session, client->startSession({options.sessionType, benchmark}));
     sessions.push_back(std::move(session));
   }
+  const std::int64_t actions = actionCountOf(*sessions.front());
+  std::mt19937_64 random(seed);
 
   ChaosFigures figures;
   std::vector<std::int64_t> expected(sessions.size(), 0);
@@ -59,7 +77,8 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
       std::vector<std::optional<std::uint64_t>> sent(sessions.size());
       for (std::size_t i = 0; i < sessions.size(); ++i) {
         if (broken[i]) continue;
-        auto action = static_cast<std::int64_t>((round + i) % 8);
+        auto action = noop ? static_cast<std::int64_t>((round + i) % 8)
+                           : std::uniform_int_distribution<std::int64_t>(0, actions - 1)(random);
         ++figures.attempted;
         auto id = sessions[i]->sendStep({Value(action)}, {});
         if (!id.ok()) {
@@ -78,6 +97,11 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
           ++figures.completed;
           continue;
         }
+        broken[i] = true;
+        if (stepped.status().code() == ErrorCode::kCompileError) {
+          ++figures.compileErrors;  // the episode is over, nothing was lost
+          continue;
+        }
         ++figures.lost;
         broken[i] = true;  // its history no longer matches what we sent
         if (firstLoss.empty()) firstLoss = stepped.status().toString();
@@ -92,7 +116,7 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   figures.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // The state must be exactly what was sent: every completed step applied once.
-  for (std::size_t i = 0; i < sessions.size(); ++i) {
+  for (std::size_t i = 0; i < sessions.size() && noop; ++i) {
     if (broken[i]) continue;
     auto sum = sessions[i]->step({}, std::vector<std::string>{"Sum"});
     if (!sum.ok() || sum->observations[0].as<std::int64_t>() != expected[i]) ++figures.mismatched;
@@ -101,7 +125,8 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   if (out != nullptr) *out = figures;
 
   Report report;
-  report.title = "kiln bench chaos: noop sessions stepping while workers are SIGKILLed";
+  report.title = fmt::format("kiln bench chaos: {} sessions stepping while workers are SIGKILLed",
+                             options.sessionType);
   Row row;
   row.numbers = {{"sessions", double(options.sessions)},
                  {"workers", double(options.workers)},
@@ -111,15 +136,17 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
                  {"restarts_after_caught_crash", double(figures.restartsAfterCaughtCrash)},
                  {"steps_attempted", double(figures.attempted)},
                  {"steps_completed", double(figures.completed)},
+                 {"compile_errors", double(figures.compileErrors)},
                  {"sessions_restored", double(figures.restored)},
                  {"steps_lost", double(figures.lost)},
                  {"state_mismatches", double(figures.mismatched)},
                  {"steps_per_s", figures.completed / std::max(figures.seconds, 1e-9)}};
   report.rows.push_back(std::move(row));
   report.notes.push_back(fmt::format(
-      "seed {}; a kill every {}-{} s, each worker replaced at once; steps are pipelined "
-      "(one in flight per session), so kills land on steps in flight",
-      seed, options.minKillSeconds, options.maxKillSeconds));
+      "seed {}; a kill every {}-{} s, each worker replaced at once{}; heartbeats every {} s; "
+      "steps are pipelined (one in flight per session), so kills land on steps in flight",
+      seed, options.minKillSeconds, options.maxKillSeconds,
+      options.sameEndpoints ? " on the address it had" : "", options.heartbeatSeconds));
   if (figures.lost != 0 || figures.mismatched != 0) {
     report.notes.push_back(fmt::format("LOST STEPS: first: {}", firstLoss));
   }

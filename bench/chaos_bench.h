@@ -1,9 +1,19 @@
-// `kiln bench chaos`: N noop sessions (replayable) stepping, pipelined, on
-// several real `kiln worker` processes while a chaos thread SIGKILLs a
-// random worker at random intervals and starts a replacement. Bounded in
-// time (default 20 s). Prints steps attempted and completed, sessions
-// restored, workers killed, and steps lost, which must be 0: every failed
-// step or any session whose final sum differs from what was sent is lost.
+// `kiln bench chaos`: N sessions of a replayable type (noop, or llvm on
+// kiln-bench-v0 programs) stepping, pipelined, on several real `kiln worker`
+// processes while a chaos thread SIGKILLs a random worker at random
+// intervals and starts a replacement. Bounded in time (default 20 s).
+// Prints steps attempted and completed, sessions restored, workers killed,
+// and steps lost, which must be 0: every failed step or any noop session
+// whose final sum differs from what was sent is lost. A compile error of an
+// llvm step (a pass that breaks the module) ends that episode and is
+// counted apart; it is no loss.
+//
+// By default the hosts run as the fault tests run them (0.2 s heartbeats,
+// each replacement on a new port). `--heartbeat-seconds 1
+// --same-endpoints` runs them as a user's script would: default
+// heartbeats, and a worker started again on the address it had, so that a
+// restored session may be placed on a dead worker the coordinator still
+// lists, or on its replacement at the same address.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +30,16 @@ struct ChaosOptions {
   double seconds = 20;          // stepping time
   double minKillSeconds = 1.0;  // between kills: uniform in [min, max]
   double maxKillSeconds = 3.0;
-  std::uint64_t seed = 0;  // 0 = random
+  std::uint64_t seed = 0;            // 0 = random
+  std::string sessionType = "noop";  // or "llvm"
+  double heartbeatSeconds = 0.2;     // the coordinator's and the workers'
+  bool sameEndpoints = false;        // a replacement listens where its predecessor did
 };
 
 struct ChaosFigures {
   std::uint64_t attempted = 0, completed = 0, lost = 0, restored = 0, kills = 0;
-  std::uint64_t mismatched = 0;  // sessions whose final state differs
+  std::uint64_t mismatched = 0;     // noop sessions whose final state differs
+  std::uint64_t compileErrors = 0;  // llvm steps the compiler refused: episode over
   // Workers that died by themselves (not killed by the bench), apart from
   // those that stopped on purpose after catching a crash in compile work.
   std::uint64_t diedOnTheirOwn = 0, restartsAfterCaughtCrash = 0;

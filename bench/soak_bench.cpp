@@ -30,9 +30,6 @@ using SteadyTime = std::chrono::steady_clock;
 constexpr const char* kExperiment = "soak";
 constexpr unsigned kChannelDescriptors = 4;  // per client channel to a live host
 // Small kiln-bench-v0 programs: many sessions and replays stay affordable.
-const std::vector<std::string> kPrograms = {"adler32",  "crc32",      "fnv_hash", "sieve",
-                                            "kmp",      "murmur_mix", "rle",      "bfs",
-                                            "heapsort", "quicksort"};
 
 Result<std::vector<SessionWeight>> parseMix(const std::string& text) {
   std::vector<SessionWeight> mix;
@@ -337,7 +334,7 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   SlotPlan plan;
   plan.slots = o.sessions;
   plan.mix = mix;
-  for (const std::string& p : kPrograms)
+  for (const std::string& p : kSmallPrograms)
     plan.benchmarks.push_back("benchmark://kiln-bench-v0/" + p);
 
   std::vector<Watched> fixed{{"bench", ::getpid(), {}},

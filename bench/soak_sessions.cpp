@@ -14,14 +14,18 @@ std::discrete_distribution<std::size_t> typeDistribution(const std::vector<Sessi
   return std::discrete_distribution<std::size_t>(weights.begin(), weights.end());
 }
 
-std::int64_t actionCount(const client::Session& session, const std::string& type) {
-  if (type == "noop") return kNoopAddActions;
+}  // namespace
+
+const std::vector<std::string> kSmallPrograms = {"adler32",  "crc32",      "fnv_hash", "sieve",
+                                                 "kmp",      "murmur_mix", "rle",      "bfs",
+                                                 "heapsort", "quicksort"};
+
+std::int64_t actionCountOf(const client::Session& session) {
+  if (session.history().options.sessionType == "noop") return kNoopAddActions;
   const Space& space = session.spaces().actionSpaces.at(0);
   return space.kind == SpaceKind::kNamedDiscrete ? static_cast<std::int64_t>(space.names.size())
                                                  : space.n;
 }
-
-}  // namespace
 
 SessionSlots::SessionSlots(client::Client& plain, client::Client* nested, SlotPlan plan,
                            std::uint64_t seed, std::function<std::string()> replayEndpoint)
@@ -91,7 +95,7 @@ void SessionSlots::start(std::size_t index) {
   slot = Slot{};
   slot.session = std::move(session).value();
   slot.options = std::move(options);
-  slot.actionCount = actionCount(*slot.session, slot.type());
+  slot.actionCount = actionCountOf(*slot.session);
   ++counters_.started;
 }
 

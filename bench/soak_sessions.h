@@ -23,6 +23,13 @@
 
 namespace kiln::bench {
 
+// Small kiln-bench-v0 programs: quick to start, step and replay.
+extern const std::vector<std::string> kSmallPrograms;
+
+// How many actions a session's first action space offers (noop: the 8 that
+// add themselves to its Sum).
+std::int64_t actionCountOf(const client::Session& session);
+
 struct SessionWeight {
   std::string type;  // "llvm", "noop", "mlgo-inline"
   unsigned weight = 1;

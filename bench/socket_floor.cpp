@@ -24,7 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kUnix = "unix:@";
-constexpr std::string_view kTcp = "tcp:127.0.0.1:";
+constexpr std::string_view kTcp = "tcp:";
 
 // A socket address for `endpoint`, and its length.
 struct Address {
@@ -48,19 +48,23 @@ Result<Address> parseEndpoint(const std::string& endpoint) {
     address.family = AF_UNIX;
     return address;
   }
-  if (endpoint.starts_with(kTcp)) {
-    int port = std::atoi(endpoint.c_str() + kTcp.size());
+  const std::size_t colon = endpoint.rfind(':');
+  if (endpoint.starts_with(kTcp) && colon > kTcp.size()) {
+    const std::string host = endpoint.substr(kTcp.size(), colon - kTcp.size());
+    int port = std::atoi(endpoint.c_str() + colon + 1);
     if (port < 0 || port > 65535) return invalidArgument("bad port in '" + endpoint + "'");
     auto* in = reinterpret_cast<sockaddr_in*>(&address.storage);
     in->sin_family = AF_INET;
     in->sin_port = htons(static_cast<std::uint16_t>(port));
-    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::inet_pton(AF_INET, host.c_str(), &in->sin_addr) != 1) {
+      return invalidArgument("bad IPv4 address in '" + endpoint + "'");
+    }
     address.length = sizeof(sockaddr_in);
     address.family = AF_INET;
     return address;
   }
-  return invalidArgument("an echo endpoint is unix:@<name> or tcp:127.0.0.1:<port>, got '" +
-                         endpoint + "'");
+  return invalidArgument("an echo endpoint is unix:@<name> or tcp:<IPv4>:<port>, got '" + endpoint +
+                         "'");
 }
 
 // Small requests leave at once (no Nagle delay), as kiln's own sockets do.
@@ -169,7 +173,7 @@ int runStreamEchoServer(const std::string& listen, Waiting waiting) {
     sockaddr_in bound{};
     socklen_t length = sizeof(bound);
     (void)::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&bound), &length);
-    endpoint = fmt::format("{}{}", kTcp, ntohs(bound.sin_port));
+    endpoint = fmt::format("{}{}", listen.substr(0, listen.rfind(':') + 1), ntohs(bound.sin_port));
   }
   std::printf("echo %s\n", endpoint.c_str());
   std::fflush(stdout);

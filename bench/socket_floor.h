@@ -6,7 +6,7 @@
 // (both sides sleep in the kernel; every round trip pays the wake-ups) and
 // polling (both sides spin on non-blocking reads; no wake-up at all).
 //
-// Endpoints are "unix:@<abstract name>" or "tcp:127.0.0.1:<port>"; the echo
+// Endpoints are "unix:@<abstract name>" or "tcp:<IPv4>:<port>"; the echo
 // side announces its own ("echo <endpoint>") as the other bench servers do.
 #pragma once
 
@@ -37,7 +37,7 @@ struct StreamFloor {
 Result<StreamFloor> measureStreamFloor(const StreamFloorOptions& options);
 
 // The echo process (`kiln bench socket-echo`, internal): listens on `listen`
-// ("unix:@name" or "tcp:127.0.0.1:0"), prints "echo <endpoint>", then
+// ("unix:@name" or "tcp:<IPv4>:0"), prints "echo <endpoint>", then
 // echoes every byte of one connection at a time with `waiting`, until killed.
 int runStreamEchoServer(const std::string& listen, Waiting waiting);
 

@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include "bench/chaos_bench.h"
+#include "bench/cluster_bench.h"
 #include "bench/coordinator_bench.h"
+#include "bench/link_switch.h"
 #include "bench/nesting_bench.h"
 #include "bench/rtt_bench.h"
 #include "bench/soak_bench.h"
@@ -171,7 +173,7 @@ void addBenchCommand(CLI::App& app) {
   auto* chaos = bench->add_subcommand(
       "chaos", "sessions stepping while workers are SIGKILLed at random and replaced");
   auto chaosOptions = std::make_shared<bench::ChaosOptions>();
-  chaos->add_option("--sessions", chaosOptions->sessions, "noop sessions stepping")
+  chaos->add_option("--sessions", chaosOptions->sessions, "sessions stepping")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000u));
   chaos->add_option("--workers", chaosOptions->workers, "worker processes")
@@ -187,6 +189,18 @@ void addBenchCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.05, 600.0));
   chaos->add_option("--seed", chaosOptions->seed, "random seed (0 = random)");
+  chaos
+      ->add_option("--session-type", chaosOptions->sessionType,
+                   "noop, or llvm (kiln-bench-v0 programs, random passes)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"noop", "llvm"}));
+  chaos
+      ->add_option("--heartbeat-seconds", chaosOptions->heartbeatSeconds,
+                   "the coordinator's and workers' heartbeat interval (theirs by default: 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 60.0));
+  chaos->add_flag("--same-endpoints", chaosOptions->sameEndpoints,
+                  "start each replacement on the address of the worker it replaces");
   chaos->add_flag("--json", *json, "print the figures as JSON");
   chaos->callback([chaosOptions, json] {
     bench::ChaosFigures figures;
@@ -195,6 +209,35 @@ void addBenchCommand(CLI::App& app) {
       throw CLI::RuntimeError(2);
     }
   });
+
+  auto* cluster = bench->add_subcommand(
+      "cluster",
+      "kiln across hosts: network namespaces with emulated links, step and placement round "
+      "trips against a raw TCP echo, steps/s with and without pipelining (needs root)");
+  auto clusterOptions = std::make_shared<bench::ClusterBenchOptions>();
+  clusterOptions->netbed = "scripts/netbed";
+  cluster->add_option("--hosts", clusterOptions->hosts, "coordinator + workers + client")
+      ->capture_default_str()
+      ->check(CLI::Range(3u, 16u));
+  cluster->add_option("--delays-us", clusterOptions->delaysUs, "added one-way link delays")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000000u));
+  cluster->add_option("--samples", clusterOptions->samples, "round trips per row")
+      ->capture_default_str()
+      ->check(CLI::Range(10u, 100000u));
+  cluster->add_option("--sessions", clusterOptions->sessions, "sessions of the steps/s rows")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  cluster
+      ->add_option("--pipelined", clusterOptions->pipelined,
+                   "steps in flight per session in the pipelined row")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  cluster->add_option("--netbed", clusterOptions->netbed, "scripts/netbed")->capture_default_str();
+  cluster->add_flag("--quick", clusterOptions->quick, "3 hosts, 0 and 2000 us, a few seconds");
+  cluster->add_flag("--json", *json, "print the figures as JSON");
+  cluster->callback(
+      [clusterOptions, json] { printOrFail(bench::runClusterBench(*clusterOptions), *json); });
 
   auto* soak = bench->add_subcommand(
       "soak",
@@ -368,6 +411,24 @@ void addBenchCommand(CLI::App& app) {
   streamEcho->callback([streamListen, poll] {
     std::exit(bench::runStreamEchoServer(
         *streamListen, *poll ? bench::Waiting::kPolling : bench::Waiting::kBlocking));
+  });
+
+  auto* netbedSwitch = bench->add_subcommand(
+      "netbed-switch", "the switch of scripts/netbed's emulated links (internal)");
+  netbedSwitch->group("");  // hidden from --help
+  auto switchOptions = std::make_shared<bench::LinkSwitchOptions>();
+  auto shape = std::make_shared<std::string>("0 0 0");
+  netbedSwitch->add_option("--taps", switchOptions->taps, "TAP devices to create, host 1 first")
+      ->delimiter(',')
+      ->required();
+  netbedSwitch->add_option("--shape", *shape, "'delay_us jitter_us loss' of every link");
+  netbedSwitch->add_option("--control", switchOptions->control, "a FIFO to read commands from");
+  netbedSwitch->add_option("--seed", switchOptions->seed, "the random seed of jitter and loss");
+  netbedSwitch->callback([switchOptions, shape] {
+    auto parsed = bench::parseLinkShape(*shape);
+    if (!parsed.ok()) throw CLI::ValidationError("--shape", parsed.status().message());
+    switchOptions->shape = *parsed;
+    std::exit(bench::runLinkSwitch(*switchOptions));
   });
 }
 

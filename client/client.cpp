@@ -189,13 +189,14 @@ Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& opti
   for (int attempt = 0;; ++attempt) {
     KILN_ASSIGN_OR_RETURN(Placed placed, place(options.sessionType, options.benchmark, timeout));
     auto started = startOn(placed.endpoint, placed.target, options, spaces);
+    if (started.ok()) (*started)->workerId_ = placed.workerId;
     // A worker that died under the start holds no session of ours: place
     // the start elsewhere, as a restore would.
     if (started.ok() || attempt == 2 || started.status().code() != ErrorCode::kDisconnected ||
         !channelTo(placed.endpoint).peerLost()) {
       return started;
     }
-    noteLost(placed.endpoint);
+    noteLost(placed.endpoint, placed.workerId);
   }
 }
 
@@ -237,6 +238,7 @@ std::vector<PendingStart> Client::beginStarts(std::vector<SessionOptions> many) 
     }
     one.endpoint = placed->endpoint;
     one.target = placed->target;
+    one.workerId = placed->workerId;
     one.request = sendStart(one.endpoint, one.target, one.options, *one.spaces);
     one.deadline = std::chrono::steady_clock::now() + timeout;
   }
@@ -258,19 +260,24 @@ Result<std::unique_ptr<Session>> Client::finishStart(PendingStart& one) {
   // coordinator that forgot our experiment, goes the careful way, one at a
   // time, as startSession() retries it. (A benchmark a worker does not know
   // is the caller's, not the worker's, fault.)
+  if (session.ok()) (*session)->workerId_ = one.workerId;
   const ErrorCode code = session.ok() ? ErrorCode::kOk : session.status().code();
   const bool workerLost =
       one.placement.ok() && code == ErrorCode::kDisconnected && channelTo(one.endpoint).peerLost();
   const bool placementForgotten = !one.placement.ok() && code == ErrorCode::kNotFound;
   if (workerLost || placementForgotten) {
-    if (workerLost) noteLost(one.endpoint);
+    if (workerLost) noteLost(one.endpoint, one.workerId);
     session = startSession(one.options);
   }
   return session;
 }
 
-void Client::noteLost(const std::string& endpoint) {
-  lostEndpoints_[endpoint] = std::chrono::steady_clock::now();
+void Client::noteLost(const std::string& endpoint, std::uint64_t workerId) {
+  if (workerId != 0) {
+    lostWorkers_[workerId] = std::chrono::steady_clock::now();
+  } else {
+    lostEndpoints_[endpoint] = std::chrono::steady_clock::now();
+  }
 }
 
 Status Client::timeoutMeansGone(const std::string& endpoint, Status status) {
@@ -330,8 +337,9 @@ void Client::beforePlacing() {
   // The coordinator learns of a dead worker only after its liveness
   // timeout; until then, do not let it place us there again.
   auto now = std::chrono::steady_clock::now();
-  std::erase_if(lostEndpoints_,
-                [&](const auto& entry) { return now - entry.second > std::chrono::seconds(30); });
+  auto old = [&](const auto& entry) { return now - entry.second > std::chrono::seconds(30); };
+  std::erase_if(lostEndpoints_, old);
+  std::erase_if(lostWorkers_, old);
 }
 
 Result<Client::Placed> Client::placeOnce(const std::string& sessionType,
@@ -350,6 +358,9 @@ Result<std::uint64_t> Client::sendPlace(const std::string& sessionType,
   auto avoid = place.initAvoid(lostEndpoints_.size());
   unsigned i = 0;
   for (const auto& [endpoint, when] : lostEndpoints_) avoid.set(i++, endpoint);
+  auto avoidWorkers = place.initAvoidWorkers(lostWorkers_.size());
+  i = 0;
+  for (const auto& [worker, when] : lostWorkers_) avoidWorkers.set(i++, worker);
   return coordinator_->send(builder);
 }
 
@@ -359,7 +370,7 @@ Result<Client::Placed> Client::awaitPlace(std::uint64_t request, TimePoint deadl
   std::string endpoint = placement.getEndpoint().cStr();
   noteRoute(endpoint,
             LocalRoute{placement.getLocalEndpoint().cStr(), placement.getHostIdentity().cStr()});
-  return Placed{std::move(endpoint), placement.getTarget()};
+  return Placed{std::move(endpoint), placement.getTarget(), placement.getWorkerId()};
 }
 
 Result<std::unique_ptr<Session>> Client::startSessionOn(const std::string& endpoint,

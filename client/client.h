@@ -176,6 +176,7 @@ struct PendingStart {
   Status placement = internalError("not placed");  // a worker was found for it
   std::string endpoint;                            // that worker
   std::uint64_t target = 0;
+  std::uint64_t workerId = 0;                                 // its id at the coordinator
   Result<std::uint64_t> request = internalError("not sent");  // the start request
   TimePoint deadline{};  // when finishStart stops waiting for its answer
 };
@@ -272,6 +273,7 @@ class Client {
   struct Placed {
     std::string endpoint;
     std::uint64_t target = 0;
+    std::uint64_t workerId = 0;  // the coordinator's id of the worker (or nesting host)
   };
   // A worker for a new session, avoiding endpoints recently seen dying.
   // `benchmark` lets the coordinator prefer a worker that has it cached.
@@ -291,7 +293,10 @@ class Client {
                                               const SessionOptions& options,
                                               const SessionTypeSpaces& spaces,
                                               std::uint64_t request, TimePoint deadline);
-  void noteLost(const std::string& endpoint);
+  // The worker at `endpoint` is gone: placements avoid it for a while. By
+  // its id when known (a worker started again at the same endpoint is
+  // another process, and welcome), else by its endpoint.
+  void noteLost(const std::string& endpoint, std::uint64_t workerId = 0);
   // `status` from a request to `endpoint`, unless it is a timeout and the
   // coordinator no longer lists that server (its heartbeats stopped: the
   // process is stuck or gone): then the channel is marked lost, so that no
@@ -317,7 +322,10 @@ class Client {
   std::map<std::string, LocalRoute> routes_;  // worker endpoint -> its same-host route
   std::map<std::string, SessionTypeSpaces> spaces_;
   std::unique_ptr<LeaseKeeper> leases_;
-  std::map<std::string, TimePoint> lostEndpoints_;  // recently seen dying
+  // Recently seen dying: the worker (one process's registration) where a
+  // placement named it, else the endpoint; avoided by placements for 30 s.
+  std::map<std::uint64_t, TimePoint> lostWorkers_;
+  std::map<std::string, TimePoint> lostEndpoints_;
   // Experiments this client opened, to open again when a restarted
   // coordinator no longer knows them (its hosts' workers are then adopted).
   struct Opened {
@@ -414,7 +422,8 @@ class Session {
 
   Client& client_;
   std::string endpoint_;
-  std::uint64_t target_ = 0;  // underlying worker on a nesting host
+  std::uint64_t target_ = 0;    // underlying worker on a nesting host
+  std::uint64_t workerId_ = 0;  // the coordinator's id of its worker; 0 = not placed by it
   SessionId id_;
   SessionTypeSpaces spaces_;
   std::optional<std::uint32_t> fingerprintIndex_;  // in spaces_.observationSpaces, if replayable

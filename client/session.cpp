@@ -199,8 +199,10 @@ Result<std::unique_ptr<Session>> Session::fork() {
     if (reply.ok()) {
       SessionId child{reply->envelope().getReply().getForked().getSessionId()};
       client_.leases_->addSession(endpoint_);
-      return std::unique_ptr<Session>(
+      std::unique_ptr<Session> forked(
           new Session(client_, endpoint_, target_, child, spaces_, history_, initial_));
+      forked->workerId_ = workerId_;
+      return forked;
     }
     Status failed = client_.timeoutMeansGone(endpoint_, reply.status());
     if (attempt > 0 || !isLoss(failed)) return failed;

@@ -104,11 +104,16 @@ Status Session::restore(const Status& why) {
   // Avoid the endpoint only if its process is gone. A live host that says
   // it lost the session (an isolating nesting host whose experiment's child
   // process crashed and was restarted) can host the restored session.
-  if (client_.channelTo(endpoint_).peerLost()) client_.noteLost(endpoint_);
+  if (client_.channelTo(endpoint_).peerLost()) client_.noteLost(endpoint_, workerId_);
   Status last = why;
-  // "No ready worker yet" (an experiment's process being restarted on its
-  // host, workers still registering) is waited out for up to one request
-  // timeout; a restore that fails on a worker is tried a few times.
+  // Until one request timeout from now (so at least the failed request's
+  // own deadline), "no ready worker yet" is waited out (an experiment's
+  // process being restarted on its host, workers still registering), and a
+  // restore whose new worker is lost too (killed during the replay, or
+  // dead but still listed by the coordinator) is tried again elsewhere,
+  // avoiding every worker seen dead. Each loss adds one to avoid, so the
+  // attempts end; the cap only bounds a cluster whose workers all keep
+  // dying and being replaced.
   const auto waitUntil = std::chrono::steady_clock::now() + timeout();
   Duration pause = std::chrono::milliseconds(100);
   // A few LLVM passes give another result, rarely, in a process with another
@@ -116,20 +121,28 @@ Status Session::restore(const Status& why) {
   // run alone): a replay that diverged is tried once more, on a fresh
   // session. A session type that is simply not deterministic still fails.
   int divergenceRetries = 1;
-  for (int attempt = 0; attempt < 5;) {
-    auto placed = client_.place(type, history_.options.benchmark, timeout());
+  constexpr int kMaxAttempts = 16;
+  for (int attempt = 0; attempt < kMaxAttempts && std::chrono::steady_clock::now() < waitUntil;) {
+    const Duration left =
+        std::chrono::duration_cast<Duration>(waitUntil - std::chrono::steady_clock::now());
+    auto placed = client_.place(type, history_.options.benchmark,
+                                std::max<Duration>(left, std::chrono::seconds(1)));
     if (!placed.ok()) {
       last = placed.status();
-      if (last.code() != ErrorCode::kOverloaded ||
-          std::chrono::steady_clock::now() + pause > waitUntil) {
-        break;
-      }
+      // A full cluster, and a coordinator that is restarting (gone, silent,
+      // or not yet told by the workers of this type that they are back), are
+      // waited out alike.
+      const ErrorCode code = last.code();
+      const bool mayComeBack = code == ErrorCode::kOverloaded || code == ErrorCode::kDisconnected ||
+                               code == ErrorCode::kTimeout || code == ErrorCode::kNotFound;
+      if (!mayComeBack || std::chrono::steady_clock::now() + pause > waitUntil) break;
       std::this_thread::sleep_for(pause);
       pause = std::min<Duration>(2 * pause, std::chrono::seconds(1));
       continue;
     }
     ++attempt;
     auto fresh = client_.startOn(placed->endpoint, placed->target, history_.options, spaces_);
+    if (fresh.ok()) (*fresh)->workerId_ = placed->workerId;
     bool diverged = false;
     Status replayed = fresh.ok() ? replayOn(**fresh, diverged) : fresh.status();
     if (!replayed.ok()) {
@@ -158,7 +171,7 @@ Status Session::restore(const Status& why) {
             id_.value, why.message(), replayed.message()));
       }
       if (!isLoss(replayed)) break;  // e.g. divergence: replaying again would not help
-      client_.noteLost(placed->endpoint);
+      client_.noteLost(placed->endpoint, placed->workerId);
       continue;
     }
     // Adopt the new session; its lease replaces ours on the lost worker.
@@ -167,6 +180,7 @@ Status Session::restore(const Status& why) {
     lostEndpoint_ = endpoint_;
     endpoint_ = adopted.endpoint_;
     target_ = adopted.target_;
+    workerId_ = adopted.workerId_;
     id_ = adopted.id_;
     adopted.ended_ = true;  // nothing for its destructor to end: it is us now
     ++restores_;

@@ -10,6 +10,7 @@
 
 #include "common/abstract_socket.h"
 #include "common/wire_convert.h"
+#include "common/zmtp_heartbeat.h"
 
 namespace kiln::client {
 
@@ -26,8 +27,7 @@ ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestI
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(limits.maxMessageBytes));
   // A peer that vanishes without closing (node gone, SIGSTOP) is detected by
   // ZMTP heartbeats: no answer for 3 s drops the connection.
-  socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
-  socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
+  applyZmtpHeartbeats(socket_);
   curve_ = keys.has_value();
   if (keys) applyCurveClient(socket_, *keys);
   std::string monitorAddress = fmt::format("inproc://kiln-channel-{}", static_cast<void*>(this));

@@ -36,7 +36,8 @@ CoordinatorCore::CoordinatorCore(CoordinatorConfig config, const Clock& clock, L
       clock_(clock),
       logger_(std::move(logger)),
       experiments_(clock_, logger_, config_.heartbeatInterval, config_.experimentLease,
-                   config_.maxExperimentWeight) {}
+                   config_.maxExperimentWeight),
+      nextWorkerId_(std::max<std::uint64_t>(config_.firstWorkerId, 1)) {}
 
 void CoordinatorCore::handle(const std::string& peer, const InboundMessage& message,
                              std::vector<Outgoing>& out) {
@@ -118,8 +119,13 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
     case wire::Request::LIST_CLUSTER:
       return listCluster(peer, requestId, envelope.getExperiment().cStr(), out);
     case wire::Request::PLACE: {
-      std::vector<std::string> avoid;
-      for (auto endpoint : request.getPlace().getAvoid()) avoid.emplace_back(endpoint.cStr());
+      AvoidList avoid;
+      for (auto endpoint : request.getPlace().getAvoid()) {
+        avoid.endpoints.emplace_back(endpoint.cStr());
+      }
+      for (std::uint64_t worker : request.getPlace().getAvoidWorkers()) {
+        avoid.workers.push_back(worker);
+      }
       // A URI longer than any benchmark's is no hint worth remembering.
       auto benchmark = request.getPlace().getBenchmark();
       return place(peer, requestId, request.getPlace().getSessionType().cStr(),
@@ -164,9 +170,25 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
                       invalidArgument("registration needs at least one slot and session type"));
   }
   if (auto known = byPeer_.find(peer); known != byPeer_.end()) {
-    placementIndex_.remove(known->second);
-    workers_.erase(known->second);  // the same socket registers again: replace
+    // The same socket registers again: replace its record.
+    const WorkerId same = known->second;
     byPeer_.erase(known);
+    if (auto at = byEndpoint_.find(workers_.at(same).endpoint);
+        at != byEndpoint_.end() && at->second == same) {
+      byEndpoint_.erase(at);
+    }
+    placementIndex_.remove(same);
+    workers_.erase(same);
+  }
+  if (auto before = byEndpoint_.find(endpoint); before != byEndpoint_.end()) {
+    // One process listens at an endpoint: a registration there from another
+    // connection is a replacement (started again after a crash), so its
+    // predecessor is gone. It goes now, not a liveness window later: until
+    // then it would take placements that fail (or, for a nesting host,
+    // keep an experiment's workers planned on a process that is no more).
+    logger_->warn("worker {} ({}) is replaced by a new registration at its endpoint",
+                  before->second.value, endpoint);
+    forgetWorker(before->second);
   }
   WorkerId id{nextWorkerId_++};
   WorkerRecord worker;
@@ -190,6 +212,7 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   for (auto status : request.getUnderlying()) worker.underlying.push_back(fromWire(status));
   WorkerRecord& record = workers_.emplace(id, std::move(worker)).first->second;
   byPeer_[peer] = id;
+  byEndpoint_[endpoint] = id;
   reindex(record);
 
   capnp::MallocMessageBuilder builder(128);
@@ -200,6 +223,19 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   reply(out, peer, builder);
   // After the answer: what the host already runs may be claimed (or released).
   if (record.nesting) experiments_.onHostReport(record, out);
+}
+
+std::map<WorkerId, WorkerRecord>::iterator CoordinatorCore::forgetWorker(WorkerId id) {
+  auto found = workers_.find(id);
+  byPeer_.erase(found->second.routingId);
+  if (auto at = byEndpoint_.find(found->second.endpoint);
+      at != byEndpoint_.end() && at->second == id) {
+    byEndpoint_.erase(at);
+  }
+  placementIndex_.remove(id);
+  experiments_.onHostLost(id);
+  ++workersLost_;
+  return workers_.erase(found);
 }
 
 void CoordinatorCore::prunePlacements(WorkerRecord& worker, TimePoint now) {
@@ -288,7 +324,7 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
 void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
                             const std::string& sessionType, const std::string& benchmark,
                             const std::string& experiment, capnp::Data::Reader experimentKey,
-                            const std::vector<std::string>& avoid, std::vector<Outgoing>& out) {
+                            const AvoidList& avoid, std::vector<Outgoing>& out) {
   if (!experiment.empty()) {
     if (Status allowed = experiments_.authorize(experiment, experimentKey); !allowed.ok()) {
       return replyError(out, peer, requestId, allowed);
@@ -307,8 +343,7 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
   const TimePoint now = clock_.now();
   expirePlacements(now);
   auto avoided = [&](WorkerId id) {
-    return !avoid.empty() &&
-           std::find(avoid.begin(), avoid.end(), workers_.at(id).endpoint) != avoid.end();
+    return !avoid.empty() && avoid.covers(id, workers_.at(id).endpoint);
   };
   std::vector<WorkerId> warm;
   if (!benchmark.empty() && config_.cacheAffinitySlack > 0) warm = affinity_.hostsOf(benchmark);
@@ -345,11 +380,7 @@ void CoordinatorCore::tick(std::vector<Outgoing>& out) {
     if (now - worker.lastHeard > config_.heartbeatInterval * config_.liveness) {
       logger_->warn("worker {} ({}) lost: silent for {} ms; its capacity is removed",
                     it->first.value, worker.endpoint, toMillis(now - worker.lastHeard));
-      byPeer_.erase(worker.routingId);
-      placementIndex_.remove(it->first);
-      experiments_.onHostLost(it->first);
-      it = workers_.erase(it);
-      ++workersLost_;
+      it = forgetWorker(it->first);
       continue;
     }
     if (now >= worker.nextPing) {

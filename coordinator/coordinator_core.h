@@ -39,6 +39,11 @@ struct CoordinatorConfig {
   FrameLimits frames;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off
   ServerSecurity security;    // CURVE on the listening socket when it holds keys
+  // The first worker id (then 1 more per registration); 0: 1 for the core
+  // alone, a random start for a CoordinatorServer, so that a restarted
+  // coordinator gives no worker an id a dead worker had under its
+  // predecessor (clients avoid dead workers by id: Place.avoidWorkers).
+  std::uint64_t firstWorkerId = 0;
 };
 
 class CoordinatorCore {
@@ -65,8 +70,7 @@ class CoordinatorCore {
                    std::vector<Outgoing>& out);
   void place(const std::string& peer, std::uint64_t requestId, const std::string& sessionType,
              const std::string& benchmark, const std::string& experiment,
-             capnp::Data::Reader experimentKey, const std::vector<std::string>& avoid,
-             std::vector<Outgoing>& out);
+             capnp::Data::Reader experimentKey, const AvoidList& avoid, std::vector<Outgoing>& out);
   void handleExperimentRequest(const std::string& peer, wire::Envelope::Reader envelope,
                                std::vector<Outgoing>& out);
   // `key`: set only in the answer to openExperiment.
@@ -83,19 +87,23 @@ class CoordinatorCore {
   void expirePlacements(TimePoint now);
   // The worker's current figures into the placement index (plain workers only).
   void reindex(const WorkerRecord& worker);
+  // Removes a lost worker (its capacity, and its experiments' workers);
+  // returns the record after it.
+  std::map<WorkerId, WorkerRecord>::iterator forgetWorker(WorkerId id);
 
   CoordinatorConfig config_;
   const Clock& clock_;
   Logger logger_;
-  std::uint64_t nextWorkerId_ = 1;
   std::uint64_t workersLost_ = 0;
   std::uint64_t placements_ = 0;
   std::uint64_t affinityPlacements_ = 0;
   std::map<WorkerId, WorkerRecord> workers_;
   ExperimentBook experiments_;
+  std::uint64_t nextWorkerId_;
   TimePoint nextReconcile_{};
   TimePoint nextScan_{};
   std::unordered_map<std::string, WorkerId> byPeer_;
+  std::unordered_map<std::string, WorkerId> byEndpoint_;  // advertised endpoint -> its worker
   PlacementIndex placementIndex_;
   BenchmarkAffinity affinity_;
   // Every placement not yet expired, oldest first: which workers to prune when.

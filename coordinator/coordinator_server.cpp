@@ -1,5 +1,7 @@
 #include "coordinator/coordinator_server.h"
 
+#include <random>
+
 #include <fmt/format.h>
 
 #include "common/readiness_poll.h"
@@ -20,6 +22,10 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::create(Coordinator
                                                                      const Clock& clock,
                                                                      Logger logger) {
   if (config.liveness < 1) return invalidArgument("liveness must be at least 1 interval");
+  if (config.firstWorkerId == 0) {
+    // 2^20 starts, 2^32 registrations each: ids stay exact as JSON numbers.
+    config.firstWorkerId = (std::uint64_t{std::random_device{}() % (1u << 20)} + 1) << 32;
+  }
   std::unique_ptr<CoordinatorServer> server(
       new CoordinatorServer(std::move(config), zmq, clock, std::move(logger)));
   server->router_.set(zmq::sockopt::linger, 0);

@@ -301,8 +301,7 @@ void ExperimentBook::sampleUtilization(const HostTable& hosts) {
 
 Result<ExperimentPlacement> ExperimentBook::place(const std::string& name,
                                                   const std::string& sessionType,
-                                                  const HostTable& hosts,
-                                                  const std::vector<std::string>& avoid) {
+                                                  const HostTable& hosts, const AvoidList& avoid) {
   auto found = experiments_.find(name);
   if (found == experiments_.end()) {
     return notFound(fmt::format("no experiment named '{}' is open: open it first", name));
@@ -321,7 +320,7 @@ Result<ExperimentPlacement> ExperimentBook::place(const std::string& name,
   for (auto& [id, worker] : record.workers) {
     auto host = hosts.find(worker.host);
     if (!worker.ready || host == hosts.end()) continue;
-    if (std::find(avoid.begin(), avoid.end(), host->second.endpoint) != avoid.end()) continue;
+    if (avoid.covers(worker.host, host->second.endpoint)) continue;
     while (!worker.placements.empty() && now - worker.placements.front() > 2 * interval_) {
       worker.placements.pop_front();
     }

@@ -76,10 +76,9 @@ class ExperimentBook {
   // Samples each experiment's utilization (busy share of its hosts' slots).
   void sampleUtilization(const HostTable& hosts);
   // The least loaded ready worker of `name` that serves `sessionType`.
-  // Hosts at the `avoid` endpoints (seen dying by the client) are skipped.
+  // Hosts the client saw die (`avoid`) are skipped.
   Result<ExperimentPlacement> place(const std::string& name, const std::string& sessionType,
-                                    const HostTable& hosts,
-                                    const std::vector<std::string>& avoid = {});
+                                    const HostTable& hosts, const AvoidList& avoid = {});
 
  private:
   void sendCreate(const WorkerRecord& host, const ExperimentRecord& experiment,

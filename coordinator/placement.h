@@ -20,6 +20,18 @@
 
 namespace kiln {
 
+// The workers a client saw die, for its next placement: by id (one process's
+// registration) where the client knew it, so that a worker started again at
+// the same endpoint is not avoided with its dead predecessor; by endpoint
+// where it did not. Few entries: a scan is cheapest.
+struct AvoidList {
+  std::vector<std::uint64_t> workers;
+  std::vector<std::string> endpoints;
+
+  bool empty() const { return workers.empty() && endpoints.empty(); }
+  bool covers(WorkerId id, const std::string& endpoint) const;
+};
+
 struct WorkerSnapshot {
   WorkerId id;
   std::vector<std::string> sessionTypes;

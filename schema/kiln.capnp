@@ -279,6 +279,8 @@ struct Place {
   sessionType @0 :Text;
   avoid @1 :List(Text);             # worker endpoints the client saw die
   benchmark @2 :Text;               # the session's benchmark URI: placed near its cached copies
+  avoidWorkers @3 :List(UInt64);    # worker ids (one process each) the client saw die: a worker
+                                    # started again at the same endpoint is a new id, not avoided
 }
 struct Placement {
   workerId @0 :UInt64;

@@ -87,8 +87,10 @@ ChildCluster::ChildCluster(std::filesystem::path kiln, WorkingDirectory director
 
 ChildCluster::ChildCluster(ChildCluster&&) noexcept = default;
 
-Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{kiln_.string()};
+Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args,
+                                          const std::vector<std::string>& wrapper) {
+  std::vector<std::string> argv = wrapper;
+  argv.push_back(kiln_.string());
   argv.insert(argv.end(), args.begin(), args.end());
   SubprocessOptions options;
   unsigned number;

@@ -31,7 +31,10 @@ class ChildCluster {
                                      std::filesystem::path keepErrorsIn = {});
   // Runs `kiln <args...>` and waits for its "<word> <endpoint>" first line.
   // Safe from any thread.
-  Result<ChildProcess*> spawn(const std::vector<std::string>& args);
+  // `wrapper` is a command that runs it, e.g. `ip netns exec NS` (it must
+  // exec kiln, so that the child's pid is kiln's).
+  Result<ChildProcess*> spawn(const std::vector<std::string>& args,
+                              const std::vector<std::string>& wrapper = {});
   // Kills `child` (if still running), reaps it and forgets it with its output
   // files, so that a cluster whose workers are replaced keeps a bounded size.
   void retire(ChildProcess* child);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/wire_convert.h"
+#include "common/zmtp_heartbeat.h"
 
 namespace kiln {
 
@@ -73,6 +74,7 @@ void CoordinatorLink::onReadable(const FrameLimits& limits) {
     zmq::message_t frame;
     if (!socket_->recv(frame, zmq::recv_flags::dontwait)) return;
     lastHeard_ = clock_.now();
+    heardAt_ = lastHeard_;
     auto message = InboundMessage::decode(frame, limits);
     if (!message.ok()) {
       logger_->warn("coordinator sent a malformed frame: {}", message.status().toString());
@@ -103,6 +105,7 @@ void CoordinatorLink::onReadable(const FrameLimits& limits) {
         // Bounded as the coordinator's own flag is (an hour).
         coordinatorInterval_ = std::chrono::milliseconds(
             std::min<std::uint32_t>(registered.getHeartbeatIntervalMs(), 3600 * 1000));
+        lastCoordinatorInterval_ = coordinatorInterval_;
         state_ = State::kRegistered;
         backoff_ = timing_.minBackoff;
         ++registrations_;
@@ -116,6 +119,19 @@ void CoordinatorLink::onReadable(const FrameLimits& limits) {
       logger_->warn("coordinator sent a malformed message: {}", e.getDescription().cStr());
     }
   }
+}
+
+Duration cutOffAfter(Duration interval, int liveness) {
+  const Duration beforeDeclaredLost = std::max<Duration>((liveness - 1) * interval, interval / 2);
+  return std::min<Duration>(beforeDeclaredLost, kZmtpHeartbeatTimeout - kZmtpHeartbeatInterval);
+}
+
+std::optional<TimePoint> CoordinatorLink::cutOffSince() const {
+  if (registrations_ == 0) return std::nullopt;
+  const Duration interval = std::max(timing_.heartbeatInterval, lastCoordinatorInterval_);
+  const Duration after = cutOffAfter(interval, timing_.liveness);
+  if (clock_.now() - heardAt_ < after) return std::nullopt;
+  return heardAt_ + std::min(interval, after / 2);
 }
 
 void CoordinatorLink::tick(const LoadReport& load) {

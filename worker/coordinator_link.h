@@ -50,6 +50,12 @@ struct LoadReport {
 // workers); the handler answers through CoordinatorLink::sendReply.
 using LinkRequestHandler = std::function<void(InboundMessage)>;
 
+// How long a worker may go without hearing its coordinator before its
+// clients may be restoring its sessions elsewhere: the coordinator declares
+// a worker lost after `liveness` silent intervals, and a client drops a
+// silent connection after the ZMTP timeout; this is a little less than both.
+Duration cutOffAfter(Duration interval, int liveness);
+
 class CoordinatorLink {
  public:
   CoordinatorLink(zmq::context_t& context, std::string coordinatorEndpoint, WorkerAdvert advert,
@@ -67,6 +73,12 @@ class CoordinatorLink {
   void sendReply(zmq::message_t frame);
   std::optional<WorkerId> workerId() const { return workerId_; }
   int registrations() const { return registrations_; }
+  // Since when this worker is cut off: once registered, the coordinator
+  // went unheard for cutOffAfter() (it has declared this worker lost, or is
+  // about to). The time returned is when the cut began at the latest (the
+  // coordinator pings every interval): a client heard from after it still
+  // reaches this worker. Nullopt while the coordinator is heard.
+  std::optional<TimePoint> cutOffSince() const;
 
  private:
   enum class State { kBackingOff, kRegistering, kRegistered };
@@ -86,12 +98,14 @@ class CoordinatorLink {
   State state_ = State::kBackingOff;
   Duration backoff_;
   TimePoint retryAt_{};
-  TimePoint lastHeard_{};
+  TimePoint lastHeard_{};  // or the last registration attempt
+  TimePoint heardAt_{};    // the last message from a coordinator
   TimePoint nextHeartbeat_{};
   std::optional<WorkerId> workerId_;
   // The coordinator's own interval (its Registered answer): it pings no more
   // often than that, so silence is judged by the longer of the two.
   Duration coordinatorInterval_{};
+  Duration lastCoordinatorInterval_{};  // kept while re-registering
   int registrations_ = 0;
   std::uint64_t socketUses_ = 0;
 };

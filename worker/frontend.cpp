@@ -29,6 +29,9 @@ class SingleHostFrontend final : public WorkerFrontend {
     return LoadReport{{load.liveSessions, pool_.busy(), load.waitingRequests, load.stepsTotal}, {}};
   }
   void clear() override { host_.clear(); }
+  std::size_t dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why) override {
+    return host_.dropSessionsOfClientsSilentSince(since, why);
+  }
 
  private:
   PoolExecutor executor_;

@@ -219,6 +219,11 @@ void SessionHost::handleSessionRequest(const std::string& routingId, InboundMess
   }
   auto found = sessions_.find(SessionId{sessionId});
   if (found == sessions_.end() || found->second->retired) {
+    if (auto why = dropped_.why(sessionId)) {
+      return reply(
+          routingId, envelope.getRequestId(),
+          notFound(fmt::format("session {:x} was dropped by this worker: {}", sessionId, *why)));
+    }
     return reply(routingId, envelope.getRequestId(),
                  notFound(fmt::format("session {:x} does not exist on this worker (ended, "
                                       "expired, or never started here)",
@@ -472,6 +477,20 @@ void SessionHost::endSessionsOf(ClientId client) {
   if (ended != 0) {
     logger_->info("client {:x} went silent: ending its {} sessions", client.value, ended);
   }
+}
+
+std::size_t SessionHost::dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why) {
+  auto reason = std::make_shared<const std::string>(why);
+  std::size_t ended = retireWhere([&](const SessionRecord& r) {
+    auto lease = leases_.find(r.owner);
+    if (lease != leases_.end() && lease->second >= since) return false;
+    dropped_.remember(r.id.value, reason);
+    logger_->info("session dropped: {} client={:x}: {}",
+                  logfields::sessionAndExperiment(r.id.value, r.experiment), r.owner.value, why);
+    return true;
+  });
+  if (ended != 0) logger_->warn("dropped {} sessions: {}", ended, why);
+  return ended;
 }
 
 void SessionHost::retireAll() {

@@ -22,6 +22,7 @@
 #include "common/mailbox.h"
 #include "common/unique_task.h"
 #include "kit/session_types.h"
+#include "worker/dropped_sessions.h"
 #include "worker/session_record.h"
 
 namespace kiln {
@@ -156,6 +157,13 @@ class SessionHost {
   void retireAll();
   // Refreshes a client's lease without a request (keep-alive on a nesting host).
   void touchLease(ClientId client) { leases_[client] = clock_.now(); }
+  // Ends the sessions of every client not heard from since `since` (no
+  // request, no keep-alive), as an expired lease would, and answers later
+  // requests for them with "not found" and `why`. For a worker cut off from
+  // its coordinator (WorkerServer): those clients are restoring their
+  // sessions elsewhere, and a copy left here must take no late step.
+  // Returns how many sessions it ended.
+  std::size_t dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why);
 
   HostLoad load() const;
   std::size_t inflight() const { return inflight_.size(); }
@@ -231,6 +239,7 @@ class SessionHost {
   std::deque<Completion> inlineDone_;
   bool drainingInline_ = false;
   TimePoint nextLeaseSweep_{};
+  DroppedSessions dropped_;
 };
 
 }  // namespace kiln

@@ -12,6 +12,7 @@
 #include "common/router_io.h"
 #include "common/spin_before_sleep.h"
 #include "common/version.h"
+#include "common/zmtp_heartbeat.h"
 #include "worker/config_check.h"
 #include "worker/damaged_exit.h"
 
@@ -83,6 +84,7 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   server->workingDirectory_.emplace(std::move(directory).value());
 
   server->router_.set(zmq::sockopt::linger, 0);
+  applyZmtpHeartbeats(server->router_);
   server->router_.set(zmq::sockopt::sndhwm, 100000);
   server->router_.set(zmq::sockopt::rcvhwm, 100000);
   // Frames up to twice the limit get a clear error from decode; larger ones
@@ -314,13 +316,28 @@ void WorkerServer::run() {
     reportStuck(pool_->replaceStuck(stuckAfter_));
     LoadReport load = frontend_->load();
     returnFreedMemory(load.total.liveSessions);
-    if (link_) link_->tick(load);
+    if (link_) {
+      link_->tick(load);
+      dropSessionsIfCutOff();
+    }
     if (observe_ && observe_->due()) {
       observe_->metrics().update(WorkerLoadSample{std::move(load), config_.slots, cache_.counters(),
                                                   link_ ? link_->registrations() : 0});
     }
   }
   shutdown();
+}
+
+void WorkerServer::dropSessionsIfCutOff() {
+  const std::optional<TimePoint> since = link_->cutOffSince();
+  if (!since || droppedForCutOffAt_ == since) return;  // once per cut
+  droppedForCutOffAt_ = since;
+  frontend_->dropSessionsOfClientsSilentSince(
+      *since,
+      fmt::format("this worker has not heard from its coordinator since {} ms ago, nor from the "
+                  "session's client: the coordinator declares such a worker lost, and the client "
+                  "restores its sessions on another worker",
+                  toMillis(clock_.now() - *since)));
 }
 
 void WorkerServer::reportStuck(const StuckThreads& stuck) {

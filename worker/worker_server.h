@@ -124,11 +124,16 @@ class WorkerServer {
   void finishDamaged();
   // Logs what TaskPool::replaceStuck() did.
   void reportStuck(const StuckThreads& stuck);
+  // Cut off from its coordinator (CoordinatorLink::cutOffSince): the
+  // sessions of clients silent since then are being restored elsewhere, so
+  // their copies here go before a late request could step them.
+  void dropSessionsIfCutOff();
 
   WorkerConfig config_;
   SessionTypeRegistry& types_;
   zmq::context_t& zmq_;
   const Clock& clock_;
+  std::optional<TimePoint> droppedForCutOffAt_;
   Logger logger_;
   std::optional<WorkingDirectory> workingDirectory_;
   BenchmarkCache cache_;

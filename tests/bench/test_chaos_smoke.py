@@ -21,3 +21,18 @@ def test_chaos_counts_every_step_and_every_death():
     assert row["steps_completed"] == row["steps_attempted"] > 0, row
     assert row["steps_lost"] == 0 and row["state_mismatches"] == 0, row
     assert row["workers_died_on_their_own"] == 0, row
+
+
+def test_chaos_as_a_user_runs_it_loses_no_llvm_step():
+    # Default heartbeats and workers started again on their own ports: a
+    # restore may meet a dead worker the coordinator still lists, or the
+    # replacement at its endpoint, and must go on until it finds a live one.
+    report = run_bench(
+        "chaos", "--session-type", "llvm", "--heartbeat-seconds", "1", "--same-endpoints",
+        "--sessions", "6", "--seconds", "6", "--min-kill-seconds", "1.5",
+        "--max-kill-seconds", "3", timeout=300,
+    )
+    (row,) = report["rows"]
+    assert row["workers_killed"] >= 1, row
+    assert row["steps_lost"] == 0, (row, report["notes"])
+    assert row["steps_completed"] + row["compile_errors"] == row["steps_attempted"], row

@@ -32,10 +32,13 @@ class CoordinatorCoreTest : public ::testing::Test {
     return keep->envelope();
   }
 
-  void registerWorker(const std::string& peer) {
-    auto out = send(peer, [](wire::Envelope::Builder e) {
+  // Each peer listens at its own endpoint unless told otherwise (one process
+  // per endpoint: a second registration there replaces the first).
+  void registerWorker(const std::string& peer, std::string endpoint = {}) {
+    if (endpoint.empty()) endpoint = "tcp://" + peer + ":9";
+    auto out = send(peer, [&](wire::Envelope::Builder e) {
       auto r = e.initRequest().initRegisterWorker();
-      r.setEndpoint("tcp://127.0.0.1:9");
+      r.setEndpoint(endpoint);
       r.setSlots(2);
       r.initSessionTypes(1).set(0, "noop");
     });
@@ -65,6 +68,57 @@ TEST_F(CoordinatorCoreTest, SilentWorkerIsLostAfterThreeIntervals) {
   clock_.advance(std::chrono::milliseconds(200));
   EXPECT_EQ(tick(), 0u);
   EXPECT_EQ(core_.workersLost(), 1u);
+}
+
+TEST_F(CoordinatorCoreTest, ARegistrationAtAListedEndpointReplacesItsDeadPredecessorAtOnce) {
+  registerWorker("old", "tcp://10.0.0.2:7000");
+  registerWorker("other", "tcp://10.0.0.3:7000");
+  // Started again on the same address after a crash: a new connection.
+  registerWorker("new", "tcp://10.0.0.2:7000");
+  ASSERT_EQ(core_.workers().size(), 2u);
+  EXPECT_EQ(core_.workersLost(), 1u);
+  for (const auto& [id, worker] : core_.workers()) EXPECT_NE(worker.routingId, "old");
+  // The predecessor's heartbeats (were it still around) get it told to
+  // register again, as any unknown worker is.
+  auto out = send("old", [](wire::Envelope::Builder e) { e.initHeartbeat(); });
+  std::optional<InboundMessage> keep;
+  EXPECT_TRUE(decode(out, 0, keep).isDisconnect());
+  // A worker that registers again on its own connection is replaced, not doubled.
+  registerWorker("other", "tcp://10.0.0.3:7000");
+  EXPECT_EQ(core_.workers().size(), 2u);
+  EXPECT_EQ(core_.workersLost(), 1u);
+}
+
+TEST_F(CoordinatorCoreTest, AClientsAvoidListNamesDeadWorkersByIdNotTheirReplacements) {
+  registerWorker("a", "tcp://10.0.0.2:7000");
+  registerWorker("b", "tcp://10.0.0.3:7000");
+  std::uint64_t deadA = 0;
+  for (const auto& [id, worker] : core_.workers()) {
+    if (worker.routingId == "a") deadA = id.value;
+  }
+  registerWorker("a2", "tcp://10.0.0.2:7000");  // a's replacement, at a's endpoint
+  auto place = [&](std::vector<std::uint64_t> workers, std::vector<std::string> endpoints) {
+    auto out = send("client", [&](wire::Envelope::Builder e) {
+      auto p = e.initRequest().initPlace();
+      p.setSessionType("noop");
+      auto w = p.initAvoidWorkers(workers.size());
+      for (unsigned i = 0; i < workers.size(); ++i) w.set(i, workers[i]);
+      auto a = p.initAvoid(endpoints.size());
+      for (unsigned i = 0; i < endpoints.size(); ++i) a.set(i, endpoints[i]);
+    });
+    std::optional<InboundMessage> keep;
+    auto reply = decode(out, 0, keep).getReply();
+    return reply.isPlacement() ? std::string(reply.getPlacement().getEndpoint().cStr())
+                               : std::string("refused");
+  };
+  // Avoiding b, and the dead a by id: a's replacement takes it.
+  std::uint64_t idB = 0;
+  for (const auto& [id, worker] : core_.workers()) {
+    if (worker.routingId == "b") idB = id.value;
+  }
+  EXPECT_EQ(place({deadA, idB}, {}), "tcp://10.0.0.2:7000");
+  // Avoiding a's endpoint (a client that knew no id) avoids the replacement too.
+  EXPECT_EQ(place({idB}, {"tcp://10.0.0.2:7000"}), "refused");
 }
 
 TEST_F(CoordinatorCoreTest, LateHeartbeatCancelsThePendingLoss) {
@@ -98,7 +152,7 @@ TEST_F(CoordinatorCoreTest, PlacementGoesToARegisteredWorker) {
   });
   std::optional<InboundMessage> keep;
   auto placement = decode(out, 0, keep).getReply().getPlacement();
-  EXPECT_EQ(std::string(placement.getEndpoint().cStr()), "tcp://127.0.0.1:9");
+  EXPECT_EQ(std::string(placement.getEndpoint().cStr()), "tcp://w1:9");
   auto wrong = send("client", [](wire::Envelope::Builder e) { e.initRequest().initStep(); });
   std::optional<InboundMessage> keep2;
   EXPECT_TRUE(decode(wrong, 0, keep2).getReply().isError());

@@ -23,6 +23,15 @@ InProcessCoordinator::~InProcessCoordinator() {
   thread_.join();
 }
 
+int freePort() {
+  zmq::context_t zmq(1);
+  zmq::socket_t probe(zmq, zmq::socket_type::router);
+  probe.set(zmq::sockopt::linger, 0);
+  probe.bind("tcp://127.0.0.1:0");
+  std::string bound = probe.get(zmq::sockopt::last_endpoint);
+  return std::stoi(bound.substr(bound.rfind(':') + 1));
+}
+
 std::unique_ptr<client::Client> connectClient(const std::string& coordinator,
                                               const std::string& experiment,
                                               Duration requestTimeout) {

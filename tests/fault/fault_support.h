@@ -43,6 +43,9 @@ std::int64_t instructionCountAfter(client::Client& client, const std::string& be
 
 using testsupport::waitUntil;
 
+// A free loopback port for a server that must come back on the same one.
+int freePort();
+
 // Steps `sessions` round-robin in a thread until stopped, counting failures.
 class BackgroundStepper {
  public:

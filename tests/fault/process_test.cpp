@@ -315,16 +315,6 @@ TEST(ProcessFaults, WorkerWithAStuckLoopIsGivenUpAfterOneTimeout) {
   EXPECT_EQ((*fresh)->endpoint(), survivor->endpoint);
 }
 
-// A free loopback port for a server that must come back on the same one.
-int freePort() {
-  zmq::context_t zmq(1);
-  zmq::socket_t probe(zmq, zmq::socket_type::router);
-  probe.set(zmq::sockopt::linger, 0);
-  probe.bind("tcp://127.0.0.1:0");
-  std::string bound = probe.get(zmq::sockopt::last_endpoint);
-  return std::stoi(bound.substr(bound.rfind(':') + 1));
-}
-
 TEST(ProcessFaults, CoordinatorRestartKeepsSessionsSteppingAndExperimentsReopened) {
   std::string endpoint = fmt::format("tcp://127.0.0.1:{}", freePort());
   auto children = testsupport::ChildCluster::create(KILN_BINARY).value();

@@ -78,5 +78,36 @@ TEST_F(CoordinatorLinkTest, ItsOwnIntervalRulesWhenItIsTheLonger) {
   EXPECT_FALSE(link.workerId().has_value());
 }
 
+TEST(CutOffAfterTest, ALittleLessThanBothTheLivenessWindowAndTheZmtpTimeout) {
+  // 1 s heartbeats, liveness 3: declared lost after 3 s; clients drop a
+  // silent connection after 3 s too. Cut off after 2 s, before either.
+  EXPECT_EQ(cutOffAfter(1000ms, 3), 2000ms);
+  EXPECT_EQ(cutOffAfter(100ms, 3), 200ms);
+  // Long heartbeats: the clients' ZMTP timeout comes first.
+  EXPECT_EQ(cutOffAfter(5000ms, 3), 2000ms);
+  // Liveness 1 still leaves half an interval.
+  EXPECT_EQ(cutOffAfter(1000ms, 1), 500ms);
+}
+
+TEST_F(CoordinatorLinkTest, IsCutOffOnlyOnceRegisteredAndSilentForLong) {
+  CoordinatorLink link = makeLink(1000ms);
+  clock_.advance(10s);
+  EXPECT_FALSE(link.cutOffSince().has_value()) << "never registered: no client placed here";
+  registerWith(link, 1000);
+  const TimePoint heard = clock_.now();
+  clock_.advance(1900ms);
+  EXPECT_FALSE(link.cutOffSince().has_value());
+  clock_.advance(100ms);
+  ASSERT_TRUE(link.cutOffSince().has_value());
+  // The coordinator pings every second: the cut began within one of the
+  // last word, and a client heard after that reaches this worker.
+  EXPECT_EQ(*link.cutOffSince(), heard + 1000ms);
+  // Still cut off while the link backs off and tries again.
+  clock_.advance(5s);
+  link.tick(LoadReport{});
+  link.tick(LoadReport{});
+  EXPECT_EQ(*link.cutOffSince(), heard + 1000ms);
+}
+
 }  // namespace
 }  // namespace kiln

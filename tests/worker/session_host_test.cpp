@@ -186,6 +186,23 @@ TEST_F(SessionHostTest, SilentClientsSessionsEndWhenTheLeaseRunsOut) {
   EXPECT_TRUE(step(kept, 1, 0, 8).isStepped());
 }
 
+TEST_F(SessionHostTest, ACutOffWorkerDropsTheSessionsOfClientsSilentSinceAndSaysWhy) {
+  std::uint64_t silent = start(/*client=*/7);
+  std::uint64_t kept = start(/*client=*/8);
+  clock_.advance(std::chrono::seconds(2));
+  const TimePoint cut = clock_.now();
+  clock_.advance(std::chrono::seconds(1));
+  step(kept, 1, 0, 8);  // client 8 still reaches this worker
+  EXPECT_EQ(host_.dropSessionsOfClientsSilentSince(cut, "cut off"), 1u);
+  EXPECT_EQ(host_.load().liveSessions, 1u);
+  EXPECT_TRUE(step(kept, 1, 0, 8).isStepped());
+  // A late step for the dropped copy is refused, with the reason.
+  Status refused = errorOf(step(silent, 1, 0, 7));
+  EXPECT_EQ(refused.code(), ErrorCode::kNotFound);
+  EXPECT_NE(refused.message().find("was dropped by this worker: cut off"), std::string::npos)
+      << refused.toString();
+}
+
 TEST_F(SessionHostTest, WorkerParametersReachTheBenchmarkCache) {
   // (Setters need the operator's leave: SettingsEverySessionSharesNeedTheOperatorsLeave.)
   auto reply = call([](wire::Request::Builder r) {

@@ -1,0 +1,35 @@
+// `kiln bench cluster`: kiln across hosts, on the bed of network namespaces
+// with emulated links (scripts/netbed up --emulated). Host 1 runs the
+// coordinator, hosts 2 .. N-1 a worker each, and the bench's client runs on
+// host N. For each added one-way link delay (0, 200 us, 2 ms by default):
+//   - a step's round trip to a worker on another host, one in flight,
+//     against a raw TCP echo between the same two hosts in the same run
+//     (same payload size, blocking reads: the floor of the path);
+//   - a placement's round trip to the coordinator;
+//   - aggregate steps/s of many sessions over every worker, with 1 step in
+//     flight per session and with several (pipelining hides the latency).
+// Needs root (namespaces and TAP devices).
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "bench/stats.h"
+#include "common/status.h"
+
+namespace kiln::bench {
+
+struct ClusterBenchOptions {
+  std::filesystem::path netbed;  // scripts/netbed
+  unsigned hosts = 5;            // coordinator + workers + client
+  std::vector<unsigned> delaysUs = {0, 200, 2000};
+  unsigned samples = 300;  // round trips per latency row
+  unsigned sessions = 12;  // for the throughput rows
+  unsigned pipelined = 4;  // steps in flight per session in the pipelined row
+  double throughputSeconds = 3;
+  bool quick = false;  // 3 hosts, fewer samples, 0 and 2000 us
+};
+
+Result<Report> runClusterBench(const ClusterBenchOptions& options);
+
+}  // namespace kiln::bench

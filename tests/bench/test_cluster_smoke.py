@@ -1,0 +1,31 @@
+"""Smoke run of `kiln bench cluster --quick` (seconds): 3 namespace hosts on
+emulated links; its JSON has the rows and fields README.md documents, and the
+added delay shows in the round trips. Skipped unless root (namespaces, TAP
+devices)."""
+
+import os
+import pathlib
+
+import pytest
+
+from bench_json import run_bench
+
+NETBED = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "netbed"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+def test_cluster_rows_per_delay_against_the_tcp_echo():
+    report = run_bench("cluster", "--quick", "--netbed", str(NETBED))
+    assert report["title"].startswith("kiln bench cluster")
+    rows = report["rows"]
+    assert [row["added_one_way_delay_us"] for row in rows] == [0, 2000]
+    for row in rows:
+        for field in ("step_p50_us", "step_p99_us", "tcp_echo_p50_us", "tcp_echo_p99_us",
+                      "x_floor_p50", "placement_p50_us", "placement_p99_us",
+                      "steps_per_s_1_in_flight", "steps_per_s_pipelined", "pipelining_gain",
+                      "judged_against"):
+            assert field in row, (field, row)
+        assert row["step_p50_us"] > 0 and row["tcp_echo_p50_us"] > 0, row
+    # A round trip crosses the 2 ms link twice, the echo's as well as a step's.
+    slow = rows[1]
+    assert slow["tcp_echo_p50_us"] >= 4000 and slow["step_p50_us"] >= 4000, slow

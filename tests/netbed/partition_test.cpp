@@ -1,0 +1,221 @@
+// Partitions on a bed of network namespaces (scripts/netbed): host 1 runs the
+// coordinator, hosts 2 and 3 a worker each, and the test's client runs on a
+// thread that entered host 4's network. Every process is a real `kiln`.
+//
+// - A worker host's cable is pulled while sessions step on it: its sessions
+//   are restored on the other host with no step lost, and once the cable is
+//   back the cut-off host has dropped its copies: a late step to one is
+//   refused, saying why.
+// - The coordinator's cable is pulled: clients still reach the workers, so
+//   stepping goes on, with no session restored.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "common/frame.h"
+#include "common/wire_convert.h"
+#include "testing/child_cluster.h"
+#include "testing/net_bed.h"
+#include "tests/fault/fault_support.h"
+
+namespace kiln::fault {
+namespace {
+
+constexpr unsigned kCoordinatorHost = 1, kClientHost = 4;
+
+struct Tally {
+  std::uint64_t attempted = 0, answered = 0, lost = 0;
+  std::string firstLoss;
+};
+
+class PartitionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto bed = testsupport::NetBed::create(KILN_NETBED, 4);
+    if (!bed.ok() && bed.status().code() == ErrorCode::kUnimplemented) {
+      GTEST_SKIP() << bed.status().message();
+    }
+    ASSERT_TRUE(bed.ok()) << bed.status().toString();
+    bed_ = std::move(*bed);
+    auto children = testsupport::ChildCluster::create(KILN_BINARY);
+    ASSERT_TRUE(children.ok()) << children.status().toString();
+    children_.emplace(std::move(*children));
+    auto coordinator = children_->spawn(
+        {"coordinator", "--listen", fmt::format("tcp://{}:0", bed_->address(kCoordinatorHost)),
+         "--heartbeat-seconds", "0.2", "--log-level", "off"},
+        bed_->runOn(kCoordinatorHost));
+    ASSERT_TRUE(coordinator.ok()) << coordinator.status().toString();
+    coordinator_ = (*coordinator)->endpoint;
+    for (unsigned host : {2u, 3u}) {
+      auto worker = children_->spawn({"worker", "--coordinator", coordinator_, "--listen",
+                                      fmt::format("tcp://{}:0", bed_->address(host)),
+                                      "--heartbeat-seconds", "0.2", "--log-level", "off"},
+                                     bed_->runOn(host));
+      ASSERT_TRUE(worker.ok()) << worker.status().toString();
+      workerOn_[host] = (*worker)->endpoint;
+    }
+  }
+
+  // Runs `body` on a thread inside the client host's network.
+  void onClientHost(const std::function<void()>& body) {
+    std::thread([&] {
+      ASSERT_TRUE(bed_->enter(kClientHost).ok());
+      body();
+    }).join();
+  }
+
+  // One pipelined step per session; `expected` keeps each session's sum.
+  static void stepRound(std::vector<std::unique_ptr<client::Session>>& sessions,
+                        std::vector<std::int64_t>& expected, Tally& tally) {
+    std::vector<std::optional<std::uint64_t>> sent(sessions.size());
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      ++tally.attempted;
+      auto id = sessions[i]->sendStep({Value(std::int64_t{1})}, {0});
+      if (id.ok()) {
+        sent[i] = *id;
+        continue;
+      }
+      ++tally.lost;
+      if (tally.firstLoss.empty()) tally.firstLoss = id.status().toString();
+    }
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      if (!sent[i]) continue;
+      auto stepped = sessions[i]->awaitStep(*sent[i]);
+      if (stepped.ok() && stepped->observations.at(0).as<std::int64_t>() == expected[i] + 1) {
+        ++expected[i];
+        ++tally.answered;
+        continue;
+      }
+      ++tally.lost;
+      if (tally.firstLoss.empty()) {
+        tally.firstLoss = stepped.ok() ? "a wrong sum" : stepped.status().toString();
+      }
+    }
+  }
+
+  std::unique_ptr<testsupport::NetBed> bed_;
+  std::optional<testsupport::ChildCluster> children_;
+  std::string coordinator_;
+  std::map<unsigned, std::string> workerOn_;
+};
+
+// A step for `session` sent to `endpoint` on a connection of its own, as a
+// request the client's kernel still retransmits after the client gave up on
+// that worker would arrive.
+Status lateStep(const std::string& endpoint, std::uint64_t session) {
+  zmq::context_t zmq(1);
+  zmq::socket_t socket(zmq, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::rcvtimeo, 5000);
+  socket.connect(endpoint);
+  capnp::MallocMessageBuilder builder(128);
+  auto envelope = initEnvelope(builder, 1);
+  envelope.setClientSecret(capnp::Data::Reader(reinterpret_cast<const kj::byte*>("late"), 4));
+  auto step = envelope.initRequest().initStep();
+  step.setSessionId(session);
+  toWire(Value(std::int64_t{1}), step.initActions(1)[0]);
+  if (!socket.send(encodeFrame(builder), zmq::send_flags::none)) {
+    return internalError("the late step could not be sent");
+  }
+  zmq::message_t frame;
+  if (!socket.recv(frame)) return timeoutError("no answer to the late step in 5 s");
+  KILN_ASSIGN_OR_RETURN(InboundMessage reply, InboundMessage::decode(frame, FrameLimits{}));
+  auto answer = reply.envelope().getReply();
+  if (answer.isError()) return fromWire(answer.getError());
+  return okStatus();
+}
+
+TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
+  onClientHost([&] {
+    auto client = connectClient(coordinator_, {}, 10s);
+    ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
+    std::vector<std::unique_ptr<client::Session>> sessions;
+    for (int i = 0; i < 6; ++i) {
+      sessions.push_back(client->startSession({"noop", "benchmark://netbed/cut"}).value());
+    }
+    std::vector<std::pair<std::string, std::uint64_t>> onCutHost;
+    for (const auto& session : sessions) {
+      if (session->endpoint() == workerOn_[2]) {
+        onCutHost.emplace_back(session->endpoint(), session->id().value);
+      }
+    }
+    ASSERT_FALSE(onCutHost.empty()) << "no session was placed on host 2";
+    std::vector<std::int64_t> expected(sessions.size(), 0);
+    Tally tally;
+    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+
+    ASSERT_TRUE(bed_->cut(2).ok());
+    const auto cutAt = std::chrono::steady_clock::now();
+    // The first round waits for the clients to give up on host 2 (ZMTP, 3 s)
+    // and restore its sessions on host 3; keep stepping through a 5 s cut.
+    while (std::chrono::steady_clock::now() - cutAt < 5s) stepRound(sessions, expected, tally);
+    ASSERT_TRUE(bed_->heal(2).ok());
+    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+
+    EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
+    EXPECT_EQ(tally.answered, tally.attempted);
+    for (const auto& session : sessions) EXPECT_EQ(session->endpoint(), workerOn_[3]);
+    EXPECT_EQ(client->restoredSessions(), onCutHost.size());
+
+    // Back on the network, host 2 registers again, holding none of the
+    // sessions that moved, and refuses a late step to its old copy.
+    ASSERT_TRUE(waitUntil(
+        [&] {
+          auto workers = client->listCluster();
+          if (!workers.ok()) return false;
+          for (const auto& w : *workers) {
+            if (w.endpoint == workerOn_[2]) return w.liveSessions == 0;
+          }
+          return false;
+        },
+        40s));
+    Status late = lateStep(onCutHost.front().first, onCutHost.front().second);
+    EXPECT_EQ(late.code(), ErrorCode::kNotFound) << late.toString();
+    EXPECT_NE(late.message().find("was dropped by this worker"), std::string::npos)
+        << late.toString();
+    std::printf(
+        "worker host cut 5 s: steps attempted %llu, answered %llu, lost %llu; "
+        "sessions restored %llu; late step: %s\n",
+        static_cast<unsigned long long>(tally.attempted),
+        static_cast<unsigned long long>(tally.answered),
+        static_cast<unsigned long long>(tally.lost),
+        static_cast<unsigned long long>(client->restoredSessions()),
+        late.ok() ? "ANSWERED" : "refused");
+  });
+}
+
+TEST_F(PartitionTest, WithTheCoordinatorCutOffClientsKeepSteppingOnTheWorkers) {
+  onClientHost([&] {
+    auto client = connectClient(coordinator_, {}, 10s);
+    ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
+    std::vector<std::unique_ptr<client::Session>> sessions;
+    for (int i = 0; i < 4; ++i) {
+      sessions.push_back(client->startSession({"noop", "benchmark://netbed/coordinator"}).value());
+    }
+    std::vector<std::int64_t> expected(sessions.size(), 0);
+    Tally tally;
+    ASSERT_TRUE(bed_->cut(kCoordinatorHost).ok());
+    const auto cutAt = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - cutAt < 5s) {
+      stepRound(sessions, expected, tally);
+      std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_TRUE(bed_->heal(kCoordinatorHost).ok());
+    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+    EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
+    EXPECT_GT(tally.answered, 100u);
+    EXPECT_EQ(client->restoredSessions(), 0u) << "a worker that clients reach kept its sessions";
+    // And the workers come back to the coordinator.
+    EXPECT_TRUE(waitUntil(
+        [&] {
+          auto workers = client->listCluster();
+          return workers.ok() && workers->size() == 2;
+        },
+        40s));
+  });
+}
+
+}  // namespace
+}  // namespace kiln::fault

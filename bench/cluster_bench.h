@@ -4,7 +4,8 @@
 // host N. For each added one-way link delay (0, 200 us, 2 ms by default):
 //   - a step's round trip to a worker on another host, one in flight,
 //     against a raw TCP echo between the same two hosts in the same run
-//     (same payload size, blocking reads: the floor of the path);
+//     (same payload size, blocking reads: the floor of the path), and a
+//     raw ZeroMQ echo there (the transport a step takes);
 //   - a placement's round trip to the coordinator;
 //   - aggregate steps/s of many sessions over every worker, with 1 step in
 //     flight per session and with several (pipelining hides the latency).

@@ -27,6 +27,17 @@ const std::vector<std::string> kSum{"Sum"};
 
 Value one() { return Value(std::int64_t{1}); }
 
+// `count` workers of the coordinator at `coordinator`, each on its own port.
+std::vector<testsupport::ChildProcess*> startWorkers(testsupport::ChildCluster& children,
+                                                     const std::string& coordinator,
+                                                     unsigned count) {
+  std::vector<testsupport::ChildProcess*> workers;
+  for (unsigned i = 0; i < count; ++i) {
+    workers.push_back(children.spawn(workerArgs(coordinator)).value());
+  }
+  return workers;
+}
+
 pid_t pidAt(const std::vector<testsupport::ChildProcess*>& workers, const std::string& endpoint) {
   for (auto* worker : workers) {
     if (worker->endpoint == endpoint) return worker->process.pid();
@@ -66,12 +77,9 @@ std::unique_ptr<client::Session> slowToReplay(client::Client& client, int steps)
 TEST(Cascades, TwoWorkersKilledInTurnWhileReplayingOneRestoreLoseNoStep) {
   InProcessCoordinator coordinator;
   auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
-  std::vector<testsupport::ChildProcess*> workers;
-  for (int i = 0; i < 4; ++i) {
-    workers.push_back(children.spawn(workerArgs(coordinator.endpoint())).value());
-  }
+  auto workers = startWorkers(children, coordinator.endpoint(), 4);
   auto client = connectClient(coordinator.endpoint(), {}, 30s);
-  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 4; }, 10s));
+  ASSERT_TRUE(testsupport::waitForWorkers(*client, 4, 10s).ok());
   constexpr int kHistory = 100;
   auto session = slowToReplay(*client, kHistory);
   std::set<pid_t> killed{pidAt(workers, session->endpoint())};
@@ -99,12 +107,9 @@ TEST(Cascades, ARestoreSkipsDeadWorkersTheCoordinatorStillLists) {
   // placed on one first (ids break the tie between equal loads).
   InProcessCoordinator coordinator(1s);
   auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
-  std::vector<testsupport::ChildProcess*> workers;
-  for (int i = 0; i < 3; ++i) {
-    workers.push_back(children.spawn(workerArgs(coordinator.endpoint())).value());
-  }
+  auto workers = startWorkers(children, coordinator.endpoint(), 3);
   auto client = connectClient(coordinator.endpoint(), {}, 10s);
-  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 3; }, 10s));
+  ASSERT_TRUE(testsupport::waitForWorkers(*client, 3, 10s).ok());
   auto listed = client->listCluster().value();
   std::sort(listed.begin(), listed.end(),
             [](const auto& a, const auto& b) { return a.workerId < b.workerId; });
@@ -139,7 +144,7 @@ TEST(Cascades, WorkersStartedAgainAtTheirEndpointsTakeTheRestoredSessions) {
     workers.push_back(children.spawn(args.back()).value());
   }
   auto client = connectClient(coordinator.endpoint(), {}, 10s);
-  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
+  ASSERT_TRUE(testsupport::waitForWorkers(*client, 2, 10s).ok());
   std::vector<std::unique_ptr<client::Session>> sessions;
   for (int i = 0; i < 2; ++i) {
     sessions.push_back(
@@ -181,10 +186,9 @@ TEST(Cascades, ARestoreWaitsForACoordinatorKilledAndStartedAgain) {
   const std::vector<std::string> coordinatorArgs{
       "coordinator", "--listen", endpoint, "--heartbeat-seconds", "0.1", "--log-level", "off"};
   auto* coordinator = children.spawn(coordinatorArgs).value();
-  std::vector<testsupport::ChildProcess*> workers;
-  for (int i = 0; i < 2; ++i) workers.push_back(children.spawn(workerArgs(endpoint)).value());
+  auto workers = startWorkers(children, endpoint, 2);
   auto client = connectClient(endpoint, {}, 15s);
-  ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
+  ASSERT_TRUE(testsupport::waitForWorkers(*client, 2, 10s).ok());
   auto session = client->startSession({"noop", "benchmark://cascade/coordinator"}).value();
   ASSERT_TRUE(session->step({one()}, std::vector<std::uint32_t>{}).ok());
 

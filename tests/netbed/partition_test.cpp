@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <thread>
 
 #include "common/frame.h"
@@ -48,13 +49,17 @@ class PartitionTest : public ::testing::Test {
         bed_->runOn(kCoordinatorHost));
     ASSERT_TRUE(coordinator.ok()) << coordinator.status().toString();
     coordinator_ = (*coordinator)->endpoint;
+  }
+
+  // A `kind` ("worker" or "nest") on hosts 2 and 3, each on its own address.
+  void startHosts(const std::string& kind) {
     for (unsigned host : {2u, 3u}) {
-      auto worker = children_->spawn({"worker", "--coordinator", coordinator_, "--listen",
-                                      fmt::format("tcp://{}:0", bed_->address(host)),
-                                      "--heartbeat-seconds", "0.2", "--log-level", "off"},
-                                     bed_->runOn(host));
-      ASSERT_TRUE(worker.ok()) << worker.status().toString();
-      workerOn_[host] = (*worker)->endpoint;
+      auto started = children_->spawn({kind, "--coordinator", coordinator_, "--listen",
+                                       fmt::format("tcp://{}:0", bed_->address(host)),
+                                       "--heartbeat-seconds", "0.2", "--log-level", "off"},
+                                      bed_->runOn(host));
+      ASSERT_TRUE(started.ok()) << started.status().toString();
+      workerOn_[host] = (*started)->endpoint;
     }
   }
 
@@ -95,6 +100,22 @@ class PartitionTest : public ::testing::Test {
     }
   }
 
+  // Steps `sessions` in rounds: 5, then through a cut of `host`'s cable
+  // lasting `cut`, then (after `beforeHeal`) 5 more once it is healed.
+  Tally stepThroughACut(std::vector<std::unique_ptr<client::Session>>& sessions, unsigned host,
+                        Duration cut, const std::function<void()>& beforeHeal = {}) {
+    std::vector<std::int64_t> expected(sessions.size(), 0);
+    Tally tally;
+    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+    EXPECT_TRUE(bed_->cut(host).ok());
+    const auto cutAt = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - cutAt < cut) stepRound(sessions, expected, tally);
+    if (beforeHeal) beforeHeal();
+    EXPECT_TRUE(bed_->heal(host).ok());
+    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+    return tally;
+  }
+
   std::unique_ptr<testsupport::NetBed> bed_;
   std::optional<testsupport::ChildCluster> children_;
   std::string coordinator_;
@@ -128,9 +149,10 @@ Status lateStep(const std::string& endpoint, std::uint64_t session) {
 }
 
 TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
+  startHosts("worker");
   onClientHost([&] {
     auto client = connectClient(coordinator_, {}, 10s);
-    ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
+    ASSERT_TRUE(testsupport::waitForWorkers(*client, 2, 10s).ok());
     std::vector<std::unique_ptr<client::Session>> sessions;
     for (int i = 0; i < 6; ++i) {
       sessions.push_back(client->startSession({"noop", "benchmark://netbed/cut"}).value());
@@ -142,17 +164,9 @@ TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
       }
     }
     ASSERT_FALSE(onCutHost.empty()) << "no session was placed on host 2";
-    std::vector<std::int64_t> expected(sessions.size(), 0);
-    Tally tally;
-    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
-
-    ASSERT_TRUE(bed_->cut(2).ok());
-    const auto cutAt = std::chrono::steady_clock::now();
-    // The first round waits for the clients to give up on host 2 (ZMTP, 3 s)
-    // and restore its sessions on host 3; keep stepping through a 5 s cut.
-    while (std::chrono::steady_clock::now() - cutAt < 5s) stepRound(sessions, expected, tally);
-    ASSERT_TRUE(bed_->heal(2).ok());
-    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+    // The first round in the cut waits for the client to give up on host 2
+    // (ZMTP, 3 s) and restore its sessions on host 3.
+    const Tally tally = stepThroughACut(sessions, 2, 5s);
 
     EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
     EXPECT_EQ(tally.answered, tally.attempted);
@@ -187,23 +201,15 @@ TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
 }
 
 TEST_F(PartitionTest, WithTheCoordinatorCutOffClientsKeepSteppingOnTheWorkers) {
+  startHosts("worker");
   onClientHost([&] {
     auto client = connectClient(coordinator_, {}, 10s);
-    ASSERT_TRUE(waitUntil([&] { return client->listCluster()->size() == 2; }, 10s));
+    ASSERT_TRUE(testsupport::waitForWorkers(*client, 2, 10s).ok());
     std::vector<std::unique_ptr<client::Session>> sessions;
     for (int i = 0; i < 4; ++i) {
       sessions.push_back(client->startSession({"noop", "benchmark://netbed/coordinator"}).value());
     }
-    std::vector<std::int64_t> expected(sessions.size(), 0);
-    Tally tally;
-    ASSERT_TRUE(bed_->cut(kCoordinatorHost).ok());
-    const auto cutAt = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - cutAt < 5s) {
-      stepRound(sessions, expected, tally);
-      std::this_thread::sleep_for(20ms);
-    }
-    ASSERT_TRUE(bed_->heal(kCoordinatorHost).ok());
-    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+    const Tally tally = stepThroughACut(sessions, kCoordinatorHost, 5s);
     EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
     EXPECT_GT(tally.answered, 100u);
     EXPECT_EQ(client->restoredSessions(), 0u) << "a worker that clients reach kept its sessions";
@@ -214,6 +220,49 @@ TEST_F(PartitionTest, WithTheCoordinatorCutOffClientsKeepSteppingOnTheWorkers) {
           return workers.ok() && workers->size() == 2;
         },
         40s));
+  });
+}
+
+TEST_F(PartitionTest, AnExperimentOverNestingHostsKeepsItsShareWhenOneIsCutOff) {
+  startHosts("nest");
+  onClientHost([&] {
+    auto client = connectClient(coordinator_, "spread", 10s);
+    ASSERT_TRUE(testsupport::waitForWorkers(*client, 2, 10s).ok());
+    ExperimentSpec spec;
+    spec.name = "spread";
+    spec.workers = 2;
+    spec.sessionTypes = {"noop"};
+    ASSERT_TRUE(client->openExperiment(spec).ok());
+    ASSERT_TRUE(client->waitForExperiment("spread", 2, 20s).ok());
+    auto hostsOfWorkers = [&] {
+      std::set<std::string> endpoints;
+      auto status = client->experimentStatus("spread");
+      if (!status.ok()) return endpoints;
+      for (const auto& worker : status->workers) {
+        if (worker.ready) endpoints.insert(worker.endpoint);
+      }
+      return endpoints;
+    };
+    ASSERT_EQ(hostsOfWorkers().size(), 2u) << "the experiment's workers are spread over the hosts";
+    std::vector<std::unique_ptr<client::Session>> sessions;
+    for (int i = 0; i < 4; ++i) {
+      sessions.push_back(
+          client->startSession({"noop", fmt::format("benchmark://netbed/spread{}", i)}).value());
+    }
+    const Tally tally = stepThroughACut(sessions, 2, 5s, [&] {
+      // The coordinator has declared host 2 lost and planned the
+      // experiment's share on host 3: both its workers run there, ready.
+      EXPECT_TRUE(waitUntil(
+          [&] {
+            auto status = client->experimentStatus("spread");
+            return status.ok() && status->readyWorkers() == 2 &&
+                   hostsOfWorkers() == std::set<std::string>{workerOn_[3]};
+          },
+          20s));
+    });
+    EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
+    EXPECT_EQ(tally.answered, tally.attempted);
+    for (const auto& session : sessions) EXPECT_EQ(session->endpoint(), workerOn_[3]);
   });
 }
 

@@ -34,6 +34,14 @@ std::size_t stepRequestBytes() {
   return encodeFrame(builder).size();
 }
 
+struct CutFigures {
+  double seconds = 0;
+  std::uint64_t attempted = 0, answered = 0, lost = 0, restored = 0;
+  std::uint64_t lateSteps = 0, lateStepsRefused = 0;
+  double backSeconds = -1;  // heal to host 2 listed again with no session of ours
+  std::string firstLoss;
+};
+
 struct DelayFigures {
   unsigned delayUs = 0;
   LatencySummary step, floor, zmqFloor, placement;
@@ -63,22 +71,101 @@ Result<double> stepsPerSecond(std::vector<std::unique_ptr<client::Session>>& ses
   return steps / std::chrono::duration<double>(Steady::now() - started).count();
 }
 
+// One pipelined step per session (observing its Sum); `sums` keeps what each
+// must be. A step that fails, or answers a wrong sum, is lost.
+void stepRound(std::vector<client::Session*>& sessions, std::vector<std::int64_t>& sums,
+               CutFigures& f) {
+  std::vector<std::optional<std::uint64_t>> sent(sessions.size());
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    ++f.attempted;
+    auto id = sessions[i]->sendStep({Value(std::int64_t{1})}, {0});
+    if (id.ok()) {
+      sent[i] = *id;
+    } else {
+      ++f.lost;
+      if (f.firstLoss.empty()) f.firstLoss = id.status().toString();
+    }
+  }
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    if (!sent[i]) continue;
+    auto stepped = sessions[i]->awaitStep(*sent[i]);
+    if (stepped.ok() && stepped->observations.at(0).as<std::int64_t>() == sums[i] + 1) {
+      ++sums[i];
+      ++f.answered;
+      continue;
+    }
+    ++f.lost;
+    if (f.firstLoss.empty())
+      f.firstLoss = stepped.ok() ? "a wrong sum" : stepped.status().toString();
+  }
+}
+
+// Host 2's cable pulled for `seconds` while every session steps.
+Result<CutFigures> measureCut(client::Client& client, testsupport::NetBed& bed,
+                              std::vector<client::Session*>& sessions, const std::string& cutWorker,
+                              double seconds) {
+  CutFigures f;
+  f.seconds = seconds;
+  std::vector<std::int64_t> sums;
+  std::vector<std::pair<std::string, std::uint64_t>> onCutHost;
+  for (client::Session* session : sessions) {
+    KILN_ASSIGN_OR_RETURN(auto now, session->step({Value(std::int64_t{0})}, std::vector<std::uint32_t>{0}));
+    sums.push_back(now.observations.at(0).as<std::int64_t>());
+    if (session->endpoint() == cutWorker) onCutHost.emplace_back(cutWorker, session->id().value);
+  }
+  const std::uint64_t restoredBefore = client.restoredSessions();
+  for (int round = 0; round < 3; ++round) stepRound(sessions, sums, f);
+  KILN_RETURN_IF_ERROR(bed.cut(2));
+  const auto cutAt = Steady::now();
+  const auto cut = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+  while (Steady::now() - cutAt < cut) stepRound(sessions, sums, f);
+  KILN_RETURN_IF_ERROR(bed.heal(2));
+  const auto healedAt = Steady::now();
+  for (int round = 0; round < 3; ++round) stepRound(sessions, sums, f);
+  f.restored = client.restoredSessions() - restoredBefore;
+  // Back with the coordinator, holding none of the sessions that moved.
+  while (Steady::now() - healedAt < 60s) {
+    auto listed = client.listCluster();
+    const bool back = listed.ok() && std::any_of(listed->begin(), listed->end(), [&](auto& w) {
+                        return w.endpoint == cutWorker && (f.restored == 0 || w.liveSessions == 0);
+                      });
+    if (back) {
+      f.backSeconds = std::chrono::duration<double>(Steady::now() - healedAt).count();
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  for (const auto& [endpoint, id] : onCutHost) {
+    bool moved = std::none_of(sessions.begin(), sessions.end(), [&](client::Session* s) {
+      return s->endpoint() == endpoint && s->id().value == id;
+    });
+    if (!moved) continue;
+    ++f.lateSteps;
+    Status late = lateStep(endpoint, id);
+    if (late.code() == ErrorCode::kNotFound &&
+        late.message().find("was dropped by this worker") != std::string::npos) {
+      ++f.lateStepsRefused;
+    }
+  }
+  return f;
+}
+
+struct ClientFigures {
+  std::vector<DelayFigures> delays;
+  std::vector<CutFigures> cuts;
+};
+
 // Everything the client measures, on the client host's network.
-Result<std::vector<DelayFigures>> measureFromClientHost(
-    testsupport::NetBed& bed, const std::string& coordinator, const std::string& echo,
-    const std::string& zmqEcho, const std::string& nearWorker, const ClusterBenchOptions& o,
-    unsigned workers) {
+Result<ClientFigures> measureFromClientHost(testsupport::NetBed& bed,
+                                            const std::string& coordinator, const std::string& echo,
+                                            const std::string& zmqEcho,
+                                            const std::string& nearWorker,
+                                            const ClusterBenchOptions& o, unsigned workers) {
   client::ClientOptions clientOptions;
   clientOptions.coordinator = coordinator;
   clientOptions.requestTimeout = 30s;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(clientOptions));
-  const auto deadline = Steady::now() + 30s;
-  for (;;) {
-    auto listed = client->listCluster();
-    if (listed.ok() && listed->size() == workers) break;
-    if (Steady::now() > deadline) return timeoutError("the workers did not register in 30 s");
-    std::this_thread::sleep_for(50ms);
-  }
+  KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, workers, 30s));
   client::SessionOptions noop{"noop", "benchmark://cluster/one"};
   KILN_ASSIGN_OR_RETURN(auto single, client->startSessionOn(nearWorker, noop));
   std::vector<client::SessionOptions> many(
@@ -90,7 +177,8 @@ Result<std::vector<DelayFigures>> measureFromClientHost(
   }
   zmq::context_t zmq(1);
   PlacementProbe probe(zmq, coordinator);
-  std::vector<DelayFigures> all;
+  ClientFigures figures;
+  std::vector<DelayFigures>& all = figures.delays;
   for (unsigned delay : o.delaysUs) {
     KILN_RETURN_IF_ERROR(bed.setShape(fmt::format("{} 0 0", delay)));
     DelayFigures f;
@@ -124,7 +212,14 @@ Result<std::vector<DelayFigures>> measureFromClientHost(
                           stepsPerSecond(sessions, o.pipelined, o.throughputSeconds));
     all.push_back(f);
   }
-  return all;
+  KILN_RETURN_IF_ERROR(bed.setShape("0 0 0"));
+  std::vector<client::Session*> stepping{single.get()};
+  for (auto& session : sessions) stepping.push_back(session.get());
+  for (double seconds : o.cutsSeconds) {
+    KILN_ASSIGN_OR_RETURN(CutFigures cut, measureCut(*client, bed, stepping, nearWorker, seconds));
+    figures.cuts.push_back(std::move(cut));
+  }
+  return figures;
 }
 
 }  // namespace
@@ -132,14 +227,17 @@ Result<std::vector<DelayFigures>> measureFromClientHost(
 Result<Report> runClusterBench(const ClusterBenchOptions& given) {
   ClusterBenchOptions o = given;
   if (o.quick) {
-    o.hosts = 3;
+    o.hosts = 4;
+    o.cutsSeconds = {4};
     o.delaysUs = {0, 2000};
     o.samples = 60;
     o.sessions = 4;
     o.throughputSeconds = 1;
   }
-  if (o.hosts < 3 || o.hosts > 16) {
-    return invalidArgument("the cluster bench wants 3-16 hosts: a coordinator, workers, a client");
+  if (o.hosts < 4 || o.hosts > 16) {
+    return invalidArgument(
+        "the cluster bench wants 4-16 hosts: a coordinator, 2 or more workers (one is cut off), "
+        "a client");
   }
   if (!std::filesystem::exists(o.netbed)) {
     return notFound(fmt::format(
@@ -173,12 +271,13 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
       testsupport::ChildProcess * zmqEcho,
       children.spawn({"bench", "zmq-echo", "--listen", fmt::format("tcp://{}:0", bed->address(2))},
                      bed->runOn(2)));
-  auto measured = std::async(std::launch::async, [&]() -> Result<std::vector<DelayFigures>> {
+  auto measured = std::async(std::launch::async, [&]() -> Result<ClientFigures> {
     KILN_RETURN_IF_ERROR(bed->enter(clientHost));
     return measureFromClientHost(*bed, coordinator->endpoint, echo->endpoint, zmqEcho->endpoint,
                                  nearWorker, o, clientHost - 2);
   });
-  KILN_ASSIGN_OR_RETURN(std::vector<DelayFigures> figures, measured.get());
+  KILN_ASSIGN_OR_RETURN(ClientFigures measuredFigures, measured.get());
+  const std::vector<DelayFigures>& figures = measuredFigures.delays;
 
   Report report;
   report.title = fmt::format(
@@ -208,12 +307,58 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
                  "step takes); pipelined: 1 in flight"}};
     report.rows.push_back(std::move(row));
   }
+  for (const CutFigures& f : measuredFigures.cuts) {
+    Row row;
+    row.numbers = {{"cut_seconds", f.seconds},
+                   {"steps_attempted", double(f.attempted)},
+                   {"steps_answered", double(f.answered)},
+                   {"steps_lost", double(f.lost)},
+                   {"sessions_restored", double(f.restored)},
+                   {"back_on_coordinator_s", f.backSeconds},
+                   {"late_steps", double(f.lateSteps)},
+                   {"late_steps_refused", double(f.lateStepsRefused)}};
+    row.text = {{"judged_against",
+                 "host 2's cable pulled while every session steps: steps lost and late steps "
+                 "answered by a moved session's old copy must be 0"}};
+    report.rows.push_back(std::move(row));
+    if (f.lost != 0) {
+      report.notes.push_back(
+          fmt::format("LOST STEPS in the {} s cut: first: {}", f.seconds, f.firstLoss));
+    }
+  }
   report.notes.push_back(fmt::format(
       "every frame crosses one emulated link (a user-space switch: scripts/netbed --emulated), "
       "so a round trip pays twice the added delay; {} sessions over {} workers for the steps/s "
       "rows, {} steps in flight per session when pipelined",
       o.sessions, o.hosts - 2, o.pipelined));
   return report;
+}
+
+}  // namespace kiln::bench
+
+namespace kiln::bench {
+
+Status lateStep(const std::string& endpoint, std::uint64_t session) {
+  zmq::context_t zmq(1);
+  zmq::socket_t socket(zmq, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.set(zmq::sockopt::rcvtimeo, 5000);
+  socket.connect(endpoint);
+  capnp::MallocMessageBuilder builder(128);
+  auto envelope = initEnvelope(builder, 1);
+  envelope.setClientSecret(capnp::Data::Reader(reinterpret_cast<const kj::byte*>("late"), 4));
+  auto step = envelope.initRequest().initStep();
+  step.setSessionId(session);
+  toWire(Value(std::int64_t{1}), step.initActions(1)[0]);
+  if (!socket.send(encodeFrame(builder), zmq::send_flags::none)) {
+    return internalError("the late step could not be sent");
+  }
+  zmq::message_t frame;
+  if (!socket.recv(frame)) return timeoutError("no answer to the late step in 5 s");
+  KILN_ASSIGN_OR_RETURN(InboundMessage reply, InboundMessage::decode(frame, FrameLimits{}));
+  auto answer = reply.envelope().getReply();
+  if (answer.isError()) return fromWire(answer.getError());
+  return okStatus();
 }
 
 }  // namespace kiln::bench

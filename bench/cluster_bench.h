@@ -9,6 +9,11 @@
 //   - a placement's round trip to the coordinator;
 //   - aggregate steps/s of many sessions over every worker, with 1 step in
 //     flight per session and with several (pipelining hides the latency).
+// Then, with no added delay, host 2's cable is pulled for each of `cuts`
+// seconds while every session steps: steps attempted, answered and lost,
+// sessions restored elsewhere, how long until host 2 is back with the
+// coordinator after the cable is, and whether a late step to each moved
+// session's old copy is refused.
 // Needs root (namespaces and TAP devices).
 #pragma once
 
@@ -28,9 +33,15 @@ struct ClusterBenchOptions {
   unsigned sessions = 12;  // for the throughput rows
   unsigned pipelined = 4;  // steps in flight per session in the pipelined row
   double throughputSeconds = 3;
-  bool quick = false;  // 3 hosts, fewer samples, 0 and 2000 us
+  std::vector<double> cutsSeconds = {1, 5, 20};
+  bool quick = false;  // 4 hosts, fewer samples, 0 and 2000 us, one cut of 4 s
 };
 
 Result<Report> runClusterBench(const ClusterBenchOptions& options);
+
+// A step for `session` sent to `endpoint` on a connection of its own, as a
+// request a client's kernel still retransmits after the client gave up on
+// that worker would arrive. The worker's answer: ok, or its error.
+Status lateStep(const std::string& endpoint, std::uint64_t session);
 
 }  // namespace kiln::bench

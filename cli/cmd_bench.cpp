@@ -218,7 +218,7 @@ void addBenchCommand(CLI::App& app) {
   clusterOptions->netbed = "scripts/netbed";
   cluster->add_option("--hosts", clusterOptions->hosts, "coordinator + workers + client")
       ->capture_default_str()
-      ->check(CLI::Range(3u, 16u));
+      ->check(CLI::Range(4u, 16u));
   cluster->add_option("--delays-us", clusterOptions->delaysUs, "added one-way link delays")
       ->capture_default_str()
       ->check(CLI::Range(0u, 1000000u));
@@ -233,8 +233,13 @@ void addBenchCommand(CLI::App& app) {
                    "steps in flight per session in the pipelined row")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
+  cluster
+      ->add_option("--cuts", clusterOptions->cutsSeconds,
+                   "seconds host 2's cable is pulled, one run each (none: no value)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 600.0));
   cluster->add_option("--netbed", clusterOptions->netbed, "scripts/netbed")->capture_default_str();
-  cluster->add_flag("--quick", clusterOptions->quick, "3 hosts, 0 and 2000 us, a few seconds");
+  cluster->add_flag("--quick", clusterOptions->quick, "4 hosts, 0 and 2000 us, one 4 s cut");
   cluster->add_flag("--json", *json, "print the figures as JSON");
   cluster->callback(
       [clusterOptions, json] { printOrFail(bench::runClusterBench(*clusterOptions), *json); });

@@ -1,5 +1,5 @@
-"""Smoke run of `kiln bench cluster --quick` (seconds): 3 namespace hosts on
-emulated links; its JSON has the rows and fields README.md documents, and the
+"""Smoke run of `kiln bench cluster --quick` (seconds): 4 namespace hosts on
+emulated links, one of them cut off for 4 s; its JSON has the rows and fields README.md documents, and the
 added delay shows in the round trips. Skipped unless root (namespaces, TAP
 devices)."""
 
@@ -17,7 +17,8 @@ NETBED = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "netbed"
 def test_cluster_rows_per_delay_against_the_tcp_echo():
     report = run_bench("cluster", "--quick", "--netbed", str(NETBED))
     assert report["title"].startswith("kiln bench cluster")
-    rows = report["rows"]
+    rows = [row for row in report["rows"] if "added_one_way_delay_us" in row]
+    cuts = [row for row in report["rows"] if "cut_seconds" in row]
     assert [row["added_one_way_delay_us"] for row in rows] == [0, 2000]
     for row in rows:
         for field in ("step_p50_us", "step_p99_us", "tcp_echo_p50_us", "tcp_echo_p99_us",
@@ -29,3 +30,12 @@ def test_cluster_rows_per_delay_against_the_tcp_echo():
     # A round trip crosses the 2 ms link twice, the echo's as well as a step's.
     slow = rows[1]
     assert slow["tcp_echo_p50_us"] >= 4000 and slow["step_p50_us"] >= 4000, slow
+    # A worker host's cable pulled for 4 s (longer than the clients' 3 s
+    # ZMTP timeout): its sessions move, none of their steps is lost, and the
+    # old copies refuse late steps.
+    (cut,) = cuts
+    assert cut["cut_seconds"] == 4, cut
+    assert cut["steps_lost"] == 0 and cut["steps_answered"] == cut["steps_attempted"], (cut, report["notes"])
+    assert cut["sessions_restored"] >= 1, cut
+    assert cut["late_steps"] == cut["late_steps_refused"] >= 1, cut
+    assert cut["back_on_coordinator_s"] >= 0, cut

@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "bench/cluster_bench.h"
 #include "common/frame.h"
 #include "common/wire_convert.h"
 #include "testing/child_cluster.h"
@@ -122,32 +123,6 @@ class PartitionTest : public ::testing::Test {
   std::map<unsigned, std::string> workerOn_;
 };
 
-// A step for `session` sent to `endpoint` on a connection of its own, as a
-// request the client's kernel still retransmits after the client gave up on
-// that worker would arrive.
-Status lateStep(const std::string& endpoint, std::uint64_t session) {
-  zmq::context_t zmq(1);
-  zmq::socket_t socket(zmq, zmq::socket_type::dealer);
-  socket.set(zmq::sockopt::linger, 0);
-  socket.set(zmq::sockopt::rcvtimeo, 5000);
-  socket.connect(endpoint);
-  capnp::MallocMessageBuilder builder(128);
-  auto envelope = initEnvelope(builder, 1);
-  envelope.setClientSecret(capnp::Data::Reader(reinterpret_cast<const kj::byte*>("late"), 4));
-  auto step = envelope.initRequest().initStep();
-  step.setSessionId(session);
-  toWire(Value(std::int64_t{1}), step.initActions(1)[0]);
-  if (!socket.send(encodeFrame(builder), zmq::send_flags::none)) {
-    return internalError("the late step could not be sent");
-  }
-  zmq::message_t frame;
-  if (!socket.recv(frame)) return timeoutError("no answer to the late step in 5 s");
-  KILN_ASSIGN_OR_RETURN(InboundMessage reply, InboundMessage::decode(frame, FrameLimits{}));
-  auto answer = reply.envelope().getReply();
-  if (answer.isError()) return fromWire(answer.getError());
-  return okStatus();
-}
-
 TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
   startHosts("worker");
   onClientHost([&] {
@@ -185,7 +160,7 @@ TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
           return false;
         },
         40s));
-    Status late = lateStep(onCutHost.front().first, onCutHost.front().second);
+    Status late = bench::lateStep(onCutHost.front().first, onCutHost.front().second);
     EXPECT_EQ(late.code(), ErrorCode::kNotFound) << late.toString();
     EXPECT_NE(late.message().find("was dropped by this worker"), std::string::npos)
         << late.toString();

@@ -21,6 +21,8 @@ namespace {
 using namespace std::chrono_literals;
 using Steady = std::chrono::steady_clock;
 
+constexpr unsigned kSessionsPerCut = 4;  // started on host 2 before each cut
+
 // The size of a noop step request as the client sends it: the floor's payload.
 std::size_t stepRequestBytes() {
   capnp::MallocMessageBuilder builder(120);
@@ -36,6 +38,7 @@ std::size_t stepRequestBytes() {
 
 struct CutFigures {
   double seconds = 0;
+  std::uint64_t onCutHost = 0;  // of the sessions stepping, when the cable was pulled
   std::uint64_t attempted = 0, answered = 0, lost = 0, restored = 0;
   std::uint64_t lateSteps = 0, lateStepsRefused = 0;
   double backSeconds = -1;  // heal to host 2 listed again with no session of ours
@@ -109,10 +112,12 @@ Result<CutFigures> measureCut(client::Client& client, testsupport::NetBed& bed,
   std::vector<std::int64_t> sums;
   std::vector<std::pair<std::string, std::uint64_t>> onCutHost;
   for (client::Session* session : sessions) {
-    KILN_ASSIGN_OR_RETURN(auto now, session->step({Value(std::int64_t{0})}, std::vector<std::uint32_t>{0}));
+    KILN_ASSIGN_OR_RETURN(auto now,
+                          session->step({Value(std::int64_t{0})}, std::vector<std::uint32_t>{0}));
     sums.push_back(now.observations.at(0).as<std::int64_t>());
     if (session->endpoint() == cutWorker) onCutHost.emplace_back(cutWorker, session->id().value);
   }
+  f.onCutHost = onCutHost.size();
   const std::uint64_t restoredBefore = client.restoredSessions();
   for (int round = 0; round < 3; ++round) stepRound(sessions, sums, f);
   KILN_RETURN_IF_ERROR(bed.cut(2));
@@ -215,7 +220,21 @@ Result<ClientFigures> measureFromClientHost(testsupport::NetBed& bed,
   KILN_RETURN_IF_ERROR(bed.setShape("0 0 0"));
   std::vector<client::Session*> stepping{single.get()};
   for (auto& session : sessions) stepping.push_back(session.get());
+  std::vector<std::unique_ptr<client::Session>> cutOff;  // live until the end
   for (double seconds : o.cutsSeconds) {
+    // Sessions on the host about to be cut off (those of an earlier cut
+    // live elsewhere by now).
+    for (unsigned i = 0; i < kSessionsPerCut; ++i) {
+      // The client may still count the host lost from the cut before.
+      auto session = client->startSessionOn(nearWorker, noop);
+      for (const auto until = Steady::now() + 20s; !session.ok() && Steady::now() < until;) {
+        std::this_thread::sleep_for(200ms);
+        session = client->startSessionOn(nearWorker, noop);
+      }
+      KILN_RETURN_IF_ERROR(session.status());
+      stepping.push_back(session->get());
+      cutOff.push_back(std::move(*session));
+    }
     KILN_ASSIGN_OR_RETURN(CutFigures cut, measureCut(*client, bed, stepping, nearWorker, seconds));
     figures.cuts.push_back(std::move(cut));
   }
@@ -310,6 +329,7 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
   for (const CutFigures& f : measuredFigures.cuts) {
     Row row;
     row.numbers = {{"cut_seconds", f.seconds},
+                   {"sessions_on_cut_host", double(f.onCutHost)},
                    {"steps_attempted", double(f.attempted)},
                    {"steps_answered", double(f.answered)},
                    {"steps_lost", double(f.lost)},

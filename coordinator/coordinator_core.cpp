@@ -119,16 +119,18 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
     case wire::Request::LIST_CLUSTER:
       return listCluster(peer, requestId, envelope.getExperiment().cStr(), out);
     case wire::Request::PLACE: {
+      auto asked = request.getPlace();
+      if (asked.getAvoid().size() + asked.getAvoidWorkers().size() > AvoidList::kMaxEntries) {
+        return replyError(out, peer, requestId,
+                          invalidArgument(fmt::format(
+                              "a placement may avoid at most {} workers", AvoidList::kMaxEntries)));
+      }
       AvoidList avoid;
-      for (auto endpoint : request.getPlace().getAvoid()) {
-        avoid.endpoints.emplace_back(endpoint.cStr());
-      }
-      for (std::uint64_t worker : request.getPlace().getAvoidWorkers()) {
-        avoid.workers.push_back(worker);
-      }
+      for (auto endpoint : asked.getAvoid()) avoid.endpoints.emplace(endpoint.cStr());
+      for (std::uint64_t worker : asked.getAvoidWorkers()) avoid.workers.insert(worker);
       // A URI longer than any benchmark's is no hint worth remembering.
-      auto benchmark = request.getPlace().getBenchmark();
-      return place(peer, requestId, request.getPlace().getSessionType().cStr(),
+      auto benchmark = asked.getBenchmark();
+      return place(peer, requestId, asked.getSessionType().cStr(),
                    benchmark.size() <= kMaxTextField ? benchmark.cStr() : "",
                    envelope.getExperiment().cStr(), envelope.getExperimentKey(), avoid, out);
     }

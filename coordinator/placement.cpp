@@ -6,11 +6,6 @@
 
 namespace kiln {
 
-bool AvoidList::covers(WorkerId id, const std::string& endpoint) const {
-  return std::find(workers.begin(), workers.end(), id.value) != workers.end() ||
-         std::find(endpoints.begin(), endpoints.end(), endpoint) != endpoints.end();
-}
-
 namespace {
 
 double loadOf(const WorkerSnapshot& worker) {

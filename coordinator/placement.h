@@ -13,6 +13,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/ids.h"
@@ -23,13 +24,18 @@ namespace kiln {
 // The workers a client saw die, for its next placement: by id (one process's
 // registration) where the client knew it, so that a worker started again at
 // the same endpoint is not avoided with its dead predecessor; by endpoint
-// where it did not. Few entries: a scan is cheapest.
+// where it did not. Sets: a placement may ask about every candidate.
 struct AvoidList {
-  std::vector<std::uint64_t> workers;
-  std::vector<std::string> endpoints;
+  // More is no client's honest list: a request beyond it is refused.
+  static constexpr std::size_t kMaxEntries = 4096;
+
+  std::unordered_set<std::uint64_t> workers;
+  std::unordered_set<std::string> endpoints;
 
   bool empty() const { return workers.empty() && endpoints.empty(); }
-  bool covers(WorkerId id, const std::string& endpoint) const;
+  bool covers(WorkerId id, const std::string& endpoint) const {
+    return workers.contains(id.value) || endpoints.contains(endpoint);
+  }
 };
 
 struct WorkerSnapshot {

@@ -334,8 +334,8 @@ void WorkerServer::dropSessionsIfCutOff() {
   droppedForCutOffAt_ = since;
   frontend_->dropSessionsOfClientsSilentSince(
       *since,
-      fmt::format("this worker has not heard from its coordinator since {} ms ago, nor from the "
-                  "session's client: the coordinator declares such a worker lost, and the client "
+      fmt::format("this worker had heard neither from its coordinator nor from the session's "
+                  "client for {} ms: the coordinator declares such a worker lost, and the client "
                   "restores its sessions on another worker",
                   toMillis(clock_.now() - *since)));
 }

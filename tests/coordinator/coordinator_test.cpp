@@ -2,6 +2,8 @@
 // without sockets (placement as a pure policy: placement_index_test.cpp).
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include "common/wire_convert.h"
 #include "coordinator/coordinator_core.h"
 #include "testing/test_identity.h"
@@ -119,6 +121,11 @@ TEST_F(CoordinatorCoreTest, AClientsAvoidListNamesDeadWorkersByIdNotTheirReplace
   EXPECT_EQ(place({deadA, idB}, {}), "tcp://10.0.0.2:7000");
   // Avoiding a's endpoint (a client that knew no id) avoids the replacement too.
   EXPECT_EQ(place({idB}, {"tcp://10.0.0.2:7000"}), "refused");
+  // No honest client has seen thousands of workers die: such a list is
+  // refused, not scanned on every placement.
+  std::vector<std::uint64_t> many(AvoidList::kMaxEntries + 1);
+  std::iota(many.begin(), many.end(), std::uint64_t{1000});
+  EXPECT_EQ(place(many, {}), "refused");
 }
 
 TEST_F(CoordinatorCoreTest, LateHeartbeatCancelsThePendingLoss) {

@@ -39,10 +39,10 @@ std::size_t stepRequestBytes() {
 struct CutFigures {
   double seconds = 0;
   std::uint64_t onCutHost = 0;  // of the sessions stepping, when the cable was pulled
-  std::uint64_t attempted = 0, answered = 0, lost = 0, restored = 0;
+  StepTally steps;
+  std::uint64_t restored = 0;
   std::uint64_t lateSteps = 0, lateStepsRefused = 0;
   double backSeconds = -1;  // heal to host 2 listed again with no session of ours
-  std::string firstLoss;
 };
 
 struct DelayFigures {
@@ -74,35 +74,6 @@ Result<double> stepsPerSecond(std::vector<std::unique_ptr<client::Session>>& ses
   return steps / std::chrono::duration<double>(Steady::now() - started).count();
 }
 
-// One pipelined step per session (observing its Sum); `sums` keeps what each
-// must be. A step that fails, or answers a wrong sum, is lost.
-void stepRound(std::vector<client::Session*>& sessions, std::vector<std::int64_t>& sums,
-               CutFigures& f) {
-  std::vector<std::optional<std::uint64_t>> sent(sessions.size());
-  for (std::size_t i = 0; i < sessions.size(); ++i) {
-    ++f.attempted;
-    auto id = sessions[i]->sendStep({Value(std::int64_t{1})}, {0});
-    if (id.ok()) {
-      sent[i] = *id;
-    } else {
-      ++f.lost;
-      if (f.firstLoss.empty()) f.firstLoss = id.status().toString();
-    }
-  }
-  for (std::size_t i = 0; i < sessions.size(); ++i) {
-    if (!sent[i]) continue;
-    auto stepped = sessions[i]->awaitStep(*sent[i]);
-    if (stepped.ok() && stepped->observations.at(0).as<std::int64_t>() == sums[i] + 1) {
-      ++sums[i];
-      ++f.answered;
-      continue;
-    }
-    ++f.lost;
-    if (f.firstLoss.empty())
-      f.firstLoss = stepped.ok() ? "a wrong sum" : stepped.status().toString();
-  }
-}
-
 // Host 2's cable pulled for `seconds` while every session steps.
 Result<CutFigures> measureCut(client::Client& client, testsupport::NetBed& bed,
                               std::vector<client::Session*>& sessions, const std::string& cutWorker,
@@ -119,14 +90,14 @@ Result<CutFigures> measureCut(client::Client& client, testsupport::NetBed& bed,
   }
   f.onCutHost = onCutHost.size();
   const std::uint64_t restoredBefore = client.restoredSessions();
-  for (int round = 0; round < 3; ++round) stepRound(sessions, sums, f);
+  for (int round = 0; round < 3; ++round) stepNoopRound(sessions, sums, f.steps);
   KILN_RETURN_IF_ERROR(bed.cut(2));
   const auto cutAt = Steady::now();
   const auto cut = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
-  while (Steady::now() - cutAt < cut) stepRound(sessions, sums, f);
+  while (Steady::now() - cutAt < cut) stepNoopRound(sessions, sums, f.steps);
   KILN_RETURN_IF_ERROR(bed.heal(2));
   const auto healedAt = Steady::now();
-  for (int round = 0; round < 3; ++round) stepRound(sessions, sums, f);
+  for (int round = 0; round < 3; ++round) stepNoopRound(sessions, sums, f.steps);
   f.restored = client.restoredSessions() - restoredBefore;
   // Back with the coordinator, holding none of the sessions that moved.
   while (Steady::now() - healedAt < 60s) {
@@ -330,9 +301,9 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
     Row row;
     row.numbers = {{"cut_seconds", f.seconds},
                    {"sessions_on_cut_host", double(f.onCutHost)},
-                   {"steps_attempted", double(f.attempted)},
-                   {"steps_answered", double(f.answered)},
-                   {"steps_lost", double(f.lost)},
+                   {"steps_attempted", double(f.steps.attempted)},
+                   {"steps_answered", double(f.steps.answered)},
+                   {"steps_lost", double(f.steps.lost)},
                    {"sessions_restored", double(f.restored)},
                    {"back_on_coordinator_s", f.backSeconds},
                    {"late_steps", double(f.lateSteps)},
@@ -341,9 +312,9 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
                  "host 2's cable pulled while every session steps: steps lost and late steps "
                  "answered by a moved session's old copy must be 0"}};
     report.rows.push_back(std::move(row));
-    if (f.lost != 0) {
+    if (f.steps.lost != 0) {
       report.notes.push_back(
-          fmt::format("LOST STEPS in the {} s cut: first: {}", f.seconds, f.firstLoss));
+          fmt::format("LOST STEPS in the {} s cut: first: {}", f.seconds, f.steps.firstLoss));
     }
   }
   report.notes.push_back(fmt::format(
@@ -357,6 +328,34 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
 }  // namespace kiln::bench
 
 namespace kiln::bench {
+
+void stepNoopRound(const std::vector<client::Session*>& sessions, std::vector<std::int64_t>& sums,
+                   StepTally& tally) {
+  std::vector<std::optional<std::uint64_t>> sent(sessions.size());
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    ++tally.attempted;
+    auto id = sessions[i]->sendStep({Value(std::int64_t{1})}, {0});
+    if (id.ok()) {
+      sent[i] = *id;
+      continue;
+    }
+    ++tally.lost;
+    if (tally.firstLoss.empty()) tally.firstLoss = id.status().toString();
+  }
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    if (!sent[i]) continue;
+    auto stepped = sessions[i]->awaitStep(*sent[i]);
+    if (stepped.ok() && stepped->observations.at(0).as<std::int64_t>() == sums[i] + 1) {
+      ++sums[i];
+      ++tally.answered;
+      continue;
+    }
+    ++tally.lost;
+    if (tally.firstLoss.empty()) {
+      tally.firstLoss = stepped.ok() ? "a wrong sum" : stepped.status().toString();
+    }
+  }
+}
 
 Status lateStep(const std::string& endpoint, std::uint64_t session) {
   zmq::context_t zmq(1);

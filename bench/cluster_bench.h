@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/stats.h"
+#include "client/client.h"
 #include "common/status.h"
 
 namespace kiln::bench {
@@ -38,6 +39,18 @@ struct ClusterBenchOptions {
 };
 
 Result<Report> runClusterBench(const ClusterBenchOptions& options);
+
+// Steps counted one request each: answered (with the right sum), or lost.
+struct StepTally {
+  std::uint64_t attempted = 0, answered = 0, lost = 0;
+  std::string firstLoss;
+};
+
+// One pipelined step (action 1, observing Sum) per noop session; `sums`
+// holds what each session's Sum is and is kept up to date. A step that fails
+// or answers a wrong sum is lost.
+void stepNoopRound(const std::vector<client::Session*>& sessions, std::vector<std::int64_t>& sums,
+                   StepTally& tally);
 
 // A step for `session` sent to `endpoint` on a connection of its own, as a
 // request a client's kernel still retransmits after the client gave up on

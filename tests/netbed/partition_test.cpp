@@ -27,10 +27,7 @@ namespace {
 
 constexpr unsigned kCoordinatorHost = 1, kClientHost = 4;
 
-struct Tally {
-  std::uint64_t attempted = 0, answered = 0, lost = 0;
-  std::string firstLoss;
-};
+using bench::StepTally;
 
 class PartitionTest : public ::testing::Test {
  protected:
@@ -72,48 +69,23 @@ class PartitionTest : public ::testing::Test {
     }).join();
   }
 
-  // One pipelined step per session; `expected` keeps each session's sum.
-  static void stepRound(std::vector<std::unique_ptr<client::Session>>& sessions,
-                        std::vector<std::int64_t>& expected, Tally& tally) {
-    std::vector<std::optional<std::uint64_t>> sent(sessions.size());
-    for (std::size_t i = 0; i < sessions.size(); ++i) {
-      ++tally.attempted;
-      auto id = sessions[i]->sendStep({Value(std::int64_t{1})}, {0});
-      if (id.ok()) {
-        sent[i] = *id;
-        continue;
-      }
-      ++tally.lost;
-      if (tally.firstLoss.empty()) tally.firstLoss = id.status().toString();
-    }
-    for (std::size_t i = 0; i < sessions.size(); ++i) {
-      if (!sent[i]) continue;
-      auto stepped = sessions[i]->awaitStep(*sent[i]);
-      if (stepped.ok() && stepped->observations.at(0).as<std::int64_t>() == expected[i] + 1) {
-        ++expected[i];
-        ++tally.answered;
-        continue;
-      }
-      ++tally.lost;
-      if (tally.firstLoss.empty()) {
-        tally.firstLoss = stepped.ok() ? "a wrong sum" : stepped.status().toString();
-      }
-    }
-  }
-
   // Steps `sessions` in rounds: 5, then through a cut of `host`'s cable
   // lasting `cut`, then (after `beforeHeal`) 5 more once it is healed.
-  Tally stepThroughACut(std::vector<std::unique_ptr<client::Session>>& sessions, unsigned host,
-                        Duration cut, const std::function<void()>& beforeHeal = {}) {
+  StepTally stepThroughACut(std::vector<std::unique_ptr<client::Session>>& owned, unsigned host,
+                            Duration cut, const std::function<void()>& beforeHeal = {}) {
+    std::vector<client::Session*> sessions;
+    for (auto& session : owned) sessions.push_back(session.get());
     std::vector<std::int64_t> expected(sessions.size(), 0);
-    Tally tally;
-    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+    StepTally tally;
+    for (int round = 0; round < 5; ++round) bench::stepNoopRound(sessions, expected, tally);
     EXPECT_TRUE(bed_->cut(host).ok());
     const auto cutAt = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - cutAt < cut) stepRound(sessions, expected, tally);
+    while (std::chrono::steady_clock::now() - cutAt < cut) {
+      bench::stepNoopRound(sessions, expected, tally);
+    }
     if (beforeHeal) beforeHeal();
     EXPECT_TRUE(bed_->heal(host).ok());
-    for (int round = 0; round < 5; ++round) stepRound(sessions, expected, tally);
+    for (int round = 0; round < 5; ++round) bench::stepNoopRound(sessions, expected, tally);
     return tally;
   }
 
@@ -141,7 +113,7 @@ TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
     ASSERT_FALSE(onCutHost.empty()) << "no session was placed on host 2";
     // The first round in the cut waits for the client to give up on host 2
     // (ZMTP, 3 s) and restore its sessions on host 3.
-    const Tally tally = stepThroughACut(sessions, 2, 5s);
+    const StepTally tally = stepThroughACut(sessions, 2, 5s);
 
     EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
     EXPECT_EQ(tally.answered, tally.attempted);
@@ -184,7 +156,7 @@ TEST_F(PartitionTest, WithTheCoordinatorCutOffClientsKeepSteppingOnTheWorkers) {
     for (int i = 0; i < 4; ++i) {
       sessions.push_back(client->startSession({"noop", "benchmark://netbed/coordinator"}).value());
     }
-    const Tally tally = stepThroughACut(sessions, kCoordinatorHost, 5s);
+    const StepTally tally = stepThroughACut(sessions, kCoordinatorHost, 5s);
     EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
     EXPECT_GT(tally.answered, 100u);
     EXPECT_EQ(client->restoredSessions(), 0u) << "a worker that clients reach kept its sessions";
@@ -224,7 +196,7 @@ TEST_F(PartitionTest, AnExperimentOverNestingHostsKeepsItsShareWhenOneIsCutOff) 
       sessions.push_back(
           client->startSession({"noop", fmt::format("benchmark://netbed/spread{}", i)}).value());
     }
-    const Tally tally = stepThroughACut(sessions, 2, 5s, [&] {
+    const StepTally tally = stepThroughACut(sessions, 2, 5s, [&] {
       // The coordinator has declared host 2 lost and planned the
       // experiment's share on host 3: both its workers run there, ready.
       EXPECT_TRUE(waitUntil(

@@ -53,7 +53,12 @@ Result<std::unique_ptr<NetBed>> NetBed::create(std::filesystem::path script, uns
     }
     up.insert(up.end(), {"--emulated", emulatedBy.string()});
   }
-  KILN_RETURN_IF_ERROR(bed->run(up));
+  // A machine that cannot make namespaces, veth pairs, bridges or TAP
+  // devices (a container without the capability, a kernel without them) is
+  // one the bed does not run on: said as such, so that tests skip.
+  if (Status made = bed->run(up); !made.ok()) {
+    return unimplemented("this machine cannot make the namespace bed: " + made.message());
+  }
   return bed;
 }
 

@@ -1,7 +1,8 @@
 // The bed's emulated links (scripts/netbed up --emulated: `kiln bench
-// netbed-switch`) on real TCP between two namespaces: the round trip grows
-// by twice the shape's delay, and a cut cable lets nothing through until it
-// is healed. Skipped without root or TAP devices.
+// netbed-switch`) on real TCP between namespaces: the round trip grows by
+// twice the shape's delay, a cut cable lets nothing through until it is
+// healed, and sessions stepping over a lossy, jittery link lose no step.
+// Skipped without root or TAP devices.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 
 #include <thread>
 
+#include "bench/cluster_bench.h"
 #include "bench/socket_floor.h"
 #include "common/unique_fd.h"
 #include "testing/child_cluster.h"
@@ -74,6 +76,52 @@ TEST(EmulatedLinks, DelayTheRoundTripAndCutAndHealTheCable) {
     EXPECT_FALSE(connectsWithin((*bed)->address(1), port, 1000ms));
     ASSERT_TRUE((*bed)->heal(1).ok());
     EXPECT_TRUE(connectsWithin((*bed)->address(1), port, 3000ms));
+  }).join();
+}
+
+TEST(EmulatedLinks, StepsOverALossyJitteryLinkAreAllAnswered) {
+  auto bed = testsupport::NetBed::create(KILN_NETBED, 3, KILN_BINARY);
+  if (!bed.ok() && bed.status().code() == ErrorCode::kUnimplemented) {
+    GTEST_SKIP() << bed.status().message();
+  }
+  ASSERT_TRUE(bed.ok()) << bed.status().toString();
+  // 200 us each way, up to 100 us of jitter, 2% of frames lost.
+  ASSERT_TRUE((*bed)->setShape("200 100 0.02").ok());
+  auto children = testsupport::ChildCluster::create(KILN_BINARY).value();
+  auto coordinator = children.spawn(
+      {"coordinator", "--listen", "tcp://" + (*bed)->address(1) + ":0", "--log-level", "off"},
+      (*bed)->runOn(1));
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status().toString();
+  auto worker = children.spawn({"worker", "--coordinator", (*coordinator)->endpoint, "--listen",
+                                "tcp://" + (*bed)->address(2) + ":0", "--log-level", "off"},
+                               (*bed)->runOn(2));
+  ASSERT_TRUE(worker.ok()) << worker.status().toString();
+
+  std::thread([&] {
+    ASSERT_TRUE((*bed)->enter(3).ok());
+    client::ClientOptions options;
+    options.coordinator = (*coordinator)->endpoint;
+    options.requestTimeout = 30s;
+    auto client = client::Client::connect(options);
+    ASSERT_TRUE(client.ok()) << client.status().toString();
+    ASSERT_TRUE(testsupport::waitForWorkers(**client, 1, 20s).ok());
+    std::vector<std::unique_ptr<client::Session>> owned;
+    std::vector<client::Session*> sessions;
+    for (int i = 0; i < 6; ++i) {
+      auto session = (*client)->startSession({"noop", "benchmark://netbed/lossy"});
+      ASSERT_TRUE(session.ok()) << session.status().toString();
+      sessions.push_back(session->get());
+      owned.push_back(std::move(*session));
+    }
+    std::vector<std::int64_t> sums(sessions.size(), 0);
+    bench::StepTally tally;
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while (std::chrono::steady_clock::now() < until) bench::stepNoopRound(sessions, sums, tally);
+    // TCP hides the losses: every step is answered, with the right sum, and
+    // nothing is restored (the connection never looked dead).
+    EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
+    EXPECT_GT(tally.answered, 100u);
+    EXPECT_EQ((*client)->restoredSessions(), 0u);
   }).join();
 }
 

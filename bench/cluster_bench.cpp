@@ -144,8 +144,12 @@ Result<ClientFigures> measureFromClientHost(testsupport::NetBed& bed,
   KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, workers, 30s));
   client::SessionOptions noop{"noop", "benchmark://cluster/one"};
   KILN_ASSIGN_OR_RETURN(auto single, client->startSessionOn(nearWorker, noop));
-  std::vector<client::SessionOptions> many(
-      o.sessions, client::SessionOptions{"noop", "benchmark://cluster/many"});
+  // A benchmark each: cache affinity would gather one benchmark's sessions on
+  // one worker, and the steps/s rows are of every worker.
+  std::vector<client::SessionOptions> many;
+  for (unsigned i = 0; i < o.sessions; ++i) {
+    many.push_back({"noop", fmt::format("benchmark://cluster/many{}", i)});
+  }
   std::vector<std::unique_ptr<client::Session>> sessions;
   for (auto& started : client->startSessions(many)) {
     KILN_RETURN_IF_ERROR(started.status());

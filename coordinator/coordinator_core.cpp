@@ -122,8 +122,8 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
       auto asked = request.getPlace();
       if (asked.getAvoid().size() + asked.getAvoidWorkers().size() > AvoidList::kMaxEntries) {
         return replyError(out, peer, requestId,
-                          invalidArgument(fmt::format(
-                              "a placement may avoid at most {} workers", AvoidList::kMaxEntries)));
+                          invalidArgument(fmt::format("a placement may avoid at most {} workers",
+                                                      AvoidList::kMaxEntries)));
       }
       AvoidList avoid;
       for (auto endpoint : asked.getAvoid()) avoid.endpoints.emplace(endpoint.cStr());

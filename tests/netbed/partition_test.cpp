@@ -102,7 +102,10 @@ TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
     ASSERT_TRUE(testsupport::waitForWorkers(*client, 2, 10s).ok());
     std::vector<std::unique_ptr<client::Session>> sessions;
     for (int i = 0; i < 6; ++i) {
-      sessions.push_back(client->startSession({"noop", "benchmark://netbed/cut"}).value());
+      // A benchmark each: cache affinity would gather one benchmark's
+      // sessions on one host, and some must be on the host that is cut.
+      sessions.push_back(
+          client->startSession({"noop", fmt::format("benchmark://netbed/cut{}", i)}).value());
     }
     std::vector<std::pair<std::string, std::uint64_t>> onCutHost;
     for (const auto& session : sessions) {

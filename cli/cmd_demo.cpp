@@ -20,6 +20,7 @@ struct NoopDemoOptions {
   std::string coordinator;
   unsigned sessions = 8;
   unsigned steps = 200;
+  double seconds = 0;  // > 0: step for this long instead of `steps` rounds
   unsigned workers = 2;
   std::optional<ClusterKeys> keys;
   std::optional<std::vector<std::filesystem::path>> allowFiles;
@@ -89,10 +90,22 @@ void runNoopDemo(const NoopDemoOptions& o) {
   std::mt19937 random(42);
   std::uniform_int_distribution<std::int64_t> action(0, 7);
   std::uint32_t sum = *sessions[0]->observationIndex("Sum");
+  // A noop session's Sum is the sum of the actions it was sent: what each
+  // session must say at the end, wherever it was restored meanwhile.
+  std::vector<std::int64_t> expectedSums(sessions.size(), 0);
   std::uint64_t steps = 0;
-  for (unsigned s = 0; s < o.steps; ++s) {
+  const auto until = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                   std::chrono::duration<double>(o.seconds));
+  auto another = [&](unsigned round) {
+    return o.seconds > 0 ? std::chrono::steady_clock::now() < until : round < o.steps;
+  };
+  for (unsigned round = 0; another(round); ++round) {
     std::vector<std::uint64_t> pending;
-    for (auto& session : sessions) pending.push_back(*session->sendStep({action(random)}, {sum}));
+    for (std::size_t i = 0; i < sessions.size(); ++i) {
+      const std::int64_t a = action(random);
+      expectedSums[i] += a;
+      pending.push_back(*sessions[i]->sendStep({a}, {sum}));
+    }
     for (std::size_t i = 0; i < sessions.size(); ++i) {
       auto result = sessions[i]->awaitStep(pending[i]);
       if (!result.ok()) {
@@ -105,11 +118,14 @@ void runNoopDemo(const NoopDemoOptions& o) {
   auto fork = sessions[0]->fork();
   auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print("{:<30} {:<28} {:>6} {:>8}\n", "SESSION", "WORKER", "STEPS", "SUM");
-  for (auto& session : sessions) {
+  std::size_t matching = 0;
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    auto& session = sessions[i];
     auto result = session->step(std::vector<Value>{}, std::vector<std::uint32_t>{sum});
+    const std::int64_t said = result.ok() ? result->observations[0].as<std::int64_t>() : -1;
+    matching += said == expectedSums[i] ? 1 : 0;
     fmt::print("{:<30} {:<28} {:>6} {:>8}\n", session->history().options.benchmark,
-               session->endpoint(), session->history().steps.size() - 1,
-               result.ok() ? result->observations[0].as<std::int64_t>() : -1);
+               session->endpoint(), session->history().steps.size() - 1, said);
   }
   if (fork.ok()) {
     auto result = (*fork)->step(std::vector<Value>{}, std::vector<std::uint32_t>{sum});
@@ -118,6 +134,13 @@ void runNoopDemo(const NoopDemoOptions& o) {
   }
   fmt::print("{} steps over {} sessions in {:.2f} s ({:.0f} steps/s)\n", steps, sessions.size(),
              seconds, steps / seconds);
+  fmt::print("sessions restored after losing their worker: {}\n", client.restoredSessions());
+  fmt::print("sums that match the actions sent: {} of {}\n", matching, sessions.size());
+  if (matching != sessions.size()) {
+    fmt::print(stderr, "kiln demo: {} sessions lost or miscounted steps\n",
+               sessions.size() - matching);
+    throw CLI::RuntimeError(1);
+  }
   auto workers = client.listCluster();
   if (!workers.ok()) return;
   for (const auto& w : *workers) {
@@ -183,6 +206,10 @@ void addDemoCommand(CLI::App& app) {
   command->add_option("--steps", noop->steps, "--noop: steps per session")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000000u));
+  command
+      ->add_option("--seconds", noop->seconds,
+                   "--noop: step for this many seconds instead of --steps rounds")
+      ->check(CLI::Range(0.0, 86400.0));
   command->add_option("--workers", noop->workers, "--noop: workers of the embedded cluster")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));

@@ -76,6 +76,8 @@ Status NetBed::cut(unsigned host) { return run({"cut", name_, std::to_string(hos
 
 Status NetBed::heal(unsigned host) { return run({"heal", name_, std::to_string(host)}); }
 
+Status NetBed::crash(unsigned host) { return run({"crash", name_, std::to_string(host)}); }
+
 Status NetBed::setShape(const std::string& shape) { return run({"shape", name_, shape}); }
 
 Status NetBed::enter(unsigned host) const {

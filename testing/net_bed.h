@@ -37,6 +37,9 @@ class NetBed {
   // puts it back.
   Status cut(unsigned host);
   Status heal(unsigned host);
+  // Host i lost for good, as a node that loses power: its cable pulled, then
+  // every process on it SIGKILLed.
+  Status crash(unsigned host);
   // "delay_us jitter_us loss" on every link of an emulated bed.
   Status setShape(const std::string& shape);
 

@@ -361,7 +361,8 @@ void stepNoopRound(const std::vector<client::Session*>& sessions, std::vector<st
   }
 }
 
-Status lateStep(const std::string& endpoint, std::uint64_t session) {
+Status lateStep(const std::string& endpoint, std::uint64_t session,
+                const UnderlyingAddress& underlying) {
   zmq::context_t zmq(1);
   zmq::socket_t socket(zmq, zmq::socket_type::dealer);
   socket.set(zmq::sockopt::linger, 0);
@@ -370,6 +371,13 @@ Status lateStep(const std::string& endpoint, std::uint64_t session) {
   capnp::MallocMessageBuilder builder(128);
   auto envelope = initEnvelope(builder, 1);
   envelope.setClientSecret(capnp::Data::Reader(reinterpret_cast<const kj::byte*>("late"), 4));
+  if (underlying.target != 0) {
+    KILN_ASSIGN_OR_RETURN(Secret key, Secret::fromHex(underlying.experimentKey));
+    envelope.setTarget(underlying.target);
+    envelope.setExperiment(underlying.experiment);
+    envelope.setExperimentKey(capnp::Data::Reader(
+        reinterpret_cast<const kj::byte*>(key.bytes().data()), key.bytes().size()));
+  }
   auto step = envelope.initRequest().initStep();
   step.setSessionId(session);
   toWire(Value(std::int64_t{1}), step.initActions(1)[0]);

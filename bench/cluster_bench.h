@@ -52,9 +52,18 @@ struct StepTally {
 void stepNoopRound(const std::vector<client::Session*>& sessions, std::vector<std::int64_t>& sums,
                    StepTally& tally);
 
+// Where a step goes on a nesting host: the underlying worker, and the
+// experiment (with its key, hex) that may address it.
+struct UnderlyingAddress {
+  std::uint64_t target = 0;
+  std::string experiment;
+  std::string experimentKey;
+};
+
 // A step for `session` sent to `endpoint` on a connection of its own, as a
 // request a client's kernel still retransmits after the client gave up on
 // that worker would arrive. The worker's answer: ok, or its error.
-Status lateStep(const std::string& endpoint, std::uint64_t session);
+Status lateStep(const std::string& endpoint, std::uint64_t session,
+                const UnderlyingAddress& underlying = {});
 
 }  // namespace kiln::bench

@@ -60,6 +60,15 @@ void InProcessWorkers::keepAlive(ClientId client, const std::vector<std::uint64_
   for (std::uint64_t id : workers) workers_.at(id).host->touchLease(client);
 }
 
+std::size_t InProcessWorkers::dropSessionsOfClientsSilentSince(TimePoint since,
+                                                               const std::string& why) {
+  std::size_t dropped = 0;
+  for (auto& [id, worker] : workers_) {
+    dropped += worker.host->dropSessionsOfClientsSilentSince(since, why);
+  }
+  return dropped;
+}
+
 void InProcessWorkers::setWeights(const std::map<std::string, std::uint32_t>& weights) {
   parts_.pool.withQueue([&](TaskQueue& queue) {
     // nestingHostMode() pairs this backend with a WeightedFairQueue.

@@ -27,6 +27,7 @@ class InProcessWorkers final : public UnderlyingBackend {
   }
   void setWeights(const std::map<std::string, std::uint32_t>& weights) override;
   LoadReport load() const override;
+  std::size_t dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why) override;
   void onCompletion(Completion completion) override;
   void tick() override;
   void clear() override;

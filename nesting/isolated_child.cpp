@@ -215,6 +215,13 @@ class ChildLoop {
     pool_.withQueue([this](TaskQueue&) { gate_->grant(1); });
   }
 
+  void onHostMessage(DropSilentClients& drop) {
+    const TimePoint since = parts_.clock.now() - drop.silentFor;
+    for (auto& [id, worker] : workers_) {
+      worker.host->dropSessionsOfClientsSilentSince(since, drop.why);
+    }
+  }
+
   void onHostMessage(KeepAlive& keepAlive) {
     for (auto& [id, worker] : workers_) worker.host->touchLease(ClientId{keepAlive.clientId});
   }

@@ -104,6 +104,19 @@ void ChildProcessWorkers::keepAlive(ClientId client, const std::vector<std::uint
   }
 }
 
+std::size_t ChildProcessWorkers::dropSessionsOfClientsSilentSince(TimePoint since,
+                                                                  const std::string& why) {
+  // A span, not a time point: the child reads it against its own clock.
+  const auto silent = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::max(Duration::zero(), parts_.clock.now() - since));
+  std::string span;
+  putU64(span, static_cast<std::uint64_t>(silent.count()));
+  for (auto& [experiment, child] : children_) {
+    sendToChild(child, {std::string(1, kDropSilentClients), span, why}, true);
+  }
+  return 0;
+}
+
 void ChildProcessWorkers::addBenchmark(const std::vector<std::uint64_t>& workers,
                                        const InboundMessage& message) {
   // Children forked later inherit the host's cache; the running child of

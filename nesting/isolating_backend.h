@@ -46,6 +46,7 @@ class ChildProcessWorkers final : public UnderlyingBackend {
                     const InboundMessage& message) override;
   void setWeights(const std::map<std::string, std::uint32_t>& weights) override;
   LoadReport load() const override;
+  std::size_t dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why) override;
   void onCompletion(Completion) override {}  // the children run every task
   void tick() override;
   void clear() override;

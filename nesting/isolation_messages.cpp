@@ -202,6 +202,15 @@ Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts
     case kBenchmark:
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 2));
       return decodeBenchmarks(parts[1]);
+    case kDropSilentClients: {
+      KILN_RETURN_IF_ERROR(expectParts(kind, parts, 3));
+      KILN_ASSIGN_OR_RETURN(std::uint64_t nanoseconds, u64Field(kind, parts[1]));
+      if (nanoseconds > static_cast<std::uint64_t>(std::chrono::nanoseconds::max().count())) {
+        return invalidArgument("isolation message 'F': the silence span is out of range");
+      }
+      return HostMessage(DropSilentClients{
+          std::chrono::nanoseconds(static_cast<std::int64_t>(nanoseconds)), std::string(parts[2])});
+    }
     default:
       return invalidArgument(fmt::format("unknown isolation message kind {:#04x} from the host",
                                          static_cast<unsigned char>(kind)));

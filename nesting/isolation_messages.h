@@ -22,6 +22,8 @@
 //                   G                          one slot token granted
 //                   K <client id, u64>         refresh that client's leases
 //                   B <frame>                  addBenchmark into its cache copy
+//                   F <ns, u64> <why>          the host was cut off: drop the sessions
+//                                              of clients silent for the last ns
 #pragma once
 
 #include <chrono>
@@ -53,6 +55,7 @@ inline constexpr char kRelease = 'D';
 inline constexpr char kGrant = 'G';
 inline constexpr char kKeepAlive = 'K';
 inline constexpr char kBenchmark = 'B';
+inline constexpr char kDropSilentClients = 'F';
 
 // The bytes of each received part, as the decoders below read them.
 std::vector<std::string_view> partViews(const std::vector<zmq::message_t>& parts);
@@ -116,8 +119,12 @@ struct AddBenchmarks {
   ClientId client;  // whose they are: the child caches them under its key (privateCacheKey)
   std::vector<std::pair<std::string, std::shared_ptr<const std::string>>> programs;  // uri, bytes
 };
+struct DropSilentClients {
+  std::chrono::nanoseconds silentFor{};
+  std::string why;
+};
 using HostMessage = std::variant<ForwardedRequest, CreateWorker, ReleaseWorker, GrantToken,
-                                 KeepAlive, AddBenchmarks>;
+                                 KeepAlive, AddBenchmarks, DropSilentClients>;
 
 Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts);
 

@@ -35,6 +35,10 @@ class NestingHost final : public WorkerFrontend, private UnderlyingDirectory {
   void onCompletion(Completion completion) override;
   void tick() override;
   LoadReport load() const override { return backend_->load(); }
+  std::size_t dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why) override {
+    // The lobby hosts no sessions: they all live on underlying workers.
+    return backend_->dropSessionsOfClientsSilentSince(since, why);
+  }
   void clear() override;
   zmq::socket_t* socket() override { return backend_->socket(); }
   void onSocketReadable() override { backend_->onSocketReadable(); }

@@ -62,6 +62,10 @@ class UnderlyingBackend {
   virtual void setWeights(const std::map<std::string, std::uint32_t>& weights) = 0;
   // Every worker not being released, and the host's totals.
   virtual LoadReport load() const = 0;
+  // The host was cut off since `since` (worker/frontend.h): every worker
+  // drops the sessions of clients it has not heard from since; how many
+  // ended in this process (a child process ends its own and logs them).
+  virtual std::size_t dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why) = 0;
 
   // The frontend's loop, passed on (worker/frontend.h).
   virtual void onCompletion(Completion completion) = 0;

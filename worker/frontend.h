@@ -52,13 +52,10 @@ class WorkerFrontend {
   // the loop polls each fd and calls onWaitReady() when it is readable or hung up.
   virtual void appendWaits(std::vector<LoopWait>& out) const {}
   virtual void onWaitReady(const LoopWait& wait) {}
-  // SessionHost::dropSessionsOfClientsSilentSince over the frontend's hosts;
-  // how many sessions it ended. (Not yet on nesting hosts: there the
-  // coordinator re-plans a lost host's experiment workers elsewhere, and its
-  // clients' leases end the copies left behind.)
-  virtual std::size_t dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why) {
-    return 0;
-  }
+  // SessionHost::dropSessionsOfClientsSilentSince over the frontend's hosts
+  // (a nesting host's underlying workers, in its process or in its child
+  // processes); how many sessions it ended in this process.
+  virtual std::size_t dropSessionsOfClientsSilentSince(TimePoint since, const std::string& why) = 0;
 };
 
 // Runs tasks on the process's pool under one scheduling key policy.

@@ -156,6 +156,10 @@ TEST(IsolationMessagesTest, HostMessagesDecodeAsSent) {
   EXPECT_EQ(std::get<ReleaseWorker>(*fromHost({"D", u64(5)})).workerId, 5u);
   EXPECT_TRUE(std::holds_alternative<GrantToken>(*fromHost({"G"})));
   EXPECT_EQ(std::get<KeepAlive>(*fromHost({"K", u64(11)})).clientId, 11u);
+  auto drop = fromHost({"F", u64(2'500'000'000), "cut off for 2500 ms"});
+  ASSERT_TRUE(drop.ok()) << drop.status().toString();
+  EXPECT_EQ(std::get<DropSilentClients>(*drop).silentFor, std::chrono::milliseconds(2500));
+  EXPECT_EQ(std::get<DropSilentClients>(*drop).why, "cut off for 2500 ms");
 
   capnp::MallocMessageBuilder add;
   auto addEnvelope = initEnvelope(add, 0);
@@ -185,7 +189,10 @@ TEST(IsolationMessagesTest, MalformedHostMessagesAreRefused) {
       {"D", u64(5) + "x"},
       {"G", ""},
       {"K", ""},
-      {"h"},  // a child's kind
+      {"F", u64(1)},                         // no reason
+      {"F", "short", "why"},                 // not a u64
+      {"F", u64(~std::uint64_t{0}), "why"},  // a span no clock holds
+      {"h"},                                 // a child's kind
   };
   for (const auto& parts : cases) {
     auto decoded = fromHost(parts);

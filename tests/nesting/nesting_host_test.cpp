@@ -60,6 +60,10 @@ class RecordingBackend final : public UnderlyingBackend {
     }
     return report;
   }
+  std::size_t dropSessionsOfClientsSilentSince(TimePoint, const std::string& why) override {
+    calls.push_back("drop silent clients: " + why);
+    return 2;
+  }
   void onCompletion(Completion) override {}
   void tick() override {}
   void clear() override {}
@@ -212,6 +216,14 @@ TEST_F(NestingHostTest, KeepAlivesAndBenchmarksGoToTheCallersWorkersOnly) {
   send({"client", "a", ""}, 0, [](auto r) { r.initKeepAlive(); });  // no key: nothing
   send({"client", "b", kKeyB}, 0, [](auto r) { r.initAddBenchmark().initBenchmarks(0); });
   EXPECT_THAT(backend_->calls, ElementsAre("keep-alive 1,2", "benchmark 3"));
+}
+
+TEST_F(NestingHostTest, ACutOffHostHasItsBackendDropTheSessionsOfSilentClients) {
+  ASSERT_TRUE(create(1, "a", kKeyA).isWorkerCreated());
+  backend_->calls.clear();
+  WorkerFrontend& frontend = host_;
+  EXPECT_EQ(frontend.dropSessionsOfClientsSilentSince(clock_.now(), "cut off"), 2u);
+  EXPECT_THAT(backend_->calls, ElementsAre("drop silent clients: cut off"));
 }
 
 TEST_F(NestingHostTest, AReleaseIsAnsweredWhenTheBackendIsDone) {

@@ -8,6 +8,8 @@
 //   refused, saying why.
 // - The coordinator's cable is pulled: clients still reach the workers, so
 //   stepping goes on, with no session restored.
+// - An experiment over two nesting hosts, one cut off: its share moves to the
+//   other, and the cut-off host's old underlying worker refuses late steps.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -182,7 +184,8 @@ TEST_F(PartitionTest, AnExperimentOverNestingHostsKeepsItsShareWhenOneIsCutOff) 
     spec.name = "spread";
     spec.workers = 2;
     spec.sessionTypes = {"noop"};
-    ASSERT_TRUE(client->openExperiment(spec).ok());
+    auto opened = client->openExperiment(spec);
+    ASSERT_TRUE(opened.ok()) << opened.status().toString();
     ASSERT_TRUE(client->waitForExperiment("spread", 2, 20s).ok());
     auto hostsOfWorkers = [&] {
       std::set<std::string> endpoints;
@@ -199,6 +202,13 @@ TEST_F(PartitionTest, AnExperimentOverNestingHostsKeepsItsShareWhenOneIsCutOff) 
       sessions.push_back(
           client->startSession({"noop", fmt::format("benchmark://netbed/spread{}", i)}).value());
     }
+    std::vector<std::pair<std::uint64_t, bench::UnderlyingAddress>> onCutHost;
+    for (const auto& session : sessions) {
+      if (session->endpoint() == workerOn_[2]) {
+        onCutHost.push_back({session->id().value, {session->target(), "spread", opened->key}});
+      }
+    }
+    ASSERT_FALSE(onCutHost.empty()) << "no session was placed on host 2";
     const StepTally tally = stepThroughACut(sessions, 2, 5s, [&] {
       // The coordinator has declared host 2 lost and planned the
       // experiment's share on host 3: both its workers run there, ready.
@@ -213,6 +223,26 @@ TEST_F(PartitionTest, AnExperimentOverNestingHostsKeepsItsShareWhenOneIsCutOff) 
     EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
     EXPECT_EQ(tally.answered, tally.attempted);
     for (const auto& session : sessions) EXPECT_EQ(session->endpoint(), workerOn_[3]);
+    EXPECT_EQ(client->restoredSessions(), onCutHost.size());
+
+    // Host 2's old underlying worker is a stray until the coordinator
+    // releases it, a lease later; meanwhile it has dropped the sessions that
+    // moved and refuses a late step to one.
+    ASSERT_TRUE(waitUntil(
+        [&] {
+          auto workers = client->listCluster();
+          if (!workers.ok()) return false;
+          for (const auto& w : *workers) {
+            if (w.endpoint == workerOn_[2]) return true;
+          }
+          return false;
+        },
+        40s));
+    const auto& [session, underlying] = onCutHost.front();
+    Status late = bench::lateStep(workerOn_[2], session, underlying);
+    EXPECT_EQ(late.code(), ErrorCode::kNotFound) << late.toString();
+    EXPECT_NE(late.message().find("was dropped by this worker"), std::string::npos)
+        << late.toString();
   });
 }
 

@@ -82,7 +82,10 @@ Channel& Client::channelTo(const std::string& endpoint) {
     // each request there with why, not the process.
     channel = opened.ok() ? std::move(opened).value()
                           : unreachableChannel(endpoint, *identity_, opened.status());
-    if (options_.directSameHost && address != endpoint) {
+    const bool sameHost = address != endpoint;
+    const bool acrossHosts = !sameHost && options_.directAcrossHosts && !options_.forceTcp &&
+                             !options_.keys && endpoint.starts_with("tcp://");
+    if ((sameHost && options_.directSameHost) || acrossHosts) {
       // A worker that offers none (a nesting host), or that does not answer
       // at once, is reached over ZeroMQ as before; the wait is short so that
       // a worker that just died costs little here.

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/abstract_socket.h"
+#include "common/tcp_stream.h"
 #include "common/wire_convert.h"
 #include "common/zmtp_heartbeat.h"
 
@@ -69,7 +70,10 @@ Status ZmqChannel::openDirect(Duration timeout) {
   }
   const TimePoint deadline = std::chrono::steady_clock::now() + timeout;
   capnp::MallocMessageBuilder builder(64);
-  begin(builder, timeout).initRequest().initOpenDirect();
+  begin(builder, timeout)
+      .initRequest()
+      .initOpenDirect()
+      .setAcrossHosts(!address_.starts_with("ipc://"));
   KILN_ASSIGN_OR_RETURN(InboundMessage reply, call(builder, timeout));
   auto envelope = reply.envelope();
   if (!envelope.getReply().isDirectOpened()) {
@@ -82,24 +86,40 @@ Status ZmqChannel::openDirect(Duration timeout) {
                        deadline);
 }
 
-Status ZmqChannel::connectDirect(const std::string& address, const std::string& token,
-                                 TimePoint deadline) {
-  // Only abstract sockets ("@name"): a worker names no file for a client to open.
-  auto target = address.starts_with('@') ? abstractAddress(std::string_view(address).substr(1))
-                                         : Result<AbstractAddress>(invalidArgument("no '@'"));
-  if (!target.ok()) {
+Result<UniqueFd> ZmqChannel::connectDirectSocket(const std::string& address, TimePoint deadline) {
+  const auto invalid = [&] {
     return invalidArgument(
         fmt::format("{} offered a direct channel at an invalid address '{}'", endpoint(), address));
+  };
+  if (auto tcp = splitTcpEndpoint(address)) {
+    // Its port, on the host this client already reaches the worker at.
+    auto reached = splitTcpEndpoint(endpoint());
+    if (!reached || tcp->port == 0) return invalid();
+    auto connected = connectTcp(reached->host, tcp->port, deadline);
+    if (!connected.ok()) {
+      return disconnected(fmt::format("cannot connect to {}'s direct channel: {}", endpoint(),
+                                      connected.status().message()));
+    }
+    return connected;
   }
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
+  // Else only abstract sockets ("@name"): a worker names no file for a client to open.
+  if (!address.starts_with('@')) return invalid();
+  auto target = abstractAddress(std::string_view(address).substr(1));
+  if (!target.ok()) return invalid();
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
   // A local stream socket connects at once or fails (EAGAIN: backlog full).
-  if (::connect(fd, target->get(), target->size) != 0) {
-    Status failed = disconnected(fmt::format("cannot connect to {}'s direct channel {}: {}",
-                                             endpoint(), address, std::strerror(errno)));
-    ::close(fd);
-    return failed;
+  if (::connect(fd.get(), target->get(), target->size) != 0) {
+    return disconnected(fmt::format("cannot connect to {}'s direct channel {}: {}", endpoint(),
+                                    address, std::strerror(errno)));
   }
+  return fd;
+}
+
+Status ZmqChannel::connectDirect(const std::string& address, const std::string& token,
+                                 TimePoint deadline) {
+  KILN_ASSIGN_OR_RETURN(UniqueFd connected, connectDirectSocket(address, deadline));
+  const int fd = connected.release();
   StreamFrameWriter hello;
   hello.queue(token.data(), token.size());
   Status sent = hello.flushUntil(fd, deadline);

@@ -1,6 +1,7 @@
 // The client's channels over ZeroMQ: a DEALER socket per server, moved to a
-// same-host direct channel (a Unix stream socket read by the worker's own
-// loop, worker/direct_channels.h) when the server offers one.
+// direct channel (a stream socket read by the worker's own loop,
+// worker/direct_channels.h: a Unix one on the same host, TCP across hosts)
+// when the server offers one.
 // The channel watches its connection (ZeroMQ socket events, plus ZMTP
 // heartbeats for peers that vanish without closing it): once the server
 // was connected and the connection drops, waiting requests fail at once
@@ -17,6 +18,7 @@
 #include "common/readiness_poll.h"
 #include "common/spin_before_sleep.h"
 #include "common/stream_frames.h"
+#include "common/unique_fd.h"
 
 namespace kiln::client {
 
@@ -42,11 +44,13 @@ class ZmqChannel final : public Channel {
 
   Result<std::uint64_t> send(capnp::MessageBuilder& builder) override;
   Result<InboundMessage> await(std::uint64_t requestId, TimePoint deadline) override;
-  // Moves this channel's requests to a same-host direct channel, if its
-  // server offers one (worker/direct_channels.h): a request and its reply
-  // then skip ZeroMQ's I/O threads. Call it before any request is
-  // outstanding (a request sent on one transport must not overtake one sent
-  // on the other). On failure the channel stays on ZeroMQ.
+  // Moves this channel's requests to a direct channel, if its server offers
+  // one (worker/direct_channels.h): a request and its reply then skip
+  // ZeroMQ's I/O threads. Same host (an ipc:// address): its local stream
+  // socket; else its TCP listener, on the host of the endpoint. Call it
+  // before any request is outstanding (a request sent on one transport must
+  // not overtake one sent on the other). On failure the channel stays on
+  // ZeroMQ, whose connection keeps watching the server (heartbeats) either way.
   Status openDirect(Duration timeout) override;
   bool direct() const override { return directFd_ >= 0; }
   // How long await() polls a direct channel for the reply before it sleeps
@@ -74,6 +78,7 @@ class ZmqChannel final : public Channel {
   // replySpin_ says, without sleeping.
   std::optional<Result<InboundMessage>> spinForReply(std::uint64_t requestId);
   Status connectDirect(const std::string& address, const std::string& token, TimePoint deadline);
+  Result<UniqueFd> connectDirectSocket(const std::string& address, TimePoint deadline);
   // Polls socket_ (until direct), monitor_ if there is one, directFd_ if open.
   void pollItems();
 

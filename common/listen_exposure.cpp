@@ -1,19 +1,14 @@
 #include "common/listen_exposure.h"
 
+#include "common/tcp_stream.h"
+
 namespace kiln {
 
 bool isLoopbackEndpoint(const std::string& endpoint) {
   if (endpoint.starts_with("inproc://") || endpoint.starts_with("ipc://")) return true;
-  if (!endpoint.starts_with("tcp://")) return false;
-  std::string address = endpoint.substr(6);
-  // "tcp://source;destination" connects; for a bind, the part after ';' is absent.
-  address = address.substr(address.find(';') + 1);
-  std::size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return false;
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
+  const std::optional<TcpHostPort> address = splitTcpEndpoint(endpoint);
+  if (!address) return false;
+  const std::string& host = address->host;
   if (host == "localhost" || host == "::1") return true;
   // 127.0.0.0/8, in dotted-quad form only (no interface names, no wildcards).
   if (!host.starts_with("127.")) return false;

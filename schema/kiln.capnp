@@ -166,10 +166,11 @@ struct Version {
   sessionTypes @3 :List(Text);
 }
 
-# Asks a worker for a same-host direct channel (worker/direct_channels.h):
-# the address of its local stream socket and a single-use token that the
-# connection must send first.
-struct OpenDirect {}
+# Asks a worker for a direct channel (worker/direct_channels.h): the address
+# of its local stream socket ("@name"), or with acrossHosts its TCP listener
+# ("tcp://host:port", reached on the host of the worker's endpoint), and a
+# single-use token that the connection must send first.
+struct OpenDirect { acrossHosts @0 :Bool; }
 struct DirectOpened { address @0 :Text; token @1 :Data; }
 
 # Keeps the sessions of one client alive (their lease) while it is idle.

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
 #include "common/abstract_socket.h"
+#include "common/tcp_stream.h"
 
 namespace kiln {
 namespace {
@@ -34,36 +36,53 @@ Result<std::string> randomToken() {
 
 }  // namespace
 
-Result<std::unique_ptr<DirectChannels>> DirectChannels::listen(const std::string& name,
-                                                               FrameLimits limits,
-                                                               const Clock& clock, Logger logger) {
-  KILN_ASSIGN_OR_RETURN(AbstractAddress address, abstractAddress(name));
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
-  if (::bind(fd, address.get(), address.size) != 0 || ::listen(fd, 64) != 0) {
-    Status failed = invalidArgument(
-        fmt::format("cannot listen for direct channels on @{}: {}", name, std::strerror(errno)));
-    ::close(fd);
-    return failed;
+Result<DirectTcp> parseDirectTcp(std::string_view text) {
+  if (text == "auto") return DirectTcp{};
+  if (text == "off") return DirectTcp{false, 0};
+  unsigned port = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (error != std::errc() || end != text.data() + text.size() || port == 0 || port > 65535) {
+    return invalidArgument(
+        fmt::format("--direct-tcp is 'auto', 'off' or a port from 1 to 65535, not '{}'", text));
   }
-  return std::unique_ptr<DirectChannels>(
-      new DirectChannels(fd, "@" + name, limits, clock, std::move(logger)));
+  return DirectTcp{true, static_cast<std::uint16_t>(port)};
 }
 
-DirectChannels::DirectChannels(int listenFd, std::string address, FrameLimits limits,
-                               const Clock& clock, Logger logger)
-    : listenFd_(listenFd),
-      address_(std::move(address)),
-      limits_(limits),
-      clock_(clock),
-      logger_(std::move(logger)) {}
+DirectChannels::DirectChannels(FrameLimits limits, const Clock& clock, Logger logger)
+    : limits_(limits), clock_(clock), logger_(std::move(logger)) {
+  tcp_.tcp = true;
+}
 
 DirectChannels::~DirectChannels() {
   for (auto& [serial, connection] : connections_) ::close(connection.fd);
-  ::close(listenFd_);
 }
 
-Result<DirectGrant> DirectChannels::grant() {
+Status DirectChannels::listenLocal(const std::string& name) {
+  KILN_ASSIGN_OR_RETURN(AbstractAddress address, abstractAddress(name));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) return internalError(fmt::format("socket: {}", std::strerror(errno)));
+  if (::bind(fd.get(), address.get(), address.size) != 0 || ::listen(fd.get(), 64) != 0) {
+    return invalidArgument(
+        fmt::format("cannot listen for direct channels on @{}: {}", name, std::strerror(errno)));
+  }
+  local_.fd = std::move(fd);
+  local_.address = "@" + name;
+  return okStatus();
+}
+
+Status DirectChannels::listenTcp(const std::string& host, std::uint16_t port) {
+  std::uint16_t bound = 0;
+  KILN_ASSIGN_OR_RETURN(tcp_.fd, kiln::listenTcp(host, port, bound));
+  tcp_.address = fmt::format("tcp://{}:{}", host, bound);
+  return okStatus();
+}
+
+Result<DirectGrant> DirectChannels::grant(bool acrossHosts) {
+  const Listener& listener = acrossHosts ? tcp_ : local_;
+  if (listener.fd.get() < 0) {
+    return unimplemented(acrossHosts ? "this worker offers no direct channel across hosts"
+                                     : "this worker offers no same-host direct channel");
+  }
   const TimePoint now = clock_.now();
   std::erase_if(tokens_, [now](const auto& entry) { return entry.second <= now; });
   if (tokens_.size() >= kMaxConnections) {
@@ -71,7 +90,7 @@ Result<DirectGrant> DirectChannels::grant() {
   }
   KILN_ASSIGN_OR_RETURN(std::string token, randomToken());
   tokens_.emplace(token, now + kTokenLifetime);
-  return DirectGrant{address_, std::move(token)};
+  return DirectGrant{listener.address, std::move(token)};
 }
 
 bool DirectChannels::isDirectRoute(const std::string& route) {
@@ -84,7 +103,9 @@ std::string DirectChannels::routeOf(std::uint64_t serial) {
 }
 
 void DirectChannels::addTo(ReadinessPoll& poll) {
-  listenIndex_ = poll.addFd(listenFd_);
+  for (Listener* listener : {&local_, &tcp_}) {
+    if (listener->fd.get() >= 0) listener->pollIndex = poll.addFd(listener->fd.get());
+  }
   polled_.clear();
   for (auto& [serial, connection] : connections_) {
     const short events = connection.writer.pending() ? POLLIN | POLLOUT : POLLIN;
@@ -113,12 +134,34 @@ void DirectChannels::onReady(const ReadinessPoll& poll, const Deliver& deliver) 
     (void)readFrom(serial, connection, deliver);
   }
   polled_.clear();
-  if (poll.ready(listenIndex_)) acceptAll();
+  for (const Listener* listener : {&local_, &tcp_}) {
+    if (listener->fd.get() >= 0 && poll.ready(listener->pollIndex)) acceptAll(*listener);
+  }
 }
 
-void DirectChannels::acceptAll() {
+bool DirectChannels::admit(const Listener& listener, int fd) {
+  if (connections_.size() >= kMaxConnections) {
+    logger_->warn("direct channel: refused a connection on {}: {} are open already",
+                  listener.address, connections_.size());
+    return false;
+  }
+  if (listener.tcp) {
+    tuneTcpStream(fd);
+    return true;  // the token alone says who may stay
+  }
+  ucred peer{};
+  socklen_t size = sizeof(peer);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.uid != ::geteuid()) {
+    logger_->warn("direct channel: refused a connection from uid {} (only uid {} may connect)",
+                  peer.uid, ::geteuid());
+    return false;
+  }
+  return true;
+}
+
+void DirectChannels::acceptAll(const Listener& listener) {
   for (;;) {
-    const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd = ::accept4(listener.fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -126,17 +169,7 @@ void DirectChannels::acceptAll() {
       }
       return;
     }
-    ucred peer{};
-    socklen_t size = sizeof(peer);
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.uid != ::geteuid()) {
-      logger_->warn("direct channel: refused a connection from uid {} (only uid {} may connect)",
-                    peer.uid, ::geteuid());
-      ::close(fd);
-      continue;
-    }
-    if (connections_.size() >= kMaxConnections) {
-      logger_->warn("direct channel: refused a connection from pid {}: {} are open already",
-                    peer.pid, connections_.size());
+    if (!admit(listener, fd)) {
       ::close(fd);
       continue;
     }

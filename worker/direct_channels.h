@@ -1,5 +1,6 @@
-// Same-host direct channels: a worker's requests and replies over a local
-// stream socket instead of ZeroMQ.
+// Direct channels: a worker's requests and replies over a stream socket
+// instead of ZeroMQ: a local one for clients on the same host, TCP for
+// clients on other hosts.
 //
 // Why: every ZeroMQ message crosses two I/O threads (the sender's and the
 // receiver's), four thread wake-ups per request and reply. A step that a
@@ -8,12 +9,16 @@
 // its ZeroMQ connection (OpenDirect), which the worker answers with the
 // address of its abstract Unix socket and a single-use token; the client
 // connects, sends the token as its first frame, and from then on sends its
-// requests there. The worker's poll loop reads them itself.
+// requests there. The worker's poll loop reads them itself. A client on
+// another host asks the same (OpenDirect.acrossHosts) and is given the port
+// of the worker's TCP listener, on the interface of its ZeroMQ endpoint.
 //
-// Who may connect: a peer of the worker's own user (SO_PEERCRED) that holds
-// a token obtained through the ZeroMQ connection, so within its CURVE
-// authentication when a cluster key is set. Requests on a direct channel are
-// the same envelopes, checked the same way (experiment, client, limits).
+// Who may connect: a peer that holds a token obtained through the ZeroMQ
+// connection, and on the local socket only one of the worker's own user
+// (SO_PEERCRED). The TCP listener runs only on clusters without a key: its
+// stream is as plaintext as their ZeroMQ connections, and the token is a
+// secret as good as the client's own. Requests on a direct channel are the
+// same envelopes, checked the same way (experiment, client, limits).
 // A connection that sends a wrong or expired token, an oversized frame or
 // no token in time is closed and logged; nothing else is disturbed.
 #pragma once
@@ -31,11 +36,25 @@
 #include "common/logging.h"
 #include "common/readiness_poll.h"
 #include "common/stream_frames.h"
+#include "common/unique_fd.h"
 
 namespace kiln {
 
+// Whether a worker listens for direct channels from clients on other hosts,
+// and on which port (the interface is its ZeroMQ endpoint's).
+struct DirectTcp {
+  bool enabled = true;     // on clusters without a key, when the worker listens on TCP
+  std::uint16_t port = 0;  // 0 = any free port
+};
+
+// `--direct-tcp`: "auto" (any free port), "off", or a port 1..65535.
+Result<DirectTcp> parseDirectTcp(std::string_view text);
+
 struct DirectGrant {
-  std::string address;  // "@name": a socket in the abstract namespace
+  // "@name": a socket in the abstract namespace; "tcp://host:port": the
+  // TCP listener, whose port the client reaches on the host of the
+  // worker's endpoint it already uses.
+  std::string address;
   std::string token;
 };
 
@@ -46,15 +65,24 @@ class DirectChannels {
   static constexpr std::chrono::seconds kTokenLifetime{10};
   static constexpr std::size_t kMaxConnections = 1024;
 
-  // Listens on the abstract socket `name` (without the '@').
-  static Result<std::unique_ptr<DirectChannels>> listen(const std::string& name, FrameLimits limits,
-                                                        const Clock& clock, Logger logger);
+  DirectChannels(FrameLimits limits, const Clock& clock, Logger logger);
   ~DirectChannels();
   DirectChannels(const DirectChannels&) = delete;
   DirectChannels& operator=(const DirectChannels&) = delete;
 
-  const std::string& address() const { return address_; }
-  Result<DirectGrant> grant();
+  // Listens on the abstract socket `name` (without the '@').
+  Status listenLocal(const std::string& name);
+  // Listens for clients on other hosts on host:port (port 0 = any free port).
+  Status listenTcp(const std::string& host, std::uint16_t port);
+  bool listening() const { return local_.fd.get() >= 0 || tcp_.fd.get() >= 0; }
+
+  // "@name" of the local listener; empty without one.
+  const std::string& address() const { return local_.address; }
+  // "tcp://host:port" of the TCP listener; empty without one.
+  const std::string& tcpAddress() const { return tcp_.address; }
+  // A token for one connection to the local listener, or with `acrossHosts`
+  // to the TCP listener; unimplemented when that listener is not running.
+  Result<DirectGrant> grant(bool acrossHosts = false);
 
   // Routing ids of direct connections start with a zero byte and are longer
   // than ZeroMQ's 5-byte ids, so they never collide with a ROUTER peer.
@@ -79,6 +107,12 @@ class DirectChannels {
   bool readLastReplied(const Deliver& deliver);
 
  private:
+  struct Listener {
+    UniqueFd fd;
+    std::string address;
+    bool tcp = false;
+    std::size_t pollIndex = 0;
+  };
   struct Connection {
     int fd = -1;
     StreamFrameReader reader;
@@ -92,9 +126,9 @@ class DirectChannels {
   // Requests read but not yet delivered; kept between reads for its capacity.
   using Batch = std::vector<Result<InboundMessage>>;
 
-  DirectChannels(int listenFd, std::string address, FrameLimits limits, const Clock& clock,
-                 Logger logger);
-  void acceptAll();
+  void acceptAll(const Listener& listener);
+  // Whether a peer accepted on `listener` may stay (not yet authenticated).
+  bool admit(const Listener& listener, int fd);
   // Reads one connection; false when it must be closed.
   bool readFrom(std::uint64_t serial, Connection& connection, const Deliver& deliver);
   // Reads the token's frame; false when the connection was closed.
@@ -106,8 +140,8 @@ class DirectChannels {
   void closeFailed(std::uint64_t serial, const Connection& connection, const Status& why);
   static std::string routeOf(std::uint64_t serial);
 
-  int listenFd_;
-  std::string address_;
+  Listener local_;
+  Listener tcp_;
   std::uint64_t repliesSent_ = 0;
   std::uint64_t lastReplied_ = 0;  // the serial of the connection sent the last reply
   FrameLimits limits_;
@@ -117,8 +151,7 @@ class DirectChannels {
   Batch spareBatch_;
   std::map<std::uint64_t, Connection> connections_;
   std::map<std::string, TimePoint> tokens_;  // token -> expiry
-  // Poll indices of the last addTo(): the listener, then each connection.
-  std::size_t listenIndex_ = 0;
+  // Poll indices of the last addTo(): each connection (the listeners keep theirs).
   std::vector<std::pair<std::uint64_t, std::size_t>> polled_;
 };
 

@@ -228,6 +228,17 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          "a step whose session's steps took less than this runs on the loop thread itself, "
          "when no pool thread is busy (default 60; 0 = never)")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{10'000'000}));
+  app.add_option_function<std::string>(
+         "--direct-tcp",
+         [&c](const std::string& text) {
+           auto parsed = parseDirectTcp(text);
+           if (!parsed.ok()) throw CLI::ValidationError("--direct-tcp", parsed.status().message());
+           c.directTcp = *parsed;
+         },
+         "direct channels for clients on other hosts: a TCP listener on --listen's interface "
+         "read by the worker's own loop, skipping ZeroMQ's I/O threads; never on a cluster with "
+         "a key (the stream is plaintext). 'auto' = any free port (default), 'off', or a port")
+      ->type_name("auto|off|PORT");
   app.add_option_function<std::uint64_t>(
          "--reply-spin-us", [&c](std::uint64_t us) { c.replySpin = std::chrono::microseconds(us); },
          "after replying to a client on this host, poll this long before sleeping while the "

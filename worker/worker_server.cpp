@@ -11,6 +11,7 @@
 #include "common/readiness_poll.h"
 #include "common/router_io.h"
 #include "common/spin_before_sleep.h"
+#include "common/tcp_stream.h"
 #include "common/version.h"
 #include "common/zmtp_heartbeat.h"
 #include "worker/config_check.h"
@@ -178,38 +179,53 @@ Status WorkerServer::bindLocalEndpoint() {
 }
 
 void WorkerServer::listenForDirectChannels() {
-  // Offered where clients on this host already have a same-host route, and
-  // by workers that serve their sessions themselves: a nesting host's
-  // requests go on to its underlying workers.
-  if (localEndpoint_.empty() || config_.mode.nesting) return;
-  auto direct =
-      DirectChannels::listen(fmt::format("kiln-direct-{}-{:016x}", ::getpid(), RandomIds().next()),
-                             config_.frames, clock_, logger_);
-  if (!direct.ok()) {
-    logger_->warn("no direct channels for clients on this host: {}", direct.status().message());
-    return;
+  // Offered by workers that serve their sessions themselves: a nesting
+  // host's requests go on to its underlying workers.
+  if (config_.mode.nesting) return;
+  auto direct = std::make_unique<DirectChannels>(config_.frames, clock_, logger_);
+  // To clients on this host: where they already have a same-host route.
+  if (!localEndpoint_.empty()) {
+    Status local =
+        direct->listenLocal(fmt::format("kiln-direct-{}-{:016x}", ::getpid(), RandomIds().next()));
+    if (!local.ok())
+      logger_->warn("no direct channels for clients on this host: {}", local.message());
   }
-  direct_ = std::move(direct).value();
+  // To clients on other hosts, on the interface they reach this worker at:
+  // a raw stream is as plaintext as the cluster's ZeroMQ connections only
+  // where the cluster has no key.
+  const std::optional<TcpHostPort> tcp = splitTcpEndpoint(config_.listen);
+  if (config_.directTcp.enabled && tcp && !config_.security.keys) {
+    Status listening = direct->listenTcp(tcp->host, config_.directTcp.port);
+    if (listening.ok()) {
+      logger_->info("direct channels for clients on other hosts on {}", direct->tcpAddress());
+    } else {
+      logger_->warn("no direct channels for clients on other hosts (they use ZeroMQ): {}",
+                    listening.message());
+    }
+  }
+  if (direct->listening()) direct_ = std::move(direct);
 }
 
 void WorkerServer::deliver(const std::string& route, InboundMessage message) {
-  bool openDirect = false;
+  bool openDirect = false, acrossHosts = false;
   try {
     auto envelope = message.envelope();
     openDirect = envelope.isRequest() && envelope.getRequest().isOpenDirect();
+    if (openDirect) acrossHosts = envelope.getRequest().getOpenDirect().getAcrossHosts();
   } catch (const kj::Exception&) {
     // A malformed request pointer: the frontend answers it with the reason.
+    openDirect = false;
   }
-  if (openDirect) return answerOpenDirect(route, message.envelope().getRequestId());
+  if (openDirect) return answerOpenDirect(route, message.envelope().getRequestId(), acrossHosts);
   frontend_->handle(route, std::move(message));
 }
 
-void WorkerServer::answerOpenDirect(const std::string& route, std::uint64_t requestId) {
+void WorkerServer::answerOpenDirect(const std::string& route, std::uint64_t requestId,
+                                    bool acrossHosts) {
   Result<DirectGrant> grant =
-      direct_ ? direct_->grant()
-              : unimplemented(config_.mode.nesting
-                                  ? "a nesting host offers no direct channel"
-                                  : "this worker offers no direct channel (no same-host endpoint)");
+      direct_ ? direct_->grant(acrossHosts)
+              : unimplemented(config_.mode.nesting ? "a nesting host offers no direct channel"
+                                                   : "this worker offers no direct channel");
   if (!grant.ok()) return sink_->send(route, encodeErrorReply(requestId, grant.status()));
   capnp::MallocMessageBuilder builder(128);
   auto opened = initEnvelope(builder, requestId).initReply().initDirectOpened();

@@ -68,6 +68,9 @@ struct WorkerConfig {
   // nest`); off, a damaged worker logs a warning and keeps serving (the
   // in-process cluster has nothing to restart it into).
   bool exitWhenDamaged = false;
+  // Direct channels for clients on other hosts (worker/direct_channels.h):
+  // a TCP listener on the interface of `listen`, on clusters without a key.
+  DirectTcp directTcp;
   // After replying on a same-host direct channel, poll this long before
   // sleeping, while the client answers that soon (worker/reply_spin.h);
   // zero = sleep at once.
@@ -113,7 +116,7 @@ class WorkerServer {
   // Every request, from ZeroMQ or a direct channel, goes to the frontend
   // through here; OpenDirect is answered by the server itself.
   void deliver(const std::string& route, InboundMessage message);
-  void answerOpenDirect(const std::string& route, std::uint64_t requestId);
+  void answerOpenDirect(const std::string& route, std::uint64_t requestId, bool acrossHosts);
   Status bindLocalEndpoint();
   void listenForDirectChannels();
   void shutdown();

@@ -33,14 +33,16 @@ def test_cluster_rows_per_delay_against_the_tcp_echo():
     assert [row["added_one_way_delay_us"] for row in rows] == [0, 2000]
     for row in rows:
         for field in ("step_p50_us", "step_p99_us", "tcp_echo_p50_us", "tcp_echo_p99_us",
-                      "x_floor_p50", "zmq_echo_p50_us", "x_zmq_floor_p50", "placement_p50_us", "placement_p99_us",
+                      "x_floor_p50", "step_zeromq_p50_us", "zmq_echo_p50_us", "x_zmq_floor_p50", "placement_p50_us", "placement_p99_us",
                       "steps_per_s_1_in_flight", "steps_per_s_pipelined", "pipelining_gain",
                       "judged_against"):
             assert field in row, (field, row)
         assert row["step_p50_us"] > 0 and row["tcp_echo_p50_us"] > 0, row
+        assert row["step_zeromq_p50_us"] > 0, row
     # A round trip crosses the 2 ms link twice, the echo's as well as a step's.
     slow = rows[1]
     assert slow["tcp_echo_p50_us"] >= 4000 and slow["step_p50_us"] >= 4000, slow
+    assert slow["step_zeromq_p50_us"] >= 4000, slow
     # A worker host's cable pulled for 4 s (longer than the clients' 3 s
     # ZMTP timeout): its sessions move, none of their steps is lost, and the
     # old copies refuse late steps.

@@ -86,11 +86,12 @@ struct Cluster {
     coordinator.reset();
     auth.reset();
   }
-  std::unique_ptr<client::Client> client(std::optional<ClusterKeys> keys) const {
+  std::unique_ptr<client::Client> client(std::optional<ClusterKeys> keys,
+                                         bool forceTcp = true) const {
     client::ClientOptions options;
     options.coordinator = coordinator->endpoint();
     options.requestTimeout = 20s;  // a refusal must not wait for this
-    options.forceTcp = true;
+    options.forceTcp = forceTcp;
     options.keys = std::move(keys);
     return client::Client::connect(options).value();
   }
@@ -358,6 +359,24 @@ std::string capturedTraffic(std::optional<ClusterKeys> keys) {
   EXPECT_EQ(stepped->observations[0].as<std::string>(), kCanary);
   session->reset();
   return relay.captured();
+}
+
+// A direct TCP channel would carry requests unencrypted: a keyed worker
+// offers none, and a keyed client asks for none; its steps stay on CURVE.
+TEST_F(CurveClusterTest, AKeyedClusterHasNoDirectChannelAcrossHosts) {
+  auto keys = generateClusterKeys().value();
+  Cluster cluster(keys);
+  auto client = cluster.client(keys, /*forceTcp=*/false);
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto workers = client->listCluster();
+        return workers.ok() && workers->size() == 1;
+      },
+      10s));
+  auto session = client->startSession({"noop", "benchmark://curve/direct"});
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  ASSERT_TRUE((*session)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
+  EXPECT_FALSE(client->usesDirectChannel((*session)->endpoint()));
 }
 
 TEST_F(CurveClusterTest, TrafficIsPlaintextWithoutAKeyAndEncryptedWithOne) {

@@ -151,6 +151,7 @@ struct ClientView {
   std::string sessionEndpoint;
   std::string connectedAddress;
   std::int64_t sum = -1;
+  bool direct = false;  // the steps went over a direct TCP channel
 };
 
 // Runs the client side on a thread inside `ns`.
@@ -180,6 +181,7 @@ ClientView runClientIn(const std::string& ns, const std::string& coordinator) {
     if (!stepped.ok()) return fail(stepped.status());
     view.sum = stepped->observations[0].as<std::int64_t>();
     view.sessionEndpoint = (*session)->endpoint();
+    view.direct = (*client)->usesDirectChannel(view.sessionEndpoint);
     for (int i = 0; i < 600 && view.connectedAddress.empty(); ++i) {
       view.connectedAddress = (*client)->connectedAddress(view.sessionEndpoint);
       if (view.connectedAddress.empty()) std::this_thread::sleep_for(5ms);
@@ -212,6 +214,8 @@ TEST(LocalTransportNetnsTest, ClientInAnotherNetworkNamespaceFallsBackToTcp) {
   EXPECT_EQ(view.sum, 6);
   EXPECT_EQ(view.sessionEndpoint.rfind("tcp://" + kServerAddress + ":", 0), 0u);
   EXPECT_EQ(view.connectedAddress, view.sessionEndpoint);
+  // As from another machine: its requests went over a direct TCP channel.
+  EXPECT_TRUE(view.direct);
 }
 
 }  // namespace

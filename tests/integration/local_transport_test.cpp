@@ -254,6 +254,8 @@ TEST(LocalTransportTest, ForcedTcpClientUsesTheTcpEndpoint) {
   EXPECT_EQ(address.rfind("tcp://", 0), 0u) << address;
 }
 
+// Without a same-host route the client treats the worker as on another
+// host: ZeroMQ over TCP, and a direct TCP channel to the worker's own loop.
 TEST(LocalTransportTest, WorkerWithoutLocalEndpointIsReachedOverTcp) {
   LocalClusterOptions options = fastOptions();
   options.worker.localListen = "";
@@ -264,6 +266,46 @@ TEST(LocalTransportTest, WorkerWithoutLocalEndpointIsReachedOverTcp) {
   auto session = client->startSession({"noop", "benchmark://t/none"}).value();
   EXPECT_EQ(stepSum(*session, 2), 2);
   EXPECT_EQ(connectedAddress(*client, session->endpoint()), session->endpoint());
+  EXPECT_TRUE(client->usesDirectChannel(session->endpoint()));
+  EXPECT_EQ(stepSum(*session, 5), 7);
+  // Pipelined steps keep their order over the stream.
+  std::vector<std::uint64_t> sent;
+  for (std::int64_t action = 1; action <= 4; ++action) {
+    sent.push_back(session->sendStep({Value(action)}, {0}).value());
+  }
+  std::int64_t expected = 7;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    expected += static_cast<std::int64_t>(i) + 1;
+    auto stepped = session->awaitStep(sent[i]);
+    ASSERT_TRUE(stepped.ok()) << stepped.status().toString();
+    EXPECT_EQ(stepped->observations.at(0).as<std::int64_t>(), expected);
+  }
+  EXPECT_TRUE(session->end().ok());
+}
+
+// The direct TCP channel is off when the client says so, when the worker's
+// operator says so, and never offered by a nesting host: ZeroMQ serves.
+TEST(LocalTransportTest, DirectChannelsAcrossHostsCanBeTurnedOffOnEitherSide) {
+  LocalClusterOptions options = fastOptions();
+  options.worker.localListen = "";
+  auto cluster = LocalCluster::start(options).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  client::ClientOptions clientOptions;
+  clientOptions.coordinator = cluster->coordinatorEndpoint();
+  clientOptions.requestTimeout = 5s;
+  clientOptions.directAcrossHosts = false;
+  auto client = client::Client::connect(clientOptions).value();
+  auto session = client->startSession({"noop", "benchmark://t/off"}).value();
+  EXPECT_EQ(stepSum(*session, 2), 2);
+  EXPECT_FALSE(client->usesDirectChannel(session->endpoint()));
+
+  options.worker.directTcp.enabled = false;
+  auto noTcp = LocalCluster::start(options).value();
+  ASSERT_TRUE(noTcp->waitUntilReady(5s).ok());
+  auto asking = connect(noTcp->coordinatorEndpoint());
+  auto refused = asking->startSession({"noop", "benchmark://t/refused"}).value();
+  EXPECT_EQ(stepSum(*refused, 3), 3);
+  EXPECT_FALSE(asking->usesDirectChannel(refused->endpoint()));
 }
 
 TEST(LocalTransportTest, ALocalListenThatIsNotIpcIsRefused) {

@@ -1,6 +1,7 @@
-// DirectChannels against real sockets: the abstract listener, client
-// sockets connecting to it as client/channel.cpp does, and the worker side
-// driven by a ReadinessPoll loop in the test's own thread with a fake clock.
+// DirectChannels against real sockets: the abstract listener and the TCP
+// listener (every test runs on both), client sockets connecting to them as
+// client/zmq_channel.cpp does, and the worker side driven by a ReadinessPoll
+// loop in the test's own thread with a fake clock.
 #include "worker/direct_channels.h"
 #include "common/abstract_socket.h"
 
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/tcp_stream.h"
 #include "common/wire_convert.h"
 
 namespace kiln {
@@ -45,17 +47,27 @@ std::string uniqueName() {
   return "kiln-direct-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
-// The worker's side: a DirectChannels and the loop that drives it.
+enum class Transport { kLocal, kTcp };
+
+// The worker's side: a DirectChannels listening on `transport` and the loop
+// that drives it.
 struct Worker {
   FakeClock clock;
   std::unique_ptr<DirectChannels> channels;
   std::vector<std::pair<std::string, InboundMessage>> delivered;
+  bool tcp;
 
-  explicit Worker(FrameLimits limits = {}) {
-    auto listening = DirectChannels::listen(uniqueName(), limits, clock, makeNullLogger("direct"));
-    EXPECT_TRUE(listening.ok()) << listening.status().toString();
-    if (listening.ok()) channels = std::move(listening).value();
+  explicit Worker(Transport transport, FrameLimits limits = {})
+      : channels(std::make_unique<DirectChannels>(limits, clock, makeNullLogger("direct"))),
+        tcp(transport == Transport::kTcp) {
+    Status listening =
+        tcp ? channels->listenTcp("127.0.0.1", 0) : channels->listenLocal(uniqueName());
+    EXPECT_TRUE(listening.ok()) << listening.toString();
+    if (!listening.ok()) channels.reset();
   }
+
+  // Where its clients connect.
+  const std::string& address() const { return tcp ? channels->tcpAddress() : channels->address(); }
 
   // One turn of the worker's poll loop.
   void turn(std::chrono::milliseconds wait = 5ms) {
@@ -78,18 +90,24 @@ struct Worker {
   }
 
   std::string grantToken() {
-    auto granted = channels->grant();
+    auto granted = channels->grant(tcp);
     EXPECT_TRUE(granted.ok()) << granted.status().toString();
     if (!granted.ok()) return {};
-    EXPECT_EQ(granted->address, channels->address());
+    EXPECT_EQ(granted->address, address());
     return granted->token;
   }
 };
 
-// A client's end, connected the way client/channel.cpp connectDirect does.
+// A client's end, connected the way client/zmq_channel.cpp connectDirect does.
 class Client {
  public:
   explicit Client(const std::string& address) {
+    if (auto tcp = splitTcpEndpoint(address)) {
+      auto connected = connectTcp(tcp->host, tcp->port, std::chrono::steady_clock::now() + 2s);
+      EXPECT_TRUE(connected.ok()) << connected.status().toString();
+      if (connected.ok()) fd_ = connected->release();
+      return;
+    }
     EXPECT_TRUE(address.size() >= 2 && address[0] == '@') << address;
     auto target = abstractAddress(std::string_view(address).substr(1));
     EXPECT_TRUE(target.ok()) << address;
@@ -164,7 +182,7 @@ class Client {
 
 // Connects a client and authenticates it with a fresh token.
 std::unique_ptr<Client> authenticatedClient(Worker& worker) {
-  auto client = std::make_unique<Client>(worker.channels->address());
+  auto client = std::make_unique<Client>(worker.address());
   client->sendFrame(worker.grantToken());
   return client;
 }
@@ -194,11 +212,13 @@ TwoClients twoClientsWithRoutes(Worker& worker) {
   return two;
 }
 
-TEST(DirectChannelsTest, AGrantedTokenOpensAChannelWithADirectRoute) {
-  Worker worker;
+class DirectChannelsTest : public ::testing::TestWithParam<Transport> {};
+
+TEST_P(DirectChannelsTest, AGrantedTokenOpensAChannelWithADirectRoute) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
-  EXPECT_EQ(worker.channels->address().rfind("@kiln-direct-test-", 0), 0u);
-  Client client(worker.channels->address());
+  EXPECT_EQ(worker.address().rfind(worker.tcp ? "tcp://127.0.0.1:" : "@kiln-direct-test-", 0), 0u);
+  Client client(worker.address());
   // The token and the first request in one write: both are read in one go.
   std::string token = worker.grantToken();
   ASSERT_EQ(token.size(), 16u);
@@ -227,8 +247,8 @@ TEST(DirectChannelsTest, AGrantedTokenOpensAChannelWithADirectRoute) {
 
 // The loop's quick look after a reply (WorkerServer::run) reads the
 // connection that got the reply, and only that one, without a poll.
-TEST(DirectChannelsTest, ALookAfterAReplyReadsThatClientsNextRequestOnly) {
-  Worker worker;
+TEST_P(DirectChannelsTest, ALookAfterAReplyReadsThatClientsNextRequestOnly) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   TwoClients two = twoClientsWithRoutes(worker);
   Client* hot = two.first.get();
@@ -271,7 +291,7 @@ TEST(DirectChannelsTest, ALookAfterAReplyReadsThatClientsNextRequestOnly) {
   EXPECT_FALSE(look());  // its connection is gone
 }
 
-TEST(DirectChannelsTest, ZeroMqRoutesAreNotDirect) {
+TEST(DirectRoutesTest, ZeroMqRoutesAreNotDirect) {
   EXPECT_FALSE(DirectChannels::isDirectRoute(std::string("\0abcd", 5)));  // a ROUTER id
   EXPECT_FALSE(DirectChannels::isDirectRoute(""));
   EXPECT_FALSE(DirectChannels::isDirectRoute(std::string("\0direct-", 8)));
@@ -279,16 +299,16 @@ TEST(DirectChannelsTest, ZeroMqRoutesAreNotDirect) {
   EXPECT_TRUE(DirectChannels::isDirectRoute(std::string("\0direct-1", 9)));
 }
 
-TEST(DirectChannelsTest, ATokenOpensOneChannelOnly) {
-  Worker worker;
+TEST_P(DirectChannelsTest, ATokenOpensOneChannelOnly) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   const std::string token = worker.grantToken();
-  Client first(worker.channels->address());
+  Client first(worker.address());
   first.sendFrame(token);
   const std::string route = roundTripRequest(worker, first, 1);
   ASSERT_FALSE(route.empty());
 
-  Client second(worker.channels->address());
+  Client second(worker.address());
   second.sendFrame(token);
   second.sendFrame(getVersionRequest(2));
   EXPECT_TRUE(second.closedByWorker(worker));
@@ -297,12 +317,12 @@ TEST(DirectChannelsTest, ATokenOpensOneChannelOnly) {
   EXPECT_EQ(roundTripRequest(worker, first, 3), route);
 }
 
-TEST(DirectChannelsTest, AWrongTokenIsClosed) {
-  Worker worker;
+TEST_P(DirectChannelsTest, AWrongTokenIsClosed) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   std::string token = worker.grantToken();
   token[0] = static_cast<char>(token[0] ^ 1);
-  Client client(worker.channels->address());
+  Client client(worker.address());
   client.sendFrame(token);
   client.sendFrame(getVersionRequest(1));
   EXPECT_TRUE(client.closedByWorker(worker));
@@ -310,34 +330,34 @@ TEST(DirectChannelsTest, AWrongTokenIsClosed) {
   EXPECT_EQ(worker.channels->connections(), 0u);
 }
 
-TEST(DirectChannelsTest, AnExpiredTokenIsClosed) {
-  Worker worker;
+TEST_P(DirectChannelsTest, AnExpiredTokenIsClosed) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   const std::string token = worker.grantToken();
   worker.clock.advance(DirectChannels::kTokenLifetime + 1s);
-  Client client(worker.channels->address());
+  Client client(worker.address());
   client.sendFrame(token);
   client.sendFrame(getVersionRequest(1));
   EXPECT_TRUE(client.closedByWorker(worker));
   EXPECT_TRUE(worker.delivered.empty());
 }
 
-TEST(DirectChannelsTest, ATokenUsedJustBeforeItExpiresWorks) {
-  Worker worker;
+TEST_P(DirectChannelsTest, ATokenUsedJustBeforeItExpiresWorks) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   const std::string token = worker.grantToken();
   worker.clock.advance(DirectChannels::kTokenLifetime - 1s);
-  Client client(worker.channels->address());
+  Client client(worker.address());
   client.sendFrame(token);
   EXPECT_FALSE(roundTripRequest(worker, client, 5).empty());
   EXPECT_TRUE(client.openAndQuiet());
 }
 
-TEST(DirectChannelsTest, AConnectionThatSendsNoTokenIsClosedAfterTheLifetime) {
-  Worker worker;
+TEST_P(DirectChannelsTest, AConnectionThatSendsNoTokenIsClosedAfterTheLifetime) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
-  Client silent(worker.channels->address());
-  Client halfToken(worker.channels->address());
+  Client silent(worker.address());
+  Client halfToken(worker.address());
   halfToken.sendRaw(std::string("\x10\x00", 2));  // half a header
   ASSERT_TRUE(worker.turnUntilConnections(2));
   for (int i = 0; i < 5; ++i) worker.turn(1ms);
@@ -351,8 +371,8 @@ TEST(DirectChannelsTest, AConnectionThatSendsNoTokenIsClosedAfterTheLifetime) {
   EXPECT_EQ(worker.channels->connections(), 0u);
 }
 
-TEST(DirectChannelsTest, AnAuthenticatedConnectionOutlivesTheTokenLifetime) {
-  Worker worker;
+TEST_P(DirectChannelsTest, AnAuthenticatedConnectionOutlivesTheTokenLifetime) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   auto client = authenticatedClient(worker);
   ASSERT_FALSE(roundTripRequest(worker, *client, 1).empty());
@@ -369,8 +389,8 @@ FrameLimits smallFrames() {
   return limits;
 }
 
-TEST(DirectChannelsTest, AnOversizedFrameClosesOnlyItsConnection) {
-  Worker worker(smallFrames());
+TEST_P(DirectChannelsTest, AnOversizedFrameClosesOnlyItsConnection) {
+  Worker worker(GetParam(), smallFrames());
   ASSERT_TRUE(worker.channels);
   auto bad = authenticatedClient(worker);
   auto good = authenticatedClient(worker);
@@ -392,8 +412,8 @@ TEST(DirectChannelsTest, AnOversizedFrameClosesOnlyItsConnection) {
   EXPECT_EQ(decoded->envelope().getRequestId(), 3u);
 }
 
-TEST(DirectChannelsTest, AFrameJustOverTheLimitClosesTheConnection) {
-  Worker worker(smallFrames());
+TEST_P(DirectChannelsTest, AFrameJustOverTheLimitClosesTheConnection) {
+  Worker worker(GetParam(), smallFrames());
   ASSERT_TRUE(worker.channels);
   auto client = authenticatedClient(worker);
   ASSERT_FALSE(roundTripRequest(worker, *client, 1).empty());
@@ -402,8 +422,8 @@ TEST(DirectChannelsTest, AFrameJustOverTheLimitClosesTheConnection) {
   EXPECT_EQ(worker.delivered.size(), 1u);
 }
 
-TEST(DirectChannelsTest, AMalformedFrameGetsAnErrorReplyAndTheChannelStays) {
-  Worker worker;
+TEST_P(DirectChannelsTest, AMalformedFrameGetsAnErrorReplyAndTheChannelStays) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   auto client = authenticatedClient(worker);
   client->sendFrame("this is not a Cap'n Proto message");
@@ -421,8 +441,8 @@ TEST(DirectChannelsTest, AMalformedFrameGetsAnErrorReplyAndTheChannelStays) {
   EXPECT_TRUE(client->openAndQuiet());
 }
 
-TEST(DirectChannelsTest, SendingToARouteThatIsGoneDoesNothing) {
-  Worker worker;
+TEST_P(DirectChannelsTest, SendingToARouteThatIsGoneDoesNothing) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   TwoClients two = twoClientsWithRoutes(worker);
   Client* leaving = two.first.get();
@@ -441,43 +461,70 @@ TEST(DirectChannelsTest, SendingToARouteThatIsGoneDoesNothing) {
   EXPECT_EQ(roundTripRequest(worker, *staying, 3), stayingRoute);
 }
 
-TEST(DirectChannelsTest, GrantRefusesOnceTooManyTokensAreLive) {
-  Worker worker;
+TEST_P(DirectChannelsTest, GrantRefusesOnceTooManyTokensAreLive) {
+  Worker worker(GetParam());
   ASSERT_TRUE(worker.channels);
   std::vector<std::string> tokens;
   for (std::size_t i = 0; i < DirectChannels::kMaxConnections; ++i) {
-    auto granted = worker.channels->grant();
+    auto granted = worker.channels->grant(worker.tcp);
     ASSERT_TRUE(granted.ok()) << "grant " << i << ": " << granted.status().toString();
     tokens.push_back(granted->token);
   }
-  auto refused = worker.channels->grant();
+  auto refused = worker.channels->grant(worker.tcp);
   EXPECT_EQ(refused.status().code(), ErrorCode::kOverloaded) << refused.status().toString();
   // Tokens are random: no two alike.
   std::sort(tokens.begin(), tokens.end());
   EXPECT_EQ(std::adjacent_find(tokens.begin(), tokens.end()), tokens.end());
 
   // Using one frees its place.
-  Client client(worker.channels->address());
+  Client client(worker.address());
   client.sendFrame(tokens[0]);
   EXPECT_FALSE(roundTripRequest(worker, client, 1).empty());
-  EXPECT_TRUE(worker.channels->grant().ok());
-  EXPECT_EQ(worker.channels->grant().status().code(), ErrorCode::kOverloaded);
+  EXPECT_TRUE(worker.channels->grant(worker.tcp).ok());
+  EXPECT_EQ(worker.channels->grant(worker.tcp).status().code(), ErrorCode::kOverloaded);
 
   // Expired tokens free theirs.
   worker.clock.advance(DirectChannels::kTokenLifetime + 1s);
-  EXPECT_TRUE(worker.channels->grant().ok());
+  EXPECT_TRUE(worker.channels->grant(worker.tcp).ok());
 }
 
-TEST(DirectChannelsTest, ListeningOnANameInUseFails) {
+TEST(DirectChannelsListenTest, ListeningOnANameInUseFails) {
   FakeClock clock;
   const std::string name = uniqueName();
-  auto first = DirectChannels::listen(name, {}, clock, makeNullLogger("direct"));
-  ASSERT_TRUE(first.ok()) << first.status().toString();
-  auto second = DirectChannels::listen(name, {}, clock, makeNullLogger("direct"));
-  EXPECT_EQ(second.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(DirectChannels::listen("", {}, clock, makeNullLogger("direct")).status().code(),
-            ErrorCode::kInvalidArgument);
+  DirectChannels first({}, clock, makeNullLogger("direct"));
+  ASSERT_TRUE(first.listenLocal(name).ok());
+  DirectChannels second({}, clock, makeNullLogger("direct"));
+  EXPECT_EQ(second.listenLocal(name).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(second.listenLocal("").code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(second.listening());
 }
+
+TEST(DirectChannelsListenTest, AGrantNamesOnlyAListenerThatRuns) {
+  FakeClock clock;
+  DirectChannels local({}, clock, makeNullLogger("direct"));
+  ASSERT_TRUE(local.listenLocal(uniqueName()).ok());
+  EXPECT_TRUE(local.grant(false).ok());
+  EXPECT_EQ(local.grant(true).status().code(), ErrorCode::kUnimplemented);
+
+  DirectChannels tcp({}, clock, makeNullLogger("direct"));
+  ASSERT_TRUE(tcp.listenTcp("127.0.0.1", 0).ok());
+  EXPECT_EQ(tcp.grant(false).status().code(), ErrorCode::kUnimplemented);
+  auto granted = tcp.grant(true);
+  ASSERT_TRUE(granted.ok()) << granted.status().toString();
+  auto address = splitTcpEndpoint(granted->address);
+  ASSERT_TRUE(address.has_value()) << granted->address;
+  EXPECT_EQ(address->host, "127.0.0.1");
+  EXPECT_NE(address->port, 0);
+  // A host that is no address is refused clearly.
+  DirectChannels bad({}, clock, makeNullLogger("direct"));
+  EXPECT_EQ(bad.listenTcp("no-such-host.invalid", 0).code(), ErrorCode::kInvalidArgument);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothListeners, DirectChannelsTest,
+                         ::testing::Values(Transport::kLocal, Transport::kTcp),
+                         [](const ::testing::TestParamInfo<Transport>& info) {
+                           return info.param == Transport::kTcp ? "Tcp" : "Local";
+                         });
 
 }  // namespace
 }  // namespace kiln

@@ -235,14 +235,19 @@ void addBenchCommand(CLI::App& app) {
       ->check(CLI::Range(1u, 64u));
   cluster
       ->add_option("--cuts", clusterOptions->cutsSeconds,
-                   "seconds host 2's cable is pulled, one run each (none: no value)")
+                   "seconds host 2's cable is pulled, one run each")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 600.0));
+  auto noCuts = std::make_shared<bool>(false);
+  cluster->add_flag("--no-cuts", *noCuts, "no cable pulled: the round-trip rows only")
+      ->excludes("--cuts");
   cluster->add_option("--netbed", clusterOptions->netbed, "scripts/netbed")->capture_default_str();
   cluster->add_flag("--quick", clusterOptions->quick, "4 hosts, 0 and 2000 us, one 4 s cut");
   cluster->add_flag("--json", *json, "print the figures as JSON");
-  cluster->callback(
-      [clusterOptions, json] { printOrFail(bench::runClusterBench(*clusterOptions), *json); });
+  cluster->callback([clusterOptions, json, noCuts] {
+    if (*noCuts) clusterOptions->cutsSeconds.clear();
+    printOrFail(bench::runClusterBench(*clusterOptions), *json);
+  });
 
   auto* soak = bench->add_subcommand(
       "soak",

@@ -21,6 +21,7 @@ ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestI
       address_(address.empty() ? this->endpoint() : std::move(address)),
       socket_(zmq, zmq::socket_type::dealer),
       directReader_(limits.maxMessageBytes),
+      directFrameBytes_(limits.maxMessageBytes),
       refusalMeansGone_(address_.starts_with("ipc://@")) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::sndhwm, 100000);
@@ -171,6 +172,7 @@ void ZmqChannel::readEvents() {
       lost_ = false;
     } else if (kind == ZMQ_EVENT_DISCONNECTED && connected_) {
       lost_ = true;
+      dropDirect();
     } else if (kind == ZMQ_EVENT_CONNECT_RETRIED && !connected_ && refusalMeansGone_) {
       // A worker's abstract socket exists while its process lives, and its
       // name (pid and nonce) is never used again: refused, it is gone. Else
@@ -184,6 +186,14 @@ void ZmqChannel::readEvents() {
 Result<std::uint64_t> ZmqChannel::send(capnp::MessageBuilder& builder) {
   auto envelope = builder.getRoot<wire::Envelope>();
   std::uint64_t id = envelope.getRequestId();
+  // A drop ends the direct stream (readEvents); once ZeroMQ has reconnected,
+  // the first request with nothing outstanding asks for a new one.
+  if (lost_) readEvents();
+  if (reopenDirect_ && connected_ && !lost_ && outstanding() == 0) {
+    reopenDirect_ = false;
+    (void)openDirect(std::min<Duration>(
+        std::chrono::milliseconds(std::max(1u, envelope.getTimeoutMs())), kReopenDirectTimeout));
+  }
   if (direct()) {
     if (lost_) return disconnected(fmt::format("cannot send to {}: it is gone", endpoint()));
     directWriter_.queue(builder);
@@ -304,6 +314,17 @@ void ZmqChannel::addTo(ReadinessPoll& poll) {
     poll.addSocket(socket_);
   }
   if (monitor_) poll.addSocket(monitor_);
+}
+
+void ZmqChannel::dropDirect() {
+  if (!direct()) return;
+  (void)readDirect(kNoRequest);  // replies that came before the drop are kept
+  ::close(directFd_);
+  directFd_ = -1;
+  directReader_ = StreamFrameReader(directFrameBytes_);
+  directWriter_ = StreamFrameWriter{};
+  reopenDirect_ = true;
+  pollItems();
 }
 
 std::optional<Result<InboundMessage>> ZmqChannel::readDirect(std::uint64_t requestId) {

@@ -24,6 +24,7 @@ namespace kiln::client {
 
 class ZmqChannel final : public Channel {
  public:
+  static constexpr Duration kReopenDirectTimeout = std::chrono::seconds(1);
   // `address` is where the socket connects when it differs from the
   // server's name `endpoint` (a same-host ipc:// route); empty = endpoint.
   // With `keys`, the connection is CURVE-authenticated and encrypted; a
@@ -72,6 +73,11 @@ class ZmqChannel final : public Channel {
 
  private:
   void readEvents();
+  // The ZeroMQ connection dropped: the direct stream, which belongs to it,
+  // is closed (a worker back on the network after a partition holds the
+  // other end of a stream that may be dead or stale), and requests go over
+  // ZeroMQ until one asks for a new stream after the reconnect.
+  void dropDirect();
   // Reads the direct channel; sets lost_ when it dropped.
   std::optional<Result<InboundMessage>> readDirect(std::uint64_t requestId);
   // Polls the direct channel for the reply to `requestId` for as long as
@@ -92,7 +98,9 @@ class ZmqChannel final : public Channel {
   std::size_t directIndex_ = 0;
   int directFd_ = -1;
   StreamFrameReader directReader_;
+  std::size_t directFrameBytes_;
   StreamFrameWriter directWriter_;
+  bool reopenDirect_ = false;  // a direct stream was dropped with its connection
   SpinBeforeSleep replySpin_{Duration::zero()};
   const bool refusalMeansGone_;  // a same-host worker's abstract socket (ipc://@...)
   bool connected_ = false;

@@ -90,7 +90,9 @@ Channel& Client::channelTo(const std::string& endpoint) {
       // at once, is reached over ZeroMQ as before; the wait is short so that
       // a worker that just died costs little here.
       (void)channel->openDirect(std::min<Duration>(options_.requestTimeout, kDirectOpenTimeout));
-      channel->spinForReplies(options_.replySpin);
+      // A reply from another host is at least a network round trip away: a
+      // spin there mostly misses, and takes a CPU the network stack needs.
+      if (sameHost) channel->spinForReplies(options_.replySpin);
     }
   }
   return *channel;

@@ -62,11 +62,13 @@ struct ClientOptions {
   // that offers none, or cannot be reached on its direct port within a
   // second, is reached over ZeroMQ as before.
   bool directAcrossHosts = true;
-  // How long a request on a direct channel polls for its reply before the
-  // client sleeps (common/spin_before_sleep.h): a reply within it costs no
-  // wake-up (about 10 us here, 20-30 us more across CPUs on a VM). A worker
-  // that keeps answering later stops it after a few misses; a client
-  // confined to one CPU never polls. 0 = never poll.
+  // How long a request on a same-host direct channel polls for its reply
+  // before the client sleeps (common/spin_before_sleep.h): a reply within it
+  // costs no wake-up (about 10 us here, 20-30 us more across CPUs on a VM).
+  // A worker that keeps answering later stops it after a few misses; a
+  // client confined to one CPU never polls. 0 = never poll. Never across
+  // hosts: a reply is a network round trip away, and a spin that mostly
+  // misses takes a CPU the network stack needs.
   Duration replySpin = std::chrono::microseconds(50);
   // The cluster key (loadKeyFile): every connection is CURVE-authenticated
   // and encrypted. Required when the cluster runs with --key-file.

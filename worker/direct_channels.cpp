@@ -180,7 +180,8 @@ void DirectChannels::acceptAll(const Listener& listener) {
                                             false,
                                             clock_.now(),
                                             {},
-                                            routeOf(serial)});
+                                            routeOf(serial),
+                                            listener.tcp});
   }
 }
 
@@ -274,8 +275,13 @@ void DirectChannels::send(const std::string& route, const zmq::message_t& frame)
   auto found = connections_.find(serial);
   if (found == connections_.end()) return;
   Connection& connection = found->second;
-  ++repliesSent_;
-  lastReplied_ = serial;
+  // Only a client on this host can answer within the loop's look (across
+  // hosts, a network round trip comes first), and a look that mostly misses
+  // takes a CPU the network stack needs.
+  if (!connection.acrossHosts) {
+    ++repliesSent_;
+    lastReplied_ = serial;
+  }
   connection.writer.queue(frame.data(), frame.size());
   Status flushed = connection.writer.flush(connection.fd);
   if (!flushed.ok()) closeFailed(serial, connection, flushed);

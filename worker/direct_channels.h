@@ -98,9 +98,10 @@ class DirectChannels {
   // Before the process exits: waits up to `budget` for queued replies to leave.
   void flushAll(Duration budget);
   std::size_t connections() const { return connections_.size(); }
-  // Replies sent so far (a loop turn that sent some may poll before sleeping).
+  // Replies sent to clients on this host so far (a loop turn that sent some
+  // may poll before sleeping); replies across hosts are not counted.
   std::uint64_t repliesSent() const { return repliesSent_; }
-  // Reads the connection that was sent the last reply, without a poll: what
+  // Reads the same-host connection that was sent the last reply, without a poll: what
   // the loop's wait for a quick next request does (see WorkerServer::run),
   // one system call per look, as a raw socket's reader pays. True when it
   // delivered a request or closed the connection: the loop has work.
@@ -119,8 +120,9 @@ class DirectChannels {
     StreamFrameWriter writer;
     bool authenticated = false;
     TimePoint acceptedAt;
-    std::string hello;  // the token's frame, as far as it came
-    std::string route;  // routeOf(serial), made once
+    std::string hello;         // the token's frame, as far as it came
+    std::string route;         // routeOf(serial), made once
+    bool acrossHosts = false;  // accepted on the TCP listener
   };
 
   // Requests read but not yet delivered; kept between reads for its capacity.

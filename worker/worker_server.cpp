@@ -187,8 +187,9 @@ void WorkerServer::listenForDirectChannels() {
   if (!localEndpoint_.empty()) {
     Status local =
         direct->listenLocal(fmt::format("kiln-direct-{}-{:016x}", ::getpid(), RandomIds().next()));
-    if (!local.ok())
+    if (!local.ok()) {
       logger_->warn("no direct channels for clients on this host: {}", local.message());
+    }
   }
   // To clients on other hosts, on the interface they reach this worker at:
   // a raw stream is as plaintext as the cluster's ZeroMQ connections only

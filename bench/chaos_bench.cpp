@@ -48,7 +48,10 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   }
   client::ClientOptions clientOptions;
   clientOptions.coordinator = coordinator->endpoint;
-  clientOptions.requestTimeout = 5s;
+  if (options.requestSeconds > 0) {
+    clientOptions.requestTimeout =
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(options.requestSeconds));
+  }
   clientOptions.leasePeriod = 500ms;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(clientOptions));
   KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, options.workers, 10s));
@@ -144,9 +147,11 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   report.rows.push_back(std::move(row));
   report.notes.push_back(fmt::format(
       "seed {}; a kill every {}-{} s, each worker replaced at once{}; heartbeats every {} s; "
-      "steps are pipelined (one in flight per session), so kills land on steps in flight",
+      "steps are pipelined (one in flight per session), so kills land on steps in flight; "
+      "a lost worker's sessions are restored until their request's deadline ({} s)",
       seed, options.minKillSeconds, options.maxKillSeconds,
-      options.sameEndpoints ? " on the address it had" : "", options.heartbeatSeconds));
+      options.sameEndpoints ? " on the address it had" : "", options.heartbeatSeconds,
+      std::chrono::duration<double>(clientOptions.requestTimeout).count()));
   if (figures.lost != 0 || figures.mismatched != 0) {
     report.notes.push_back(fmt::format("LOST STEPS: first: {}", firstLoss));
   }

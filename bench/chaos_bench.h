@@ -34,6 +34,9 @@ struct ChaosOptions {
   std::string sessionType = "noop";  // or "llvm"
   double heartbeatSeconds = 0.2;     // the coordinator's and the workers'
   bool sameEndpoints = false;        // a replacement listens where its predecessor did
+  // The client's request timeout, and so each restore's deadline: 0 = the
+  // client's default (ClientOptions::requestTimeout), what a user's script has.
+  double requestSeconds = 5;
 };
 
 struct ChaosFigures {

@@ -201,6 +201,12 @@ void addBenchCommand(CLI::App& app) {
       ->check(CLI::Range(0.05, 60.0));
   chaos->add_flag("--same-endpoints", chaosOptions->sameEndpoints,
                   "start each replacement on the address of the worker it replaces");
+  chaos
+      ->add_option("--request-seconds", chaosOptions->requestSeconds,
+                   "the client's request timeout, and so each restore's deadline (0 = the "
+                   "client's default, 60, as a user's script has)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   chaos->add_flag("--json", *json, "print the figures as JSON");
   chaos->callback([chaosOptions, json] {
     bench::ChaosFigures figures;

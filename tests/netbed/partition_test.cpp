@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -91,6 +92,33 @@ class PartitionTest : public ::testing::Test {
     return tally;
   }
 
+  // Every step answered, every session now on host 3, `moved` of them
+  // restored there.
+  void expectNothingLostAndAllOnHost3(const StepTally& tally, client::Client& client,
+                                      const std::vector<std::unique_ptr<client::Session>>& sessions,
+                                      std::size_t moved) {
+    EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
+    EXPECT_EQ(tally.answered, tally.attempted);
+    for (const auto& session : sessions) EXPECT_EQ(session->endpoint(), workerOn_[3]);
+    EXPECT_EQ(client.restoredSessions(), moved);
+  }
+
+  // Whether host 2 is listed again, back on the network, with `back` true
+  // of its entry, within 40 s.
+  bool host2Back(client::Client& client,
+                 const std::function<bool(const client::WorkerStatus&)>& back) {
+    return waitUntil(
+        [&] {
+          auto workers = client.listCluster();
+          if (!workers.ok()) return false;
+          for (const auto& w : *workers) {
+            if (w.endpoint == workerOn_[2]) return back(w);
+          }
+          return false;
+        },
+        40s);
+  }
+
   std::unique_ptr<testsupport::NetBed> bed_;
   std::optional<testsupport::ChildCluster> children_;
   std::string coordinator_;
@@ -120,23 +148,11 @@ TEST_F(PartitionTest, AWorkerHostCutOffLosesNoStepAndItsCopiesRefuseLateSteps) {
     // (ZMTP, 3 s) and restore its sessions on host 3.
     const StepTally tally = stepThroughACut(sessions, 2, 5s);
 
-    EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
-    EXPECT_EQ(tally.answered, tally.attempted);
-    for (const auto& session : sessions) EXPECT_EQ(session->endpoint(), workerOn_[3]);
-    EXPECT_EQ(client->restoredSessions(), onCutHost.size());
+    expectNothingLostAndAllOnHost3(tally, *client, sessions, onCutHost.size());
 
     // Back on the network, host 2 registers again, holding none of the
     // sessions that moved, and refuses a late step to its old copy.
-    ASSERT_TRUE(waitUntil(
-        [&] {
-          auto workers = client->listCluster();
-          if (!workers.ok()) return false;
-          for (const auto& w : *workers) {
-            if (w.endpoint == workerOn_[2]) return w.liveSessions == 0;
-          }
-          return false;
-        },
-        40s));
+    ASSERT_TRUE(host2Back(*client, [](const auto& w) { return w.liveSessions == 0; }));
     Status late = bench::lateStep(onCutHost.front().first, onCutHost.front().second);
     EXPECT_EQ(late.code(), ErrorCode::kNotFound) << late.toString();
     EXPECT_NE(late.message().find("was dropped by this worker"), std::string::npos)
@@ -220,24 +236,12 @@ TEST_F(PartitionTest, AnExperimentOverNestingHostsKeepsItsShareWhenOneIsCutOff) 
           },
           20s));
     });
-    EXPECT_EQ(tally.lost, 0u) << tally.firstLoss;
-    EXPECT_EQ(tally.answered, tally.attempted);
-    for (const auto& session : sessions) EXPECT_EQ(session->endpoint(), workerOn_[3]);
-    EXPECT_EQ(client->restoredSessions(), onCutHost.size());
+    expectNothingLostAndAllOnHost3(tally, *client, sessions, onCutHost.size());
 
     // Host 2's old underlying worker is a stray until the coordinator
     // releases it, a lease later; meanwhile it has dropped the sessions that
     // moved and refuses a late step to one.
-    ASSERT_TRUE(waitUntil(
-        [&] {
-          auto workers = client->listCluster();
-          if (!workers.ok()) return false;
-          for (const auto& w : *workers) {
-            if (w.endpoint == workerOn_[2]) return true;
-          }
-          return false;
-        },
-        40s));
+    ASSERT_TRUE(host2Back(*client, [](const auto&) { return true; }));
     const auto& [session, underlying] = onCutHost.front();
     Status late = bench::lateStep(workerOn_[2], session, underlying);
     EXPECT_EQ(late.code(), ErrorCode::kNotFound) << late.toString();

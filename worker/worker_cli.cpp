@@ -232,7 +232,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
          "--direct-tcp",
          [&c](const std::string& text) {
            auto parsed = parseDirectTcp(text);
-           if (!parsed.ok()) throw CLI::ValidationError("--direct-tcp", parsed.status().message());
+           if (!parsed.ok()) throw CLI::ValidationError(parsed.status().message());
            c.directTcp = *parsed;
          },
          "direct channels for clients on other hosts: a TCP listener on --listen's interface "

@@ -540,3 +540,29 @@ INSTANTIATE_TEST_SUITE_P(BothListeners, DirectChannelsTest,
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(DirectTcpFlagTest, AutoOffOrAPortAndNothingElse) {
+  auto automatic = parseDirectTcp("auto");
+  ASSERT_TRUE(automatic.ok());
+  EXPECT_TRUE(automatic->enabled);
+  EXPECT_EQ(automatic->port, 0);
+  auto off = parseDirectTcp("off");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->enabled);
+  auto fixed = parseDirectTcp("7801");
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_TRUE(fixed->enabled);
+  EXPECT_EQ(fixed->port, 7801);
+  for (const char* bad : {"", "0", "65536", "78o1", "-1", "on", " 7801"}) {
+    auto refused = parseDirectTcp(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("--direct-tcp"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -33,7 +33,7 @@ def test_cluster_rows_per_delay_against_the_tcp_echo():
     assert [row["added_one_way_delay_us"] for row in rows] == [0, 2000]
     for row in rows:
         for field in ("step_p50_us", "step_p99_us", "tcp_echo_p50_us", "tcp_echo_p99_us",
-                      "x_floor_p50", "step_zeromq_p50_us", "zmq_echo_p50_us", "x_zmq_floor_p50", "placement_p50_us", "placement_p99_us",
+                      "x_floor_p50", "step_zeromq_p50_us", "zmq_echo_p50_us", "x_zmq_floor_p50", "placement_p50_us", "placement_p99_us", "x_zmq_floor_placement_p50",
                       "steps_per_s_1_in_flight", "steps_per_s_pipelined", "pipelining_gain",
                       "judged_against"):
             assert field in row, (field, row)

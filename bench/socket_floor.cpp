@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/tcp_stream.h"
 #include "common/unique_fd.h"
 
 namespace kiln::bench {
@@ -51,11 +52,12 @@ Result<Address> parseEndpoint(const std::string& endpoint) {
   const std::size_t colon = endpoint.rfind(':');
   if (endpoint.starts_with(kTcp) && colon > kTcp.size()) {
     const std::string host = endpoint.substr(kTcp.size(), colon - kTcp.size());
-    int port = std::atoi(endpoint.c_str() + colon + 1);
-    if (port < 0 || port > 65535) return invalidArgument("bad port in '" + endpoint + "'");
+    const std::optional<std::uint16_t> port =
+        parsePort(std::string_view(endpoint).substr(colon + 1));
+    if (!port) return invalidArgument("bad port in '" + endpoint + "'");
     auto* in = reinterpret_cast<sockaddr_in*>(&address.storage);
     in->sin_family = AF_INET;
-    in->sin_port = htons(static_cast<std::uint16_t>(port));
+    in->sin_port = htons(*port);
     if (::inet_pton(AF_INET, host.c_str(), &in->sin_addr) != 1) {
       return invalidArgument("bad IPv4 address in '" + endpoint + "'");
     }

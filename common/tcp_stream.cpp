@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <memory>
 
 namespace kiln {
 namespace {
@@ -45,6 +44,15 @@ std::string errnoText() { return std::strerror(errno); }
 
 }  // namespace
 
+std::optional<std::uint16_t> parsePort(std::string_view text) {
+  unsigned port = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || port > 65535) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint16_t>(port);
+}
+
 std::optional<TcpHostPort> splitTcpEndpoint(std::string_view endpoint) {
   constexpr std::string_view kScheme = "tcp://";
   if (!endpoint.starts_with(kScheme)) return std::nullopt;
@@ -58,16 +66,12 @@ std::optional<TcpHostPort> splitTcpEndpoint(std::string_view endpoint) {
   std::string_view host = address.substr(0, colon);
   std::string_view portText = address.substr(colon + 1);
   if (portText == "*") portText = "0";  // ZeroMQ's "any free port"
-  unsigned port = 0;
-  auto [end, error] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
-  if (error != std::errc() || end != portText.data() + portText.size() || portText.empty() ||
-      port > 65535) {
-    return std::nullopt;
-  }
+  const std::optional<std::uint16_t> port = parsePort(portText);
+  if (!port) return std::nullopt;
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  return TcpHostPort{std::string(host), static_cast<std::uint16_t>(port)};
+  return TcpHostPort{std::string(host), *port};
 }
 
 Result<UniqueFd> listenTcp(const std::string& host, std::uint16_t port, std::uint16_t& bound) {

@@ -20,6 +20,9 @@ struct TcpHostPort {
   std::uint16_t port = 0;
 };
 
+// A port number 0..65535 written in decimal digits only; nullopt otherwise.
+std::optional<std::uint16_t> parsePort(std::string_view text);
+
 // "tcp://host:port" (or "tcp://source;host:port", ZeroMQ's connect form) split
 // (port "*" = 0, any free port); nullopt for anything else or a port that is
 // not 0..65535.

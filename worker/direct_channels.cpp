@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstddef>
 #include <cstring>
 #include <vector>
@@ -39,13 +38,12 @@ Result<std::string> randomToken() {
 Result<DirectTcp> parseDirectTcp(std::string_view text) {
   if (text == "auto") return DirectTcp{};
   if (text == "off") return DirectTcp{false, 0};
-  unsigned port = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
-  if (error != std::errc() || end != text.data() + text.size() || port == 0 || port > 65535) {
+  const std::optional<std::uint16_t> port = parsePort(text);
+  if (!port || *port == 0) {
     return invalidArgument(
         fmt::format("--direct-tcp is 'auto', 'off' or a port from 1 to 65535, not '{}'", text));
   }
-  return DirectTcp{true, static_cast<std::uint16_t>(port)};
+  return DirectTcp{true, *port};
 }
 
 DirectChannels::DirectChannels(FrameLimits limits, const Clock& clock, Logger logger)

@@ -19,6 +19,7 @@ AdvisorDescription describeAdvisor(AdvisorKind kind, int llvmMajorVersion) {
           llvmMajorVersion < 21 ? "callee_basic_block_count" : "inlining_default";
       d.advisorFlags = {"-passes=scc-oz-module-inliner", "-enable-ml-inliner=release",
                         "-inliner-interactive-include-default"};
+      d.llvmDefaultFlags = {"-passes=scc-oz-module-inliner", "-enable-ml-inliner=default"};
       break;
     case AdvisorKind::kRegallocEviction:
       d.name = "regalloc-eviction";
@@ -26,6 +27,7 @@ AdvisorDescription describeAdvisor(AdvisorKind kind, int llvmMajorVersion) {
       d.adviceName = "index_to_evict";
       d.outputExtension = ".o";
       d.advisorFlags = {"-regalloc-enable-advisor=release", "-filetype=obj"};
+      d.llvmDefaultFlags = {"-regalloc-enable-advisor=default", "-filetype=obj"};
       break;
   }
   return d;
@@ -41,6 +43,18 @@ std::vector<std::string> compilerArguments(const AdvisorDescription& description
                              ? "-inliner-interactive-channel-base="
                              : "-regalloc-evict-interactive-channel-base=";
   args.push_back(baseFlag + channelBase.string());
+  args.insert(args.end(), extraFlags.begin(), extraFlags.end());
+  args.push_back(input.string());
+  args.push_back("-o");
+  args.push_back(output.string());
+  return args;
+}
+
+std::vector<std::string> llvmDefaultArguments(const AdvisorDescription& description,
+                                              const std::vector<std::string>& extraFlags,
+                                              const std::filesystem::path& input,
+                                              const std::filesystem::path& output) {
+  std::vector<std::string> args = description.llvmDefaultFlags;
   args.insert(args.end(), extraFlags.begin(), extraFlags.end());
   args.push_back(input.string());
   args.push_back("-o");
@@ -77,6 +91,37 @@ Result<std::int64_t> defaultDecision(const AdvisorDescription& description,
                                      const ChannelHeader& header, const Observation& observation) {
   KILN_ASSIGN_OR_RETURN(std::size_t index, defaultDecisionIndex(description, header));
   return defaultDecisionAt(header, observation, index);
+}
+
+std::optional<std::int64_t> evictionReferenceAnswer(const Int64Tensor& mask) {
+  if (mask.values.empty()) return std::nullopt;
+  if (mask.values.back() != 0) return static_cast<std::int64_t>(mask.values.size() - 1);
+  for (std::size_t i = 0; i < mask.values.size(); ++i) {
+    if (mask.values[i] != 0) return static_cast<std::int64_t>(i);
+  }
+  return std::nullopt;
+}
+
+Result<std::size_t> referenceFeatureIndex(const AdvisorDescription& description,
+                                          const ChannelHeader& header) {
+  if (description.kind == AdvisorKind::kInliner) return defaultDecisionIndex(description, header);
+  std::optional<std::size_t> index = header.featureIndex("mask");
+  if (!index) return invalidArgument("the channel header has no feature \"mask\"");
+  return *index;
+}
+
+Result<std::int64_t> referenceAnswerAt(const AdvisorDescription& description,
+                                       const ChannelHeader& header, const Observation& observation,
+                                       std::size_t index) {
+  if (description.kind == AdvisorKind::kInliner) {
+    return defaultDecisionAt(header, observation, index);
+  }
+  KILN_ASSIGN_OR_RETURN(Value value, decodeFeature(header, observation, index));
+  const auto* mask = value.getIf<Int64Tensor>();
+  if (mask == nullptr) return invalidArgument("feature \"mask\" is not an integer tensor");
+  std::optional<std::int64_t> answer = evictionReferenceAnswer(*mask);
+  if (!answer) return compileError("the eviction decision allows no candidate (mask is all 0)");
+  return *answer;
 }
 
 }  // namespace kiln::mlgo

@@ -17,7 +17,7 @@ struct InteractiveCompiler::State {
   std::optional<Subprocess> child;
   std::optional<InteractiveChannel> channel;
   std::int64_t decisions = 0;
-  std::optional<std::size_t> defaultSlot;  // found on the first defaultAdvice()
+  std::optional<std::size_t> referenceSlot;  // found on the first defaultAdvice()
   bool ended = false;
   bool finished = false;  // finish() succeeded: the output belongs to the caller
 
@@ -161,10 +161,10 @@ Status InteractiveCompiler::advise(const Value& advice, TimePoint deadline) {
 Result<std::int64_t> InteractiveCompiler::defaultAdvice(const Observation& observation) const {
   State& s = *state_;
   const ChannelHeader& header = s.channel->header();
-  if (!s.defaultSlot) {  // a cache: the header never changes
-    KILN_ASSIGN_OR_RETURN(s.defaultSlot, defaultDecisionIndex(s.description, header));
+  if (!s.referenceSlot) {  // a cache: the header never changes
+    KILN_ASSIGN_OR_RETURN(s.referenceSlot, referenceFeatureIndex(s.description, header));
   }
-  return defaultDecisionAt(header, observation, *s.defaultSlot);
+  return referenceAnswerAt(s.description, header, observation, *s.referenceSlot);
 }
 
 Result<CompileOutcome> InteractiveCompiler::finish(TimePoint deadline) {

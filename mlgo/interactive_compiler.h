@@ -71,7 +71,8 @@ class InteractiveCompiler {
   int observationFd() const;
   // Answers the decision returned by the last next().
   Status advise(const Value& advice, TimePoint deadline);
-  // The compiler's own answer to `observation` (see defaultDecision()).
+  // The reference answer to `observation` (referenceAnswerAt()): the
+  // compiler's own decision for the inliner, kiln's fixed policy for eviction.
   Result<std::int64_t> defaultAdvice(const Observation& observation) const;
 
   // After next() returned nullopt: waits for the exit; a failing compiler is a

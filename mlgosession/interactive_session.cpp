@@ -8,7 +8,6 @@
 
 #include "mlgosession/feature_lists.h"
 #include "mlgosession/native_size.h"
-#include "mlgosession/run_tool.h"
 
 namespace kiln::mlgosession {
 
@@ -23,6 +22,7 @@ enum Extra : std::size_t {
   kDefaultNativeSize,
   kReward,
   kDecisions,
+  kLlvmDefaultNativeSize,
   kExtraCount
 };
 
@@ -37,15 +37,6 @@ Value zeroTensor(const mlgo::FeatureSpec& spec) {
 }
 
 }  // namespace
-
-std::optional<std::int64_t> evictionReferenceAnswer(const Int64Tensor& mask) {
-  if (mask.values.empty()) return std::nullopt;
-  if (mask.values.back() != 0) return static_cast<std::int64_t>(mask.values.size() - 1);
-  for (std::size_t i = 0; i < mask.values.size(); ++i) {
-    if (mask.values[i] != 0) return static_cast<std::int64_t>(i);
-  }
-  return std::nullopt;
-}
 
 MlgoInteractiveSession::MlgoInteractiveSession(MlgoContext& context, mlgo::AdvisorKind kind)
     : context_(context), kind_(kind) {}
@@ -91,6 +82,9 @@ std::vector<Space> MlgoInteractiveSession::observationSpaces() const {
   reward.defaultValue = std::int64_t{0};
   spaces.push_back(std::move(reward));
   spaces.push_back(Space::int64Scalar("Decisions", {0, std::nullopt}));
+  Space llvmDefault = Space::int64Scalar("LlvmDefaultNativeSize", {0, std::nullopt});
+  llvmDefault.platformDependent = true;
+  spaces.push_back(std::move(llvmDefault));
   return spaces;
 }
 
@@ -154,6 +148,7 @@ Status MlgoInteractiveSession::initAsFork(const CompilationSession& parentSessio
     ended_ = true;
     nativeSize_ = parent.nativeSize_;
     defaultNativeSize_ = parent.defaultNativeSize_;
+    llvmDefaultNativeSize_ = parent.llvmDefaultNativeSize_;
     return okStatus();
   }
   return startCompiler(parent.history_);
@@ -166,9 +161,9 @@ Status MlgoInteractiveSession::startCompiler(const std::vector<std::int64_t>& re
   options.input = input_;
   options.compiler = kind_ == mlgo::AdvisorKind::kInliner ? config_.opt : config_.llc;
   // The module's own target (and for llc its -O level and relocation
-  // model); the inliner's pass pipeline stays kiln's.
-  options.extraFlags = kind_ == mlgo::AdvisorKind::kInliner ? moduleFlags_.optTargetFlags()
-                                                            : moduleFlags_.llcFlags();
+  // model); the inliner's pass pipeline stays kiln's. The builds the episode
+  // is judged against take the same (buildRequest()).
+  options.extraFlags = advisorModuleFlags(kind_, moduleFlags_);
   options.memoryLimitBytes = config_.memoryLimitBytes;
   options.onSpawn = [this](pid_t pid) { killSwitch_.arm(pid); };
   Result<mlgo::InteractiveCompiler> started =
@@ -294,6 +289,8 @@ bool MlgoInteractiveSession::quickObservation(std::size_t spaceIndex) const {
   switch (spaceIndex - n) {
     case kDefaultNativeSize:
       return defaultNativeSize_.has_value();  // else a whole compile
+    case kLlvmDefaultNativeSize:
+      return llvmDefaultNativeSize_.has_value();
     case kReward:
       return !ended_ || failure_.has_value() || defaultNativeSize_.has_value();
     default:
@@ -303,13 +300,21 @@ bool MlgoInteractiveSession::quickObservation(std::size_t spaceIndex) const {
 
 Result<std::int64_t> MlgoInteractiveSession::defaultAdvice() const {
   if (!pending_) return std::int64_t{0};
-  if (kind_ == mlgo::AdvisorKind::kInliner) return compiler_->defaultAdvice(*pending_);
-  std::optional<Value> mask = mlgo::findFeature(compiler_->header(), *pending_, "mask");
-  const auto* tensor = mask ? mask->getIf<Int64Tensor>() : nullptr;
-  std::optional<std::int64_t> answer =
-      tensor != nullptr ? evictionReferenceAnswer(*tensor) : std::nullopt;
-  if (!answer) return compileError("the eviction decision allows no candidate (mask is all 0)");
-  return *answer;
+  return compiler_->defaultAdvice(*pending_);
+}
+
+BuildRequest MlgoInteractiveSession::buildRequest(const std::string& stem) {
+  BuildRequest request;
+  request.kind = kind_;
+  request.compiler = kind_ == mlgo::AdvisorKind::kInliner ? config_.opt : config_.llc;
+  request.input = input_;
+  request.flags = advisorModuleFlags(kind_, moduleFlags_);
+  request.workDirectory = directory_;
+  request.stem = stem;
+  request.deadline = std::chrono::steady_clock::now() + config_.compileTimeout;
+  request.memoryLimitBytes = config_.memoryLimitBytes;
+  request.killSwitch = &killSwitch_;
+  return request;
 }
 
 Result<std::int64_t> MlgoInteractiveSession::defaultNativeSize() {
@@ -319,17 +324,31 @@ Result<std::int64_t> MlgoInteractiveSession::defaultNativeSize() {
     defaultNativeSize_ = cached;
     return *cached;
   }
-  bool inliner = kind_ == mlgo::AdvisorKind::kInliner;
-  Result<std::int64_t> size =
-      defaultPolicySize(inliner, inliner ? config_.opt : config_.llc, input_, directory_,
-                        std::chrono::steady_clock::now() + config_.compileTimeout, &killSwitch_);
-  if (!size.ok()) {
-    return compileError("computing the default policy's native size failed: " +
-                        size.status().message());
+  Result<Build> build = referenceBuild(buildRequest("reference"));
+  if (!build.ok()) {
+    return compileError(
+        "the reference build (every decision answered with DefaultAdvice) failed: " +
+        build.status().message());
   }
-  context_.storeDefaultSize(key, *size);
-  defaultNativeSize_ = *size;
-  return *size;
+  context_.storeDefaultSize(key, build->nativeSize);
+  defaultNativeSize_ = build->nativeSize;
+  return build->nativeSize;
+}
+
+Result<std::int64_t> MlgoInteractiveSession::llvmDefaultNativeSize() {
+  if (llvmDefaultNativeSize_) return *llvmDefaultNativeSize_;
+  std::string key = defaultSizeKey(kindName() + "/llvm-default", benchmark_);
+  if (auto cached = context_.cachedDefaultSize(key)) {
+    llvmDefaultNativeSize_ = cached;
+    return *cached;
+  }
+  Result<Build> build = llvmDefaultBuild(buildRequest("llvm-default"));
+  if (!build.ok()) {
+    return compileError("LLVM's default build failed: " + build.status().message());
+  }
+  context_.storeDefaultSize(key, build->nativeSize);
+  llvmDefaultNativeSize_ = build->nativeSize;
+  return build->nativeSize;
 }
 
 Status MlgoInteractiveSession::computeObservation(std::size_t spaceIndex, Value& observation) {
@@ -385,6 +404,11 @@ Status MlgoInteractiveSession::computeObservation(std::size_t spaceIndex, Value&
     case kDecisions:
       observation = static_cast<std::int64_t>(history_.size());
       return okStatus();
+    case kLlvmDefaultNativeSize: {
+      KILN_ASSIGN_OR_RETURN(std::int64_t size, llvmDefaultNativeSize());
+      observation = size;
+      return okStatus();
+    }
     default:
       return invalidArgument(fmt::format("observation space {} does not exist", spaceIndex));
   }

@@ -2,7 +2,8 @@
 // (llc-19's eviction advisor). init() starts the compiler on the benchmark and
 // stops at its first decision; each step answers one decision and stops at the
 // next; the episode ends when the compiler exits, after which the native size,
-// the default policy's size and the size saved are observable.
+// the reference build's size (every decision answered with DefaultAdvice), the
+// size saved against it and LLVM's own default build's size are observable.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "mlgo/interactive_compiler.h"
 #include "mlgosession/kill_switch.h"
 #include "mlgosession/mlgo_context.h"
+#include "mlgosession/reference_build.h"
 
 namespace kiln::mlgosession {
 
@@ -51,9 +53,15 @@ class MlgoInteractiveSession : public CompilationSession {
   bool quickObservation(std::size_t spaceIndex) const override;
 
   // Observation spaces after the features, in this order.
-  static constexpr const char* kExtraObservations[] = {
-      "Features",          "DefaultAdvice",          "NativeSize",
-      "DefaultNativeSize", "Reward:NativeSizeSaved", "Decisions"};
+  // DefaultNativeSize is the reference build's (reference_build.h), the
+  // reward's baseline; LlvmDefaultNativeSize is LLVM's default advisor's.
+  static constexpr const char* kExtraObservations[] = {"Features",
+                                                       "DefaultAdvice",
+                                                       "NativeSize",
+                                                       "DefaultNativeSize",
+                                                       "Reward:NativeSizeSaved",
+                                                       "Decisions",
+                                                       "LlvmDefaultNativeSize"};
 
  private:
   std::string kindName() const;
@@ -70,6 +78,9 @@ class MlgoInteractiveSession : public CompilationSession {
   Status fail(const Status& status, const std::string& during);
   Result<std::int64_t> defaultAdvice() const;
   Result<std::int64_t> defaultNativeSize();
+  Result<std::int64_t> llvmDefaultNativeSize();
+  // The flags and limits of this session's compiler, for a build beside it.
+  BuildRequest buildRequest(const std::string& stem);
   TimePoint decisionDeadline() const;
 
   MlgoContext& context_;
@@ -86,6 +97,7 @@ class MlgoInteractiveSession : public CompilationSession {
   std::optional<Status> failure_;
   std::int64_t nativeSize_ = 0;
   std::optional<std::int64_t> defaultNativeSize_;
+  std::optional<std::int64_t> llvmDefaultNativeSize_;
   KillSwitch killSwitch_;
 };
 
@@ -102,11 +114,5 @@ class MlgoRegallocSession final : public MlgoInteractiveSession {
   explicit MlgoRegallocSession(MlgoContext& context)
       : MlgoInteractiveSession(context, mlgo::AdvisorKind::kRegallocEviction) {}
 };
-
-// The eviction advisor's reference answer: the live range being allocated
-// (the last candidate, "evict nothing") when the mask allows it, else the first
-// allowed candidate. llc 19 does not send its own decision, so this is kiln's
-// fixed policy, not LLVM's default heuristic. nullopt when nothing is allowed.
-std::optional<std::int64_t> evictionReferenceAnswer(const Int64Tensor& mask);
 
 }  // namespace kiln::mlgosession

@@ -99,8 +99,9 @@ std::unique_ptr<Step> makeLoadStep();  // writes the benchmark into the work dir
 // allowedFlag()), or with none the module's own -O level; the result is
 // bitcode.
 std::unique_ptr<Step> makeCompileStep(std::vector<std::string> flags);
-// opt's ML inliner driven over the interactive channel by the compiler's own
-// default decisions; records every (features, decision) pair.
+// opt's ML inliner (with the module's target flags) driven over the
+// interactive channel by the compiler's own default decisions: mlgo-inline's
+// reference build; records every (features, decision) pair.
 std::unique_ptr<Step> makeInlineDefaultStep();
 std::unique_ptr<Step> makeNativeSizeStep();   // .text bytes of the input (bitcode or object)
 std::unique_ptr<Step> makeTrainingLogStep();  // serializes the recorded decisions

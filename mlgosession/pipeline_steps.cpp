@@ -9,6 +9,7 @@
 #include "mlgo/tensor_codec.h"
 #include "mlgosession/native_size.h"
 #include "mlgosession/pipeline.h"
+#include "mlgosession/reference_build.h"
 #include "mlgosession/run_tool.h"
 
 namespace kiln::mlgosession {
@@ -97,9 +98,12 @@ class CompileStep final : public Step {
 class InlineDefaultStep final : public Step {
  public:
   std::string name() const override { return "inline-default"; }
+  // The benchmark for its flags: the module's target, as mlgo-inline gives
+  // opt, so that this step builds what mlgo-inline's DefaultNativeSize measures.
   std::vector<Dependency> needs() const override {
-    return {Dependency::kOpt,      Dependency::kWorkDirectory, Dependency::kClock,
-            Dependency::kDeadline, Dependency::kLimits,        Dependency::kKillSwitch};
+    return {Dependency::kBenchmark, Dependency::kOpt,      Dependency::kWorkDirectory,
+            Dependency::kClock,     Dependency::kDeadline, Dependency::kLimits,
+            Dependency::kKillSwitch};
   }
   Result<std::filesystem::path> run(const std::filesystem::path& input, const Resolved& deps,
                                     JobOutputs& outputs) override {
@@ -108,6 +112,7 @@ class InlineDefaultStep final : public Step {
     options.sessionDirectory = deps.workDirectory;
     options.input = input;
     options.compiler = deps.opt;
+    options.extraFlags = advisorModuleFlags(mlgo::AdvisorKind::kInliner, deps.moduleFlags);
     options.outputStem = input.stem().string() + "-inl";
     options.channelBaseName = input.stem().string() + "-channel";
     options.memoryLimitBytes = deps.memoryLimitBytes;

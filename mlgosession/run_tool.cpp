@@ -9,7 +9,6 @@
 
 #include "common/subprocess.h"
 #include "mlgo/interactive_compiler.h"
-#include "mlgosession/native_size.h"
 
 namespace kiln::mlgosession {
 
@@ -60,34 +59,6 @@ Status runTool(const ToolRun& run) {
     if (!tail.empty()) message += "; stderr tail:\n" + tail;
     return compileError(message);
   }
-}
-
-Result<std::int64_t> defaultPolicySize(bool inliner, const std::string& compiler,
-                                       const std::filesystem::path& input,
-                                       const std::filesystem::path& workingDirectory,
-                                       TimePoint deadline, KillSwitch* killSwitch) {
-  std::filesystem::path output = workingDirectory / (inliner ? "default.bc" : "default.o");
-  ToolRun run;
-  if (inliner) {
-    run.argv = {compiler,
-                "-passes=scc-oz-module-inliner",
-                "-enable-ml-inliner=default",
-                input.string(),
-                "-o",
-                output.string()};
-  } else {
-    run.argv = {
-        compiler,       "-regalloc-enable-advisor=default", "-filetype=obj", input.string(), "-o",
-        output.string()};
-  }
-  run.workingDirectory = workingDirectory;
-  run.deadline = deadline;
-  run.killSwitch = killSwitch;
-  Status ran = runTool(run);
-  Result<std::int64_t> size = ran.ok() ? nativeTextSize(output) : Result<std::int64_t>(ran);
-  std::error_code ignored;
-  std::filesystem::remove(output, ignored);
-  return size;
 }
 
 }  // namespace kiln::mlgosession

@@ -30,12 +30,4 @@ struct ToolRun {
 // through the switch is a compile-error saying it was cancelled.
 Status runTool(const ToolRun& run);
 
-// The default-policy compile whose .text size MLGO rewards are measured
-// against: opt with -enable-ml-inliner=default on the same pass pipeline, or llc
-// with the default eviction advisor. Returns the native size in bytes.
-Result<std::int64_t> defaultPolicySize(bool inliner, const std::string& compiler,
-                                       const std::filesystem::path& input,
-                                       const std::filesystem::path& workingDirectory,
-                                       TimePoint deadline, KillSwitch* killSwitch);
-
 }  // namespace kiln::mlgosession

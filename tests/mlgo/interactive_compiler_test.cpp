@@ -205,5 +205,64 @@ TEST(AdvisorKindTest, DescribesBothAdvisors) {
             ErrorCode::kUnimplemented);
 }
 
+// LLVM's default build must run the pipeline the channel's build runs, with
+// the module's flags: only the advisor mode may differ.
+TEST(AdvisorKindTest, LlvmDefaultBuildRunsTheSamePipelineWithTheDefaultAdvisor) {
+  AdvisorDescription inliner = describeAdvisor(AdvisorKind::kInliner);
+  EXPECT_EQ(llvmDefaultArguments(inliner, {"-mcpu=x"}, "in.bc", "out.bc"),
+            (std::vector<std::string>{"-passes=scc-oz-module-inliner", "-enable-ml-inliner=default",
+                                      "-mcpu=x", "in.bc", "-o", "out.bc"}));
+  AdvisorDescription regalloc = describeAdvisor(AdvisorKind::kRegallocEviction);
+  EXPECT_EQ(llvmDefaultArguments(regalloc, {"-O2", "-relocation-model=pic"}, "in.bc", "out.o"),
+            (std::vector<std::string>{"-regalloc-enable-advisor=default", "-filetype=obj", "-O2",
+                                      "-relocation-model=pic", "in.bc", "-o", "out.o"}));
+}
+
+TEST(AdvisorKindTest, EvictionReferenceAnswerEvictsNothingWhenAllowed) {
+  EXPECT_EQ(evictionReferenceAnswer(Int64Tensor{{4}, {0, 1, 1, 1}}), 3);
+  EXPECT_EQ(evictionReferenceAnswer(Int64Tensor{{4}, {0, 0, 1, 0}}), 2);
+  EXPECT_EQ(evictionReferenceAnswer(Int64Tensor{{4}, {0, 0, 0, 0}}), std::nullopt);
+  EXPECT_EQ(evictionReferenceAnswer(Int64Tensor{{0}, {}}), std::nullopt);
+}
+
+// The reference answer is read from the "mask" feature for eviction and from
+// LLVM 19's default-decision slot for the inliner, wherever they are on the wire.
+TEST(AdvisorKindTest, ReferenceAnswerReadsEachAdvisorsFeature) {
+  auto feature = [](std::string name, std::int64_t count) {
+    FeatureSpec spec;
+    spec.name = std::move(name);
+    spec.shape = {count};
+    EXPECT_TRUE(computeSizes(spec).ok());
+    return spec;
+  };
+  auto int64s = [](std::initializer_list<std::int64_t> values) {
+    std::string bytes;
+    for (std::int64_t v : values) bytes.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return bytes;
+  };
+  AdvisorDescription regalloc = describeAdvisor(AdvisorKind::kRegallocEviction);
+  ChannelHeader evictions;
+  evictions.features = {feature("is_free", 3), feature("mask", 3)};
+  Observation decision{0, "f", int64s({1, 1, 1, 0, 1, 0})};
+  Result<std::size_t> mask = referenceFeatureIndex(regalloc, evictions);
+  ASSERT_TRUE(mask.ok()) << mask.status().toString();
+  EXPECT_EQ(*mask, 1U);
+  EXPECT_EQ(referenceAnswerAt(regalloc, evictions, decision, *mask).value(), 1);
+  Observation nothingAllowed{1, "f", int64s({1, 1, 1, 0, 0, 0})};
+  EXPECT_EQ(referenceAnswerAt(regalloc, evictions, nothingAllowed, *mask).status().code(),
+            ErrorCode::kCompileError);
+  EXPECT_EQ(referenceFeatureIndex(regalloc, ChannelHeader{}).status().code(),
+            ErrorCode::kInvalidArgument);
+
+  AdvisorDescription inliner = describeAdvisor(AdvisorKind::kInliner);
+  ChannelHeader calls;
+  calls.features = {feature("sroa_savings", 1), feature("callee_basic_block_count", 1),
+                    feature("inlining_default", 1)};
+  Result<std::size_t> slot = referenceFeatureIndex(inliner, calls);
+  ASSERT_TRUE(slot.ok()) << slot.status().toString();
+  EXPECT_EQ(referenceAnswerAt(inliner, calls, Observation{0, "", int64s({7, 1, 0})}, *slot).value(),
+            1);
+}
+
 }  // namespace
 }  // namespace kiln::mlgo

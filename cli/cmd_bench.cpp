@@ -16,6 +16,7 @@
 #include "bench/llvm_bench.h"
 #endif
 #ifdef KILN_WITH_MLGO_BENCH
+#include "bench/mlgo_baseline.h"
 #include "bench/mlgo_bench.h"
 #endif
 #include "cli/commands.h"
@@ -111,8 +112,35 @@ void addBenchCommand(CLI::App& app) {
       ->capture_default_str();
   mlgo->add_option("--program", mlgoOptions->programs, "benchmark URIs for the decision figures");
   mlgo->add_flag("!--no-pinned", mlgoOptions->pinned, "skip the run pinned to CPU 0");
+  auto baseline = std::make_shared<bool>(false);
+  auto baselineOptions = std::make_shared<bench::MlgoBaselineOptions>();
+  mlgo->add_flag("--baseline", *baseline,
+                 "instead: what an agent answering DefaultAdvice is judged against, per module "
+                 "set, before and after issue 42; fails unless every such agent earns 0");
+  mlgo->add_option("--csmith", baselineOptions->csmithSeeds, "--baseline: csmith-v0 seeds 1..N")
+      ->capture_default_str();
+  auto corpora = std::make_shared<std::vector<std::string>>();
+  mlgo->add_option("--dataset", *corpora,
+                   "--baseline: also a corpus NAME=DIR, e.g. debian-mini (repeatable)");
+  mlgo->add_option("--max-modules", baselineOptions->maxCorpusModules,
+                   "--baseline: the first N modules of each corpus (0 = all)")
+      ->capture_default_str();
   mlgo->add_flag("--json", *json, "print the figures as JSON");
-  mlgo->callback([mlgoOptions, json] { printOrFail(bench::runMlgoBench(*mlgoOptions), *json); });
+  mlgo->callback([mlgoOptions, baseline, baselineOptions, corpora, json] {
+    if (!*baseline) return printOrFail(bench::runMlgoBench(*mlgoOptions), *json);
+    for (const std::string& corpus : *corpora) {
+      Result<OperatorDataset> parsed = parseDatasetFlag(corpus, std::filesystem::current_path());
+      if (!parsed.ok()) throw CLI::ValidationError("--dataset", parsed.status().message());
+      baselineOptions->corpora.push_back(*parsed);
+    }
+    Result<bench::Report> report = bench::runMlgoBaselineBench(*baselineOptions);
+    printOrFail(report, *json);
+    Status verdict = bench::baselineVerdict(*report);
+    if (!verdict.ok()) {
+      fmt::print(stderr, "benchmark failed: {}\n", verdict.toString());
+      throw CLI::RuntimeError(1);
+    }
+  });
 
 #endif
 #ifdef KILN_WITH_LLVM_BENCH

@@ -125,7 +125,9 @@ def episode(args, policy, weights, benchmark, rows=None):
                 rows.append(policy.features(observation))
             action = policy.decide(weights, observation, advice)
             observation, _, terminated, _, _ = env.step(action)
-        default = env.observation["DefaultNativeSize"]
+        # LLVM's own default build, which the advice through the ML advisor
+        # does not always reproduce (DefaultNativeSize is that reference).
+        default = env.observation["LlvmDefaultNativeSize"]
         return default - env.observation["NativeSize"], default
 
 

@@ -106,12 +106,15 @@ std::int64_t textBytes(const std::filesystem::path& object) {
   auto sizes = runSubprocess({"llvm-size-19", "-A", object.string()}, 20s);
   EXPECT_TRUE(sizes.ok() && sizes->status.success()) << sizes.status().toString();
   if (!sizes.ok()) return -1;
+  // "section size addr" rows under a "file :" line and a column header.
   std::istringstream lines(sizes->stdoutText);
-  std::string section;
-  std::int64_t size = 0, total = 0;
-  while (lines >> section >> size) {
+  std::int64_t total = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream row(line);
+    std::string section;
+    std::int64_t size = 0;
+    if (!(row >> section >> size)) continue;
     if (section == ".text" || section.starts_with(".text.")) total += size;
-    lines.ignore(1 << 20, '\n');
   }
   return total;
 }

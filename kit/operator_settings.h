@@ -61,6 +61,13 @@ struct OperatorSettings {
   std::string runtimeLinker = "clang-19";
   // --runtime-max-runs: the most runs one Runtime observation may ask for.
   std::uint32_t runtimeMaxRuns = 100;
+  // --runtime-cpus: how many of the worker's cores time programs, one
+  // measurement each at a time (runtime/measuring_cpus.h); 0 = half of them.
+  std::uint32_t runtimeCpus = 0;
+  // --runtime-cpu-locks: the directory of the host-wide per-CPU locks that
+  // make the worker processes of a host take turns on a CPU; empty = one per
+  // user in the temporary directory, "off" = none (CPUs of its own).
+  std::string runtimeCpuLocks;
 };
 
 // Parses one --dataset value, NAME=DIR; a relative DIR is taken from

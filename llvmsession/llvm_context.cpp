@@ -186,6 +186,13 @@ Result<std::string> LlvmContext::handleParameter(const std::string& key, const s
     }
     return handleCacheParameter(readyModules_, kReadyModulesPrefix, key, value);
   }
+  if (key == "llvm.runtime_cpus") {
+    // Where Runtime measurements run: the measuring CPUs are made on first
+    // use, so asking makes them (and reports the lock directory's refusal).
+    if (!programs_) return internalError("the llvm context was not initialized");
+    KILN_ASSIGN_OR_RETURN(runtime::MeasuringCpus * cpus, programs_->measuringCpus());
+    return cpus->describe();
+  }
   if (key != "llvm.datasets" && key != "llvm.benchmarks" && key != "llvm.benchmark_sizes" &&
       key != "llvm.problems") {
     return notFound(fmt::format("unknown worker parameter '{}'", key));

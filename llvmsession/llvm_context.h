@@ -21,6 +21,9 @@
 //                                    last (llvmsession/program_runs.h)
 //   service.program_graph_cache.* -> the same keys, for program graphs by the
 //                                    identity of their state
+//   llvm.runtime_cpus             -> where Runtime measurements run, e.g.
+//                                    "CPU 1 of 0-1 (compile work kept on 0 ...)"
+//                                    (runtime/measuring_cpus.h)
 // Every member is safe to use from the worker's threads at once.
 #pragma once
 

@@ -9,7 +9,6 @@
 #include "llvmenv/inst_count.h"
 #include "llvmenv/observations.h"
 #include "llvmenv/rewards.h"
-#include "runtime/timing.h"
 
 namespace kiln::llvmsession {
 namespace {
@@ -43,6 +42,7 @@ enum Observation : std::size_t {
   kValidation,
   kRewardRuntimeO3,
   kProgramGraph,
+  kRuntimeStats,
   kObservationCount,
 };
 
@@ -50,15 +50,6 @@ Space withFlags(Space space, bool platformDependent) {
   space.deterministic = true;
   space.platformDependent = platformDependent;
   return space;
-}
-
-// Wall times as a tensor of seconds.
-Result<Value> secondsTensor(Result<std::vector<double>> seconds) {
-  if (!seconds.ok()) return seconds.status();
-  Tensor<double> tensor;
-  tensor.shape = {static_cast<std::int64_t>(seconds->size())};
-  tensor.values = std::move(seconds).value();
-  return Value(std::move(tensor));
 }
 
 // A measurement: neither the same twice nor the same on another host.
@@ -154,6 +145,7 @@ std::vector<Space> LlvmSession::observationSpaces() const {
   spaces[kValidation] = withFlags(Space::string("Validation"), true);
   spaces[kRewardRuntimeO3] = measured(Space::doubleScalar("Reward:RuntimeO3", {}));
   spaces[kProgramGraph] = withFlags(Space::bytes("Programl"), false);
+  spaces[kRuntimeStats] = measured(runtimeStatsSpace());
   return spaces;
 }
 
@@ -186,7 +178,7 @@ Status LlvmSession::initAsFork(const CompilationSession& parent) {
   datasetRunSpec_ = other.datasetRunSpec_;
   lastCost_ = other.lastCost_;
   limits_ = other.limits_;
-  runtimeRuns_ = other.runtimeRuns_;
+  runtime_ = other.runtime_;
   validateAsan_ = other.validateAsan_;
   clientRunSpec_ = other.clientRunSpec_;
   runtimeO3_ = other.runtimeO3_;
@@ -266,6 +258,7 @@ Result<Value> LlvmSession::observe(std::size_t spaceIndex) {
     case kRuntimeO3:
     case kValidation:
     case kRewardRuntimeO3:
+    case kRuntimeStats:
       return observeProgram(spaceIndex);
     default:
       return invalidArgument(
@@ -340,10 +333,18 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
       KILN_ASSIGN_OR_RETURN(bool runnable, programs.runnable(*state_, spec, limits_));
       return Value(std::int64_t{runnable ? 1 : 0});
     }
-    case kRuntime:
-      return secondsTensor(programs.runtimes(*state_, spec, runtimeRuns_, limits_));
-    case kRuntimeO3:
-      return secondsTensor(runtimeO3());
+    case kRuntime: {
+      KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured, measureRuntime(*state_));
+      return secondsValue(measured.samples);
+    }
+    case kRuntimeO3: {
+      KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured, runtimeO3());
+      return secondsValue(measured.samples);
+    }
+    case kRuntimeStats: {
+      KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured, measureRuntime(*state_));
+      return runtimeStatsValue(measured, runtime_.rule(context_.settings().runtimeMaxRuns));
+    }
     case kValidation: {
       KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
                             context_.materialize(benchmark_));
@@ -356,45 +357,48 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
   }
 }
 
-Result<std::vector<double>> LlvmSession::runtimeO3() {
-  if (runtimeO3_ && runtimeO3_->size() == runtimeRuns_) return *runtimeO3_;
+Result<RuntimeMeasurement> LlvmSession::measureRuntime(const llvmenv::ModuleState& state) {
   KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
+  return context_.programs().measure(state, spec,
+                                     runtime_.rule(context_.settings().runtimeMaxRuns), limits_);
+}
+
+Result<RuntimeMeasurement> LlvmSession::runtimeO3() {
+  const runtime::StoppingRule rule = runtime_.rule(context_.settings().runtimeMaxRuns);
+  if (runtimeO3_ && runtimeO3_->first == rule) return runtimeO3_->second;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> o3, context_.materialize(benchmark_));
   KILN_ASSIGN_OR_RETURN(llvmenv::PassOutcome outcome, o3->applyPipeline("default<O3>"));
   (void)outcome;
-  KILN_ASSIGN_OR_RETURN(runtimeO3_, context_.programs().runtimes(*o3, spec, runtimeRuns_, limits_));
-  return *runtimeO3_;
+  KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured, measureRuntime(*o3));
+  runtimeO3_.emplace(rule, measured);
+  return measured;
 }
 
+// The point estimate of each runtime is its median, as CompilerGym's
+// RuntimePointEstimateReward's default: a run disturbed by a neighbour moves
+// it far less than the mean.
 Result<double> LlvmSession::runtimeReward() {
-  KILN_ASSIGN_OR_RETURN(std::vector<double> o3, runtimeO3());
-  KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
-  KILN_ASSIGN_OR_RETURN(std::vector<double> now,
-                        context_.programs().runtimes(*state_, spec, runtimeRuns_, limits_));
+  KILN_ASSIGN_OR_RETURN(RuntimeMeasurement o3, runtimeO3());
+  KILN_ASSIGN_OR_RETURN(RuntimeMeasurement now, measureRuntime(*state_));
+  auto speedupOver = [&o3](const RuntimeMeasurement& measured) {
+    return measured.summary.median > 0 ? o3.summary.median / measured.summary.median : 0;
+  };
   if (!lastSpeedup_) {
     // The start of the episode is the benchmark as it came.
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
                           context_.materialize(benchmark_));
-    KILN_ASSIGN_OR_RETURN(std::vector<double> o0,
-                          context_.programs().runtimes(*original, spec, runtimeRuns_, limits_));
-    lastSpeedup_ = runtime::speedup(o3, o0);
+    KILN_ASSIGN_OR_RETURN(RuntimeMeasurement o0, measureRuntime(*original));
+    lastSpeedup_ = speedupOver(o0);
   }
-  const double current = runtime::speedup(o3, now);
+  const double current = speedupOver(now);
   const double reward = current - *lastSpeedup_;
   lastSpeedup_ = current;
   return reward;
 }
 
 Result<std::string> LlvmSession::handleParameter(const std::string& key, const std::string& value) {
-  if (key == "llvm.runtime_runs") {
-    KILN_ASSIGN_OR_RETURN(std::uint64_t runs,
-                          parseUnsignedParameter(key, value, "a whole number of runs"));
-    const std::uint32_t ceiling = context_.settings().runtimeMaxRuns;
-    if (runs < 1) return invalidArgument("llvm.runtime_runs must be at least 1");
-    if (runs > ceiling)
-      return aboveCeiling(key, runs, ceiling, "runs", "the operator's --runtime-max-runs");
-    runtimeRuns_ = static_cast<unsigned>(runs);
-    return std::to_string(runtimeRuns_);
+  if (isRuntimeParameter(key)) {
+    return setRuntimeParameter(runtime_, key, value, context_.settings().runtimeMaxRuns);
   }
   if (key == "llvm.run_spec") {
     KILN_ASSIGN_OR_RETURN(clientRunSpec_, runtime::parseRunSpec(value, "llvm.run_spec"));

@@ -32,7 +32,12 @@
 //   Runtime, RuntimeO3             wall times (seconds) of llvm.runtime_runs
 //                                  runs of the first input (after one
 //                                  unmeasured run), of this state / of the
-//                                  benchmark at -O3 (measured once a session)
+//                                  benchmark at -O3 (measured once a session
+//                                  and stopping rule), on a measuring CPU of
+//                                  their own (runtime/measuring_cpus.h); with
+//                                  llvm.runtime_target, more batches until the
+//                                  median is that precise
+//                                  (llvmsession/runtime_observation.h)
 //   Validation                     JSON: every input of the run spec run by
 //                                  this state and by the benchmark as it came
 //                                  (and by an ASan build when llvm.validate_asan
@@ -40,7 +45,13 @@
 //   Reward:RuntimeO3               double: the change of the speedup over -O3
 //                                  (median RuntimeO3 / median Runtime) since the
 //                                  last observation of it (the start: the
-//                                  unoptimized benchmark's speedup)
+//                                  unoptimized benchmark's speedup); the median
+//                                  is the point estimate, as in CompilerGym's
+//                                  RuntimePointEstimateReward
+//   RuntimeStats                   dict: one Runtime measurement's samples,
+//                                  median, spread, the median's confidence
+//                                  interval, whether it met llvm.runtime_target,
+//                                  the CPU it ran on and its wait for it
 //   Reward:<cost>                  double: the drop of <cost> since the last
 //                                  observation of the same reward space (the
 //                                  start is the benchmark's unoptimized cost),
@@ -60,6 +71,7 @@
 #include "kit/compilation_session.h"
 #include "llvmenv/module_state.h"
 #include "llvmsession/llvm_context.h"
+#include "llvmsession/runtime_observation.h"
 #include "runtime/run_spec.h"
 #include "sandbox/sandbox_limits.h"
 
@@ -84,6 +96,8 @@ class LlvmSession final : public CompilationSession {
   Status applyAction(const Value& action, ActionOutcome& outcome) override;
   Status computeObservation(std::size_t spaceIndex, Value& observation) override;
   // llvm.runtime_runs N (1 to the operator's --runtime-max-runs; default 5),
+  // llvm.runtime_max_runs N and llvm.runtime_target X (repeat until stable:
+  // llvmsession/runtime_observation.h),
   // llvm.run_spec JSON (runtime/run_spec.h: this benchmark's inputs),
   // llvm.validate_asan 0|1, and sandbox.* (a limit lowered for this session).
   Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
@@ -104,7 +118,9 @@ class LlvmSession final : public CompilationSession {
   // The benchmark's inputs: the client's (llvm.run_spec), else its
   // dataset's (read once a session).
   Result<runtime::RunSpec> runSpec();
-  Result<std::vector<double>> runtimeO3();
+  // Runtime measurements under the session's stopping rule.
+  Result<RuntimeMeasurement> measureRuntime(const llvmenv::ModuleState& state);
+  Result<RuntimeMeasurement> runtimeO3();
   Result<double> runtimeReward();
   Result<llvmenv::Baselines> baselines() const { return context_.baselines(*benchmark_); }
 
@@ -117,12 +133,13 @@ class LlvmSession final : public CompilationSession {
   std::array<std::optional<std::int64_t>, kRewardCount> lastCost_;
   // Running the program (Runtime, Validation): this session's settings.
   sandbox::SandboxLimits limits_;
-  unsigned runtimeRuns_ = 5;
+  RuntimeSettings runtime_;
   bool validateAsan_ = false;
   std::optional<runtime::RunSpec> clientRunSpec_;
   std::optional<runtime::RunSpec> datasetRunSpec_;
-  std::optional<std::vector<double>> runtimeO3_;  // measured once
-  std::optional<double> lastSpeedup_;             // Reward:RuntimeO3
+  // Measured once a session and stopping rule.
+  std::optional<std::pair<runtime::StoppingRule, RuntimeMeasurement>> runtimeO3_;
+  std::optional<double> lastSpeedup_;  // Reward:RuntimeO3
 };
 
 }  // namespace kiln::llvmsession

@@ -1,7 +1,5 @@
 #include "llvmsession/program_runs.h"
 
-#include <sched.h>
-
 #include <fmt/format.h>
 
 #include "common/json_text.h"
@@ -26,19 +24,6 @@ std::vector<std::string> asanEnvironment(const sandbox::SandboxLimits& limits) {
 // "exited with code 3", "killed by signal 11 (SIGSEGV)" or "timed out".
 std::string describeRun(const sandbox::RunRecord& run) {
   return run.timedOut ? "timed out" : run.status.describe();
-}
-
-// The CPU runtime measurements run on: the last one the worker may use
-// (the same for every measurement, so that runs are compared on one CPU);
-// -1 when the mask cannot be read.
-int timingCpu() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
-  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
-    if (CPU_ISSET(cpu, &allowed)) return cpu;
-  }
-  return -1;
 }
 
 // What a build is kept by: the state's identity (the BLAKE3 the transition
@@ -80,10 +65,29 @@ runtime::RunEvidence evidenceOf(const sandbox::SandboxOutcome& outcome) {
   return evidence;
 }
 
-ProgramRuns::ProgramRuns(const OperatorSettings& settings, std::filesystem::path workingDirectory)
+ProgramRuns::ProgramRuns(const OperatorSettings& settings, std::filesystem::path workingDirectory,
+                         std::shared_ptr<runtime::MeasuringCpus> cpus)
     : link_{settings.runtimeLinker, {}},
       requireNamespaces_(settings.sandboxRequireNamespaces),
-      workingDirectory_(std::move(workingDirectory)) {}
+      measuringCores_(settings.runtimeCpus),
+      cpuLocks_(settings.runtimeCpuLocks),
+      workingDirectory_(std::move(workingDirectory)),
+      cpus_(std::move(cpus)) {}
+
+Result<runtime::MeasuringCpus*> ProgramRuns::measuringCpus() {
+  std::lock_guard lock(mutex_);
+  if (!cpus_) {
+    const std::filesystem::path locks = cpuLocks_ == "off"  ? std::filesystem::path()
+                                        : cpuLocks_.empty() ? runtime::defaultCpuLockDirectory()
+                                                            : std::filesystem::path(cpuLocks_);
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::SystemCpuHost> host,
+                          runtime::SystemCpuHost::create(locks));
+    runtime::MeasuringCpusOptions options;
+    options.cpus = measuringCores_;
+    cpus_ = std::make_shared<runtime::MeasuringCpus>(std::move(host), std::move(options));
+  }
+  return cpus_.get();
+}
 
 Result<const sandbox::Sandbox*> ProgramRuns::sandboxOnce() {
   std::lock_guard lock(mutex_);
@@ -177,24 +181,50 @@ ProgramBuild ProgramRuns::build(const llvmenv::ModuleState& state, const runtime
   return {(*built)->status, (*built)->time};
 }
 
-Result<std::vector<double>> ProgramRuns::runtimes(const llvmenv::ModuleState& state,
-                                                  const runtime::RunSpec& spec, unsigned runs,
-                                                  const sandbox::SandboxLimits& limits) {
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built, executable(state, spec, false));
-  KILN_RETURN_IF_ERROR(built->status);
+Status ProgramRuns::timeBatch(const Executable& built, const runtime::RunSpec& spec, unsigned runs,
+                              const sandbox::SandboxLimits& limits, int cpu,
+                              std::vector<double>& seconds) {
   KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
-                        run(*built, spec.inputs.at(0), runs + 1, limits, false, timingCpu()));
+                        run(built, spec.inputs.at(0), runs + 1, limits, false, cpu));
   const sandbox::RunRecord& last = outcome.runs.back();
   if (outcome.runs.size() != runs + 1 || last.timedOut || !last.status.success()) {
     return invalidArgument(fmt::format(
         "the program cannot be timed: {} {}{}", runtime::describeInput(spec, 0), describeRun(last),
         outcome.stderrText.empty() ? "" : fmt::format(" ({})", outcome.stderrText.substr(0, 200))));
   }
-  std::vector<double> seconds;
   for (std::size_t i = 1; i < outcome.runs.size(); ++i) {
     seconds.push_back(std::chrono::duration<double>(outcome.runs[i].wallTime).count());
   }
-  return seconds;
+  return okStatus();
+}
+
+Result<RuntimeMeasurement> ProgramRuns::measure(const llvmenv::ModuleState& state,
+                                                const runtime::RunSpec& spec,
+                                                const runtime::StoppingRule& rule,
+                                                const sandbox::SandboxLimits& limits) {
+  // Built first: the build is compile work, not to be done on a measuring CPU.
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built, executable(state, spec, false));
+  KILN_RETURN_IF_ERROR(built->status);
+  KILN_ASSIGN_OR_RETURN(runtime::MeasuringCpus * cpus, measuringCpus());
+  KILN_ASSIGN_OR_RETURN(runtime::MeasuringCpus::Lease lease, cpus->acquire());
+  RuntimeMeasurement measured;
+  measured.cpu = lease.cpu();
+  measured.queued = lease.waited();
+  while (const unsigned runs = runtime::nextBatch(measured.summary, rule)) {
+    KILN_RETURN_IF_ERROR(timeBatch(*built, spec, runs, limits, lease.cpu(), measured.samples));
+    ++measured.batches;
+    measured.summary = runtime::summarize(measured.samples);
+  }
+  measured.stable = runtime::meetsTarget(measured.summary, rule);
+  return measured;
+}
+
+Result<std::vector<double>> ProgramRuns::runtimes(const llvmenv::ModuleState& state,
+                                                  const runtime::RunSpec& spec, unsigned runs,
+                                                  const sandbox::SandboxLimits& limits) {
+  KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured,
+                        measure(state, spec, runtime::StoppingRule{runs, runs, 0}, limits));
+  return std::move(measured.samples);
 }
 
 Result<bool> ProgramRuns::runnable(const llvmenv::ModuleState& state, const runtime::RunSpec& spec,

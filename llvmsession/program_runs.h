@@ -8,7 +8,9 @@
 // IsBuildable, Buildtime, IsRunnable, Runtime and Validation of one state
 // build it once, and the reference runs of a benchmark (its unoptimized
 // build on each input), so that validating many states of one benchmark
-// runs the reference once.
+// runs the reference once. Runtime measurements take turns on the
+// context's measuring CPUs (runtime/measuring_cpus.h): never two on one CPU,
+// and the build of the program happens before its CPU is taken.
 #pragma once
 
 #include <chrono>
@@ -24,8 +26,10 @@
 #include "kit/bounded_cache.h"
 #include "kit/operator_settings.h"
 #include "llvmenv/module_state.h"
+#include "runtime/measuring_cpus.h"
 #include "runtime/program_build.h"
 #include "runtime/run_spec.h"
+#include "runtime/timing.h"
 #include "runtime/validation.h"
 #include "sandbox/sandbox.h"
 
@@ -48,20 +52,42 @@ struct ValidationReport {
   std::string json() const;
 };
 
+// A Runtime measurement: its samples and what they say, and where it ran.
+struct RuntimeMeasurement {
+  std::vector<double> samples;  // seconds, in the order they were run
+  runtime::RuntimeSummary summary;
+  bool stable = false;  // the stopping rule's target was met
+  unsigned batches = 0;
+  int cpu = -1;                        // the measuring CPU (-1: unpinned)
+  std::chrono::nanoseconds queued{0};  // waited in line for it
+};
+
 class ProgramRuns {
  public:
-  ProgramRuns(const OperatorSettings& settings, std::filesystem::path workingDirectory);
+  // `cpus`: the measuring CPUs; none = the host's, as the operator set them
+  // (--runtime-cpus, --runtime-cpu-locks), made on the first measurement.
+  ProgramRuns(const OperatorSettings& settings, std::filesystem::path workingDirectory,
+              std::shared_ptr<runtime::MeasuringCpus> cpus = nullptr);
 
   // Builds the state's module: Buildtime, IsBuildable. The time is that of
   // the build the executable cache holds (the first of this IR and libraries).
   ProgramBuild build(const llvmenv::ModuleState& state, const runtime::RunSpec& spec);
-  // Wall times in seconds of `runs` runs of the spec's first input, after
-  // one unmeasured run (the page cache, the dynamic loader), one sandbox for
-  // all. invalid-argument when the program does not build or a run fails
-  // (its exit code, signal or timeout named).
+  // Wall times in seconds of the spec's first input as `rule` says (batches
+  // of runs, each in one sandbox after one unmeasured run: the page cache,
+  // the dynamic loader), all on one measuring CPU held from the first batch
+  // to the last. invalid-argument when the program does not build or a run
+  // fails (its exit code, signal or timeout named); overloaded when no
+  // measuring CPU came free in time.
+  Result<RuntimeMeasurement> measure(const llvmenv::ModuleState& state,
+                                     const runtime::RunSpec& spec,
+                                     const runtime::StoppingRule& rule,
+                                     const sandbox::SandboxLimits& limits);
+  // `runs` samples, no stopping rule: measure()'s samples.
   Result<std::vector<double>> runtimes(const llvmenv::ModuleState& state,
                                        const runtime::RunSpec& spec, unsigned runs,
                                        const sandbox::SandboxLimits& limits);
+  // The measuring CPUs (made now if need be): the host's refusal as it came.
+  Result<runtime::MeasuringCpus*> measuringCpus();
   // Whether the program builds and runs its first input to an exit of its
   // own (any code) within the limits.
   Result<bool> runnable(const llvmenv::ModuleState& state, const runtime::RunSpec& spec,
@@ -103,6 +129,9 @@ class ProgramRuns {
                                                     const runtime::RunSpec& spec, bool asan,
                                                     std::string key);
   Result<const sandbox::Sandbox*> sandboxOnce();
+  // One batch of `runs` samples on `cpu`, appended to `seconds`.
+  Status timeBatch(const Executable& built, const runtime::RunSpec& spec, unsigned runs,
+                   const sandbox::SandboxLimits& limits, int cpu, std::vector<double>& seconds);
   Result<sandbox::SandboxOutcome> run(const Executable& executable,
                                       const runtime::ProgramInput& input, unsigned repeats,
                                       const sandbox::SandboxLimits& limits, bool asan,
@@ -113,9 +142,12 @@ class ProgramRuns {
 
   const runtime::LinkSettings link_;
   const bool requireNamespaces_;
+  const unsigned measuringCores_;
+  const std::string cpuLocks_;
   const std::filesystem::path workingDirectory_;
   std::mutex mutex_;
   std::optional<Result<sandbox::Sandbox>> sandbox_;
+  std::shared_ptr<runtime::MeasuringCpus> cpus_;
   BoundedCache<Executable> executables_{16, std::uint64_t{512} << 20};
   BoundedCache<ReferenceRuns> references_{1024, std::uint64_t{64} << 20};
 };

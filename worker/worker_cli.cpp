@@ -140,6 +140,15 @@ void addSandboxOptions(CLI::App& app, OperatorSettings& settings) {
                  "the most runs one Runtime observation may ask for (llvm.runtime_runs)")
       ->capture_default_str()
       ->check(CLI::Range(1u, kMaxRuntimeRuns));
+  app.add_option("--runtime-cpus", settings.runtimeCpus,
+                 "how many of the worker's cores time programs, a Runtime measurement each at a "
+                 "time, the others waiting in line (0 = half of them, at least one)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 4096u));
+  app.add_option("--runtime-cpu-locks", settings.runtimeCpuLocks,
+                 "the directory of the host-wide per-CPU locks that make the worker processes of "
+                 "a host take turns on a measuring CPU (default: one per user in the temporary "
+                 "directory; 'off' for a worker with CPUs of its own)");
 }
 
 void addDatasetOption(CLI::App& app, OperatorSettings& settings) {

@@ -35,9 +35,9 @@ void addClientTuningOption(CLI::App& app, bool& allowed);
 void addFaultInjectionOption(CLI::App& app, OperatorSettings& settings);
 // --mlgo-opt, --mlgo-llc and the mlgo time limits (kiln worker, nest, local).
 void addMlgoOptions(CLI::App& app, OperatorSettings& settings);
-// --sandbox-* limits, --sandbox-require-namespaces, --runtime-linker and
-// --runtime-max-runs: where and how benchmark binaries run (kiln worker,
-// nest, local).
+// --sandbox-* limits, --sandbox-require-namespaces, --runtime-linker,
+// --runtime-max-runs, --runtime-cpus and --runtime-cpu-locks: where and how
+// benchmark binaries run (kiln worker, nest, local).
 void addSandboxOptions(CLI::App& app, OperatorSettings& settings);
 // --dataset NAME=DIR (kit/operator_settings.h), repeatable.
 void addDatasetOption(CLI::App& app, OperatorSettings& settings);

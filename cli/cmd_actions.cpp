@@ -1,7 +1,7 @@
-// `kiln actions`: the llvm env's action space as this build's LLVM makes it:
-// each action's name, flag (CompilerGym's where it had one) and exact
-// pipeline; --markdown prints docs/actions.md (with the flags that name no
-// action and the registry passes left out, each with its reason).
+// `kiln actions`: the llvm env's action spaces as this build's LLVM makes
+// them: each action's index, name, flag (CompilerGym's where it had one) and
+// exact `-passes=` text; --markdown prints docs/actions.md (with the flags
+// that name no action and the registry passes left out, each with its reason).
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -12,7 +12,7 @@ namespace kiln::cli {
 
 void addActionsCommand(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "actions", "list the llvm env's actions: name, CompilerGym flag, exact pipeline");
+      "actions", "list the llvm env's actions: index, name, CompilerGym flag, exact -passes= text");
   auto markdown = std::make_shared<bool>(false);
   command->add_flag("--markdown", *markdown,
                     "print docs/actions.md (actions, flags without one, passes left out)");
@@ -26,8 +26,14 @@ void addActionsCommand(CLI::App& app) {
       fmt::print("{}", llvmenv::actionsMarkdown(**table));
       return;
     }
-    for (const llvmenv::PassInfo& pass : (*table)->passes()) {
-      fmt::print("{:<36} {:<36} {}\n", pass.name, pass.flag, pass.pipeline);
+    // Indices as both spaces number them; the pipelines (PassesAndPipelines
+    // only) come after the single passes.
+    for (std::size_t i = 0; i < (*table)->size(); ++i) {
+      const llvmenv::PassInfo& pass = (*table)->at(i);
+      if (i == (*table)->singlePassCount()) {
+        fmt::print("# {} only:\n", llvmenv::kActionSpaces[1].name);
+      }
+      fmt::print("{:<4} {:<36} {:<36} {}\n", i, pass.name, pass.flag, pass.pipeline);
     }
   });
 }

@@ -5,9 +5,72 @@
 #include <map>
 
 #include "llvm/Config/llvm-config.h"
+#include "llvmenv/campaign_docs.h"
 #include "llvmenv/compiler_gym_flags.h"
 
 namespace kiln::llvmenv {
+namespace {
+
+std::string actionRows(const PassTable& table, std::size_t first, std::size_t end) {
+  std::string out = "| # | action | flag | `-passes=` |\n|---|---|---|---|\n";
+  for (std::size_t i = first; i < end; ++i) {
+    const PassInfo& pass = table.at(i);
+    const std::string marked = pass.note.empty() ? "" : " (see below)";
+    out += fmt::format("| {} | `{}`{} | `{}` | `{}` |\n", i, pass.name, marked, pass.flag,
+                       pass.pipeline);
+  }
+  return out;
+}
+
+std::string spacesSection(const PassTable& table) {
+  const std::size_t single = table.spaceSize(0);
+  std::string out = fmt::format(
+      "## Action spaces\n\n"
+      "| # | space | actions | what |\n|---|---|---|---|\n");
+  for (std::size_t space = 0; space < kActionSpaces.size(); ++space) {
+    out += fmt::format("| {} | `{}` | {} | {} |\n", space, kActionSpaces[space].name,
+                       table.spaceSize(space), kActionSpaces[space].summary);
+  }
+  out += fmt::format(
+      "\n`{0}`, the default, holds single passes, as CompilerGym's llvm-v0 does, so that a\n"
+      "result on it can be set beside CompilerGym's. `{1}` has the same {2} actions at\n"
+      "the same indices, then the registry entries that run a whole pipeline in one step\n"
+      "(LLVM's own printing of each entry lists the passes it runs). Pick a space by name:\n"
+      "`kiln.make(\"llvm-v0\", action_space=\"{1}\")`, the same argument to\n"
+      "`kiln.compiler_gym.make` or its env's `reset`, or `SessionOptions::actionSpace` in\n"
+      "C++.\n\n",
+      kActionSpaces[0].name, kActionSpaces[1].name, single);
+  return out;
+}
+
+std::string pipelinesSection(const PassTable& table) {
+  const std::size_t first = table.spaceSize(0);
+  std::string out = fmt::format("## {}: the {} pipelines after them\n\n", kActionSpaces[1].name,
+                                table.size() - first);
+  out += "| # | action | flag | `-passes=` | passes it runs |\n|---|---|---|---|---|\n";
+  for (std::size_t i = first; i < table.size(); ++i) {
+    const PassInfo& pass = table.at(i);
+    std::string runs;
+    for (const std::string& name : pass.runs) runs += (runs.empty() ? "`" : ", `") + name + "`";
+    const std::string marked = pass.note.empty() ? "" : " (see below)";
+    out += fmt::format("| {} | `{}`{} | `{}` | `{}` | {} ({}) |\n", i, pass.name, marked, pass.flag,
+                       pass.pipeline, runs, pass.runs.size());
+  }
+  return out;
+}
+
+std::string notesSection(const PassTable& table) {
+  std::string out =
+      "\n## Actions that do not run their bare registry name\n\n"
+      "| action | `-passes=` | why |\n|---|---|---|\n";
+  for (const PassInfo& pass : table.passes()) {
+    if (pass.note.empty()) continue;
+    out += fmt::format("| `{}` | `{}` | {} |\n", pass.name, pass.pipeline, pass.note);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string actionsMarkdown(const PassTable& table) {
   std::map<std::string, std::string, std::less<>> droppedReason;
@@ -17,27 +80,33 @@ std::string actionsMarkdown(const PassTable& table) {
       "# Actions of the llvm env\n\n"
       "Generated from the pass table of LLVM {} by `kiln actions --markdown`; a test\n"
       "(`ActionDocsTest`) fails when this file and the table disagree.\n\n"
-      "An action is named as LLVM names the pass (`gvn`, `loop-unroll`). The env also\n"
-      "takes the action's flag: CompilerGym's flag for the same pass where CompilerGym\n"
-      "(LLVM 10) had one (`-functionattrs` for `function-attrs`), else `-<name>`. The\n"
-      "pipeline is exactly what the action runs, one `opt-19 -passes='<pipeline>'` call\n"
-      "(in Python: `env.action_space.names`, `.flags`, `.pipelines`). A pipeline that\n"
-      "starts with another pass carries a prerequisite the pass needs.\n\n"
-      "## The {} actions\n\n"
-      "| # | action | flag | pipeline |\n|---|---|---|---|\n",
-      LLVM_VERSION_STRING, table.size());
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    const PassInfo& pass = table.at(i);
-    std::string name = "`" + pass.name + "`";
-    if (!pass.carries.empty()) name += " (carries `" + pass.carries + "`)";
-    out += fmt::format("| {} | {} | `{}` | `{}` |\n", i, name, pass.flag, pass.pipeline);
-  }
+      "An action is named as LLVM names the pass (`gvn`, `loop-unroll`) and does exactly\n"
+      "what `opt-19 -passes=<name>` does. kiln gives LLVM's pipeline parser the text in the\n"
+      "`-passes=` column, which is the action's name but for the few actions listed under\n"
+      "\"Actions that do not run their bare registry name\", and never a pipeline printed\n"
+      "back (printing drops parameters). Applied once, or again and again with fresh\n"
+      "analyses at each step as one opt-19 call per step, an action leaves the IR text\n"
+      "opt-19 leaves (`tests/llvmenv/opt_equivalence_test.cpp`). The env also takes the\n"
+      "action's flag: CompilerGym's flag for the same pass where CompilerGym (LLVM 10) had\n"
+      "one (`-functionattrs` for `function-attrs`), else `-<name>` (in Python:\n"
+      "`env.action_space.names`, `.flags`, `.pipelines`).\n\n",
+      LLVM_VERSION_STRING);
+  out += spacesSection(table);
+  out += fmt::format("## {}: the {} single passes\n\n", kActionSpaces[0].name, table.spaceSize(0));
+  out += actionRows(table, 0, table.spaceSize(0));
+  out += "\n";
+  out += pipelinesSection(table);
+  out += notesSection(table);
 
   out += "\n## CompilerGym flags that name no action\n\n| flag | why |\n|---|---|\n";
   for (const CompilerGymFlag& flag : compilerGymFlags()) {
-    if (!flag.action.empty() && table.find(flag.action)) continue;
+    const std::optional<std::size_t> action =
+        flag.action.empty() ? std::nullopt : table.find(flag.action);
+    if (action && *action < table.spaceSize(0)) continue;
     std::string why(flag.note);
-    if (why.empty()) {
+    if (action) {
+      why = fmt::format("`{}` runs a pipeline: in `{}` only", flag.action, kActionSpaces[1].name);
+    } else if (why.empty()) {
       auto dropped = droppedReason.find(flag.action);
       why = "`" + std::string(flag.action) + "` in LLVM 19, left out: " +
             (dropped != droppedReason.end() ? dropped->second : "not in LLVM 19's registry");
@@ -53,6 +122,7 @@ std::string actionsMarkdown(const PassTable& table) {
   for (const DroppedPass& dropped : table.dropped()) {
     out += fmt::format("| `{}` | {} |\n", dropped.name, dropped.reason);
   }
+  out += validationCampaignMarkdown();
   return out;
 }
 

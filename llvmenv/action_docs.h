@@ -1,7 +1,9 @@
 // docs/actions.md, generated from the pass table so that it cannot drift:
-// every action with its CompilerGym flag and exact pipeline, the CompilerGym
-// flags that name no action (and why), and every registry pass left out with
-// its reason. `kiln actions --markdown` prints it; a test compares the file.
+// both action spaces (single passes; then pipelines), every action with its
+// CompilerGym flag and exact `-passes=` text, why an action runs other text
+// than its name, the CompilerGym flags that name no action (and why), and
+// every registry pass left out with its reason. `kiln actions --markdown`
+// prints it; a test compares the file.
 #pragma once
 
 #include <string>

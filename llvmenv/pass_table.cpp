@@ -5,6 +5,8 @@
 #include <set>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
@@ -143,19 +145,28 @@ constexpr std::array kDeniedNames = {
     Rule{"strip-gc-relocates", "garbage-collector statepoints"},
 };
 
-// Actions whose pipeline is not their bare name.
-struct PipelineText {
-  std::string_view name;
-  std::string_view text;     // what canonicalPipeline() makes explicit
-  std::string_view carries;  // a prerequisite pass `text` runs first, or ""
+// Actions that do not run their bare registry name, each with the reason
+// docs/actions.md gives. `registryName` "" adds an action of its own.
+struct SpecialAction {
+  std::string_view name;          // the action's name
+  std::string_view registryName;  // the registry entry it replaces, or ""
+  std::string_view pipeline;      // the exact -passes= text it runs
+  std::string_view note;
+  PassKind kind = PassKind::kFunction;  // for an action of its own
   bool needsBranchTerminators = false;
 };
 
-constexpr std::array kPipelineTexts = {
+constexpr std::array kSpecialActions = {
     // Bare "instcombine" in -passes turns on fixpoint verification, which
-    // calls report_fatal_error when one iteration does not reach a fixpoint;
-    // the default pipelines run it without.
-    PipelineText{"instcombine", "instcombine<no-verify-fixpoint>", ""},
+    // calls report_fatal_error when one iteration does not reach a fixpoint
+    // (opt-19 stops so on kiln-bench-v0/bfs and csmith-v0/2); the default
+    // pipelines run it without.
+    SpecialAction{"instcombine", "instcombine", "instcombine<no-verify-fixpoint>",
+                  "opt's bare `instcombine` also checks that one iteration reaches a fixpoint "
+                  "and stops opt (`LLVM ERROR: Instruction Combining did not reach a fixpoint`) "
+                  "when it does not, as on kiln-bench-v0/bfs; LLVM's own pipelines run it "
+                  "unchecked. The IR equals opt-19 `-passes=instcombine`'s whenever opt does not "
+                  "stop."},
     // unify-loop-exits handles only `br` as the terminator of a loop's
     // exiting block; on a switch LLVM 19 reaches an llvm_unreachable
     // ("unsupported block terminator"), undefined behaviour in a release
@@ -166,20 +177,28 @@ constexpr std::array kPipelineTexts = {
     // turns every switch into branches (as the AMDGPU backend does before
     // it); invoke, indirectbr and callbr have no such lowering that keeps
     // behaviour, so a module with one is refused (needsBranchTerminators).
-    PipelineText{"unify-loop-exits", "lower-switch,unify-loop-exits", "lower-switch", true},
+    // Two passes are not the pass `unify-loop-exits` names: the action has
+    // a name of its own, and is a pipeline (PassesAndPipelines only).
+    SpecialAction{"lower-switch-then-unify-loop-exits", "unify-loop-exits",
+                  "lower-switch,unify-loop-exits",
+                  "`unify-loop-exits` alone reaches an llvm_unreachable on a loop left through a "
+                  "`switch` in LLVM 19 (a SIGSEGV on nqueens, broken PHIs on quicksort): "
+                  "`lower-switch` runs first. Refused, the state unchanged, on a module with "
+                  "`invoke`, `indirectbr` or `callbr`, which no pass lowers without changing "
+                  "behaviour.",
+                  PassKind::kFunction, true},
+    // LLVM 10's -early-cse-memssa, which CompilerGym had a flag for.
+    SpecialAction{"early-cse-memssa", "", "early-cse<memssa>",
+                  "CompilerGym's `-early-cse-memssa` (LLVM 10's name for EarlyCSE with "
+                  "MemorySSA); LLVM 19 spells it `early-cse<memssa>`."},
 };
 
-// Actions that are a registry pass with parameters under a name of their
-// own, because CompilerGym had a flag for that variant.
-struct Variant {
-  std::string_view name;
-  std::string_view text;
-  PassKind kind;
-};
-constexpr std::array kVariants = {
-    // LLVM 10's -early-cse-memssa; LLVM 19 spells it early-cse<memssa>.
-    Variant{"early-cse-memssa", "early-cse<memssa>", PassKind::kFunction},
-};
+const SpecialAction* specialFor(std::string_view registryName) {
+  for (const SpecialAction& special : kSpecialActions) {
+    if (!special.registryName.empty() && special.registryName == registryName) return &special;
+  }
+  return nullptr;
+}
 
 std::optional<PassKind> sectionKind(std::string_view header) {
   if (header.ends_with("analyses:") || header.starts_with("Machine")) return std::nullopt;
@@ -277,40 +296,68 @@ std::string_view passKindName(PassKind kind) {
 Result<std::shared_ptr<const PassTable>> PassTable::fromRegistry(Crashers crashers) {
   auto table = std::make_shared<PassTable>();
   std::vector<Candidate> candidates = readRegistry(table->dropped_, crashers);
-  for (const Variant& variant : kVariants) {
-    candidates.push_back({std::string(variant.name), variant.kind});
+  for (const SpecialAction& special : kSpecialActions) {
+    if (special.registryName.empty())
+      candidates.push_back({std::string(special.name), special.kind});
   }
   for (Candidate& candidate : candidates) {
-    PassInfo info{candidate.name, candidate.kind, "", "", "", false};
-    std::string text = candidate.name;
-    for (const PipelineText& special : kPipelineTexts) {
-      if (text != special.name) continue;
-      text = special.text;
-      info.carries = special.carries;
-      info.needsBranchTerminators = special.needsBranchTerminators;
+    PassInfo info{candidate.name, candidate.kind, candidate.name, "", {}, "", false};
+    const SpecialAction* special = specialFor(candidate.name);
+    if (special == nullptr) {
+      for (const SpecialAction& own : kSpecialActions) {
+        if (own.registryName.empty() && own.name == candidate.name) special = &own;
+      }
     }
-    for (const Variant& variant : kVariants) {
-      if (text == variant.name) text = variant.text;
+    if (special != nullptr) {
+      info.name = special->name;
+      info.pipeline = special->pipeline;
+      info.note = special->note;
+      info.needsBranchTerminators = special->needsBranchTerminators;
+      if (!special->registryName.empty() && special->name != special->registryName) {
+        table->dropped_.push_back(
+            {candidate.name, fmt::format("not safe alone: the action `{}` runs `{}`", special->name,
+                                         special->pipeline)});
+      }
     }
-    Result<std::string> pipeline = canonicalPipeline(text);
-    if (!pipeline.ok()) {
+    Result<std::vector<std::string>> runs = passesRunBy(info.pipeline);
+    if (!runs.ok()) {
       // Listed "with params" but unusable without them (e.g. a file name).
       table->dropped_.push_back({candidate.name, "needs mandatory parameters"});
       continue;
     }
-    info.pipeline = std::move(*pipeline);
+    info.runs = std::move(*runs);
     const std::string_view legacy = compilerGymFlagOf(info.name);
     info.flag = legacy.empty() ? "-" + info.name : std::string(legacy);
     table->passes_.push_back(std::move(info));
   }
   if (table->passes_.empty()) return internalError("LLVM's pass registry listed no usable pass");
-  std::sort(table->passes_.begin(), table->passes_.end(),
-            [](const PassInfo& a, const PassInfo& b) { return a.name < b.name; });
+  // Single passes first, so that the default space is a prefix of the table.
+  std::sort(table->passes_.begin(), table->passes_.end(), [](const PassInfo& a, const PassInfo& b) {
+    return std::pair(a.isPipeline(), std::string_view(a.name)) <
+           std::pair(b.isPipeline(), std::string_view(b.name));
+  });
+  table->singlePasses_ =
+      static_cast<std::size_t>(std::count_if(table->passes_.begin(), table->passes_.end(),
+                                             [](const PassInfo& p) { return !p.isPipeline(); }));
 
   std::string identity = "llvm " LLVM_VERSION_STRING "\n";
   for (const PassInfo& pass : table->passes_) identity += pass.name + "=" + pass.pipeline + "\n";
+  for (std::size_t space = 0; space < kActionSpaces.size(); ++space) {
+    identity += fmt::format("{} {}\n", kActionSpaces[space].name, table->spaceSize(space));
+  }
   table->fingerprint_ = sha1Hex(identity);
   return std::shared_ptr<const PassTable>(std::move(table));
+}
+
+std::size_t PassTable::spaceSize(std::size_t space) const {
+  switch (space) {
+    case 0:
+      return singlePasses_;
+    case 1:
+      return passes_.size();
+    default:
+      return 0;
+  }
 }
 
 std::optional<std::size_t> PassTable::find(std::string_view name) const {

@@ -1,8 +1,10 @@
 // PassTable: generated from LLVM's registry, at least 100 passes, filtered,
-// stable order, explicit pipelines.
+// stable order; each action runs its own name (the few that do not say why);
+// single passes first (PassesAll), pipelines after them (PassesAndPipelines).
 #include <set>
 
 #include "llvmenv/compiler_gym_flags.h"
+#include "llvmenv/pass_runner.h"
 #include "tests/llvmenv/test_support.h"
 
 namespace kiln::llvmenv {
@@ -24,16 +26,27 @@ TEST(PassTableTest, OrderAndFingerprintAreStable) {
   EXPECT_EQ(passTable()->fingerprint().size(), 40u);
 }
 
-TEST(PassTableTest, NamesAreUniqueAndSorted) {
+TEST(PassTableTest, NamesAreUniqueAndSortedSinglePassesFirst) {
   std::set<std::string> seen;
   for (std::size_t i = 0; i < passTable()->size(); ++i) {
     const PassInfo& pass = passTable()->at(i);
     EXPECT_TRUE(seen.insert(pass.name).second) << pass.name;
-    if (i > 0) {
+    EXPECT_EQ(pass.isPipeline(), i >= passTable()->singlePassCount()) << pass.name;
+    if (i > 0 && i != passTable()->singlePassCount()) {
       EXPECT_LT(passTable()->at(i - 1).name, pass.name);
     }
     EXPECT_EQ(passTable()->find(pass.name), i);
   }
+}
+
+TEST(PassTableTest, EachSpaceIsAPrefixOfTheTable) {
+  ASSERT_EQ(kActionSpaces.size(), 2u);
+  EXPECT_EQ(kActionSpaces[0].name, "PassesAll");
+  EXPECT_EQ(passTable()->spaceSize(0), passTable()->singlePassCount());
+  EXPECT_EQ(passTable()->spaceSize(1), passTable()->size());
+  EXPECT_EQ(passTable()->spaceSize(2), 0u);
+  EXPECT_GE(passTable()->spaceSize(0), 100u);
+  EXPECT_GT(passTable()->spaceSize(1), passTable()->spaceSize(0));
 }
 
 TEST(PassTableTest, ContainsTheUsualOptimizations) {
@@ -60,18 +73,55 @@ TEST(PassTableTest, DropsPrintersVerifiersAndInstrumentation) {
   EXPECT_FALSE(passTable()->dropped().empty());
 }
 
-TEST(PassTableTest, PipelinesAreExplicitAndWrapped) {
+TEST(PassTableTest, AnActionRunsItsNameUnlessItsNoteSaysWhyNot) {
+  std::vector<std::string> noted;
+  for (const PassInfo& pass : passTable()->passes()) {
+    ASSERT_FALSE(pass.runs.empty()) << pass.name;
+    if (pass.note.empty()) {
+      EXPECT_EQ(pass.pipeline, pass.name);
+    } else {
+      noted.push_back(pass.name);
+    }
+  }
+  EXPECT_EQ(noted, (std::vector<std::string>{"early-cse-memssa", "instcombine",
+                                             "lower-switch-then-unify-loop-exits"}));
   const PassInfo& licm = passTable()->at(*passTable()->find("licm"));
   EXPECT_EQ(licm.kind, PassKind::kLoop);
-  EXPECT_TRUE(licm.pipeline.starts_with("function(loop-mssa(licm")) << licm.pipeline;
-  const PassInfo& gvn = passTable()->at(*passTable()->find("gvn"));
-  EXPECT_EQ(gvn.kind, PassKind::kFunction);
-  EXPECT_TRUE(gvn.pipeline.starts_with("function(gvn")) << gvn.pipeline;
+  EXPECT_EQ(licm.runs, std::vector<std::string>{"licm"});
   const PassInfo& inliner = passTable()->at(*passTable()->find("inline"));
   EXPECT_EQ(inliner.kind, PassKind::kCgscc);
-  EXPECT_TRUE(inliner.pipeline.starts_with("cgscc(inline")) << inliner.pipeline;
+  EXPECT_EQ(inliner.pipeline, "inline");
   const PassInfo& combine = passTable()->at(*passTable()->find("instcombine"));
-  EXPECT_NE(combine.pipeline.find("no-verify-fixpoint"), std::string::npos) << combine.pipeline;
+  EXPECT_EQ(combine.pipeline, "instcombine<no-verify-fixpoint>");
+  // The inliner wrappers are the inliner (a mandatory round first or not).
+  for (const char* name : {"inliner-wrapper", "inliner-wrapper-no-mandatory-first"}) {
+    EXPECT_EQ(passTable()->at(*passTable()->find(name)).runs, std::vector<std::string>{"inline"})
+        << name;
+  }
+}
+
+TEST(PassTableTest, PipelinesAreOnlyInTheSecondSpace) {
+  // -Oz's inliner with the whole function simplification pipeline.
+  const std::size_t oz = *passTable()->find("scc-oz-module-inliner");
+  EXPECT_GE(oz, passTable()->spaceSize(0));
+  const PassInfo& inliner = passTable()->at(oz);
+  EXPECT_EQ(inliner.pipeline, "scc-oz-module-inliner");
+  EXPECT_GT(inliner.runs.size(), 20u);
+  EXPECT_EQ(inliner.runs.front(), "inline");
+  for (std::size_t i = passTable()->spaceSize(0); i < passTable()->size(); ++i) {
+    EXPECT_TRUE(passTable()->at(i).isPipeline()) << passTable()->at(i).name;
+  }
+}
+
+TEST(PassTableTest, PassesRunByReadsLlvmsOwnPrinting) {
+  EXPECT_EQ(*passesRunBy("gvn"), std::vector<std::string>{"gvn"});
+  EXPECT_EQ(*passesRunBy("licm"), std::vector<std::string>{"licm"});
+  EXPECT_EQ(*passesRunBy("lower-switch,unify-loop-exits"),
+            (std::vector<std::string>{"lower-switch", "unify-loop-exits"}));
+  EXPECT_EQ(*passesRunBy("require<globals-aa>,function(sroa,gvn,sroa)"),
+            (std::vector<std::string>{"sroa", "gvn"}));
+  EXPECT_EQ(*passesRunBy("openmp-opt-postlink"), std::vector<std::string>{"openmp-opt"});
+  EXPECT_EQ(passesRunBy("no-such-pass").status().code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(PassTableTest, FlagsAreCompilerGymsWhereItHadOneAndUnique) {
@@ -105,14 +155,21 @@ TEST(PassTableTest, FlagsAreCompilerGymsWhereItHadOneAndUnique) {
 }
 
 TEST(PassTableTest, PrerequisitesAndVariantsAreInThePipeline) {
-  const PassInfo& unify = passTable()->at(*passTable()->find("unify-loop-exits"));
-  EXPECT_EQ(unify.carries, "lower-switch");
+  EXPECT_FALSE(passTable()->find("unify-loop-exits").has_value());
+  const PassInfo& unify = passTable()->at(*passTable()->find("lower-switch-then-unify-loop-exits"));
   EXPECT_TRUE(unify.needsBranchTerminators);
-  EXPECT_EQ(unify.pipeline, "function(lower-switch,unify-loop-exits)");
+  EXPECT_TRUE(unify.isPipeline());
+  EXPECT_EQ(unify.pipeline, "lower-switch,unify-loop-exits");
+  bool explained = false;
+  for (const DroppedPass& d : passTable()->dropped()) {
+    explained |= d.name == "unify-loop-exits" &&
+                 d.reason.find("lower-switch-then-unify-loop-exits") != std::string::npos;
+  }
+  EXPECT_TRUE(explained);
   const PassInfo& memssa = passTable()->at(*passTable()->find("early-cse-memssa"));
   EXPECT_EQ(memssa.flag, "-early-cse-memssa");
-  EXPECT_EQ(memssa.pipeline, "function(early-cse<memssa>)");
-  EXPECT_NE(memssa.pipeline, passTable()->at(*passTable()->find("early-cse")).pipeline);
+  EXPECT_EQ(memssa.pipeline, "early-cse<memssa>");
+  EXPECT_FALSE(memssa.isPipeline());
 }
 
 }  // namespace

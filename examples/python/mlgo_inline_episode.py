@@ -3,9 +3,10 @@
 ML inliner (opt-19, interactive mode) is a step of an mlgo-inline session.
 
 By default it answers each decision with the compiler's own default advice,
-which must reproduce the default policy's native size exactly (reward 0);
+which reproduces the reference build (DefaultNativeSize) exactly: reward 0;
 --never answers "do not inline" everywhere and reports the size saved (or
-lost) against the default. Run from the repository root after scripts/setup:
+lost) against it. LLVM's own default build, which the ML inliner does not
+always reproduce, is LlvmDefaultNativeSize (docs/mlgo.md). Run from the repository root after scripts/setup:
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/mlgo_inline_episode.py
 """

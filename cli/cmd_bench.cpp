@@ -14,6 +14,7 @@
 #include "bench/affinity_bench.h"
 #include "bench/datasets_bench.h"
 #include "bench/llvm_bench.h"
+#include "bench/runtime_bench.h"
 #endif
 #ifdef KILN_WITH_MLGO_BENCH
 #include "bench/mlgo_baseline.h"
@@ -196,6 +197,36 @@ void addBenchCommand(CLI::App& app) {
     actionsOptions->json = *json;
     printOrFail(bench::runActionsBench(*actionsOptions), *json);
   });
+
+
+  auto* runtimeBench = bench->add_subcommand(
+      "runtime", "sessions measuring a program's runtime at once vs each alone (RuntimeStats)");
+  auto runtimeOptions = std::make_shared<bench::RuntimeBenchOptions>();
+  runtimeBench
+      ->add_option("--program", runtimeOptions->programs, "kiln-bench-v0 programs (repeatable)")
+      ->capture_default_str();
+  runtimeBench
+      ->add_option("--sessions", runtimeOptions->sessions,
+                   "sessions measuring at once, besides alone (repeatable)")
+      ->capture_default_str()
+      ->check(CLI::Range(2u, 64u));
+  runtimeBench->add_option("--runs", runtimeOptions->runs, "llvm.runtime_runs of a measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
+  runtimeBench->add_option("--rounds", runtimeOptions->rounds, "measurements per session and level")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
+  runtimeBench
+      ->add_option("--workers", runtimeOptions->workers,
+                   "worker processes the sessions are spread over")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  runtimeBench->add_option("--worker-flag", runtimeOptions->workerFlags,
+                           "a flag for every worker, e.g. --worker-flag=--runtime-cpus=2 "
+                           "(repeatable)");
+  runtimeBench->add_flag("--json", *json, "print the figures as JSON");
+  runtimeBench->callback(
+      [runtimeOptions, json] { printOrFail(bench::runRuntimeBench(*runtimeOptions), *json); });
 
 #endif
   auto* chaos = bench->add_subcommand(

@@ -35,6 +35,34 @@ def test_a_benchmark_builds_runs_and_is_timed(cluster):
         assert isinstance(env.observation["Reward:RuntimeO3"], float)
 
 
+def test_runtime_stats_gives_the_samples_with_their_median_and_spread(cluster):
+    with kiln.make("llvm-v0", cluster=cluster) as env:
+        env.reset(benchmark="benchmark://kiln-bench-v0/sieve")
+        space = env.observation_spaces["RuntimeStats"]
+        assert space.kind == "dict"
+        # Appended: the spaces clients knew keep their places.
+        names = list(env.observation_spaces)
+        assert names.index("RuntimeStats") > names.index("Programl")
+        env.set_parameter("llvm.runtime_runs", 5)
+        stats = env.observation["RuntimeStats"]
+        samples = stats["samples"]
+        assert samples.shape == (5,) and (samples > 0).all()
+        assert stats["count"] == 5
+        assert stats["median"] == pytest.approx(float(np.median(samples)))
+        assert stats["mean"] == pytest.approx(float(np.mean(samples)))
+        assert stats["stdev"] == pytest.approx(float(np.std(samples, ddof=1)))
+        q1, q3 = np.percentile(samples, [25, 75])
+        assert stats["iqr"] == pytest.approx(q3 - q1)
+        assert stats["ci_low"] == samples.min() and stats["ci_high"] == samples.max()
+        assert stats["stable"] == 0 and stats["target"] == 0
+        # Repeat until the median is known within 50%, batches of 5 up to 15.
+        env.set_parameter("llvm.runtime_max_runs", 15)
+        env.set_parameter("llvm.runtime_target", 0.5)
+        stats = env.observation["RuntimeStats"]
+        assert stats["count"] in (10, 15)
+        assert (stats["stable"] == 1) == (stats["relative_ci"] <= 0.5)
+
+
 def test_states_from_random_passes_validate(cluster):
     rng = np.random.default_rng(5)
     with kiln.make("llvm-v0", cluster=cluster) as env:

@@ -7,13 +7,36 @@
 #include "bench/host_supervisor.h"
 #include "bench/soak_sessions.h"
 #include "client/client.h"
+#include "client/session_codec.h"
 #include "testing/child_cluster.h"
 
 namespace kiln::bench {
 
 using namespace std::chrono_literals;
 
+namespace {
+
+// What a step's reward must be, from what the step did: noop's Reward:Sum is
+// the action added to the sum; llvm's Reward:IrInstructionCount is the drop
+// of the instruction count since the previous step (every step asks for both).
+struct RewardCheck {
+  std::vector<std::string> spaces;  // asked at the start and at every step
+  bool holds(bool noop, std::int64_t action, std::int64_t& count,
+             const std::vector<Value>& observed) const {
+    // Noop's actions 0-7 add themselves; the others add nothing.
+    if (noop) return observed.at(0).as<std::int64_t>() == (action < 8 ? action : 0);
+    const std::int64_t now = observed.at(0).as<std::int64_t>();
+    const double reward = observed.at(1).as<double>();
+    const bool right = reward == static_cast<double>(count - now);
+    count = now;
+    return right;
+  }
+};
+
+}  // namespace
+
 Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
+  if (options.episodes > 0) return runChaosDifferential(options, out);
   if (options.sessions == 0 || options.workers < 2) {
     return invalidArgument("chaos needs at least 1 session and 2 workers (one may be down)");
   }
@@ -56,14 +79,22 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(clientOptions));
   KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, options.workers, 10s));
   const bool noop = options.sessionType == "noop";
+  const RewardCheck rewards{
+      noop ? std::vector<std::string>{"Reward:Sum"}
+           : std::vector<std::string>{"IrInstructionCount", "Reward:IrInstructionCount"}};
   std::vector<std::unique_ptr<client::Session>> sessions;
+  std::vector<std::int64_t> counts;  // llvm: each session's instruction count now
   for (unsigned i = 0; i < options.sessions; ++i) {
     const std::string benchmark =
         noop ? fmt::format("benchmark://chaos/{}", i)
              : "benchmark://kiln-bench-v0/" + kSmallPrograms[i % kSmallPrograms.size()];
-    KILN_ASSIGN_OR_RETURN(auto session, client->startSession({options.sessionType, benchmark}));
+    client::SessionOptions start{options.sessionType, benchmark};
+    start.observations = rewards.spaces;
+    KILN_ASSIGN_OR_RETURN(auto session, client->startSession(start));
+    counts.push_back(session->initialObservations().at(0).as<std::int64_t>());
     sessions.push_back(std::move(session));
   }
+  KILN_ASSIGN_OR_RETURN(auto asked, observationIndices(sessions.front()->spaces(), rewards.spaces));
   const std::int64_t actions = actionCountOf(*sessions.front());
   std::mt19937_64 random(seed);
 
@@ -78,12 +109,14 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
                          {options.minKillSeconds, options.maxKillSeconds, seed});
     for (std::uint64_t round = 0; std::chrono::steady_clock::now() < until; ++round) {
       std::vector<std::optional<std::uint64_t>> sent(sessions.size());
+      std::vector<std::int64_t> actionOf(sessions.size(), 0);
       for (std::size_t i = 0; i < sessions.size(); ++i) {
         if (broken[i]) continue;
         auto action = noop ? static_cast<std::int64_t>((round + i) % 8)
                            : std::uniform_int_distribution<std::int64_t>(0, actions - 1)(random);
         ++figures.attempted;
-        auto id = sessions[i]->sendStep({Value(action)}, {});
+        actionOf[i] = action;
+        auto id = sessions[i]->sendStep({Value(action)}, asked);
         if (!id.ok()) {
           ++figures.lost;
           broken[i] = true;
@@ -98,6 +131,9 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
         auto stepped = sessions[i]->awaitStep(*sent[i]);
         if (stepped.ok()) {
           ++figures.completed;
+          if (!rewards.holds(noop, actionOf[i], counts[i], stepped->observations)) {
+            ++figures.rewardMismatches;
+          }
           continue;
         }
         broken[i] = true;
@@ -143,6 +179,7 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
                  {"sessions_restored", double(figures.restored)},
                  {"steps_lost", double(figures.lost)},
                  {"state_mismatches", double(figures.mismatched)},
+                 {"reward_mismatches", double(figures.rewardMismatches)},
                  {"steps_per_s", figures.completed / std::max(figures.seconds, 1e-9)}};
   report.rows.push_back(std::move(row));
   report.notes.push_back(fmt::format(
@@ -152,6 +189,10 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
       seed, options.minKillSeconds, options.maxKillSeconds,
       options.sameEndpoints ? " on the address it had" : "", options.heartbeatSeconds,
       std::chrono::duration<double>(clientOptions.requestTimeout).count()));
+  report.notes.push_back(
+      "every step asks for its reward, judged against what the step did: noop's Reward:Sum "
+      "against the action added to the sum, llvm's Reward:IrInstructionCount against the drop "
+      "of IrInstructionCount since the previous step; after a restore too");
   if (figures.lost != 0 || figures.mismatched != 0) {
     report.notes.push_back(fmt::format("LOST STEPS: first: {}", firstLoss));
   }

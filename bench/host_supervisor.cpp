@@ -96,7 +96,7 @@ void HostSupervisor::replace(Restartable& host, bool kill, std::unique_lock<std:
     }
     cluster_.retire(dead);
   }
-  auto replacement = cluster_.spawn(host.args);
+  auto replacement = cluster_.spawn(host.args, host.wrapper);
   lock.lock();
   if (replacement.ok()) {
     host.running = *replacement;

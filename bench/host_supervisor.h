@@ -24,6 +24,7 @@ namespace kiln::bench {
 struct Restartable {
   std::string label;                             // "worker-0", "nest": stays with the replacements
   std::vector<std::string> args;                 // `kiln` arguments of it and of its replacements
+  std::vector<std::string> wrapper;              // runs it on its host (ChildCluster::spawn)
   testsupport::ChildProcess* running = nullptr;  // owned by the cluster; null while down
   bool killable = true;                          // a target of the random kills
 };

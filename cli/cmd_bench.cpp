@@ -250,9 +250,42 @@ void addBenchCommand(CLI::App& app) {
   chaos->add_option("--seed", chaosOptions->seed, "random seed (0 = random)");
   chaos
       ->add_option("--session-type", chaosOptions->sessionType,
-                   "noop, or llvm (kiln-bench-v0 programs, random passes)")
+                   "noop, or llvm (kiln-bench-v0 programs, random passes); with --episodes "
+                   "also mlgo-inline")
       ->capture_default_str()
-      ->check(CLI::IsMember({"noop", "llvm"}));
+      ->check(CLI::IsMember({"noop", "llvm", "mlgo-inline"}));
+  chaos
+      ->add_option("--episodes", chaosOptions->episodes,
+                   "the differential harness: this many seeded episodes run quiet, then again "
+                   "under --fault, every reward and observation compared step by step (0 = the "
+                   "stepping loop)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000000u));
+  chaos->add_option("--episode-length", chaosOptions->episodeLength, "actions per episode")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  chaos
+      ->add_option("--fault", chaosOptions->fault,
+                   "with --episodes: kill, crash (a neighbour's LLVM crash), coordinator, freeze "
+                   "(a worker SIGSTOPped), partition (a worker host's cable pulled; needs root), "
+                   "nest-child (an isolated nesting child killed)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"kill", "crash", "coordinator", "freeze", "partition", "nest-child"}));
+  chaos
+      ->add_option("--busy-us", chaosOptions->busyMicros,
+                   "with --episodes: noop's busy time per action, so that faults land in steps")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000000u));
+  chaos
+      ->add_option("--outage-seconds", chaosOptions->outageSeconds,
+                   "--fault freeze or partition: how long a host is cut off")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 600.0));
+  chaosOptions->crasherModule = "tests/llvmenv/data/loop_bound_split_crash.ll";
+  chaos
+      ->add_option("--crasher-module", chaosOptions->crasherModule,
+                   "--fault crash: the module on which loop-bound-split crashes LLVM 19")
+      ->capture_default_str();
   chaos
       ->add_option("--heartbeat-seconds", chaosOptions->heartbeatSeconds,
                    "the coordinator's and workers' heartbeat interval (theirs by default: 1)")
@@ -270,7 +303,9 @@ void addBenchCommand(CLI::App& app) {
   chaos->callback([chaosOptions, json] {
     bench::ChaosFigures figures;
     printOrFail(bench::runChaosBench(*chaosOptions, &figures), *json);
-    if (figures.lost != 0 || figures.mismatched != 0 || figures.diedOnTheirOwn != 0) {
+    if (figures.lost != 0 || figures.mismatched != 0 || figures.diedOnTheirOwn != 0 ||
+        figures.rewardMismatches != 0 || figures.observationMismatches != 0 ||
+        figures.outcomeMismatches != 0 || (chaosOptions->episodes > 0 && figures.kills == 0)) {
       throw CLI::RuntimeError(2);
     }
   });

@@ -151,6 +151,11 @@ struct StepResult {
   // The worker's whole time on the step: the actions, then the observations
   // (a reset's: the start's). Not transport or queueing.
   std::chrono::microseconds workerTime{0};
+  // The session was rebuilt on another worker (its history replayed) before
+  // this step ran there. Its values are what they would have been without
+  // the restore; this says that one happened (CompilerGym users read a
+  // step's info).
+  bool restored = false;
 };
 
 // What is needed to rebuild a session elsewhere: replaying it from scratch.
@@ -167,6 +172,11 @@ struct SessionHistory {
   std::vector<std::vector<Value>> steps;   // actions of each successful step, in order
   std::vector<Parameter> parameters;       // session parameters, in order
   std::optional<Fingerprint> fingerprint;  // the latest known state fingerprint
+  // For each observation space measured since it was last computed
+  // (Space::sinceLastObserved: rewards), after how many steps a step last
+  // asked for it. A replay asks for it at that step again, so that its next
+  // value is the one the lost session would have given.
+  std::map<std::uint32_t, std::size_t> lastObservedAfter;
 };
 
 class Session;
@@ -416,6 +426,7 @@ class Session {
     TimePoint sentAt{};        // its deadline runs from here, not from the await
     int fingerprintSlot = -1;  // index of the fingerprint among observations
     bool userAskedFingerprint = false;
+    bool restored = false;  // the session was restored before this step was sent
   };
   Result<std::uint64_t> sendStepRaw(const std::vector<Value>& actions,
                                     const std::vector<std::uint32_t>& observations);
@@ -429,6 +440,10 @@ class Session {
   Status restore(const Status& why);
   // `diverged`: the replay ran, but its fingerprint differs from the original's.
   Status replayOn(Session& fresh, bool& diverged);
+  // What a replay's step `step` (1-based) asks for: the fingerprint where it
+  // was taken (first, when asked), then every since-last-observed space last
+  // computed after that step.
+  std::vector<std::uint32_t> replayObservations(std::size_t step, bool withFingerprint) const;
 
   Client& client_;
   std::string endpoint_;

@@ -117,6 +117,7 @@ Result<std::uint64_t> Session::sendStep(const std::vector<Value>& actions,
     // now (no earlier step is in flight, so the order of steps is kept).
     KILN_RETURN_IF_ERROR(restore(requestId.status()));
     sent.epoch = restores_;
+    sent.restored = true;
     sent.sentAt = std::chrono::steady_clock::now();
     requestId = sendStepRaw(sent.actions, sent.observations);
   }
@@ -136,6 +137,13 @@ Result<StepResult> Session::finishStep(InFlight sent, StepResult result, const S
   sent.actions.resize(std::min<std::size_t>(sent.actions.size(), result.actionsApplied));
   history_.steps.push_back(std::move(sent.actions));
   if (!refused.ok()) return refused;
+  for (std::uint32_t index : sent.observations) {
+    if (index < spaces_.observationSpaces.size() &&
+        spaces_.observationSpaces[index].sinceLastObserved) {
+      history_.lastObservedAfter[index] = history_.steps.size();
+    }
+  }
+  result.restored = sent.restored;
   return result;
 }
 
@@ -144,24 +152,38 @@ Result<StepResult> Session::awaitStep(std::uint64_t requestId) {
   if (found == inflight_.end()) return invalidArgument("no such step in flight");
   InFlight sent = std::move(found->second);
   inflight_.erase(found);
+  std::optional<std::uint64_t> pending;
+  // From the send: steps pipelined to one silent worker time out together,
+  // not one full timeout after another.
+  TimePoint deadline = sent.sentAt + timeout();
   if (sent.epoch == restores_) {
-    // From the send: steps pipelined to one silent worker time out
-    // together, not one full timeout after another.
-    Status refused;
-    auto result = awaitStepRaw(requestId, sent.sentAt + timeout(), refused);
-    if (result.ok()) return finishStep(std::move(sent), std::move(result).value(), refused);
-    if (!isLoss(result.status())) return result.status();
-    KILN_RETURN_IF_ERROR(restore(result.status()));
+    pending = requestId;
   } else {
     // Sent to the worker that was lost before the restore: abandon it there.
     client_.abandon(lostEndpoint_, requestId);
   }
-  // The rebuilt session has not seen this step yet: send it again.
-  KILN_ASSIGN_OR_RETURN(std::uint64_t again, sendStepRaw(sent.actions, sent.observations));
-  Status refused;
-  KILN_ASSIGN_OR_RETURN(StepResult result,
-                        awaitStepRaw(again, std::chrono::steady_clock::now() + timeout(), refused));
-  return finishStep(std::move(sent), std::move(result), refused);
+  // A step whose worker is lost is sent again to the rebuilt session, which
+  // has not seen it yet; if that one's worker is lost too before it answers
+  // (a neighbour's crash took down the worker the restore found), it is
+  // rebuilt and sent again. restore() bounds each rebuild by its deadline;
+  // this bounds how many rebuilds one step may cost.
+  constexpr int kMostRestoresPerStep = 8;
+  for (int restoresHere = 0;; ++restoresHere) {
+    if (!pending) {
+      sent.restored = true;
+      auto again = sendStepRaw(sent.actions, sent.observations);
+      if (again.ok()) pending = *again;
+      deadline = std::chrono::steady_clock::now() + timeout();
+      if (!again.ok() && !isLoss(again.status())) return again.status();
+    }
+    Result<StepResult> result = disconnected("the worker was lost before the step was sent");
+    Status refused;
+    if (pending) result = awaitStepRaw(*pending, deadline, refused);
+    if (result.ok()) return finishStep(std::move(sent), std::move(result).value(), refused);
+    if (!isLoss(result.status()) || restoresHere == kMostRestoresPerStep) return result.status();
+    KILN_RETURN_IF_ERROR(restore(result.status()));
+    pending.reset();
+  }
 }
 
 bool Session::stepReady(std::uint64_t requestId) {

@@ -48,19 +48,15 @@ Status Session::replayOn(Session& fresh, bool& diverged) {
     }
     return okStatus();
   };
-  std::vector<std::uint32_t> fingerprintOnly;
-  if (fingerprint) {
-    KILN_ASSIGN_OR_RETURN(std::size_t index,
-                          findSpace(spaces_.observationSpaces, spaces_.fingerprint));
-    fingerprintOnly.push_back(static_cast<std::uint32_t>(index));
+  if (fingerprint && !fingerprintIndex_) {
+    return internalError(
+        fmt::format("the replay has no fingerprint space '{}'", spaces_.fingerprint));
   }
   KILN_RETURN_IF_ERROR(sendParameters(0));
   for (std::size_t i = 0; i < history_.steps.size(); ++i) {
-    bool check = fingerprint && fingerprint->afterSteps == i + 1;
-    KILN_ASSIGN_OR_RETURN(
-        std::uint64_t id,
-        fresh.sendStepRaw(history_.steps[i],
-                          check ? fingerprintOnly : std::vector<std::uint32_t>{}));
+    const bool check = fingerprint && fingerprint->afterSteps == i + 1;
+    KILN_ASSIGN_OR_RETURN(std::uint64_t id,
+                          fresh.sendStepRaw(history_.steps[i], replayObservations(i + 1, check)));
     if (check) fingerprintRequest = id;
     requests.push_back(id);
     KILN_RETURN_IF_ERROR(sendParameters(i + 1));
@@ -79,7 +75,7 @@ Status Session::replayOn(Session& fresh, bool& diverged) {
     }
     if (id != fingerprintRequest) continue;
     KILN_ASSIGN_OR_RETURN(auto values, decodeValues(stepped.getObservations()));
-    if (values.size() != 1 || !(values[0] == fingerprint->value)) {
+    if (values.empty() || !(values[0] == fingerprint->value)) {
       diverged = true;
       return internalError(fmt::format(
           "the replayed session diverged: {} after {} steps is {}, was {} (is the session type "
@@ -90,6 +86,18 @@ Status Session::replayOn(Session& fresh, bool& diverged) {
     }
   }
   return okStatus();
+}
+
+std::vector<std::uint32_t> Session::replayObservations(std::size_t step,
+                                                       bool withFingerprint) const {
+  std::vector<std::uint32_t> wanted;
+  if (withFingerprint) wanted.push_back(*fingerprintIndex_);
+  // Their values are dropped: computing them only sets where each reward
+  // measures its next drop from, as the lost session's last reward did.
+  for (const auto& [space, afterSteps] : history_.lastObservedAfter) {
+    if (afterSteps == step) wanted.push_back(space);
+  }
+  return wanted;
 }
 
 Status Session::restore(const Status& why) {

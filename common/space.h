@@ -48,7 +48,12 @@ struct Space {
   SpaceKind kind = SpaceKind::kAny;
   bool deterministic = true;       // the same state always gives the same value
   bool platformDependent = false;  // the value depends on the host (e.g. object code size)
-  Value defaultValue;              // e.g. the observation of an empty program; may be none
+  // The value is measured since the session last computed this space (a
+  // reward: the drop of a cost since the previous reward), so it depends on
+  // when it was observed, not on the state alone. A restored session's replay
+  // computes it again where the original last did (client/session_restore.cpp).
+  bool sinceLastObserved = false;
+  Value defaultValue;  // e.g. the observation of an empty program; may be none
 
   std::int64_t n = 0;              // kDiscrete
   std::vector<std::string> names;  // kNamedDiscrete

@@ -149,6 +149,7 @@ void toWire(const Space& space, wire::Space::Builder out) {
   out.setKind(static_cast<wire::SpaceKind>(space.kind));
   out.setDeterministic(space.deterministic);
   out.setPlatformDependent(space.platformDependent);
+  out.setSinceLastObserved(space.sinceLastObserved);
   toWire(space.defaultValue, out.initDefaultValue());
   out.setN(space.n);
   auto names = out.initNames(space.names.size());
@@ -173,6 +174,7 @@ Result<Space> fromWire(wire::Space::Reader in) {
   space.kind = static_cast<SpaceKind>(kind);
   space.deterministic = in.getDeterministic();
   space.platformDependent = in.getPlatformDependent();
+  space.sinceLastObserved = in.getSinceLastObserved();
   KILN_ASSIGN_OR_RETURN(space.defaultValue, fromWire(in.getDefaultValue()));
   space.n = in.getN();
   for (auto name : in.getNames()) space.names.emplace_back(name.cStr());

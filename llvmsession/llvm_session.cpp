@@ -124,8 +124,9 @@ std::vector<Space> LlvmSession::observationSpaces() const {
   spaces[kObjectTextSizeO0] = withFlags(Space::int64Scalar("ObjectTextSizeO0", count), true);
   spaces[kObjectTextSizeO3] = withFlags(Space::int64Scalar("ObjectTextSizeO3", count), true);
   spaces[kObjectTextSizeOz] = withFlags(Space::int64Scalar("ObjectTextSizeOz", count), true);
-  // Rewards depend on the history of the episode, not on the state alone,
-  // but the same history always gives the same value.
+  // Rewards depend on the history of the episode, not on the state alone:
+  // each is the drop of its cost since the session last computed it, so the
+  // same actions observed at the same steps always give the same values.
   spaces[kRewardIrInstructionCount] =
       withFlags(Space::doubleScalar("Reward:IrInstructionCount", {}), false);
   spaces[kRewardIrInstructionCountOz] =
@@ -146,6 +147,10 @@ std::vector<Space> LlvmSession::observationSpaces() const {
   spaces[kRewardRuntimeO3] = measured(Space::doubleScalar("Reward:RuntimeO3", {}));
   spaces[kProgramGraph] = withFlags(Space::bytes("Programl"), false);
   spaces[kRuntimeStats] = measured(runtimeStatsSpace());
+  for (std::size_t reward : {kRewardIrInstructionCount, kRewardIrInstructionCountOz,
+                             kRewardObjectTextSizeBytes, kRewardObjectTextSizeOz, kRewardRuntimeO3}) {
+    spaces[reward].sinceLastObserved = true;
+  }
   return spaces;
 }
 

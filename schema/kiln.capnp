@@ -78,6 +78,10 @@ struct Space {
   # its choices (e.g. the llvm type's exact pipelines), none if nothing.
   aliases @11 :List(Text);
   metadata @12 :Value;
+  # The value is measured since the session last computed this space (a
+  # reward): a replay computes it again where the original last did. An older
+  # peer reads false.
+  sinceLastObserved @13 :Bool;
 }
 
 # ---------------------------------------------------------------- errors

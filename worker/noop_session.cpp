@@ -11,7 +11,16 @@ namespace kiln {
 
 namespace {
 
-enum Observation : std::size_t { kSum, kSteps, kBytes16, kBytes4K, kTensor, kBenchmark, kCount };
+enum Observation : std::size_t {
+  kSum,
+  kSteps,
+  kBytes16,
+  kBytes4K,
+  kTensor,
+  kBenchmark,
+  kRewardSum,
+  kCount
+};
 
 constexpr std::size_t kLargestPayload = 4096;
 
@@ -52,6 +61,11 @@ std::vector<Space> NoopSession::observationSpaces() const {
   spaces[kTensor] = Space::int64Box("Tensor", {4}, {});
   spaces[kBenchmark] = Space::string("Benchmark");
   spaces[kSum].defaultValue = std::int64_t{0};
+  // The sum gained since the session last computed this space: a reward
+  // with CompilerGym's semantics, so that restores are tested on rewards
+  // without a compiler.
+  spaces[kRewardSum] = Space::int64Scalar("Reward:Sum", {});
+  spaces[kRewardSum].sinceLastObserved = true;
   return spaces;
 }
 
@@ -86,6 +100,7 @@ Status NoopSession::initAsFork(const CompilationSession& parent) {
   benchmarkUri_ = other.benchmarkUri_;
   sum_ = other.sum_;
   steps_ = other.steps_;
+  rewardedSum_ = other.rewardedSum_;
   busyMicros_ = other.busyMicros_;
   fault_ = other.fault_;
   return okStatus();
@@ -147,6 +162,10 @@ Status NoopSession::computeObservation(std::size_t spaceIndex, Value& observatio
       return okStatus();
     case kBenchmark:
       observation = benchmarkUri_;
+      return okStatus();
+    case kRewardSum:
+      observation = sum_ - rewardedSum_;
+      rewardedSum_ = sum_;
       return okStatus();
     default:
       return notFound(fmt::format("noop has no observation space {}", spaceIndex));

@@ -66,7 +66,8 @@ class NoopSession final : public CompilationSession {
   std::string benchmarkUri_;
   std::int64_t sum_ = 0;
   std::int64_t steps_ = 0;
-  std::int64_t busyMicros_ = 0;  // a calibrated busy wait per action (load tests)
+  std::int64_t rewardedSum_ = 0;  // the sum when Reward:Sum was last computed
+  std::int64_t busyMicros_ = 0;   // a calibrated busy wait per action (load tests)
   Fault fault_ = Fault::kNone;
   std::atomic<bool> cancelled_{false};
 };

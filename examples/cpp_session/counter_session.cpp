@@ -34,17 +34,29 @@ class CounterSession final : public kiln::CompilationSession {
     return {kiln::Space::namedDiscrete("edits", {"append-a", "append-b", "pop", "finish"})};
   }
   std::vector<kiln::Space> observationSpaces() const override {
-    return {kiln::Space::string("Text"), kiln::Space::int64Scalar("Length", {0, std::nullopt})};
+    // A reward is measured since it was last computed: flagged so, a client
+    // that restores a lost session (by replay, below) recomputes it where the
+    // lost one last did, and the next reward is the same as without the loss.
+    kiln::Space gained = kiln::Space::int64Scalar("Reward:LengthGained", {});
+    gained.sinceLastObserved = true;
+    return {kiln::Space::string("Text"), kiln::Space::int64Scalar("Length", {0, std::nullopt}),
+            std::move(gained)};
   }
   std::string compilerVersion() const override { return "counter 1.0"; }
+  // The same edits always give the same text: a lost session is rebuilt by
+  // replaying them elsewhere, and "Text" proves the rebuilt one is equal.
+  kiln::ReplayPolicy replayPolicy() const override { return {true, "Text"}; }
 
   kiln::Status init(std::size_t, const kiln::Benchmark& benchmark) override {
     ++context_.sessionsServed;
     text_ = benchmark.program ? *benchmark.program : benchmark.uri;
+    rewardedLength_ = static_cast<std::int64_t>(text_.size());
     return kiln::okStatus();
   }
   kiln::Status initAsFork(const kiln::CompilationSession& parent) override {
-    text_ = static_cast<const CounterSession&>(parent).text_;
+    const auto& other = static_cast<const CounterSession&>(parent);
+    text_ = other.text_;
+    rewardedLength_ = other.rewardedLength_;
     return kiln::okStatus();
   }
   kiln::Status applyAction(const kiln::Value& action, kiln::ActionOutcome& outcome) override {
@@ -65,10 +77,14 @@ class CounterSession final : public kiln::CompilationSession {
     return kiln::okStatus();
   }
   kiln::Status computeObservation(std::size_t space, kiln::Value& observation) override {
+    const auto length = static_cast<std::int64_t>(text_.size());
     if (space == 0) {
       observation = text_;
+    } else if (space == 1) {
+      observation = length;
     } else {
-      observation = static_cast<std::int64_t>(text_.size());
+      observation = length - rewardedLength_;
+      rewardedLength_ = length;
     }
     return kiln::okStatus();
   }
@@ -76,6 +92,7 @@ class CounterSession final : public kiln::CompilationSession {
  private:
   CounterContext& context_;
   std::string text_;
+  std::int64_t rewardedLength_ = 0;  // the length when the reward was last computed
 };
 
 }  // namespace

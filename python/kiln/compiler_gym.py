@@ -273,6 +273,7 @@ class CompilerGymEnv:
         info = {
             "action_had_no_effect": kiln_info["action_had_no_effect"],
             "new_action_space": kiln_info["new_action_space"] is not None,
+            "restored": kiln_info.get("restored", False),
         }
         if observation_spaces is not None or reward_spaces is not None:
             observations = [self.observation[getattr(n, "id", n)] for n in observation_spaces or []]

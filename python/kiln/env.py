@@ -362,7 +362,7 @@ class Env(Closing):
         values = [self._action_value(a) for a in actions]
         wanted = self._wanted()
         try:
-            observed, ended, no_effect, new_space, applied = self._session.step(
+            observed, ended, no_effect, new_space, applied, restored = self._session.step(
                 values, self._indices(wanted), self.action_space.raw
             )
         except (SessionLost, CompileError, Timeout) as error:
@@ -387,6 +387,9 @@ class Env(Closing):
             "action_had_no_effect": no_effect,
             "new_action_space": None,
             "actions_applied": applied,
+            # The session was rebuilt on another worker before this step;
+            # its values are those it would have given without the restore.
+            "restored": restored,
         }
         if new_space is not None:
             rng = self.action_space._rng

@@ -51,6 +51,13 @@ class Space:
         return self._raw.platform_dependent
 
     @property
+    def since_last_observed(self):
+        """True for a reward: its value is measured since the session last
+        computed it, so it depends on when it was observed, not only on the
+        state (a restored session recomputes it where it was last observed)."""
+        return self._raw.since_last_observed
+
+    @property
     def default(self):
         return self._raw.default
 

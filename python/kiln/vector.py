@@ -376,9 +376,8 @@ class VectorEnv(Closing):
         """One env's step (or start) answer from the core, as a result."""
         if answer[-1]:  # a start's answer
             return self._start_answer(answer)
-        env, observations, ended, no_effect, applied, _new_space, error_class, message, worker_us, _ = (
-            answer
-        )
+        (env, observations, ended, no_effect, applied, _new_space, restored, error_class, message,
+         worker_us, _) = answer
         if error_class is not None:
             reason = FAULTS.get(error_class)
             if reason is None:
@@ -416,7 +415,12 @@ class VectorEnv(Closing):
             self._needs_reset[env] = True
         observation = observed.get(self._observation)
         self._last_observation[env] = observation
-        info = {"action_had_no_effect": no_effect, "actions_applied": applied, "worker_us": worker_us}
+        info = {
+            "action_had_no_effect": no_effect,
+            "actions_applied": applied,
+            "worker_us": worker_us,
+            "restored": restored,
+        }
         return _Result(env, observation, reward, bool(ended), truncated, info)
 
     # --- gymnasium's synchronous API --------------------------------------

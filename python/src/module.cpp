@@ -101,7 +101,7 @@ client::SessionOptions sessionOptions(const std::string& type, const std::string
 py::tuple stepToPython(const client::StepResult& r) {
   py::object newSpace = r.newActionSpace ? py::cast(*r.newActionSpace) : py::none();
   return py::make_tuple(valuesToPython(r.observations), r.endOfEpisode, r.actionHadNoEffect,
-                        newSpace, r.actionsApplied);
+                        newSpace, r.actionsApplied, r.restored);
 }
 
 void bindSpace(py::module_& m) {
@@ -111,6 +111,8 @@ void bindSpace(py::module_& m) {
       .def_property_readonly("deterministic", [](const Space& s) { return s.deterministic; })
       .def_property_readonly("platform_dependent",
                              [](const Space& s) { return s.platformDependent; })
+      .def_property_readonly("since_last_observed",
+                             [](const Space& s) { return s.sinceLastObserved; })
       .def_property_readonly("default", [](const Space& s) { return toPython(s.defaultValue); })
       .def_property_readonly("n", [](const Space& s) { return s.choiceCount(); })
       .def_property_readonly("names", [](const Space& s) { return s.names; })
@@ -258,7 +260,7 @@ void bindSession(py::module_& m) {
           },
           py::arg("actions"), py::arg("observations"), py::arg("action_space") = nullptr,
           "Applies `actions` in one round trip and returns (observations, end_of_episode, "
-          "action_had_no_effect, new_action_space, actions_applied).")
+          "action_had_no_effect, new_action_space, actions_applied, restored).")
       .def("fork", &SessionHandle::fork)
       .def(
           "compiler_version", &SessionHandle::compilerVersion,
@@ -278,7 +280,7 @@ std::vector<Value> envActionsFromPython(py::handle actions) {
 
 py::tuple answerToPython(const VectorCore::Answer& a) {
   if (!a.status.ok()) {
-    return py::make_tuple(a.env, py::none(), false, false, a.actionsApplied, py::none(),
+    return py::make_tuple(a.env, py::none(), false, false, a.actionsApplied, py::none(), false,
                           std::string(errorClassName(a.status.code())), a.status.message(), 0,
                           a.start);
   }
@@ -286,7 +288,8 @@ py::tuple answerToPython(const VectorCore::Answer& a) {
   py::object newSpace = r.newActionSpace ? py::cast(*r.newActionSpace) : py::none();
   const auto micros = r.workerTime.count();
   return py::make_tuple(a.env, valuesToPython(r.observations), r.endOfEpisode, r.actionHadNoEffect,
-                        r.actionsApplied, newSpace, py::none(), py::none(), micros, a.start);
+                        r.actionsApplied, newSpace, r.restored, py::none(), py::none(), micros,
+                        a.start);
 }
 
 // begin_starts' (benchmark uri, program) pairs as options.
@@ -353,7 +356,8 @@ void bindVectorCore(py::module_& m) {
           py::arg("count"), py::arg("timeout"),
           "Waits for `count` answers (at most all in flight) or `timeout` seconds; returns at "
           "most `count` answers: (env, observations, end_of_episode, action_had_no_effect, "
-          "actions_applied, new_action_space, error_class, error_message, worker_us: the "
+          "actions_applied, new_action_space, restored: whether the session was rebuilt on another "
+          "worker before the step, error_class, error_message, worker_us: the "
           "worker's time on the step or start, start: whether this answers a start).")
       .def("end", &VectorCore::end, py::arg("env"))
       .def("in_flight", &VectorCore::inFlight, py::arg("env"))

@@ -180,6 +180,37 @@ def test_a_compile_error_truncates_that_env_only_and_it_resets():
             assert not truncations.any()
 
 
+def _neighbours_rewards(crash):
+    """Rewards and infos of envs 1 and 2 over three steps, env 0 crashing
+    LLVM (and so its worker) at the second step when `crash`."""
+    benchmarks = ["benchmark://crash/loop_bound_split_crash", "benchmark://kiln-bench-v0/bfs",
+                  "benchmark://kiln-bench-v0/crc32"]
+    with kiln.LocalCluster(workers=1, slots=3, datasets={"crash": DATA},
+                           fault_injection=True) as local:
+        with kiln.make_vec("llvm-ic-v0", 3, cluster=local, benchmarks=benchmarks) as envs:
+            envs.reset()
+            space = envs.single_action_space
+            sroa, gvn, mem2reg = (space.index(name) for name in ("sroa", "gvn", "mem2reg"))
+            crasher = space.index("loop-bound-split") if crash else mem2reg
+            steps = [envs.step(actions) for actions in
+                     ([mem2reg, sroa, sroa], [crasher, mem2reg, mem2reg], [mem2reg, gvn, gvn])]
+            return ([step[1][1:].tolist() for step in steps],
+                    [step[4].get("restored", np.zeros(3, dtype=bool))[1:].tolist()
+                     for step in steps])
+
+
+def test_neighbours_of_a_planted_llvm_crash_get_the_rewards_of_a_quiet_run():
+    # The crash takes their worker down with it: they are restored on its
+    # replacement, and their rewards must be those of a run without the
+    # crash, bit for bit (they once counted the whole episode again), with
+    # info["restored"] saying that a restore happened.
+    quiet, quiet_restored = _neighbours_rewards(crash=False)
+    crashed, crashed_restored = _neighbours_rewards(crash=True)
+    assert crashed == quiet
+    assert not any(any(step) for step in quiet_restored)
+    assert any(any(step) for step in crashed_restored[1:]), crashed_restored
+
+
 def test_a_worker_killed_mid_episode_does_not_break_the_loop():
     with kiln.LocalCluster(workers=2, slots=2) as local:
         with kiln.make_vec("noop-v0", 6, cluster=local) as envs:

@@ -48,7 +48,8 @@ Status LlvmContext::init() {
                                          std::move(corpora));
   }));
   programs_ = std::make_unique<ProgramRuns>(settings(), workingDirectory());
-  logger().info("llvm context: {} passes (table {}), {} datasets", passes_->size(),
+  logger().info("llvm context: {} passes and {} pipelines (table {}), {} datasets",
+                passes_->singlePassCount(), passes_->size() - passes_->singlePassCount(),
                 passes_->fingerprint().substr(0, 12), registry_->list().size());
   return okStatus();
 }

@@ -77,25 +77,34 @@ Result<Value> wrap(Result<T> result) {
 }  // namespace
 
 std::vector<Space> LlvmSession::actionSpaces() const {
-  std::vector<std::string> names;
-  std::vector<std::string> flags;
-  ValueList pipelines;
-  if (const auto& passes = context_.passes()) {
-    names.reserve(passes->size());
-    flags.reserve(passes->size());
-    pipelines.reserve(passes->size());
-    for (const llvmenv::PassInfo& pass : passes->passes()) {
-      names.push_back(pass.name);
-      flags.push_back(pass.flag);
-      pipelines.emplace_back(pass.pipeline);
+  // Each space is a prefix of the pass table (llvmenv::kActionSpaces): the
+  // default holds single passes, the second adds the pipelines after them.
+  std::vector<Space> spaces;
+  for (std::size_t index = 0; index < llvmenv::kActionSpaces.size(); ++index) {
+    std::vector<std::string> names;
+    std::vector<std::string> flags;
+    ValueList pipelines;
+    if (const auto& passes = context_.passes()) {
+      const std::size_t size = passes->spaceSize(index);
+      names.reserve(size);
+      flags.reserve(size);
+      pipelines.reserve(size);
+      for (std::size_t i = 0; i < size; ++i) {
+        const llvmenv::PassInfo& pass = passes->at(i);
+        names.push_back(pass.name);
+        flags.push_back(pass.flag);
+        pipelines.emplace_back(pass.pipeline);
+      }
     }
+    Space space =
+        Space::namedDiscrete(std::string(llvmenv::kActionSpaces[index].name), std::move(names));
+    space.aliases = std::move(flags);
+    ValueDict metadata;
+    metadata.emplace_back("pipelines", Value(std::move(pipelines)));
+    space.metadata = Value(std::move(metadata));
+    spaces.push_back(std::move(space));
   }
-  Space space = Space::namedDiscrete(kActionSpaceName, std::move(names));
-  space.aliases = std::move(flags);
-  ValueDict metadata;
-  metadata.emplace_back("pipelines", Value(std::move(pipelines)));
-  space.metadata = Value(std::move(metadata));
-  return {std::move(space)};
+  return spaces;
 }
 
 std::vector<Space> LlvmSession::observationSpaces() const {
@@ -161,13 +170,15 @@ std::string LlvmSession::compilerVersion() const {
 }
 
 Status LlvmSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmark) {
-  if (actionSpaceIndex != 0) {
-    return invalidArgument(
-        fmt::format("the llvm session type has one action space (0), not {}", actionSpaceIndex));
+  if (actionSpaceIndex >= llvmenv::kActionSpaces.size()) {
+    return invalidArgument(fmt::format(
+        "the llvm session type has action spaces 0 ({}) and 1 ({}), not {}",
+        llvmenv::kActionSpaces[0].name, llvmenv::kActionSpaces[1].name, actionSpaceIndex));
   }
   KILN_ASSIGN_OR_RETURN(benchmark_, context_.module(benchmark));
   KILN_ASSIGN_OR_RETURN(state_, context_.materialize(benchmark_));
   source_ = benchmark;
+  actionSpace_ = actionSpaceIndex;
   datasetRunSpec_.reset();
   lastCost_.fill(std::nullopt);
   limits_ = context_.settings().sandbox;
@@ -180,6 +191,7 @@ Status LlvmSession::initAsFork(const CompilationSession& parent) {
   KILN_ASSIGN_OR_RETURN(state_, other.state_->clone());
   benchmark_ = other.benchmark_;
   source_ = other.source_;
+  actionSpace_ = other.actionSpace_;
   datasetRunSpec_ = other.datasetRunSpec_;
   lastCost_ = other.lastCost_;
   limits_ = other.limits_;
@@ -193,10 +205,16 @@ Status LlvmSession::initAsFork(const CompilationSession& parent) {
 
 Status LlvmSession::applyAction(const Value& action, ActionOutcome& outcome) {
   if (state_ == nullptr) return internalError("the llvm session was not initialized");
+  const std::string_view spaceName = llvmenv::kActionSpaces.at(actionSpace_).name;
   if (!action.is<std::int64_t>()) {
-    return invalidArgument("an llvm action is the index of a pass in 'PassesAll'");
+    return invalidArgument(fmt::format("an llvm action is the index of a pass in '{}'", spaceName));
   }
   const std::int64_t index = action.as<std::int64_t>();
+  const std::size_t spaceSize = context_.passes()->spaceSize(actionSpace_);
+  if (index < 0 || static_cast<std::size_t>(index) >= spaceSize) {
+    return invalidArgument(
+        fmt::format("action {} is not in '{}' (actions 0 to {})", index, spaceName, spaceSize - 1));
+  }
   auto result = context_.applyPass(*state_, static_cast<std::size_t>(index));
   if (!result.ok()) {
     // The module is broken or LLVM crashed: the episode is over (the

@@ -1,11 +1,14 @@
 // The `llvm` session type: LLVM 19 pass ordering as CompilerGym's llvm-v0.
-// One action applies one pass of the "PassesAll" space (every pass of
-// llvmenv's PassTable: named as LLVM names the pass, aliased by its
-// CompilerGym flag, its exact pipeline in the space's metadata) to the
-// session's module with the
-// new pass manager; "actionHadNoEffect" is exact (IR text unchanged). A step
-// that this state (by exact identity) took before, in any session of the
-// worker, is replayed from the context's transition cache instead of run
+// Two action spaces (llvmenv::kActionSpaces): "PassesAll", the default, holds
+// the single passes of llvmenv's PassTable (named as LLVM names the pass,
+// aliased by its CompilerGym flag, its exact `-passes=` text in the space's
+// metadata), as CompilerGym's does; "PassesAndPipelines" has the same
+// actions at the same indices, then the registry entries that run a whole
+// pipeline (scc-oz-module-inliner). One action runs its text on the
+// session's module with the new pass manager, as `opt-19 -passes=` does;
+// "actionHadNoEffect" is exact (IR text unchanged). A step that this state
+// (by exact identity) took before, in any session of the worker, is
+// replayed from the context's transition cache instead of run
 // (llvmsession/transition_cache.h), with the same outcome and state. After
 // every action the module is verified: a pass that breaks it or crashes LLVM
 // ends the episode with a compile error naming the pass (the worker keeps
@@ -80,7 +83,6 @@ namespace kiln::llvmsession {
 class LlvmSession final : public CompilationSession {
  public:
   static constexpr const char* kSessionTypeName = "llvm";
-  static constexpr const char* kActionSpaceName = "PassesAll";
 
   explicit LlvmSession(LlvmContext& context) : context_(context) {}
 
@@ -126,7 +128,8 @@ class LlvmSession final : public CompilationSession {
 
   LlvmContext& context_;
   std::shared_ptr<const CachedModule> benchmark_;
-  Benchmark source_;  // the URI and bytes the session started from
+  Benchmark source_;             // the URI and bytes the session started from
+  std::size_t actionSpace_ = 0;  // index into llvmenv::kActionSpaces
   std::unique_ptr<llvmenv::ModuleState> state_;
   // The cost when each reward space was last observed; nullopt = the
   // benchmark's unoptimized cost (not observed yet).

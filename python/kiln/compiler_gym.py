@@ -194,14 +194,15 @@ class CompilerGymEnv:
         """Starts an episode; returns the observation (None without an observation space)."""
         if kwargs:
             _unsupported(f"reset({', '.join(kwargs)}=...)", "kiln's reset takes none of these")
-        if action_space is not None and action_space != self._env.action_space.name:
-            _unsupported(f"action space {action_space!r}", "kiln's llvm type has one action space")
+        # An action space by name ("PassesAll", the default, or
+        # "PassesAndPipelines"), or a Space from env.action_spaces.
+        action_space = getattr(action_space, "name", action_space)
         if observation_space is not None:
             self.observation_space = observation_space
         if reward_space is not None:
             self.reward_space = reward_space
         uri = self._checked_uri(benchmark) if benchmark is not None else None
-        observation, _ = self._env.reset(benchmark=uri)
+        observation, _ = self._env.reset(benchmark=uri, action_space=action_space)
         self._episode_start = time.monotonic()
         self._initial_ir = self._env.observation["IrInstructionCount"]
         self._costs = {}
@@ -379,8 +380,11 @@ LlvmEnv = CompilerGymEnv
 
 
 def make(env_id, benchmark=None, observation_space=None, reward_space=None, cluster=None,
-         timeout=120.0, **kwargs):
-    """compiler_gym.make(): one of COMPILER_GYM_ENVS on kiln (cluster: see kiln.make)."""
+         timeout=120.0, action_space=None, **kwargs):
+    """compiler_gym.make(): one of COMPILER_GYM_ENVS on kiln (cluster: see kiln.make).
+    action_space: "PassesAll" (the default: single passes, as CompilerGym's) or
+    "PassesAndPipelines" (the same actions at the same indices, then whole
+    pipelines such as scc-oz-module-inliner)."""
     if env_id not in _ENV_IDS:
         raise LookupError(
             f"kiln.compiler_gym has no environment {env_id!r}; "
@@ -396,7 +400,8 @@ def make(env_id, benchmark=None, observation_space=None, reward_space=None, clus
     if reward_space is not None:
         _check_reward(getattr(reward_space, "name", reward_space))
     kiln_env = _make_kiln_env("llvm-v0", cluster=cluster, timeout=timeout,
-                              observation_space=None, reward_space=None)
+                              observation_space=None, reward_space=None,
+                              action_space=getattr(action_space, "name", action_space))
     try:
         env = CompilerGymEnv(kiln_env, observation_space, reward_space)
         if benchmark is not None:

@@ -73,6 +73,10 @@ def make(
       env id's. A reward space is either a worker reward space ("Reward:<name>",
       given with or without the prefix) or a numeric scalar observation space,
       whose change since the previous step is the reward.
+    action_space: the name of one of the type's action spaces (env.action_spaces);
+      default: the env id's, else the type's first. The llvm type has
+      "PassesAll" (single passes, as CompilerGym's) and "PassesAndPipelines"
+      (the same actions at the same indices, then whole pipelines).
     timeout: seconds any request may take before kiln.Timeout.
     experiment: run the env's sessions on this experiment's workers (see
       kiln.Experiment, which passes it for you).
@@ -264,6 +268,15 @@ class Env(Closing):
             f"it has {names}"
         )
 
+    def _select_action_space(self, name):
+        previous = self._action_space_name
+        self._action_space_name = name
+        try:
+            self._initial_action_space()  # raises NotFound naming the spaces there are
+        except NotFound:
+            self._action_space_name = previous
+            raise
+
     @property
     def observation_space(self):
         """The Space of the observation step() returns, or None."""
@@ -319,13 +332,17 @@ class Env(Closing):
         self._check_open()
         return Datasets(self._client, self.spec.session_type)
 
-    def reset(self, benchmark=None, seed=None):
-        """Starts a new episode; returns (observation, info)."""
+    def reset(self, benchmark=None, seed=None, action_space=None):
+        """Starts a new episode; returns (observation, info). action_space: the
+        name of the action space to use from now on (see env.action_spaces;
+        the llvm type's are "PassesAll", its default, and "PassesAndPipelines")."""
         self._check_open()
         if benchmark is not None:
             _check_benchmark(benchmark)
         else:
             benchmark = self._benchmark
+        if action_space is not None:
+            self._select_action_space(action_space)
         if seed is not None:
             self.action_space.seed(seed)
         self._end_session()

@@ -2,6 +2,7 @@
 // steps, observations, rewards, forks, the parsed-module cache, dataset
 // listing, and bad benchmarks that must fail cleanly while other sessions
 // keep stepping.
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -30,9 +31,10 @@ TEST(LlvmSessionTest, SpacesFollowTheContract) {
   Cluster c = startCluster();
   auto spaces = c.client->getSpaces("llvm");
   ASSERT_TRUE(spaces.ok()) << spaces.status().toString();
-  ASSERT_EQ(spaces->actionSpaces.size(), 1u);
+  ASSERT_EQ(spaces->actionSpaces.size(), 2u);
   EXPECT_EQ(spaces->actionSpaces[0].name, "PassesAll");
   EXPECT_GE(spaces->actionSpaces[0].names.size(), 100u);
+  EXPECT_EQ(spaces->actionSpaces[1].name, "PassesAndPipelines");
   std::vector<std::string> names;
   for (const Space& s : spaces->observationSpaces) names.push_back(s.name);
   const std::vector<std::string> expected = {"Ir",
@@ -73,6 +75,40 @@ TEST(LlvmSessionTest, SpacesFollowTheContract) {
                                        measured.contains(s.name) || ofTheHost.contains(s.name))
         << s.name;
   }
+}
+
+// The default space holds single passes (as CompilerGym's); the second
+// has the same actions at the same indices, then the pipelines. A session
+// steps only actions of the space it started in, and its fork keeps it.
+TEST(LlvmSessionTest, BothActionSpacesMeanTheSameByTheSameIndex) {
+  Cluster c = startCluster();
+  auto spaces = c.client->getSpaces("llvm");
+  ASSERT_TRUE(spaces.ok()) << spaces.status().toString();
+  ASSERT_EQ(spaces->actionSpaces.size(), 2u);
+  const Space& single = spaces->actionSpaces[0];
+  const Space& both = spaces->actionSpaces[1];
+  ASSERT_GT(both.names.size(), single.names.size());
+  EXPECT_TRUE(std::equal(single.names.begin(), single.names.end(), both.names.begin()));
+  const auto oz = std::find(both.names.begin(), both.names.end(), "scc-oz-module-inliner");
+  ASSERT_NE(oz, both.names.end());
+  const auto ozIndex = static_cast<std::int64_t>(oz - both.names.begin());
+  EXPECT_GE(ozIndex, static_cast<std::int64_t>(single.names.size()));
+
+  auto plain = std::move(c.client->startSession(llvmOptions(benchUri("bfs"))).value());
+  EXPECT_FALSE(plain->step({Value(ozIndex)}, std::vector<std::string>{}).ok());
+  const std::int64_t gvn = passIndex(*plain, "gvn");
+  ASSERT_TRUE(plain->step({Value(gvn)}, std::vector<std::string>{}).ok());
+
+  client::SessionOptions options = llvmOptions(benchUri("bfs"));
+  options.actionSpace = "PassesAndPipelines";
+  auto wide = std::move(c.client->startSession(options).value());
+  ASSERT_TRUE(wide->step({Value(gvn)}, std::vector<std::string>{}).ok());
+  EXPECT_EQ(sha1(*wide), sha1(*plain));
+  auto fork = wide->fork();
+  ASSERT_TRUE(fork.ok()) << fork.status().toString();
+  auto r = (*fork)->step({Value(ozIndex)}, std::vector<std::string>{});
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_FALSE(r->actionHadNoEffect);
 }
 
 TEST(LlvmSessionTest, StepsObservationsNoEffectAndRewards) {

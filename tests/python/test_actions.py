@@ -35,11 +35,44 @@ def test_names_flags_and_pipelines(env):
     assert flag["gvn"] == "-gvn" and flag["mem2reg"] == "-mem2reg"
     assert flag["instcombine"] == "-instcombine"
     assert flag["function-attrs"] == "-functionattrs"  # CompilerGym's legacy spelling
+    # What runs is the -passes= text opt-19 gets: the name itself, but for
+    # the few docs/actions.md explains.
     pipeline = dict(zip(space.names, space.pipelines))
-    assert pipeline["licm"].startswith("function(loop-mssa(licm")
-    assert pipeline["inline"].startswith("cgscc(")
-    assert pipeline["unify-loop-exits"] == "function(lower-switch,unify-loop-exits)"
+    assert pipeline["licm"] == "licm" and pipeline["inline"] == "inline"
+    assert pipeline["instcombine"] == "instcombine<no-verify-fixpoint>"
+    assert pipeline["early-cse-memssa"] == "early-cse<memssa>"
     assert space.metadata["pipelines"] == space.pipelines
+
+
+def test_the_default_space_holds_single_passes_and_the_second_adds_pipelines(cluster):
+    require_type(cluster, "llvm")
+    with kiln.make("llvm-ic-v0", cluster=cluster, benchmark=BENCHMARK, timeout=120) as env:
+        assert [s.name for s in env.action_spaces] == ["PassesAll", "PassesAndPipelines"]
+        single, both = env.action_spaces
+        assert env.action_space.name == "PassesAll"
+        assert "scc-oz-module-inliner" not in single.names
+        assert "lower-switch-then-unify-loop-exits" not in single.names
+        assert "unify-loop-exits" not in both.names  # two passes: another name
+        # The same index means the same action in both spaces.
+        assert both.names[: single.n] == single.names
+        assert both.pipelines[: single.n] == single.pipelines
+        assert both.names[single.n:] == ["lower-switch-then-unify-loop-exits",
+                                         "scc-oz-module-inliner"]
+        env.reset()
+        with pytest.raises(kiln.InvalidArgument):
+            env.step(both.index("scc-oz-module-inliner"))  # not in PassesAll
+        env.reset(action_space="PassesAndPipelines")
+        assert env.action_space.name == "PassesAndPipelines" and env.action_space.n == both.n
+        env.step("scc-oz-module-inliner")
+        assert env.actions == [both.index("scc-oz-module-inliner")]
+        with pytest.raises(kiln.NotFound, match="PassesAndPipelines"):
+            env.reset(action_space="NoSuchSpace")
+        assert env.action_space.name == "PassesAndPipelines"
+    with kiln.make("llvm-ic-v0", cluster=cluster, benchmark=BENCHMARK, timeout=120,
+                   action_space="PassesAndPipelines") as env:
+        env.reset()
+        env.step("gvn")
+        assert env.actions == [single.index("gvn")]
 
 
 def test_the_compiler_version_is_the_workers(env):
@@ -166,15 +199,16 @@ INVOKE_IR = os.path.join(
 
 
 def test_an_action_refused_mid_step_keeps_the_actions_before_it(cluster):
-    # unify-loop-exits refuses a loop exited through an invoke; the action
-    # before it ran and stays applied: the episode's record must hold it, or
-    # its state would replay to another module.
+    # lower-switch-then-unify-loop-exits refuses a loop exited through an
+    # invoke; the action before it ran and stays applied: the episode's record
+    # must hold it, or its state would replay to another module.
     require_type(cluster, "llvm")
     bench = kiln.make_benchmark(INVOKE_IR)
-    with kiln.make("llvm-ic-v0", cluster=cluster, benchmark=bench, timeout=120) as env:
+    with kiln.make("llvm-ic-v0", cluster=cluster, benchmark=bench, timeout=120,
+                   action_space="PassesAndPipelines") as env:
         env.reset()
         with pytest.raises(kiln.InvalidArgument, match="invoke") as error:
-            env.multistep(["loop-rotate", "unify-loop-exits", "gvn"])
+            env.multistep(["loop-rotate", "lower-switch-then-unify-loop-exits", "gvn"])
         assert error.value.actions_applied == 1
         assert env.actions == [env.action_space.index("loop-rotate")]
         after = env.observation["IrSha1"]

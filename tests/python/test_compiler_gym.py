@@ -47,6 +47,22 @@ def test_make_and_gym_0_21_tuples(cluster):
     assert "llvm-ic-v0" in compiler_gym.COMPILER_GYM_ENVS
 
 
+def test_action_spaces_are_picked_by_name_as_in_compiler_gym(cluster):
+    require_type(cluster, "llvm")
+    with compiler_gym.make("llvm-v0", benchmark=CRC32, cluster=cluster) as env:
+        assert [s.name for s in env.action_spaces] == ["PassesAll", "PassesAndPipelines"]
+        assert env.action_space.name == "PassesAll"
+        assert "scc-oz-module-inliner" not in env.action_space.names
+        env.reset(action_space="PassesAndPipelines")
+        assert env.action_space.name == "PassesAndPipelines"
+        env.step(env.action_space.names.index("scc-oz-module-inliner"))
+        assert env.state.commandline == "scc-oz-module-inliner"
+    with compiler_gym.make("llvm-v0", benchmark=CRC32, cluster=cluster,
+                           action_space="PassesAndPipelines") as env:
+        env.reset()
+        assert env.action_space.name == "PassesAndPipelines"
+
+
 def test_observation_lookups_have_compiler_gym_types(env):
     assert env.reset() is None  # llvm-v0 has no observation space
     assert isinstance(env.observation["Ir"], str)

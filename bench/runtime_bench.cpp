@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <latch>
 #include <map>
 #include <set>
@@ -110,6 +111,14 @@ Status measureRound(std::vector<Slot>& slots, std::size_t p, unsigned sessions, 
   return okStatus();
 }
 
+// The host's load averages (1, 5, 15 min): how busy the neighbours were.
+std::string loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one.empty() ? "unknown" : fmt::format("{} {} {}", one, five, fifteen);
+}
+
 std::string cpuList(const std::set<int>& cpus) {
   std::string text;
   for (int cpu : cpus) text += fmt::format("{}{}", text.empty() ? "" : ",", cpu);
@@ -164,6 +173,7 @@ Result<Report> runRuntimeBench(const RuntimeBenchOptions& o) {
   }
   const unsigned most = *std::max_element(levels.begin(), levels.end());
 
+  const std::string loadBefore = loadAverage();
   KILN_ASSIGN_OR_RETURN(auto cluster,
                         testsupport::ChildCluster::create(testsupport::selfExecutable()));
   KILN_ASSIGN_OR_RETURN(
@@ -223,6 +233,8 @@ Result<Report> runRuntimeBench(const RuntimeBenchOptions& o) {
     report.notes.push_back(fmt::format("worker {} measures on {}", worker,
                                        where.ok() ? *where : where.status().toString()));
   }
+  report.notes.push_back(fmt::format("host load average (1, 5, 15 min) before: {}; after: {}",
+                                     loadBefore, loadAverage()));
   report.notes.push_back(fmt::format(
       "this process may use CPUs {}; worker flags: {}", allowedCpus(0),
       o.workerFlags.empty() ? "none" : fmt::format("{}", fmt::join(o.workerFlags, " "))));

@@ -28,6 +28,7 @@ using mlgo::AdvisorKind;
 
 // One module under one kind: every size the row sets side by side.
 struct Comparison {
+  std::string uri;
   std::int64_t agent = 0;           // the DefaultAdvice agent's NativeSize, through the worker
   std::int64_t sessionDefault = 0;  // its DefaultNativeSize
   std::int64_t reward = 0;          // its Reward:NativeSizeSaved
@@ -197,6 +198,20 @@ Row kindRow(const std::string& set, AdvisorKind kind, const std::vector<Comparis
   return row;
 }
 
+// Which modules a row's llvm_* columns count as different, with their sizes.
+std::string differences(const std::string& set, AdvisorKind kind,
+                        const std::vector<Comparison>& modules) {
+  std::vector<std::string> listed;
+  for (const Comparison& m : modules) {
+    if (m.reference.output == m.llvmDefault.output) continue;
+    listed.push_back(fmt::format("{} ({} B, LLVM default {} B)", m.uri, m.reference.nativeSize,
+                                 m.llvmDefault.nativeSize));
+  }
+  if (listed.empty()) return {};
+  return fmt::format("{} {}: the reference build is not LLVM's default build's bytes on {}", set,
+                     typeName(kind), fmt::join(listed, ", "));
+}
+
 Row jobRow(const std::string& set, const std::vector<Comparison>& inliner,
            const std::vector<JobComparison>& jobs) {
   std::size_t inlineEqual = 0, pipelineEqual = 0;
@@ -249,6 +264,7 @@ Result<Report> runMlgoBaselineBench(const MlgoBaselineOptions& options) {
   const std::filesystem::path input = scratch.path() / "input.bc";
   const std::filesystem::path builds = scratch.path() / "builds";
   std::filesystem::create_directories(builds);
+  std::vector<std::string> differing;  // notes that come after the general ones
   Report report;
   report.title =
       "kiln bench mlgo --baseline: what an agent answering DefaultAdvice is judged "
@@ -264,6 +280,7 @@ Result<Report> runMlgoBaselineBench(const MlgoBaselineOptions& options) {
       mlgosession::ModuleToolFlags flags = mlgosession::mapModuleFlags(command);
       for (AdvisorKind kind : {AdvisorKind::kInliner, AdvisorKind::kRegallocEviction}) {
         Comparison figures;
+        figures.uri = uri;
         Status played = playDefaultAgent(*client, kind, uri, figures);
         if (played.ok()) played = buildHere(kind, input, flags, builds, figures);
         if (!played.ok()) {
@@ -280,6 +297,11 @@ Result<Report> runMlgoBaselineBench(const MlgoBaselineOptions& options) {
     report.rows.push_back(kindRow(set.name, AdvisorKind::kInliner, inliner));
     report.rows.push_back(kindRow(set.name, AdvisorKind::kRegallocEviction, regalloc));
     report.rows.push_back(jobRow(set.name, inliner, jobs));
+    for (auto [kind, figures] : {std::pair{AdvisorKind::kInliner, &inliner},
+                                 std::pair{AdvisorKind::kRegallocEviction, &regalloc}}) {
+      std::string listed = differences(set.name, kind, *figures);
+      if (!listed.empty()) differing.push_back(std::move(listed));
+    }
   }
   report.notes.push_back(
       "agent: a session answering DefaultAdvice at every decision through a worker of a cluster "
@@ -304,6 +326,7 @@ Result<Report> runMlgoBaselineBench(const MlgoBaselineOptions& options) {
       "mlgo-compile: inline_default_equal: a job {inline-default, native-size} measures "
       "mlgo-inline's DefaultNativeSize; llvm_pipeline_equal: {compile "
       "-passes=scc-oz-module-inliner, native-size} measures its LlvmDefaultNativeSize");
+  report.notes.insert(report.notes.end(), differing.begin(), differing.end());
   return report;
 }
 

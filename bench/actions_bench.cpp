@@ -39,6 +39,7 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 Result<Report> runActionsBench(const ActionsBenchOptions& options) {
+  if (options.validate) return runValidationBench(options);
   KILN_ASSIGN_OR_RETURN(auto table, llvmenv::PassTable::fromRegistry());
   KILN_ASSIGN_OR_RETURN(auto programs, campaignPrograms(options));
   llvmenv::CampaignOptions campaign;

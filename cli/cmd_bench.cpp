@@ -192,6 +192,26 @@ void addBenchCommand(CLI::App& app) {
                    "stop starting episodes after this long (0 = no limit)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
+  actions->add_flag("--validate", actionsOptions->validate,
+                    "validation campaign: run every final state's program against -O0 on every "
+                    "input; per pass, sequences tried and miscompiles found (--episodes "
+                    "sequences, --steps per random episode)");
+  actions->add_option("--threads", actionsOptions->threads, "--validate: sequences at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  actions->add_flag("--asan,!--no-asan", actionsOptions->asan,
+                    "--validate: run the ASan build of every state too (default)");
+  actions
+      ->add_option("--llvm-stress", actionsOptions->llvmStressPrograms,
+                   "--validate: llvm-stress modules (seeds 1..N; no main, shown excluded)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000u));
+  actions->add_option("--put-back", actionsOptions->putBack,
+                      "--validate: a registry pass that is no action, run as if it were");
+  actions->add_option("--focus", actionsOptions->focus,
+                      "--validate: plan sequences for this action only (repeatable)");
+  actions->add_option("--program", actionsOptions->programs,
+                      "--validate: only this program, e.g. kiln-bench-v0/bfs (repeatable)");
   actions->add_flag("--json", *json, "print the figures as JSON");
   actions->callback([actionsOptions, json] {
     actionsOptions->json = *json;

@@ -62,15 +62,16 @@ TEST(ActionCampaignTest, RandomEpisodesOverKilnBenchAndCsmithBreakNothing) {
 }
 
 TEST(ActionCampaignTest, UnifyLoopExitsRunsWhereSwitchesUsedToBreakIt) {
-  const std::size_t unify = *passTable()->find("unify-loop-exits");
+  const std::size_t unify = *passTable()->find("lower-switch-then-unify-loop-exits");
   for (const char* program : {"quicksort", "nqueens", "expr_parser", "json_tokenizer"}) {
     auto state = loadKilnBenchProgram(program);
     ASSERT_NE(state, nullptr);
     // The sequences random search had broken it after: loops simplified and
     // rotated, then unified, again and again.
     for (const char* pass :
-         {"mem2reg", "simplifycfg", "loop-rotate", "unify-loop-exits", "sroa", "loop-simplify",
-          "unify-loop-exits", "simplifycfg", "unify-loop-exits"}) {
+         {"mem2reg", "simplifycfg", "loop-rotate", "lower-switch-then-unify-loop-exits", "sroa",
+          "loop-simplify", "lower-switch-then-unify-loop-exits", "simplifycfg",
+          "lower-switch-then-unify-loop-exits"}) {
       auto outcome = state->applyPass(*passTable()->find(pass));
       ASSERT_TRUE(outcome.ok()) << program << " " << pass << ": " << outcome.status().toString();
     }
@@ -84,7 +85,7 @@ TEST(ActionCampaignTest, UnifyLoopExitsIsRefusedOnInvokeAndTheStateStaysUsable) 
       testing::readFile(std::string(KILN_LLVMENV_SOURCE_DATA_DIR) + "/loop_exit_through_invoke.ll");
   auto state = ModuleState::fromIrText(passTable(), ir, "invoke.ll");
   ASSERT_TRUE(state.ok()) << state.status().toString();
-  auto refused = (*state)->applyPass(*passTable()->find("unify-loop-exits"));
+  auto refused = (*state)->applyPass(*passTable()->find("lower-switch-then-unify-loop-exits"));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("invoke in function 'f'"), std::string::npos)

@@ -63,11 +63,13 @@ TEST(LlvmSessionTest, SpacesFollowTheContract) {
                                              "RuntimeO3",
                                              "Validation",
                                              "Reward:RuntimeO3",
-                                             "Programl"};
+                                             "Programl",
+                                             "RuntimeStats"};
   EXPECT_EQ(names, expected);
   // Running the program: times are measurements; what builds and runs
   // depends on the host.
-  const std::set<std::string> measured = {"Buildtime", "Runtime", "RuntimeO3", "Reward:RuntimeO3"};
+  const std::set<std::string> measured = {"Buildtime", "Runtime", "RuntimeO3", "Reward:RuntimeO3",
+                                          "RuntimeStats"};
   const std::set<std::string> ofTheHost = {"IsBuildable", "IsRunnable", "Validation"};
   for (const Space& s : spaces->observationSpaces) {
     EXPECT_EQ(s.deterministic, !measured.contains(s.name)) << s.name;

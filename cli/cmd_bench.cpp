@@ -218,7 +218,6 @@ void addBenchCommand(CLI::App& app) {
     printOrFail(bench::runActionsBench(*actionsOptions), *json);
   });
 
-
   auto* runtimeBench = bench->add_subcommand(
       "runtime", "sessions measuring a program's runtime at once vs each alone (RuntimeStats)");
   auto runtimeOptions = std::make_shared<bench::RuntimeBenchOptions>();

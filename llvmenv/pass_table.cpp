@@ -230,6 +230,7 @@ std::string_view trim(std::string_view s) {
 struct Candidate {
   std::string name;
   PassKind kind;
+  const SpecialAction* special = nullptr;  // when the action runs other text
 };
 
 // Reads PassBuilder::printPassNames: "Section header:" lines followed by
@@ -296,24 +297,20 @@ std::string_view passKindName(PassKind kind) {
 Result<std::shared_ptr<const PassTable>> PassTable::fromRegistry(Crashers crashers) {
   auto table = std::make_shared<PassTable>();
   std::vector<Candidate> candidates = readRegistry(table->dropped_, crashers);
+  for (Candidate& candidate : candidates) candidate.special = specialFor(candidate.name);
   for (const SpecialAction& special : kSpecialActions) {
-    if (special.registryName.empty())
-      candidates.push_back({std::string(special.name), special.kind});
-  }
-  for (Candidate& candidate : candidates) {
-    PassInfo info{candidate.name, candidate.kind, candidate.name, "", {}, "", false};
-    const SpecialAction* special = specialFor(candidate.name);
-    if (special == nullptr) {
-      for (const SpecialAction& own : kSpecialActions) {
-        if (own.registryName.empty() && own.name == candidate.name) special = &own;
-      }
+    if (special.registryName.empty()) {
+      candidates.push_back({std::string(special.name), special.kind, &special});
     }
-    if (special != nullptr) {
+  }
+  for (const Candidate& candidate : candidates) {
+    PassInfo info{candidate.name, candidate.kind, candidate.name, "", {}, "", false};
+    if (const SpecialAction* special = candidate.special) {
       info.name = special->name;
       info.pipeline = special->pipeline;
       info.note = special->note;
       info.needsBranchTerminators = special->needsBranchTerminators;
-      if (!special->registryName.empty() && special->name != special->registryName) {
+      if (special->name != candidate.name) {
         table->dropped_.push_back(
             {candidate.name, fmt::format("not safe alone: the action `{}` runs `{}`", special->name,
                                          special->pipeline)});

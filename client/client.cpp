@@ -327,8 +327,10 @@ Result<Client::Placed> Client::place(const std::string& sessionType, const std::
 
 void Client::dropDeadChannels() {
   std::erase_if(workers_, [this](const auto& entry) {
-    return entry.second->outstanding() == 0 && entry.second->peerLost() &&
-           !leases_->hasSessions(entry.first);
+    // Asked first, of every channel: it reads the channel's connection
+    // events, which must not pile up on one that nobody waits on.
+    const bool lost = entry.second->peerLost();
+    return lost && entry.second->outstanding() == 0 && !leases_->hasSessions(entry.first);
   });
 }
 

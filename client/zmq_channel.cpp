@@ -33,13 +33,23 @@ ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestI
   curve_ = keys.has_value();
   if (keys) applyCurveClient(socket_, *keys);
   std::string monitorAddress = fmt::format("inproc://kiln-channel-{}", static_cast<void*>(this));
+  // Retries are watched only where a refusal means the peer is gone (see
+  // readEvents): elsewhere they are ten events a second for as long as a dead
+  // endpoint is retried, which nobody needs.
+  const int retries = refusalMeansGone_ ? ZMQ_EVENT_CONNECT_RETRIED : 0;
   if (zmq_socket_monitor(socket_.handle(), monitorAddress.c_str(),
-                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CONNECT_RETRIED |
+                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | retries |
                              ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
     monitor_ = zmq::socket_t(zmq, zmq::socket_type::pair);
     monitor_.set(zmq::sockopt::linger, 0);
+    // ZeroMQ's I/O thread sends monitor events with a blocking send: with a
+    // bounded queue, a channel whose events nobody reads (one to a worker
+    // that died, never used again) would, after a thousand of them, stop
+    // that thread, and with it every socket of this client. No bound on our
+    // side makes the queue unbounded; readEvents() keeps it short.
+    monitor_.set(zmq::sockopt::rcvhwm, 0);
     monitor_.connect(monitorAddress);
   }
   pollItems();
@@ -173,12 +183,14 @@ void ZmqChannel::readEvents() {
     } else if (kind == ZMQ_EVENT_DISCONNECTED && connected_) {
       lost_ = true;
       dropDirect();
-    } else if (kind == ZMQ_EVENT_CONNECT_RETRIED && !connected_ && refusalMeansGone_) {
+    } else if (kind == ZMQ_EVENT_CONNECT_RETRIED && refusalMeansGone_) {
       // A worker's abstract socket exists while its process lives, and its
       // name (pid and nonce) is never used again: refused, it is gone. Else
       // a request to a worker that died before this channel first connected
-      // would wait out its whole deadline.
+      // would wait out its whole deadline. Nothing will ever listen there
+      // again: stop retrying (and making events).
       lost_ = true;
+      (void)zmq_disconnect(socket_.handle(), address_.c_str());
     }
   }
 }

@@ -26,6 +26,15 @@ struct CheckState {
         runs(settings, directory.path()) {}
 };
 
+// Executing a program another thread's child still holds open for writing
+// fails with ETXTBSY; the sandbox opens its copies close-on-exec, which
+// leaves only the instant between another thread's fork and exec: try again.
+constexpr int kAttempts = 3;
+
+bool textFileBusy(const Status& status) {
+  return status.message().find("Text file busy") != std::string::npos;
+}
+
 llvmenv::Behaviour behaviourOf(const ValidationReport& report) {
   if (report.valid()) return {};
   const runtime::ValidationError& first = report.errors.front();
@@ -53,9 +62,13 @@ Result<llvmenv::BehaviourCheck> makeProgramCheck(std::vector<runtime::RunSpec> s
         if (program >= state->specs.size()) {
           return invalidArgument(fmt::format("no run spec for campaign program {}", program));
         }
-        KILN_ASSIGN_OR_RETURN(ValidationReport report,
-                              state->runs.validate(candidate, reference, state->specs[program],
-                                                   state->options.limits, state->options.asan));
+        Result<ValidationReport> validated = internalError("not run");
+        for (int attempt = 0; attempt < kAttempts; ++attempt) {
+          validated = state->runs.validate(candidate, reference, state->specs[program],
+                                           state->options.limits, state->options.asan);
+          if (validated.ok() || !textFileBusy(validated.status())) break;
+        }
+        KILN_ASSIGN_OR_RETURN(ValidationReport report, std::move(validated));
         // The program as it came failed: there is nothing to compare with.
         for (const runtime::ValidationError& error : report.errors) {
           if (error.kind == runtime::ValidationError::Kind::kReferenceFailed) {

@@ -42,13 +42,23 @@ Result<WorkingDirectory> makeRunDirectory(const std::filesystem::path& root) {
   return directory;
 }
 
+// O_CLOEXEC: a child another thread forks meanwhile (a second sandbox run, a
+// linker) must not inherit the descriptor. It would hold the program copy
+// open for writing for its whole life, and executing the copy would fail
+// with ETXTBSY ("Text file busy"), as two threads validating at once saw.
 Status writeFile(const std::filesystem::path& path, std::string_view bytes, std::uint32_t mode) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
+  UniqueFd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  bool written = out.get() >= 0;
+  for (std::size_t done = 0; written && done < bytes.size();) {
+    const ssize_t n = ::write(out.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    written = n > 0;
+    done += written ? static_cast<std::size_t>(n) : 0;
+  }
+  written = written && ::close(out.release()) == 0;
   std::error_code error;
-  if (out) std::filesystem::permissions(path, std::filesystem::perms(mode), error);
-  if (!out || error) {
+  if (written) std::filesystem::permissions(path, std::filesystem::perms(mode), error);
+  if (!written || error) {
     return internalError(fmt::format("cannot write {} for the sandbox", path.string()));
   }
   return okStatus();

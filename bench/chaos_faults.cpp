@@ -27,8 +27,8 @@ constexpr std::array kFaults = {
     FaultName{ChaosFault::kCoordinator, "coordinator",
               "the coordinator SIGKILLed and started again on its address"},
     FaultName{ChaosFault::kFreeze, "freeze",
-              "a random worker SIGSTOPped, then SIGCONTed: cut off as by a partition, it fences "
-              "its sessions when it wakes"},
+              "a random worker SIGSTOPped, then SIGCONTed: silent to everyone meanwhile, it "
+              "fences its sessions when it wakes"},
     FaultName{ChaosFault::kPartition, "partition",
               "a random worker host's cable pulled (its network namespace cut off the bed), then "
               "put back: the worker runs on, unreachable, and fences its sessions"},

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 namespace kiln::client {
 namespace {
@@ -60,6 +62,32 @@ std::optional<std::int64_t> impliedInstructionCount(const std::string& rewardSpa
   return o0 - static_cast<std::int64_t>(std::llround(drop));
 }
 
+namespace {
+
+// The actions of `names` in the first action space that holds them all (the
+// llvm type's PassesAll, else PassesAndPipelines for a state with a
+// pipeline), and that space; else the first space's error.
+Result<std::pair<const Space*, std::vector<Value>>> actionsIn(
+    const std::vector<Space>& spaces, const std::vector<std::string>& names) {
+  std::optional<Status> firstError;
+  for (const Space& space : spaces) {
+    std::vector<Value> actions;
+    actions.reserve(names.size());
+    for (const std::string& name : names) {
+      Result<std::int64_t> index = space.findChoice(name);
+      if (!index.ok()) {
+        if (!firstError) firstError = index.status();
+        break;
+      }
+      actions.emplace_back(*index);
+    }
+    if (actions.size() == names.size()) return std::make_pair(&space, std::move(actions));
+  }
+  return *firstError;
+}
+
+}  // namespace
+
 Result<ReplayResult> replayState(Client& client, const EnvState& state,
                                  const ReplayOptions& options) {
   const auto begin = std::chrono::steady_clock::now();
@@ -67,18 +95,13 @@ Result<ReplayResult> replayState(Client& client, const EnvState& state,
   if (spaces.actionSpaces.empty()) {
     return failed(fmt::format("session type '{}' has no action space", options.sessionType));
   }
-  const Space& actionSpace = spaces.actionSpaces.front();
-  std::vector<Value> actions;
-  actions.reserve(state.actions.size());
-  for (const std::string& name : state.actions) {
-    Result<std::int64_t> index = actionSpace.findChoice(name);
-    if (!index.ok()) return failed(index.status().message());
-    actions.emplace_back(*index);
-  }
+  auto found = actionsIn(spaces.actionSpaces, state.actions);
+  if (!found.ok()) return failed(found.status().message());
+  const std::vector<Value>& actions = found->second;
   SessionOptions session;
   session.sessionType = options.sessionType;
   session.benchmark = state.benchmark;
-  session.actionSpace = actionSpace.name;
+  session.actionSpace = found->first->name;
   auto started = client.startSession(session);
   if (!started.ok()) {
     if (clusterUnreachable(started.status())) return started.status();

@@ -21,7 +21,8 @@ def test_reset_and_step_return_gym_tuples(env):
     assert observation == 0 and info == {"benchmark": "benchmark://noop-v0/0"}
     observation, reward, terminated, truncated, info = env.step(3)
     assert (observation, reward, terminated, truncated) == (3, 3.0, False, False)
-    assert info == {"action_had_no_effect": False, "new_action_space": None, "actions_applied": 1}
+    assert info == {"action_had_no_effect": False, "new_action_space": None, "actions_applied": 1,
+                    "restored": False}
     assert env.actions == [3]
 
 

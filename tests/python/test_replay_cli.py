@@ -53,6 +53,16 @@ def test_a_tampered_reward_is_named_and_fails(episode_states, tmp_path):
     assert "DIFFERS: reward" in run.stdout and "2 of 3 states reproduce" in run.stdout
 
 
+def test_a_state_with_a_pipeline_replays_in_the_space_that_has_it(tmp_path):
+    # scc-oz-module-inliner is in PassesAndPipelines only; mem2reg in both.
+    path = tmp_path / "pipeline.csv"
+    path.write_text("benchmark,reward,walltime,commandline\n"
+                    "benchmark://kiln-bench-v0/crc32,,1.0,mem2reg scc-oz-module-inliner\n")
+    run = replay(path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 of 1 states reproduce" in run.stdout, run.stdout
+
+
 def test_unknown_actions_and_bad_rows(tmp_path):
     path = tmp_path / "unknown.csv"
     path.write_text("benchmark,reward,walltime,commandline\n"

@@ -43,7 +43,8 @@ def test_chaos_as_a_user_runs_it_loses_no_llvm_step():
 def test_the_differential_harness_prints_its_mismatches_and_its_faults():
     report = run_bench(
         "chaos", "--episodes", "60", "--episode-length", "4", "--fault", "kill",
-        "--min-kill-seconds", "0.3", "--max-kill-seconds", "0.6", timeout=300,
+        "--busy-us", "20000", "--min-kill-seconds", "0.3", "--max-kill-seconds", "0.6",
+        timeout=300,
     )
     assert report["title"].startswith("kiln bench chaos: 60 episodes of noop")
     (row,) = report["rows"]

@@ -104,6 +104,8 @@ bench::ChaosOptions harness(const std::string& type, const std::string& fault, u
   // connection and restores; a shorter outage only delays the steps.
   options.outageSeconds = 4.0;
   options.crasherModule = KILN_CRASHER_IR;
+  // Noop steps of 20 ms: the run lasts seconds, so that faults land in it.
+  options.busyMicros = 20000;
   return options;
 }
 
@@ -152,11 +154,20 @@ TEST(RewardRestore, DifferentialHarnessNoopUnderPartitions) {
   // cannot make them (not root).
   bench::ChaosOptions options = harness("noop", "partition", 120);
   options.netbed = KILN_NETBED;
+  options.outageSeconds = 6.0;  // as for a freeze: past the ZMTP heartbeat timeout
   expectNoMismatch(options);
 }
 
 TEST(RewardRestore, DifferentialHarnessNoopUnderKilledNestChildren) {
-  expectNoMismatch(harness("noop", "nest-child", 120));
+  // The experiment's only child is started again by its host before the
+  // next kill, and restores may wait for it (a user's default deadline is
+  // 60 s): killed faster than it comes back, sessions are lost instead
+  // (docs/faults.md, open).
+  bench::ChaosOptions options = harness("noop", "nest-child", 120);
+  options.minKillSeconds = 3;
+  options.maxKillSeconds = 4;
+  options.requestSeconds = 30;
+  expectNoMismatch(options);
 }
 
 }  // namespace

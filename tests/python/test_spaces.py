@@ -49,7 +49,8 @@ def test_sample_stays_inside_and_is_seeded(env):
 
 def test_observation_spaces_describe_the_worker(env):
     spaces = env.observation_spaces
-    assert list(spaces) == ["Sum", "Steps", "Bytes16", "Bytes4K", "Tensor", "Benchmark"]
+    assert list(spaces) == ["Sum", "Steps", "Bytes16", "Bytes4K", "Tensor", "Benchmark",
+                            "Reward:Sum"]
     assert spaces["Sum"].kind == "int64" and spaces["Sum"].low == 0 and spaces["Sum"].high is None
     assert spaces["Sum"].default == 0 and spaces["Sum"].dtype == np.int64
     assert spaces["Tensor"].kind == "int64_box" and spaces["Tensor"].shape == (4,)

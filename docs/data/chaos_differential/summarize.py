@@ -17,14 +17,15 @@ COLUMNS = ("episodes", "steps_compared", "values_compared", "reward_mismatches",
 
 
 def main():
-    print("| type | fault | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " |")
-    print("|---|---|" + "---|" * len(COLUMNS))
+    print("| run | type | fault | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " |")
+    print("|---|---|---|" + "---|" * len(COLUMNS))
     for path in sorted(glob.glob(os.path.join(HERE, "*.json"))):
         with open(path) as f:
             report = json.load(f)
         for row in report["rows"]:
             cells = [f"{row[c]:.0f}" for c in COLUMNS]
-            print(f"| {row['session_type']} | {row['fault']} | " + " | ".join(cells) + " |")
+            run = os.path.splitext(os.path.basename(path))[0]
+            print(f"| {run} | {row['session_type']} | {row['fault']} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -156,8 +156,9 @@ std::vector<Space> LlvmSession::observationSpaces() const {
   spaces[kRewardRuntimeO3] = measured(Space::doubleScalar("Reward:RuntimeO3", {}));
   spaces[kProgramGraph] = withFlags(Space::bytes("Programl"), false);
   spaces[kRuntimeStats] = measured(runtimeStatsSpace());
-  for (std::size_t reward : {kRewardIrInstructionCount, kRewardIrInstructionCountOz,
-                             kRewardObjectTextSizeBytes, kRewardObjectTextSizeOz, kRewardRuntimeO3}) {
+  for (std::size_t reward :
+       {kRewardIrInstructionCount, kRewardIrInstructionCountOz, kRewardObjectTextSizeBytes,
+        kRewardObjectTextSizeOz, kRewardRuntimeO3}) {
     spaces[reward].sinceLastObserved = true;
   }
   return spaces;
@@ -382,8 +383,8 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
 
 Result<RuntimeMeasurement> LlvmSession::measureRuntime(const llvmenv::ModuleState& state) {
   KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
-  return context_.programs().measure(state, spec,
-                                     runtime_.rule(context_.settings().runtimeMaxRuns), limits_);
+  return context_.programs().measure(state, spec, runtime_.rule(context_.settings().runtimeMaxRuns),
+                                     limits_);
 }
 
 Result<RuntimeMeasurement> LlvmSession::runtimeO3() {

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "common/listen_exposure.h"
 #include "common/signals.h"
+#include "common/working_directory.h"
 #include "coordinator/coordinator_server.h"
 #include "local/builtin_types.h"
 #include "local/local_cluster.h"
@@ -96,7 +97,11 @@ void addCoordinatorCommand(CLI::App& app) {
       ->check(metricsListenValidator());
   command->add_option("--log-level", *logLevel, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  command->callback([config, logLevel, keyFiles] {
+  auto drain = std::make_shared<Duration>(std::chrono::seconds(10));
+  addDrainOption(*command, *drain);
+  command->callback([config, logLevel, keyFiles, drain] {
+    // Before any thread starts (ZeroMQ's, the authenticator's).
+    StopOnSignal signals(stopBound(*drain));
     LogOptions log;
     parseLogLevel(*logLevel, log.level);
     Logger logger = makeLogger("coordinator", log);
@@ -119,7 +124,9 @@ void addCoordinatorCommand(CLI::App& app) {
       logger->error("cannot start: {}", server.status().toString());
       throw CLI::RuntimeError(1);
     }
-    StopOnSignal stop([&server] { (*server)->stop(); });
+    // The coordinator holds no request long: its drain is its stop.
+    const auto now = [logger] { stopAtOnce({}, logger); };
+    signals.onSignal([&server] { (*server)->stop(); }, now);
     fmt::print("coordinator {}\n", (*server)->endpoint());
     if ((*server)->metricsPort() != 0) {
       fmt::print("dashboard http://{}:{}/\n",
@@ -128,6 +135,8 @@ void addCoordinatorCommand(CLI::App& app) {
     }
     std::fflush(stdout);
     (*server)->run();
+    signals.onSignal({}, now);  // the server goes before the signal thread
+    logger->info("stopped");
   });
 }
 
@@ -233,7 +242,10 @@ void addLocalCommand(CLI::App& app) {
   addAuthorizedKeysOption(*command, keyFiles->second);
   auto allowFiles = std::make_shared<std::vector<std::string>>();
   addAllowFilesOption(*command, *allowFiles);
+  addDrainOption(*command, options->drain);
   command->callback([options, keyFiles, allowFiles] {
+    // Before any thread starts (ZeroMQ's, the workers', their children's).
+    StopOnSignal signals(stopBound(options->drain));
     Logger logger = makeLogger("local", options->log);
     auto allowed = allowFilesFromFlags(*allowFiles);
     if (!allowed.ok()) {
@@ -251,13 +263,24 @@ void addLocalCommand(CLI::App& app) {
       throw CLI::RuntimeError(1);
     }
     std::atomic<bool> stop{false};
-    StopOnSignal onSignal([&stop] { stop.store(true); });
+    // Isolated workers remove their own directories, even on this
+    // process's death (they get SIGTERM then); these are the others'.
+    const auto now = [directories = (*cluster)->workingDirectories(), logger] {
+      for (const auto& directory : directories) removeWorkingDirectoryNow(directory);
+      stopAtOnce({}, logger);
+    };
+    signals.onSignal([&stop] { stop.store(true); }, now);
     fmt::print("local cluster: coordinator {} with {} workers ({}); Ctrl-C stops it\n",
                (*cluster)->coordinatorEndpoint(), options->workers,
                fmt::join((*cluster)->workerEndpoints(), ", "));
     std::fflush(stdout);
     while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    (*cluster)->stop();
+    logger->info("stopping: draining the workers for up to {} ms (--drain-seconds)",
+                 toMillis(options->drain));
+    (*cluster)->drainAndStop(options->drain);
+    cluster->reset();
+    signals.onSignal({}, now);
+    logger->info("stopped");
   });
 }
 

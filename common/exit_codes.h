@@ -10,4 +10,10 @@ namespace kiln {
 // EX_TEMPFAIL of sysexits.h: "try again later".
 inline constexpr int kExitRestartAfterCaughtCrash = 75;
 
+// The process was stopped at once: a second SIGINT/SIGTERM came while it
+// drained, or its drain outlasted the operator's bound (--drain-seconds plus
+// kStopGrace, common/signals.h). Its working directory was removed on a best
+// effort; running requests went unanswered. The shell's code for Ctrl-C.
+inline constexpr int kExitStoppedAtOnce = 130;
+
 }  // namespace kiln

@@ -91,6 +91,12 @@ Result<WorkingDirectory> WorkingDirectory::create(const std::filesystem::path& b
       fmt::format("cannot create a working directory under '{}'", root.string()));
 }
 
+void removeWorkingDirectoryNow(const std::filesystem::path& directory) {
+  std::error_code ignored;
+  std::filesystem::remove_all(directory, ignored);
+  std::filesystem::remove(ownerFile(directory), ignored);
+}
+
 WorkingDirectory::~WorkingDirectory() {
   if (path_.empty()) return;
   std::error_code ignored;

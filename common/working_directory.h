@@ -37,4 +37,9 @@ class WorkingDirectory {
   int lockFd_ = -1;  // flock held on `<path>.owner` while we live
 };
 
+// Removes a WorkingDirectory's directory and owner file without its
+// object, for a process that must _exit() at once (common/signals.h): a
+// best effort while other threads may still write there.
+void removeWorkingDirectoryNow(const std::filesystem::path& directory);
+
 }  // namespace kiln

@@ -50,7 +50,7 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
       // threads, which a fork would not carry over).
       KILN_ASSIGN_OR_RETURN(slot.child, WorkerChild::start(WorkerChildSetup{
                                             config, options.registerTypes, options.log, name,
-                                            options.keys, options.authorizedKeys}));
+                                            options.keys, options.authorizedKeys, options.drain}));
       cluster->workers_.push_back(std::move(slot));
       continue;
     }
@@ -83,6 +83,14 @@ std::vector<int> LocalCluster::workerMetricsPorts() const {
     ports.push_back(slot.child ? slot.child->metricsPort() : slot.server->metricsPort());
   }
   return ports;
+}
+
+std::vector<std::filesystem::path> LocalCluster::workingDirectories() const {
+  std::vector<std::filesystem::path> directories;
+  for (const WorkerSlot& slot : workers_) {
+    if (slot.server) directories.push_back(slot.server->workingDirectory());
+  }
+  return directories;
 }
 
 std::uint64_t LocalCluster::workerRestarts() const {
@@ -120,6 +128,17 @@ void LocalCluster::stop() {
     if (coordinatorThread_.joinable()) coordinatorThread_.join();
     coordinator_.reset();
   }
+}
+
+void LocalCluster::drainAndStop(Duration drain) {
+  for (WorkerSlot& slot : workers_) {
+    if (slot.server) slot.server->drain(drain);
+  }
+  for (WorkerSlot& slot : workers_) slot.child.reset();  // SIGTERM: it drains too
+  for (WorkerSlot& slot : workers_) {
+    if (slot.thread.joinable()) slot.thread.join();  // run() returns once drained
+  }
+  stop();
 }
 
 LocalCluster::~LocalCluster() { stop(); }

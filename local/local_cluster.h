@@ -4,6 +4,7 @@
 // TCP exactly as on a cluster.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -38,6 +39,9 @@ struct LocalClusterOptions {
   // default of `kiln local`, `kiln eval` and Python. Off, workers are
   // threads of this process (sessionTypes() reaches their contexts).
   bool isolateWorkers = false;
+  // How long running requests get when the cluster drains (drainAndStop(),
+  // an isolated worker's SIGTERM): --drain-seconds.
+  Duration drain = std::chrono::seconds(10);
 };
 
 class LocalCluster {
@@ -55,11 +59,18 @@ class LocalCluster {
   // for whoever runs the cluster in process (its operator, e.g. a test);
   // not for isolated workers (null: theirs live in their processes).
   SessionTypeRegistry* sessionTypes(std::size_t index) { return workers_.at(index).types.get(); }
+  // The working directories of the workers and hosts in this process (an
+  // isolated worker removes its own, even once this process is gone).
+  std::vector<std::filesystem::path> workingDirectories() const;
   // The restarts of isolated workers' processes so far (0 without isolation).
   std::uint64_t workerRestarts() const;
   // Waits until every worker has registered (or the timeout passes).
   Status waitUntilReady(Duration timeout);
   void stop();
+  // Stops as `kiln local` does on SIGTERM: every worker and host drains
+  // (WorkerServer::drain, for `drain` at most; isolated workers on their
+  // SIGTERM), then the coordinator stops.
+  void drainAndStop(Duration drain);
 
  private:
   LocalCluster() : zmq_(1) {}

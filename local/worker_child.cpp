@@ -14,8 +14,11 @@
 #include <cstring>
 
 #include "common/exit_codes.h"
+#include "common/signals.h"
+#include "common/working_directory.h"
 #include "common/zap_authenticator.h"
 #include "local/builtin_types.h"
+#include "worker/worker_cli.h"
 
 namespace kiln {
 
@@ -56,16 +59,23 @@ void writeLine(int fd, const std::string& line) {
 // parent where it serves, or why it cannot, on `reportFd`.
 [[noreturn]] void runChild(const WorkerChildSetup& setup, pid_t parent, int reportFd) {
   closeDescriptorsExcept(reportFd);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent gone, this worker stops as on its SIGTERM: its contexts
+  // shut down and its working directory goes.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) ::_exit(0);  // the parent died before prctl
   // Whatever the parent's process does with signals (a Python interpreter
-  // catches SIGINT) is not this worker's business: it ends when killed.
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(signal, SIG_DFL);
+  // catches SIGINT) is not this worker's business: a terminal's Ctrl-C,
+  // which reaches the whole process group, is the parent's to act on; the
+  // parent stops this worker with SIGTERM (WorkerChild's destructor).
+  for (int signal : {SIGTERM, SIGHUP}) ::signal(signal, SIG_DFL);
+  ::signal(SIGINT, SIG_IGN);
   ::signal(SIGPIPE, SIG_IGN);
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
   ::prctl(PR_SET_NAME, "kiln-worker", 0, 0, 0);
+  // Before the first thread of this process (ZeroMQ's, the pool's).
+  StopOnSignal signals(stopBound(setup.drain));
   try {
     zmq::context_t zmq(1);
     Logger logger = makeLogger(setup.name, setup.log);
@@ -93,9 +103,15 @@ void writeLine(int fd, const std::string& line) {
       writeLine(reportFd, "error " + server.status().toString() + "\n");
       ::_exit(1);
     }
-    writeLine(reportFd, fmt::format("{} {}\n", (*server)->endpoint(), (*server)->metricsPort()));
+    const auto now = [directory = (*server)->workingDirectory(), logger] {
+      stopAtOnce(directory, logger);
+    };
+    signals.onSignal([&server, &setup] { (*server)->drain(setup.drain); }, now);
+    writeLine(reportFd, fmt::format("{} {} {}\n", (*server)->endpoint(), (*server)->metricsPort(),
+                                    (*server)->workingDirectory().string()));
     ::close(reportFd);
     (*server)->run();
+    signals.onSignal({}, now);  // the server goes before the signal thread
     if ((*server)->damage()) {
       // As `kiln worker` does (WorkerServer::damage()): the last answers
       // leave with the context, then the process ends without destructors.
@@ -155,11 +171,29 @@ Result<std::unique_ptr<WorkerChild>> WorkerChild::start(WorkerChildSetup setup) 
 WorkerChild::~WorkerChild() {
   stopping_ = true;
   {
+    // It drains (WorkerServer::drain) and removes its working directory.
+    std::lock_guard lock(mutex_);
+    if (serving_.pid > 0) ::kill(serving_.pid, SIGTERM);
+  }
+  // Its own signal thread ends it within stopBound(); past that (stopped,
+  // or stuck before that thread ran), it is killed.
+  const auto killAt =
+      std::chrono::steady_clock::now() + stopBound(setup_.drain) + std::chrono::seconds(1);
+  while (!supervisorDone_.load() && std::chrono::steady_clock::now() < killAt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!supervisorDone_.load()) {
     std::lock_guard lock(mutex_);
     if (serving_.pid > 0) ::kill(serving_.pid, SIGKILL);
   }
   if (supervisor_.joinable()) supervisor_.join();
   if (serving_.pid > 0) reap(serving_.pid);  // no zombie left behind
+  forget(serving_);
+}
+
+void WorkerChild::forget(const Serving& ended) {
+  // Gone already when it stopped cleanly; left behind when it was killed.
+  if (!ended.workingDirectory.empty()) removeWorkingDirectoryNow(ended.workingDirectory);
 }
 
 std::string WorkerChild::endpoint() const {
@@ -212,14 +246,27 @@ Result<WorkerChild::Serving> WorkerChild::spawn() {
   serving.pid = pid;
   const auto space = line.find(' ');
   serving.endpoint = line.substr(0, space);
-  if (space != std::string::npos) serving.metricsPort = std::atoi(line.c_str() + space + 1);
+  if (space != std::string::npos) {
+    serving.metricsPort = std::atoi(line.c_str() + space + 1);
+    const auto second = line.find(' ', space + 1);
+    if (second != std::string::npos) serving.workingDirectory = line.substr(second + 1);
+  }
   return serving;
 }
 
 void WorkerChild::supervise() {
+  supervisePids();
+  supervisorDone_ = true;
+}
+
+void WorkerChild::supervisePids() {
   while (!stopping_.load()) {
     reap(pid());
     if (stopping_.load()) return;
+    {
+      std::lock_guard lock(mutex_);
+      forget(serving_);  // a crashed or killed child's
+    }
     auto next = spawn();
     while (!next.ok() && !stopping_.load()) {
       std::fprintf(stderr, "%s\n", next.status().toString().c_str());

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -34,13 +35,18 @@ struct WorkerChildSetup {
   std::string name;  // the logger's
   std::optional<ClusterKeys> keys;
   std::vector<std::string> authorizedKeys;
+  // How long the child's running requests get when it is stopped (SIGTERM,
+  // sent by the destructor or on the parent's death): --drain-seconds.
+  Duration drain = std::chrono::seconds(10);
 };
 
 class WorkerChild {
  public:
   // Forks the first child and waits until it serves.
   static Result<std::unique_ptr<WorkerChild>> start(WorkerChildSetup setup);
-  ~WorkerChild();  // stops restarting and kills the child
+  // Stops restarting and stops the child: SIGTERM, so that it drains and
+  // removes its working directory; killed if it outlasts its bound.
+  ~WorkerChild();
   WorkerChild(const WorkerChild&) = delete;
   WorkerChild& operator=(const WorkerChild&) = delete;
 
@@ -57,17 +63,22 @@ class WorkerChild {
     pid_t pid = -1;
     std::string endpoint;
     int metricsPort = 0;
+    std::filesystem::path workingDirectory;  // the child's (removed after it)
   };
   // Forks a child and reads where it serves.
   Result<Serving> spawn();
   // The supervisor's loop: waits for the child, forks the next one.
   void supervise();
+  void supervisePids();
+  // Removes what an ended child may have left (its working directory).
+  static void forget(const Serving& ended);
 
   WorkerChildSetup setup_;
   mutable std::mutex mutex_;
   Serving serving_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> restarts_{0};
+  std::atomic<bool> supervisorDone_{false};
   std::thread supervisor_;
 };
 

@@ -9,6 +9,7 @@
 #include "common/file_access.h"
 #include "common/listen_exposure.h"
 #include "common/signals.h"
+#include "common/working_directory.h"
 #include "metrics/listen_address.h"
 #include "worker/config_check.h"
 #include "worker/run_worker.h"
@@ -181,8 +182,35 @@ void addDatasetOption(CLI::App& app, OperatorSettings& settings) {
       "without spaces); empty = none");
 }
 
+void addDrainOption(CLI::App& app, Duration& drain) {
+  app.add_option_function<double>(
+         "--drain-seconds",
+         [&drain](double s) { drain = std::chrono::milliseconds(long(s * 1000)); },
+         "on SIGTERM or SIGINT, how long running requests get to be answered while new ones "
+         "are refused, before the contexts shut down and the working directory goes; the "
+         "process then has 5 s more to end, else (or on a second signal) it stops at once "
+         "with exit code 130 (default 10)")
+      ->check(CLI::Range(0.0, 3600.0));
+}
+
+std::chrono::milliseconds stopBound(Duration drain) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(drain + kStopGrace);
+}
+
+void stopAtOnce(const std::filesystem::path& workingDirectory, const Logger& logger) {
+  logger->warn(
+      "stopping at once (a second signal, or the drain outlasted --drain-seconds): "
+      "running requests go unanswered");
+  logger->flush();
+  // Children die with this process (PR_SET_PDEATHSIG); their files go here.
+  if (!workingDirectory.empty()) removeWorkingDirectoryNow(workingDirectory);
+  std::fflush(nullptr);
+  ::_exit(kExitStoppedAtOnce);
+}
+
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   WorkerConfig& c = o.config;
+  addDrainOption(app, o.drain);
   app.add_option("--coordinator", c.coordinator,
                  "coordinator endpoint to register with (e.g. tcp://127.0.0.1:7700); "
                  "empty = standalone");
@@ -275,6 +303,8 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
 }
 
 int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
+  // Before any thread starts (ZeroMQ's, the pool's, the contexts').
+  StopOnSignal signals(stopBound(options.drain));
   LogOptions log;
   parseLogLevel(options.logLevel, log.level);
   const char* role = options.config.mode.nesting ? "nest" : "worker";
@@ -316,11 +346,15 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
     logger->error("cannot start: {}", server.status().toString());
     return 1;
   }
-  StopOnSignal stopOnSignal([&server] { (*server)->stop(); });
+  const auto now = [directory = (*server)->workingDirectory(), logger] {
+    stopAtOnce(directory, logger);
+  };
+  signals.onSignal([&server, &options] { (*server)->drain(options.drain); }, now);
   fmt::print("{} {}\n", role, (*server)->endpoint());
   if ((*server)->metricsPort() != 0) fmt::print("metrics port {}\n", (*server)->metricsPort());
   std::fflush(stdout);
   (*server)->run();
+  signals.onSignal({}, now);  // the server goes before the signal thread
   if ((*server)->damage()) {
     // See WorkerServer::damage(): the last answers leave with the context,
     // then the process ends without destructors.
@@ -331,6 +365,7 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
     std::fflush(nullptr);
     ::_exit(kExitRestartAfterCaughtCrash);
   }
+  logger->info("stopped");
   return 0;
 }
 

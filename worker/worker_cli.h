@@ -11,10 +11,22 @@ namespace kiln {
 struct WorkerCommandLine {
   WorkerConfig config;
   std::string logLevel = "info";
-  std::string keyFile;                  // the cluster key (kiln keygen); empty = plaintext
-  std::string authorizedKeys;           // extra client public keys, one per line
-  std::vector<std::string> allowFiles;  // --allow-files as given (parseAllowFiles)
+  std::string keyFile;                        // the cluster key (kiln keygen); empty = plaintext
+  std::string authorizedKeys;                 // extra client public keys, one per line
+  std::vector<std::string> allowFiles;        // --allow-files as given (parseAllowFiles)
+  Duration drain = std::chrono::seconds(10);  // --drain-seconds
 };
+
+// --drain-seconds into `drain`: how long a stop on SIGTERM/SIGINT lets
+// running requests finish (common/signals.h).
+void addDrainOption(CLI::App& app, Duration& drain);
+// How long after the first signal a serving process may take to end:
+// its drain and kStopGrace.
+std::chrono::milliseconds stopBound(Duration drain);
+// A serving process's stop at once (StopOnSignal's `now`): removes
+// `workingDirectory` (if any) on a best effort and _exits with
+// kExitStoppedAtOnce.
+[[noreturn]] void stopAtOnce(const std::filesystem::path& workingDirectory, const Logger& logger);
 
 void addWorkerOptions(CLI::App& app, WorkerCommandLine& options);
 // Adds --key-file (and, for servers, --authorized-keys) with one wording everywhere.

@@ -208,6 +208,8 @@ void WorkerServer::listenForDirectChannels() {
 }
 
 void WorkerServer::deliver(const std::string& route, InboundMessage message) {
+  if (drainWithinMs_.load(std::memory_order_relaxed) >= 0)
+    return refuseWhileDraining(route, message);
   bool openDirect = false, acrossHosts = false;
   try {
     auto envelope = message.envelope();
@@ -241,6 +243,52 @@ WorkerServer::~WorkerServer() { shutdown(); }
 void WorkerServer::stop() {
   stopping_.store(true);
   completions_.wake();
+}
+
+void WorkerServer::drain(Duration within) {
+  drainWithinMs_.store(std::max<std::int64_t>(0, toMillis(within)));
+  completions_.wake();
+}
+
+void WorkerServer::refuseWhileDraining(const std::string& route, const InboundMessage& message) {
+  std::uint64_t requestId = 0;
+  try {
+    requestId = message.envelope().getRequestId();
+  } catch (const kj::Exception&) {
+    return;  // nothing to answer it by
+  }
+  // 'disconnected': the client restores the session on another worker, as
+  // it would after this worker's exit, without waiting for it.
+  sink_->send(
+      route, encodeErrorReply(requestId, disconnected(fmt::format(
+                                             "this {} is stopping (the operator sent it SIGTERM or "
+                                             "SIGINT) and takes no more requests: restore the "
+                                             "session on another worker",
+                                             config_.mode.nesting ? "nesting host" : "worker"))));
+}
+
+bool WorkerServer::drained(const LoadReport& load, bool stepsWaiting) {
+  const std::int64_t within = drainWithinMs_.load();
+  if (within < 0) return false;
+  const std::uint32_t running = load.total.busySlots + load.total.queuedRequests;
+  const bool idle = running == 0 && !stepsWaiting && pool_->idle();
+  if (!drainUntil_) {
+    drainUntil_ = clock_.now() + std::chrono::milliseconds(within);
+    // Silent from now on, the worker is declared lost by its coordinator,
+    // which then places no more sessions here.
+    link_.reset();
+    logger_->info(
+        "stopping: refusing new requests; {} running or queued requests get up to {} ms "
+        "(--drain-seconds) to be answered",
+        running, within);
+  }
+  if (idle) return true;
+  if (clock_.now() < *drainUntil_) return false;
+  logger_->warn(
+      "stopping: {} requests still ran or waited after {} ms (--drain-seconds); they are "
+      "answered if they end before the process must",
+      running, within);
+  return true;
 }
 
 void WorkerServer::readClients() {
@@ -332,6 +380,7 @@ void WorkerServer::run() {
     frontend_->tick();
     reportStuck(pool_->replaceStuck(stuckAfter_));
     LoadReport load = frontend_->load();
+    if (drained(load, !waits.empty())) break;
     returnFreedMemory(load.total.liveSessions);
     if (link_) {
       link_->tick(load);

@@ -99,6 +99,12 @@ class WorkerServer {
   void run();
   // Thread-safe; run() returns soon after.
   void stop();
+  // Thread-safe: stop gently (SIGTERM). From now on every request is
+  // refused as 'disconnected' (its client restores the session elsewhere)
+  // and the coordinator hears nothing more (it declares this worker lost
+  // and places nothing here); run() returns, as after stop(), once no
+  // request runs, or `within` after the loop saw this, whichever is first.
+  void drain(Duration within);
   // Why run() stopped on its own (WorkerConfig::exitWhenDamaged); nullopt
   // when it was stopped or is still serving. After such a stop the server
   // has answered what ran and removed its working directory, and nothing
@@ -120,6 +126,10 @@ class WorkerServer {
   Status bindLocalEndpoint();
   void listenForDirectChannels();
   void shutdown();
+  void refuseWhileDraining(const std::string& route, const InboundMessage& message);
+  // Starts the drain the first time drain() was seen; true when run() may
+  // stop. `stepsWaiting`: steps wait for their compiler in the loop.
+  bool drained(const LoadReport& load, bool stepsWaiting);
   void returnFreedMemory(std::uint32_t liveSessions);
   // Checks the contexts after finished requests; true when run() must stop.
   bool stopForDamage();
@@ -153,6 +163,8 @@ class WorkerServer {
   std::unique_ptr<CoordinatorLink> link_;
   std::unique_ptr<WorkerObservability> observe_;  // null unless metricsListen is set
   std::atomic<bool> stopping_{false};
+  std::atomic<std::int64_t> drainWithinMs_{-1};  // -1: serving, no drain asked
+  std::optional<TimePoint> drainUntil_;          // the loop's: once the drain began
   bool shutDown_ = false;
   std::optional<std::string> damage_;
   bool damageWarned_ = false;

@@ -18,21 +18,28 @@ namespace kiln::client {
 ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestIdentity& identity,
                        FrameLimits limits, std::string address, std::optional<ClusterKeys> keys)
     : Channel(std::move(endpoint), identity, limits),
+      zmq_(zmq),
+      keys_(std::move(keys)),
       address_(address.empty() ? this->endpoint() : std::move(address)),
-      socket_(zmq, zmq::socket_type::dealer),
       directReader_(limits.maxMessageBytes),
-      directFrameBytes_(limits.maxMessageBytes),
+      maxMessageBytes_(limits.maxMessageBytes),
       refusalMeansGone_(address_.starts_with("ipc://@")) {
+  curve_ = keys_.has_value();
+  openSocket();
+}
+
+void ZmqChannel::openSocket() {
+  socket_ = zmq::socket_t(zmq_, zmq::socket_type::dealer);
   socket_.set(zmq::sockopt::linger, 0);
-  socket_.set(zmq::sockopt::sndhwm, 100000);
+  socket_.set(zmq::sockopt::sndhwm, kSendQueueMessages);
   socket_.set(zmq::sockopt::rcvhwm, 100000);
-  socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(limits.maxMessageBytes));
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(maxMessageBytes_));
   // A peer that vanishes without closing (node gone, SIGSTOP) is detected by
   // ZMTP heartbeats: no answer for 3 s drops the connection.
   applyZmtpHeartbeats(socket_);
-  curve_ = keys.has_value();
-  if (keys) applyCurveClient(socket_, *keys);
-  std::string monitorAddress = fmt::format("inproc://kiln-channel-{}", static_cast<void*>(this));
+  if (keys_) applyCurveClient(socket_, *keys_);
+  std::string monitorAddress =
+      fmt::format("inproc://kiln-channel-{}-{}", static_cast<void*>(this), ++socketGeneration_);
   // Retries are watched only where a refusal means the peer is gone (see
   // readEvents): elsewhere they are ten events a second for as long as a dead
   // endpoint is retried, which nobody needs.
@@ -42,7 +49,7 @@ ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestI
                              ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
-    monitor_ = zmq::socket_t(zmq, zmq::socket_type::pair);
+    monitor_ = zmq::socket_t(zmq_, zmq::socket_type::pair);
     monitor_.set(zmq::sockopt::linger, 0);
     // ZeroMQ's I/O thread sends monitor events with a blocking send: with a
     // bounded queue, a channel whose events nobody reads (one to a worker
@@ -59,6 +66,13 @@ ZmqChannel::ZmqChannel(zmq::context_t& zmq, std::string endpoint, const RequestI
   socket_.connect(address_);
 }
 
+void ZmqChannel::closeSocket() {
+  // Stop the monitor before its PAIR socket goes away.
+  if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
+  monitor_.close();
+  socket_.close();
+}
+
 void ZmqChannel::pollItems() {
   poll_.clear();
   // Once direct, nothing comes over ZeroMQ but the monitor's events (replies
@@ -69,8 +83,7 @@ void ZmqChannel::pollItems() {
 }
 
 ZmqChannel::~ZmqChannel() {
-  // Stop the monitor before its PAIR socket goes away.
-  if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
+  closeSocket();
   if (directFd_ >= 0) ::close(directFd_);
 }
 
@@ -240,6 +253,17 @@ Result<std::uint64_t> ZmqChannel::send(capnp::MessageBuilder& builder) {
     }
     if (!sent && !refused_.ok()) return refused_;
   }
+  if (!sent && connected_ && !peerLost() && outstanding() == 0) {
+    // Connected, by every event ZeroMQ sent, and nothing waiting here, yet
+    // nowhere to queue: ZeroMQ has dropped its pipe to this peer without a
+    // word and will never connect again (seen after a worker was frozen
+    // and woke; libzmq#4693 reports the same for PUSH). A new socket starts
+    // over; nothing is lost, as no request waits on the old one.
+    closeSocket();
+    connected_ = false;
+    openSocket();
+    sent = socket_.send(frame, zmq::send_flags::dontwait);
+  }
   if (!sent) {
     // Nothing is queued for a peer known to be gone: say so, not "full".
     if (peerLost()) {
@@ -333,7 +357,7 @@ void ZmqChannel::dropDirect() {
   (void)readDirect(kNoRequest);  // replies that came before the drop are kept
   ::close(directFd_);
   directFd_ = -1;
-  directReader_ = StreamFrameReader(directFrameBytes_);
+  directReader_ = StreamFrameReader(maxMessageBytes_);
   directWriter_ = StreamFrameWriter{};
   reopenDirect_ = true;
   pollItems();

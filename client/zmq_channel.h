@@ -44,6 +44,9 @@ class ZmqChannel final : public Channel {
   }
 
   Result<std::uint64_t> send(capnp::MessageBuilder& builder) override;
+  // Tests only: the state libzmq was seen to end in, its pipe to the server
+  // gone without an event (the socket disconnected behind our back).
+  void dropPipeForTesting() { (void)zmq_disconnect(socket_.handle(), address_.c_str()); }
   Result<InboundMessage> await(std::uint64_t requestId, TimePoint deadline) override;
   // Moves this channel's requests to a direct channel, if its server offers
   // one (worker/direct_channels.h): a request and its reply then skip
@@ -78,6 +81,9 @@ class ZmqChannel final : public Channel {
   // other end of a stream that may be dead or stale), and requests go over
   // ZeroMQ until one asks for a new stream after the reconnect.
   void dropDirect();
+  // Makes socket_ (and its monitor) and connects it to address_; closes them.
+  void openSocket();
+  void closeSocket();
   // Reads the direct channel; sets lost_ when it dropped.
   std::optional<Result<InboundMessage>> readDirect(std::uint64_t requestId);
   // Polls the direct channel for the reply to `requestId` for as long as
@@ -88,17 +94,23 @@ class ZmqChannel final : public Channel {
   // Polls socket_ (until direct), monitor_ if there is one, directFd_ if open.
   void pollItems();
 
+  // More than any client keeps in flight to one server: a send that finds
+  // no room is a connection ZeroMQ gave up on, or a peer that takes nothing.
+  static constexpr int kSendQueueMessages = 100000;
+  zmq::context_t& zmq_;
+  std::optional<ClusterKeys> keys_;
   std::string address_;
   std::string connectedAddress_;
   zmq::socket_t socket_;
-  zmq::socket_t monitor_;  // PAIR receiving socket_'s connection events
+  unsigned socketGeneration_ = 0;  // names each monitor's inproc address apart
+  zmq::socket_t monitor_;          // PAIR receiving socket_'s connection events
   ReadinessPoll poll_;
   std::size_t socketIndex_ = 0;
   std::size_t monitorIndex_ = 0;
   std::size_t directIndex_ = 0;
   int directFd_ = -1;
   StreamFrameReader directReader_;
-  std::size_t directFrameBytes_;
+  std::size_t maxMessageBytes_;
   StreamFrameWriter directWriter_;
   bool reopenDirect_ = false;  // a direct stream was dropped with its connection
   SpinBeforeSleep replySpin_{Duration::zero()};

@@ -1,0 +1,60 @@
+// A channel that ZeroMQ stopped connecting without saying so must start
+// over, not answer "queue full" for good. Found by `kiln bench chaos
+// --episodes 500 --fault freeze --outage-seconds 6` on a loaded machine: a
+// worker frozen and woken again was alive and idle, the coordinator placed
+// sessions on it, and the bench's channel to it, by every event connected,
+// had no connection and no pipe left: each start failed at once with
+// "cannot send to ...: its queue is full", for as long as the run lasted.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <zmq.hpp>
+
+#include "client/zmq_channel.h"
+
+namespace kiln::client {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Sends a request that needs no answer here; true once the server got it.
+bool reaches(ZmqChannel& channel, zmq::socket_t& server) {
+  capnp::MallocMessageBuilder builder;
+  channel.begin(builder, 5s).initRequest().initGetVersion();
+  auto sent = channel.send(builder);
+  EXPECT_TRUE(sent.ok()) << sent.status().toString();
+  if (!sent.ok()) return false;
+  channel.abandon(*sent);
+  zmq::pollitem_t item{server.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::poll(&item, 1, std::chrono::milliseconds(5000));
+  if (!(item.revents & ZMQ_POLLIN)) return false;
+  zmq::message_t part;
+  while (server.recv(part, zmq::recv_flags::dontwait)) {
+  }
+  return true;
+}
+
+TEST(LostPipe, AChannelZeroMqGaveUpOnSilentlyConnectsAgain) {
+  zmq::context_t zmq(1);
+  zmq::socket_t server(zmq, zmq::socket_type::router);
+  server.set(zmq::sockopt::linger, 0);
+  server.bind("tcp://127.0.0.1:0");
+  const std::string endpoint = server.get(zmq::sockopt::last_endpoint);
+
+  RequestIdentity identity;
+  ZmqChannel channel(zmq, endpoint, identity, FrameLimits{}, {}, std::nullopt);
+  ASSERT_TRUE(reaches(channel, server));
+  const auto giveUp = std::chrono::steady_clock::now() + 5s;
+  while (channel.connectedAddress().empty() && std::chrono::steady_clock::now() < giveUp) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_FALSE(channel.connectedAddress().empty());
+
+  channel.dropPipeForTesting();
+  EXPECT_FALSE(channel.peerLost()) << "the drop must come without an event, as it did";
+  EXPECT_TRUE(reaches(channel, server)) << "the channel did not connect again";
+  EXPECT_TRUE(reaches(channel, server));
+}
+
+}  // namespace
+}  // namespace kiln::client

@@ -37,33 +37,35 @@ struct RewardCheck {
 
 Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   if (options.episodes > 0) return runChaosDifferential(options, out);
-  if (options.sessions == 0 || options.workers < 2) {
+  if (options.sessions == 0 || options.cluster.workers < 2) {
     return invalidArgument("chaos needs at least 1 session and 2 workers (one may be down)");
   }
-  if (options.minKillSeconds <= 0 || options.maxKillSeconds < options.minKillSeconds) {
+  if (options.cluster.minPauseSeconds <= 0 ||
+      options.cluster.maxPauseSeconds < options.cluster.minPauseSeconds) {
     return invalidArgument(fmt::format("kill interval [{}, {}] s is not a positive range",
-                                       options.minKillSeconds, options.maxKillSeconds));
+                                       options.cluster.minPauseSeconds,
+                                       options.cluster.maxPauseSeconds));
   }
   if (options.sessionType != "noop" && options.sessionType != "llvm") {
     return invalidArgument(
         fmt::format("chaos steps noop or llvm sessions, not '{}'", options.sessionType));
   }
-  if (options.heartbeatSeconds <= 0) {
+  if (options.cluster.heartbeatSeconds <= 0) {
     return invalidArgument("the heartbeat interval must be positive");
   }
   std::uint64_t seed = options.seed != 0 ? options.seed : std::random_device{}();
-  const std::string heartbeat = fmt::format("{}", options.heartbeatSeconds);
+  const std::string heartbeat = fmt::format("{}", options.cluster.heartbeatSeconds);
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
                         testsupport::ChildCluster::create(testsupport::selfExecutable()));
   KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * coordinator,
                         cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
                                        "--heartbeat-seconds", heartbeat, "--log-level", "off"}));
   std::vector<Restartable> workers;
-  for (unsigned i = 0; i < options.workers; ++i) {
-    Restartable worker{
-        fmt::format("worker-{}", i),
-        {"worker", "--coordinator", coordinator->endpoint, "--slots", std::to_string(options.slots),
-         "--heartbeat-seconds", heartbeat, "--log-level", "off", "--listen", "tcp://127.0.0.1:0"}};
+  for (unsigned i = 0; i < options.cluster.workers; ++i) {
+    Restartable worker{fmt::format("worker-{}", i),
+                       {"worker", "--coordinator", coordinator->endpoint, "--slots",
+                        std::to_string(options.cluster.slots), "--heartbeat-seconds", heartbeat,
+                        "--log-level", "off", "--listen", "tcp://127.0.0.1:0"}};
     KILN_ASSIGN_OR_RETURN(worker.running, cluster.spawn(worker.args));
     // Its replacements bind the port it was given.
     if (options.sameEndpoints) worker.args.back() = worker.running->endpoint;
@@ -71,13 +73,13 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   }
   client::ClientOptions clientOptions;
   clientOptions.coordinator = coordinator->endpoint;
-  if (options.requestSeconds > 0) {
-    clientOptions.requestTimeout =
-        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(options.requestSeconds));
+  if (options.cluster.requestSeconds > 0) {
+    clientOptions.requestTimeout = std::chrono::duration_cast<Duration>(
+        std::chrono::duration<double>(options.cluster.requestSeconds));
   }
   clientOptions.leasePeriod = 500ms;
   KILN_ASSIGN_OR_RETURN(auto client, client::Client::connect(clientOptions));
-  KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, options.workers, 10s));
+  KILN_RETURN_IF_ERROR(testsupport::waitForWorkers(*client, options.cluster.workers, 10s));
   const bool noop = options.sessionType == "noop";
   const RewardCheck rewards{
       noop ? std::vector<std::string>{"Reward:Sum"}
@@ -85,10 +87,7 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   std::vector<std::unique_ptr<client::Session>> sessions;
   std::vector<std::int64_t> counts;  // llvm: each session's instruction count now
   for (unsigned i = 0; i < options.sessions; ++i) {
-    const std::string benchmark =
-        noop ? fmt::format("benchmark://chaos/{}", i)
-             : "benchmark://kiln-bench-v0/" + kSmallPrograms[i % kSmallPrograms.size()];
-    client::SessionOptions start{options.sessionType, benchmark};
+    client::SessionOptions start{options.sessionType, chaosBenchmark(options.sessionType, i)};
     start.observations = rewards.spaces;
     KILN_ASSIGN_OR_RETURN(auto session, client->startSession(start));
     counts.push_back(session->initialObservations().at(0).as<std::int64_t>());
@@ -106,7 +105,7 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   auto until = started + std::chrono::milliseconds(static_cast<long>(options.seconds * 1000));
   {
     HostSupervisor chaos(cluster, std::move(workers),
-                         {options.minKillSeconds, options.maxKillSeconds, seed});
+                         {options.cluster.minPauseSeconds, options.cluster.maxPauseSeconds, seed});
     for (std::uint64_t round = 0; std::chrono::steady_clock::now() < until; ++round) {
       std::vector<std::optional<std::uint64_t>> sent(sessions.size());
       std::vector<std::int64_t> actionOf(sessions.size(), 0);
@@ -168,7 +167,7 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
                              options.sessionType);
   Row row;
   row.numbers = {{"sessions", double(options.sessions)},
-                 {"workers", double(options.workers)},
+                 {"workers", double(options.cluster.workers)},
                  {"seconds", figures.seconds},
                  {"workers_killed", double(figures.kills)},
                  {"workers_died_on_their_own", double(figures.diedOnTheirOwn)},
@@ -186,8 +185,8 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
       "seed {}; a kill every {}-{} s, each worker replaced at once{}; heartbeats every {} s; "
       "steps are pipelined (one in flight per session), so kills land on steps in flight; "
       "a lost worker's sessions are restored until their request's deadline ({} s)",
-      seed, options.minKillSeconds, options.maxKillSeconds,
-      options.sameEndpoints ? " on the address it had" : "", options.heartbeatSeconds,
+      seed, options.cluster.minPauseSeconds, options.cluster.maxPauseSeconds,
+      options.sameEndpoints ? " on the address it had" : "", options.cluster.heartbeatSeconds,
       std::chrono::duration<double>(clientOptions.requestTimeout).count()));
   report.notes.push_back(
       "every step asks for its reward, judged against what the step did: noop's Reward:Sum "

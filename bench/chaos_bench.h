@@ -26,36 +26,29 @@
 
 #include <cstdint>
 
+#include "bench/chaos_faults.h"
 #include "bench/stats.h"
 #include "common/status.h"
 
 namespace kiln::bench {
 
 struct ChaosOptions {
+  // The cluster, its client and the fault's pacing (also the stepping
+  // loop's: its workers, slots, heartbeats, pauses between kills and
+  // request timeout). Its seed is set from `seed` below.
+  ChaosClusterOptions cluster;
   unsigned sessions = 16;
-  unsigned workers = 3;
-  unsigned slots = 2;
-  double seconds = 20;          // stepping time
-  double minKillSeconds = 1.0;  // between kills: uniform in [min, max]
-  double maxKillSeconds = 3.0;
+  double seconds = 20;               // stepping time
   std::uint64_t seed = 0;            // 0 = random
   std::string sessionType = "noop";  // or "llvm"
-  double heartbeatSeconds = 0.2;     // the coordinator's and the workers'
   bool sameEndpoints = false;        // a replacement listens where its predecessor did
-  // The client's request timeout, and so each restore's deadline: 0 = the
-  // client's default (ClientOptions::requestTimeout), what a user's script has.
-  double requestSeconds = 5;
   // The differential harness (0 episodes: the stepping loop instead).
   unsigned episodes = 0;
   unsigned episodeLength = 8;
-  std::string fault = "kill";             // bench/chaos_faults.h
-  double outageSeconds = 2.0;             // freeze, partition: how long a host is cut off
-  std::string netbed = "scripts/netbed";  // partition: the namespace bed's script
+  std::string fault = "kill";  // bench/chaos_faults.h
   // Noop sessions' busy time per action (noop.busy_us) in the harness, so
   // that their steps take long enough for faults to land in them.
   unsigned busyMicros = 2000;
-  std::string crasherModule;  // the planted crash's module (--fault crash)
-  std::string kiln;           // the kiln binary the hosts run; empty = this process's own
 };
 
 struct ChaosFigures {

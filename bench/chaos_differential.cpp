@@ -19,43 +19,39 @@ struct RunOutcome {
   double seconds = 0;
 };
 
-// The same seeded plans on a fresh cluster, with the fault on or off.
-Result<RunOutcome> runOnce(ChaosFault fault, const ChaosClusterOptions& clusterOptions, bool inject,
-                           const std::vector<EpisodePlan>& plans, const RunOptions& runOptions) {
-  KILN_ASSIGN_OR_RETURN(auto cluster, ChaosCluster::create(fault, clusterOptions));
-  KILN_ASSIGN_OR_RETURN(auto client, cluster->connect());
+// A fresh cluster built for `fault`, and its client.
+struct ChaosRun {
+  std::unique_ptr<ChaosCluster> cluster;
+  std::unique_ptr<client::Client> client;
+};
+
+Result<ChaosRun> bringUp(ChaosFault fault, const ChaosClusterOptions& clusterOptions) {
+  ChaosRun run;
+  KILN_ASSIGN_OR_RETURN(run.cluster, ChaosCluster::create(fault, clusterOptions));
+  KILN_ASSIGN_OR_RETURN(run.client, run.cluster->connect());
+  return run;
+}
+
+// The seeded plans on `run`, with the fault on or off.
+Result<RunOutcome> runPlans(ChaosRun& run, bool inject, const std::vector<EpisodePlan>& plans,
+                            const RunOptions& runOptions) {
   RunOutcome outcome;
   const auto started = std::chrono::steady_clock::now();
-  cluster->start(inject);
-  auto records = runEpisodes(*client, plans, runOptions);
-  outcome.faults = cluster->stop();
+  run.cluster->start(inject);
+  auto records = runEpisodes(*run.client, plans, runOptions);
+  outcome.faults = run.cluster->stop();
   KILN_RETURN_IF_ERROR(records.status());
   outcome.records = std::move(records).value();
-  outcome.restoredSessions = client->restoredSessions();
+  outcome.restoredSessions = run.client->restoredSessions();
   outcome.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return outcome;
 }
 
-std::vector<std::string> benchmarksFor(const std::string& type) {
-  std::vector<std::string> benchmarks;
-  if (type == "noop") {
-    for (int i = 0; i < 8; ++i) benchmarks.push_back(fmt::format("benchmark://chaos/{}", i));
-    return benchmarks;
-  }
-  for (const std::string& program : kSmallPrograms) {
-    benchmarks.push_back("benchmark://kiln-bench-v0/" + program);
-  }
-  return benchmarks;
-}
-
-// The plans, with the action space read from a worker of the kind the runs use.
-Result<std::vector<EpisodePlan>> plansFor(const ChaosOptions& o, ChaosFault fault,
-                                          const ChaosClusterOptions& clusterOptions,
-                                          std::uint64_t seed) {
-  KILN_ASSIGN_OR_RETURN(auto probe, ChaosCluster::create(fault, clusterOptions));
-  KILN_ASSIGN_OR_RETURN(auto client, probe->connect());
-  KILN_ASSIGN_OR_RETURN(client::SessionTypeSpaces spaces, client->getSpaces(o.sessionType));
+// The plans, with the action space read from the workers the runs use.
+Result<std::vector<EpisodePlan>> plansFor(const ChaosOptions& o, client::Client& client,
+                                          const std::string& crasherAction, std::uint64_t seed) {
+  KILN_ASSIGN_OR_RETURN(client::SessionTypeSpaces spaces, client.getSpaces(o.sessionType));
   if (spaces.actionSpaces.empty()) {
     return invalidArgument(fmt::format("'{}' has no action space", o.sessionType));
   }
@@ -64,10 +60,12 @@ Result<std::vector<EpisodePlan>> plansFor(const ChaosOptions& o, ChaosFault faul
   plan.seed = seed;
   plan.episodes = o.episodes;
   plan.length = o.episodeLength;
-  plan.benchmarks = benchmarksFor(o.sessionType);
+  for (std::size_t i = 0; i < kSmallPrograms.size(); ++i) {
+    plan.benchmarks.push_back(chaosBenchmark(o.sessionType, i));
+  }
   plan.actionCount = actions.choiceCount();
   // The planted crasher is a fault, not an action an episode draws.
-  if (auto crasher = actions.findChoice(clusterOptions.crasherAction); crasher.ok()) {
+  if (auto crasher = actions.findChoice(crasherAction); crasher.ok()) {
     plan.avoid.push_back(*crasher);
   }
   return planEpisodes(plan);
@@ -83,28 +81,22 @@ Result<Report> runChaosDifferential(const ChaosOptions& o, ChaosFigures* out) {
         "the harness compares noop, llvm and mlgo-* sessions, not '{}'", o.sessionType));
   }
   const std::uint64_t seed = o.seed != 0 ? o.seed : std::random_device{}();
-  ChaosClusterOptions clusterOptions;
-  clusterOptions.workers = o.workers;
-  clusterOptions.slots = o.slots;
-  clusterOptions.heartbeatSeconds = o.heartbeatSeconds;
-  clusterOptions.minPauseSeconds = o.minKillSeconds;
-  clusterOptions.maxPauseSeconds = o.maxKillSeconds;
-  clusterOptions.outageSeconds = o.outageSeconds;
+  ChaosClusterOptions clusterOptions = o.cluster;
   clusterOptions.seed = seed;
-  clusterOptions.requestSeconds = o.requestSeconds;
-  clusterOptions.crasherModule = o.crasherModule;
-  clusterOptions.kiln = o.kiln;
-  clusterOptions.netbed = o.netbed;
 
-  KILN_ASSIGN_OR_RETURN(std::vector<EpisodePlan> plans, plansFor(o, fault, clusterOptions, seed));
   RunOptions runOptions{o.sessionType, spaces, o.sessions};
   if (o.sessionType == "noop" && o.busyMicros > 0) {
     runOptions.parameters.push_back({"noop.busy_us", std::to_string(o.busyMicros)});
   }
-  KILN_ASSIGN_OR_RETURN(RunOutcome quiet,
-                        runOnce(fault, clusterOptions, /*inject=*/false, plans, runOptions));
-  KILN_ASSIGN_OR_RETURN(RunOutcome faulted,
-                        runOnce(fault, clusterOptions, /*inject=*/true, plans, runOptions));
+  std::vector<EpisodePlan> plans;
+  RunOutcome quiet;
+  {
+    KILN_ASSIGN_OR_RETURN(ChaosRun run, bringUp(fault, clusterOptions));
+    KILN_ASSIGN_OR_RETURN(plans, plansFor(o, *run.client, clusterOptions.crasherAction, seed));
+    KILN_ASSIGN_OR_RETURN(quiet, runPlans(run, /*inject=*/false, plans, runOptions));
+  }  // the quiet cluster is gone before the faulted one starts
+  KILN_ASSIGN_OR_RETURN(ChaosRun run, bringUp(fault, clusterOptions));
+  KILN_ASSIGN_OR_RETURN(RunOutcome faulted, runPlans(run, /*inject=*/true, plans, runOptions));
   const Comparison compared = compareRuns(quiet.records, faulted.records, spaces);
 
   ChaosFigures figures;
@@ -151,9 +143,9 @@ Result<Report> runChaosDifferential(const ChaosOptions& o, ChaosFigures* out) {
       "seed {}; {} actions per episode, {} sessions at once on {} {}; the fault: {}, every {}-{} "
       "s; compared at the start and after every step: {} (judged against the quiet run: every "
       "value bit for bit, every episode's course the same)",
-      seed, o.episodeLength, o.sessions, fault == ChaosFault::kNestChild ? 1u : o.workers,
+      seed, o.episodeLength, o.sessions, fault == ChaosFault::kNestChild ? 1u : o.cluster.workers,
       fault == ChaosFault::kNestChild ? "nesting host" : "workers", chaosFaultDescription(fault),
-      o.minKillSeconds, o.maxKillSeconds, compared_names));
+      o.cluster.minPauseSeconds, o.cluster.maxPauseSeconds, compared_names));
   for (const Mismatch& m : compared.examples) {
     report.notes.push_back(fmt::format("MISMATCH episode {} ({}) step {}: {}: quiet {}, faulted {}",
                                        m.episode, plans[m.episode].benchmark, m.step, m.what,

@@ -55,7 +55,9 @@ struct ChaosClusterOptions {
   double maxPauseSeconds = 3.0;
   double outageSeconds = 2.0;  // freeze, partition: how long a host is cut off
   std::uint64_t seed = 1;
-  double requestSeconds = 5;  // the client's request timeout (each restore's deadline)
+  // The client's request timeout, and so each restore's deadline: 0 = the
+  // client's default (ClientOptions::requestTimeout), what a user's script has.
+  double requestSeconds = 5;
   std::string crasherModule;  // the planted crash's module (crash only)
   std::string crasherAction = "loop-bound-split";
   std::string kiln;  // the kiln binary the hosts run; empty = this process's own

@@ -20,6 +20,11 @@ const std::vector<std::string> kSmallPrograms = {"adler32",  "crc32",      "fnv_
                                                  "kmp",      "murmur_mix", "rle",      "bfs",
                                                  "heapsort", "quicksort"};
 
+std::string chaosBenchmark(const std::string& sessionType, std::size_t i) {
+  if (sessionType == "noop") return fmt::format("benchmark://chaos/{}", i);
+  return "benchmark://kiln-bench-v0/" + kSmallPrograms[i % kSmallPrograms.size()];
+}
+
 std::int64_t actionCountOf(const client::Session& session) {
   if (session.history().options.sessionType == "noop") return kNoopAddActions;
   const Space& space = session.spaces().actionSpaces.at(0);

@@ -26,6 +26,10 @@ namespace kiln::bench {
 // Small kiln-bench-v0 programs: quick to start, step and replay.
 extern const std::vector<std::string> kSmallPrograms;
 
+// The i-th benchmark a chaos session of `sessionType` works on: noop's own
+// `benchmark://chaos/<i>`, the small programs in turn for the others.
+std::string chaosBenchmark(const std::string& sessionType, std::size_t i);
+
 // How many actions a session's first action space offers (noop: the 8 that
 // add themselves to its Sum).
 std::int64_t actionCountOf(const client::Session& session);

@@ -254,16 +254,16 @@ void addBenchCommand(CLI::App& app) {
   chaos->add_option("--sessions", chaosOptions->sessions, "sessions stepping")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000u));
-  chaos->add_option("--workers", chaosOptions->workers, "worker processes")
+  chaos->add_option("--workers", chaosOptions->cluster.workers, "worker processes")
       ->capture_default_str()
       ->check(CLI::Range(2u, 64u));
   chaos->add_option("--seconds", chaosOptions->seconds, "stepping time")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));
-  chaos->add_option("--min-kill-seconds", chaosOptions->minKillSeconds, "shortest pause")
+  chaos->add_option("--min-kill-seconds", chaosOptions->cluster.minPauseSeconds, "shortest pause")
       ->capture_default_str()
       ->check(CLI::Range(0.05, 600.0));
-  chaos->add_option("--max-kill-seconds", chaosOptions->maxKillSeconds, "longest pause")
+  chaos->add_option("--max-kill-seconds", chaosOptions->cluster.maxPauseSeconds, "longest pause")
       ->capture_default_str()
       ->check(CLI::Range(0.05, 600.0));
   chaos->add_option("--seed", chaosOptions->seed, "random seed (0 = random)");
@@ -296,24 +296,24 @@ void addBenchCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0u, 1000000u));
   chaos
-      ->add_option("--outage-seconds", chaosOptions->outageSeconds,
+      ->add_option("--outage-seconds", chaosOptions->cluster.outageSeconds,
                    "--fault freeze or partition: how long a host is cut off")
       ->capture_default_str()
       ->check(CLI::Range(0.05, 600.0));
-  chaosOptions->crasherModule = "tests/llvmenv/data/loop_bound_split_crash.ll";
+  chaosOptions->cluster.crasherModule = "tests/llvmenv/data/loop_bound_split_crash.ll";
   chaos
-      ->add_option("--crasher-module", chaosOptions->crasherModule,
+      ->add_option("--crasher-module", chaosOptions->cluster.crasherModule,
                    "--fault crash: the module on which loop-bound-split crashes LLVM 19")
       ->capture_default_str();
   chaos
-      ->add_option("--heartbeat-seconds", chaosOptions->heartbeatSeconds,
+      ->add_option("--heartbeat-seconds", chaosOptions->cluster.heartbeatSeconds,
                    "the coordinator's and workers' heartbeat interval (theirs by default: 1)")
       ->capture_default_str()
       ->check(CLI::Range(0.05, 60.0));
   chaos->add_flag("--same-endpoints", chaosOptions->sameEndpoints,
                   "start each replacement on the address of the worker it replaces");
   chaos
-      ->add_option("--request-seconds", chaosOptions->requestSeconds,
+      ->add_option("--request-seconds", chaosOptions->cluster.requestSeconds,
                    "the client's request timeout, and so each restore's deadline (0 = the "
                    "client's default, 60, as a user's script has)")
       ->capture_default_str()

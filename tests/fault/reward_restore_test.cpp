@@ -90,20 +90,20 @@ TEST(RewardRestore, RewardsAfterAWorkerKillEqualThoseOfTheQuietEpisode) {
 
 bench::ChaosOptions harness(const std::string& type, const std::string& fault, unsigned episodes) {
   bench::ChaosOptions options;
-  options.kiln = KILN_BINARY;
+  options.cluster.kiln = KILN_BINARY;
   options.sessionType = type;
   options.fault = fault;
   options.episodes = episodes;
   options.episodeLength = 6;
   options.sessions = 6;
-  options.workers = 3;
+  options.cluster.workers = 3;
   options.seed = 7;
-  options.minKillSeconds = 0.4;
-  options.maxKillSeconds = 0.8;
+  options.cluster.minPauseSeconds = 0.4;
+  options.cluster.maxPauseSeconds = 0.8;
   // Longer than the ZMTP heartbeat timeout (3 s): the client drops the
   // connection and restores; a shorter outage only delays the steps.
-  options.outageSeconds = 4.0;
-  options.crasherModule = KILN_CRASHER_IR;
+  options.cluster.outageSeconds = 4.0;
+  options.cluster.crasherModule = KILN_CRASHER_IR;
   // Noop steps of 20 ms: the run lasts seconds, so that faults land in it.
   options.busyMicros = 20000;
   return options;
@@ -145,7 +145,7 @@ TEST(RewardRestore, DifferentialHarnessNoopUnderFrozenWorkers) {
   // A frozen worker's connections drop only once ZMTP heartbeats go
   // unanswered for their timeout after the freeze began.
   bench::ChaosOptions options = harness("noop", "freeze", 120);
-  options.outageSeconds = 6.0;
+  options.cluster.outageSeconds = 6.0;
   expectNoMismatch(options);
 }
 
@@ -153,8 +153,8 @@ TEST(RewardRestore, DifferentialHarnessNoopUnderPartitions) {
   // Each host on a network namespace of its own; skipped where the machine
   // cannot make them (not root).
   bench::ChaosOptions options = harness("noop", "partition", 120);
-  options.netbed = KILN_NETBED;
-  options.outageSeconds = 6.0;  // as for a freeze: past the ZMTP heartbeat timeout
+  options.cluster.netbed = KILN_NETBED;
+  options.cluster.outageSeconds = 6.0;  // as for a freeze: past the ZMTP heartbeat timeout
   expectNoMismatch(options);
 }
 
@@ -164,9 +164,9 @@ TEST(RewardRestore, DifferentialHarnessNoopUnderKilledNestChildren) {
   // 60 s): killed faster than it comes back, sessions are lost instead
   // (docs/faults.md, open).
   bench::ChaosOptions options = harness("noop", "nest-child", 120);
-  options.minKillSeconds = 3;
-  options.maxKillSeconds = 4;
-  options.requestSeconds = 30;
+  options.cluster.minPauseSeconds = 3;
+  options.cluster.maxPauseSeconds = 4;
+  options.cluster.requestSeconds = 30;
   expectNoMismatch(options);
 }
 

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "common/child_setup.h"
+#include "common/file_confinement.h"
 #include "common/unique_fd.h"
 
 extern char** environ;
@@ -177,6 +178,8 @@ struct ChildFailure {
     limit.rlim_max = *options.cpuLimitSeconds + 1;
     if (::setrlimit(RLIMIT_CPU, &limit) != 0) fail(0);
   }
+  // Last: what follows may touch only what the confinement allows.
+  if (options.confinement != nullptr && !options.confinement->enterInChild()) fail(0);
   ::execve(program, argv, environ);
   fail(1);
   ::_exit(127);

@@ -16,6 +16,8 @@
 
 namespace kiln {
 
+class FileConfinement;
+
 struct SubprocessOptions {
   std::filesystem::path workingDirectory;         // empty = inherit
   std::filesystem::path stdinPath;                // empty = /dev/null
@@ -27,6 +29,9 @@ struct SubprocessOptions {
   // (PR_SET_PDEATHSIG): a compiler must not outlive a SIGKILLed worker. Only
   // for children spawned by a thread that lives at least as long as they do.
   bool dieWithParent = false;
+  // Entered by the child before exec (common/file_confinement.h); must
+  // outlive the spawn call only.
+  const FileConfinement* confinement = nullptr;
 };
 
 struct ExitStatus {

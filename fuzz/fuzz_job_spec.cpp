@@ -6,17 +6,21 @@
 // stays within the step, timeout and memory bounds, and every compile flag
 // in it is one allowedFlag accepts; every accepted flag is safe on opt's
 // command line (one argument, no file, plugin or response file, and no pass
-// that starts a graph viewer program).
+// that starts a graph viewer program or touches files).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "llvmenv/pass_table.h"
 #include "mlgosession/pipeline.h"
 
 namespace {
 
 namespace ms = kiln::mlgosession;
+
+// The passes a worker's mlgo context allows, built once (LLVMFuzzerInitialize).
+const ms::JobPasses* jobPasses = nullptr;
 
 void require(bool condition, const char* what) {
   if (!condition) {
@@ -43,20 +47,26 @@ void requireSafeFlag(std::string_view flag) {
   if (!flag.starts_with("-passes=")) return;
   // Pass names are the words between the pipeline's punctuation. LLVM's
   // view-* passes write a graph to the temporary directory and start a
-  // viewer program on it.
+  // viewer program on it; dot-* write graphs, insert-gcov-profiling writes
+  // where the module's !llvm.gcov says, memprof-use and the pgo-*/sample
+  // passes read profiles, print* and require/invalidate only observe.
   std::string_view pipeline = flag.substr(8);
   std::size_t start = 0;
   while (start <= pipeline.size()) {
-    std::size_t end = pipeline.find_first_of(",()<>;", start);
+    std::size_t end = pipeline.find_first_of(",()<>;=", start);
     if (end == std::string_view::npos) end = pipeline.size();
-    require(!pipeline.substr(start, end - start).starts_with("view-"),
-            "an accepted pipeline names a pass that starts a graph viewer");
+    std::string_view word = pipeline.substr(start, end - start);
+    require(!word.starts_with("view-"), "an accepted pipeline names a pass that starts a viewer");
+    for (std::string_view bad : {"dot-", "insert-gcov", "memprof", "pgo-", "sample-profile",
+                                 "print", "require", "invalidate", "profile-filename"}) {
+      require(!word.starts_with(bad), "an accepted pipeline names a pass that touches files");
+    }
     start = end + 1;
   }
 }
 
 void checkSpec(std::string_view json) {
-  auto spec = ms::parseJobSpec(json);
+  auto spec = ms::parseJobSpec(json, *jobPasses);
   if (!spec.ok()) {
     require(spec.status().code() == kiln::ErrorCode::kInvalidArgument,
             "a refused spec is not invalid-argument");
@@ -77,7 +87,8 @@ void checkSpec(std::string_view json) {
     while (!flags.empty()) {
       std::size_t space = flags.find(' ');
       std::string_view flag = flags.substr(0, space);
-      require(ms::allowedFlag(flag).ok(), "a compile step holds a flag allowedFlag refuses");
+      require(ms::allowedFlag(flag, *jobPasses).ok(),
+              "a compile step holds a flag allowedFlag refuses");
       requireSafeFlag(flag);
       ++count;
       flags = space == std::string_view::npos ? std::string_view() : flags.substr(space + 1);
@@ -96,7 +107,7 @@ void checkSpec(std::string_view json) {
 }
 
 void checkFlag(std::string_view flag) {
-  kiln::Status allowed = ms::allowedFlag(flag);
+  kiln::Status allowed = ms::allowedFlag(flag, *jobPasses);
   if (!allowed.ok()) {
     require(allowed.code() == kiln::ErrorCode::kInvalidArgument,
             "a refused flag is not invalid-argument");
@@ -106,6 +117,14 @@ void checkFlag(std::string_view flag) {
 }
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  auto table = kiln::llvmenv::PassTable::fromRegistry();
+  require(table.ok(), "the pass table builds");
+  static const ms::JobPasses passes = ms::JobPasses::fromTable(**table);
+  jobPasses = &passes;
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

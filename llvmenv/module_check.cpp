@@ -11,6 +11,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvmenv/crash_guard.h"
+#include "llvmenv/module_policy.h"
 
 namespace kiln::llvmenv {
 namespace {
@@ -125,7 +126,9 @@ Status checkModule(std::string_view bytes, const std::string& name) {
     verifyReport = oneLine(verifyReport);
     return invalidArgument("module '" + name + "' is not a valid LLVM module: " + verifyReport);
   }
-  return okStatus();
+  // opt-19 and llc-19 would assemble and obey what is in it with the
+  // worker's rights (module_policy.h).
+  return checkClientModule(*module, name);
 }
 
 }  // namespace kiln::llvmenv

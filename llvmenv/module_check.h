@@ -2,6 +2,7 @@
 // session would load it (bitcode or IR text parsed, then the verifier), for
 // the session types that hand a module to a child opt/llc (mlgo) and for
 // `kiln datasets check`. Bitcode from another LLVM is named by its producer.
+// A module checkClientModule (module_policy.h) refuses is refused here too.
 #pragma once
 
 #include <optional>

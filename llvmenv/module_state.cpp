@@ -19,6 +19,7 @@
 #include "llvmenv/fingerprint.h"
 #include "llvmenv/inst_count.h"
 #include "llvmenv/ir_text.h"
+#include "llvmenv/module_policy.h"
 #include "llvmenv/name_counters.h"
 #include "llvmenv/observations.h"
 #include "llvmenv/pass_runner.h"
@@ -115,7 +116,12 @@ Result<std::unique_ptr<ModuleState>> ModuleState::parseBitcode(
     return invalidArgument("module '" + state->name_ +
                            "' is not valid LLVM bitcode: " + parseError);
   }
-  if (verify) KILN_RETURN_IF_ERROR(state->verifyParsed("bitcode of '" + state->name_ + "'"));
+  if (verify) {
+    KILN_RETURN_IF_ERROR(state->verifyParsed("bitcode of '" + state->name_ + "'"));
+    // Bytes that came from outside: nothing in them may reach beyond the
+    // compile (module_policy.h).
+    KILN_RETURN_IF_ERROR(checkClientModule(*state->module_, state->name_));
+  }
   return state;
 }
 
@@ -149,6 +155,7 @@ Result<std::unique_ptr<ModuleState>> ModuleState::fromIrText(
   }
   state->readFromBitcode_ = false;  // until the first change reloads it from bitcode
   KILN_RETURN_IF_ERROR(state->verifyParsed("IR of '" + state->name_ + "'"));
+  KILN_RETURN_IF_ERROR(checkClientModule(*state->module_, state->name_));
   return state;
 }
 

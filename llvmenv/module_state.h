@@ -50,8 +50,10 @@ using StateDigest = std::array<std::uint8_t, 32>;
 
 class ModuleState {
  public:
-  // Parses and verifies. Bad input (random bytes, truncated bitcode, syntax
-  // errors, invalid IR) gives invalidArgument with LLVM's diagnostic text.
+  // Parses, verifies and applies checkClientModule (module_policy.h): these
+  // are the doors of bytes from outside. Bad input (random bytes, truncated
+  // bitcode, syntax errors, invalid IR, assembly that reads files, ...)
+  // gives invalidArgument with LLVM's diagnostic text or the policy's reason.
   static Result<std::unique_ptr<ModuleState>> fromBitcode(std::shared_ptr<const PassTable> passes,
                                                           std::string_view bytes,
                                                           std::string name = "module");

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "common/file_confinement.h"
+
 namespace kiln::mlgo {
 
 struct InteractiveCompiler::State {
@@ -119,6 +121,11 @@ Result<InteractiveCompiler> InteractiveCompiler::start(const CompilerOptions& op
   spawnOptions.memoryLimitBytes = options.memoryLimitBytes;
   spawnOptions.cpuLimitSeconds = options.cpuLimitSeconds;
   spawnOptions.dieWithParent = true;  // blocked on its FIFOs, it would outlive a killed worker
+  // It reads a client's module: it may read only what a compiler needs and
+  // write only the session's directory (common/file_confinement.h).
+  KILN_ASSIGN_OR_RETURN(std::optional<FileConfinement> confinement,
+                        FileConfinement::prepareIfSupported(compilerPaths(dir, s.compilerName)));
+  if (confinement) spawnOptions.confinement = &*confinement;
   KILN_ASSIGN_OR_RETURN(Subprocess child, Subprocess::spawn(argv, spawnOptions));
   s.child.emplace(std::move(child));
   if (options.onSpawn) options.onSpawn(s.child->pid());

@@ -97,7 +97,7 @@ Status MlgoCompileSession::applyAction(const Value& action, ActionOutcome& outco
   if (done_) {
     return invalidArgument("this mlgo-compile session already ran its job; start a new one");
   }
-  KILN_ASSIGN_OR_RETURN(JobSpec spec, parseJobSpec(action.as<std::string>()));
+  KILN_ASSIGN_OR_RETURN(JobSpec spec, parseJobSpec(action.as<std::string>(), context_.jobPasses()));
   done_ = true;
   Dependencies deps = contextDependencies(config_, context_.clock(), directory_, benchmark_.program,
                                           killSwitch_, moduleFlags_)

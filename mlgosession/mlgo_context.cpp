@@ -9,7 +9,9 @@
 #include <charconv>
 #include <functional>
 
+#include "common/file_confinement.h"
 #include "llvmenv/module_check.h"
+#include "llvmenv/pass_table.h"
 
 namespace kiln::mlgosession {
 
@@ -77,6 +79,18 @@ MlgoContext::MlgoContext(ContextResources& resources,
                                           : std::make_shared<datasets::SharedDatasetRegistry>()) {}
 
 Status MlgoContext::init() {
+  KILN_ASSIGN_OR_RETURN(auto table, llvmenv::PassTable::fromRegistry());
+  jobPasses_ = JobPasses::fromTable(*table);
+  if (int abi = FileConfinement::kernelAbi(); abi > 0) {
+    logger().info(
+        "opt and llc run on clients' modules under Landlock (ABI {}): they read only "
+        "system directories and write only their session's directory",
+        abi);
+  } else {
+    logger().warn(
+        "this kernel has no Landlock: opt and llc run on clients' modules without file "
+        "confinement (kiln's module checks still apply; docs/security.md)");
+  }
   KILN_ASSIGN_OR_RETURN(datasets_, sharedDatasets_->get([this] {
     std::vector<datasets::CorpusDirectory> corpora;
     for (const OperatorDataset& dataset : settings().datasets) {

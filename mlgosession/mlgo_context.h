@@ -17,6 +17,7 @@
 #include "datasets/shared_registry.h"
 #include "kit/service_context.h"
 #include "llvmenv/crash_guard.h"
+#include "mlgosession/job_passes.h"
 #include "mlgosession/module_flags.h"
 
 namespace kiln::mlgosession {
@@ -79,6 +80,10 @@ class MlgoContext : public ServiceContext {
   // (module_flags.h); none for other benchmarks.
   Result<ModuleToolFlags> moduleFlags(const Benchmark& benchmark);
 
+  // The passes a job's -passes= may name (job_passes.h), from the llvm
+  // type's action table of this process's LLVM; set by init().
+  const JobPasses& jobPasses() const { return jobPasses_; }
+
   // The default policy's native size for (kind, benchmark) if computed before.
   // The key includes a hash of the program, so inline programs sent under a
   // reused URI do not collide.
@@ -93,6 +98,7 @@ class MlgoContext : public ServiceContext {
   std::set<std::string> acceptedModules_;  // bounded: cleared when full
   std::shared_ptr<datasets::SharedDatasetRegistry> sharedDatasets_;
   std::shared_ptr<const datasets::DatasetRegistry> datasets_;
+  JobPasses jobPasses_ = JobPasses::of({});  // none until init()
 };
 
 // "<kind>|<uri>|<hash of bytes>": the key of cachedDefaultSize().

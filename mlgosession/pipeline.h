@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "common/value.h"
 #include "mlgo/channel_header.h"
+#include "mlgosession/job_passes.h"
 #include "mlgosession/kill_switch.h"
 #include "mlgosession/module_flags.h"
 
@@ -109,9 +110,10 @@ std::unique_ptr<Step> makeTrainingLogStep();  // serializes the recorded decisio
 // Flags a job may pass to opt: -O0..-O3, -Os, -Oz, -passes=<pipeline>,
 // -inline-threshold=<int>. Anything else (plugins, output paths, response
 // files) is refused so a job spec cannot make the worker load code or write
-// files elsewhere; so is a pipeline naming a view-* pass, which would start
-// a graph viewer program.
-Status allowedFlag(std::string_view flag);
+// files elsewhere; a pipeline may name only the passes `passes` allows
+// (job_passes.h: an allow-list, so no pass that writes files or starts a
+// graph viewer program).
+Status allowedFlag(std::string_view flag, const JobPasses& passes);
 
 struct JobSpec {
   std::vector<std::unique_ptr<Step>> steps;  // the load step comes first
@@ -122,7 +124,7 @@ struct JobSpec {
 // {"steps":[{"kind":"compile","flags":["-Oz"]}, {"kind":"inline-default"},
 //   {"kind":"native-size"}, {"kind":"training-log"}], "timeout_ms":60000,
 //   "memory_limit_mb":2048}. invalid-argument naming the bad field.
-Result<JobSpec> parseJobSpec(std::string_view json);
+Result<JobSpec> parseJobSpec(std::string_view json, const JobPasses& passes);
 
 // Runs every step. The job's timeout and memory limit are a client's: they
 // may only lower kDeadline and kLimits as the providers (the operator's

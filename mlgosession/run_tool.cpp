@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/file_confinement.h"
 #include "common/subprocess.h"
 #include "mlgo/interactive_compiler.h"
 
@@ -31,6 +32,15 @@ Status runTool(const ToolRun& run) {
     std::error_code ignored;
     std::filesystem::remove(stderrPath, ignored);
   };
+  // The tool reads a client's module: it may read only what a compiler needs
+  // and write only its working directory (common/file_confinement.h).
+  Result<std::optional<FileConfinement>> confinement =
+      FileConfinement::prepareIfSupported(compilerPaths(run.workingDirectory, run.argv.front()));
+  if (!confinement.ok()) {
+    removeLog();
+    return confinement.status();
+  }
+  if (*confinement) options.confinement = &**confinement;
   Result<Subprocess> spawned = Subprocess::spawn(run.argv, options);
   if (!spawned.ok()) {
     removeLog();

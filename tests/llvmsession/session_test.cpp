@@ -2,7 +2,11 @@
 // steps, observations, rewards, forks, the parsed-module cache, dataset
 // listing, and bad benchmarks that must fail cleanly while other sessions
 // keep stepping.
+#include <stdlib.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
 
@@ -338,6 +342,48 @@ TEST(LlvmSessionTest, BadBenchmarksFailCleanlyWhileAnotherSessionKeepsStepping) 
   ASSERT_TRUE(text.ok()) << text.status().toString();
   EXPECT_EQ(intObs(**text, "IrInstructionCount"), 2);
   EXPECT_TRUE(good->step({Value(pass)}, std::vector<std::string>{}).ok());
+}
+
+// Issue 48: a module's own assembly made LLVM's assembler echo lines of any
+// file the worker could read into the compile error (module asm and inline
+// asm, at the first code generation), .incbin told whether a file exists
+// and its size. Refused where the module enters, before LLVM reads a file.
+TEST(LlvmSessionTest, ModulesThatReachForHostFilesAreRefusedAndTellNothing) {
+  Cluster c = startCluster();
+  char pattern[] = "/tmp/kiln-secret-XXXXXX";
+  const std::filesystem::path dir = ::mkdtemp(pattern);
+  const std::string secret = "kiln_secret_line_5b1d must never reach a client";
+  std::ofstream(dir / "secret.s") << secret << "\n";
+  const std::string file = (dir / "secret.s").string();
+  const std::string triple = "target triple = \"x86_64-unknown-linux-gnu\"\n";
+  const std::string main = "define i32 @main() {\n  ret i32 0\n}\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"module asm .include", triple + "module asm \".include \\22" + file + "\\22\"\n" + main},
+      {"module asm .incbin", triple + "module asm \".incbin \\22" + file + "\\22\"\n" + main},
+      {"module asm .incbin of a missing file",
+       triple + "module asm \".incbin \\22" + file + ".missing\\22\"\n" + main},
+      {"inline asm .include",
+       triple + "define i32 @main() {\n  call void asm sideeffect \".include \\22" + file +
+           "\\22\", \"\"()\n  ret i32 0\n}\n"},
+      {"dependent library",
+       triple + main + "!llvm.dependent-libraries = !{!0}\n!0 = !{!\"" + file + "\"}\n"},
+  };
+  for (const auto& [what, program] : cases) {
+    SCOPED_TRACE(what);
+    auto options = llvmOptions("inline://hostile/" + std::to_string(program.size()));
+    options.program = program;
+    auto session = c.client->startSession(options);
+    Status status = session.ok() ? okStatus() : session.status();
+    if (session.ok()) {
+      auto observed = (*session)->step({}, std::vector<std::string>{"ObjectTextSizeBytes"});
+      status = observed.ok() ? okStatus() : observed.status();
+    }
+    ASSERT_FALSE(status.ok()) << "the module was compiled";
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument) << status.toString();
+    EXPECT_NE(status.message().find("kiln refuses it"), std::string::npos) << status.toString();
+    EXPECT_EQ(status.message().find(secret), std::string::npos) << status.toString();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

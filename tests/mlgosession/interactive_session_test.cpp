@@ -229,6 +229,31 @@ TEST(MlgoInteractiveSessionTest, MisbehavingCompilersEndTheSessionWithAClearErro
   ASSERT_TRUE(session.ok()) << session.status().toString();
 }
 
+// Issue 48: opt-19 and llc-19 assemble a module's own assembly with the
+// worker's rights; a module with `.include` of a host file got its lines
+// back in the compile error, in mlgo-inline and mlgo-regalloc alike.
+TEST(MlgoInteractiveSessionTest, ModulesThatReachForHostFilesAreRefused) {
+  ClusterFixture fixture;
+  const std::filesystem::path secretFile = fixture.temp.path() / "secret.s";
+  const std::string secret = "kiln_secret_line_9c2e must never reach a client";
+  std::ofstream(secretFile) << secret << "\n";
+  const std::string program =
+      "target triple = \"x86_64-unknown-linux-gnu\"\nmodule asm "
+      "\".include \\22" +
+      secretFile.string() + "\\22\"\ndefine i32 @main() {\n  ret i32 0\n}\n";
+  for (const char* type : {"mlgo-inline", "mlgo-regalloc"}) {
+    SCOPED_TRACE(type);
+    auto options = sessionOn(type, "inline://hostile/include");
+    options.program = program;
+    auto session = fixture.client->startSession(options);
+    ASSERT_FALSE(session.ok());
+    EXPECT_EQ(session.status().code(), ErrorCode::kInvalidArgument) << session.status().toString();
+    EXPECT_NE(session.status().message().find(".include reads host files"), std::string::npos)
+        << session.status().toString();
+    EXPECT_EQ(session.status().message().find(secret), std::string::npos);
+  }
+}
+
 TEST(MlgoInteractiveSessionTest, CompilerOverItsMemoryLimitEndsOnlyItsSession) {
   // The worker's --compile-memory-mb reaches the compiler children as RLIMIT_AS.
   ClusterFixture fixture(2, std::uint64_t{256} << 20);
@@ -278,18 +303,26 @@ TEST(MlgoInteractiveSessionTest, BadParametersAreRefused) {
 // run any program it named with the next mlgo-inline session.
 TEST(MlgoInteractiveSessionTest, AClientCannotChooseTheCompilerTheWorkerRuns) {
   mlgo::testing::TempDir scripts;
-  const std::filesystem::path clientMarker = scripts.path() / "client-program-ran";
-  const std::filesystem::path operatorMarker = scripts.path() / "operator-program-ran";
-  auto writeScript = [&](const std::string& name, const std::filesystem::path& marker) {
+  // Each script leaves a marker in its working directory, the session's: a
+  // compiler runs confined and may write nowhere else (file_confinement.h).
+  auto writeScript = [&](const std::string& name, const std::string& marker) {
     std::filesystem::path script = scripts.path() / name;
-    std::ofstream(script) << "#!/bin/sh\ntouch '" << marker.string() << "'\nexec opt-19 \"$@\"\n";
+    std::ofstream(script) << "#!/bin/sh\ntouch '" << marker << "'\nexec opt-19 \"$@\"\n";
     std::filesystem::permissions(script, std::filesystem::perms::owner_all);
     return script.string();
   };
-  const std::string clientProgram = writeScript("client-opt", clientMarker);
+  const std::string clientProgram = writeScript("client-opt", "client-program-ran");
   OperatorSettings settings;
-  settings.mlgoOpt = writeScript("operator-opt", operatorMarker);
+  settings.mlgoOpt = writeScript("operator-opt", "operator-program-ran");
   ClusterFixture fixture(2, HostLimits{}.compileMemoryBytes, settings);
+  auto markerLeft = [&](const std::string& marker) {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(fixture.temp.path() / "work", ec);
+         it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->path().filename() == marker) return true;
+    }
+    return false;
+  };
 
   for (const char* key : {"mlgo.opt", "mlgo.llc"}) {
     auto refused = fixture.client->workerParameter(fixture.worker(), key, clientProgram);
@@ -303,11 +336,12 @@ TEST(MlgoInteractiveSessionTest, AClientCannotChooseTheCompilerTheWorkerRuns) {
   auto session =
       fixture.client->startSession(sessionOn("mlgo-inline", "benchmark://kiln-bench-v0/huffman"));
   ASSERT_TRUE(session.ok()) << session.status().toString();
+  // The session's directory lives as long as the session.
+  EXPECT_TRUE(markerLeft("operator-program-ran")) << "the operator's opt did not run";
   auto episode = playDefaultEpisode(**session);
   ASSERT_TRUE(episode.ok()) << episode.status().toString();
   EXPECT_GT(episode->decisions, 0);
-  EXPECT_TRUE(std::filesystem::exists(operatorMarker)) << "the operator's opt did not run";
-  EXPECT_FALSE(std::filesystem::exists(clientMarker)) << "the client's program ran";
+  EXPECT_FALSE(markerLeft("client-program-ran")) << "the client's program ran";
 }
 
 // The mlgo time limits are the operator's ceilings: a client may lower them

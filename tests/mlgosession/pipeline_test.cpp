@@ -7,11 +7,14 @@
 #include <future>
 #include <thread>
 
+#include "common/file_confinement.h"
 #include "common/subprocess.h"
 #include "datasets/registry.h"
+#include "llvmenv/pass_table.h"
 #include "mlgosession/compile_session.h"
 #include "mlgosession/native_size.h"
 #include "mlgosession/pipeline.h"
+#include "mlgosession/run_tool.h"
 #include "testing/wait.h"
 #include "tests/mlgosession/session_test_support.h"
 
@@ -28,6 +31,18 @@ std::shared_ptr<const std::string> benchmarkBytes(const std::string& uri) {
   EXPECT_TRUE(bytes.ok()) << bytes.status().toString();
   return std::make_shared<const std::string>(bytes.ok() ? bytes->bytes : std::string());
 }
+
+// The passes a job may name, as a worker's mlgo context allows them.
+const JobPasses& jobPasses() {
+  static const JobPasses passes = JobPasses::fromTable(*llvmenv::PassTable::fromRegistry().value());
+  return passes;
+}
+
+Result<JobSpec> parseJobSpec(std::string_view json) {
+  return mlgosession::parseJobSpec(json, jobPasses());
+}
+
+Status allowedFlag(std::string_view flag) { return mlgosession::allowedFlag(flag, jobPasses()); }
 
 struct JobFixture {
   JobFixture() : benchmark(benchmarkBytes("benchmark://kiln-bench-v0/huffman")) {
@@ -53,7 +68,8 @@ TEST(MlgoPipelineTest, HostileSpecsAreRefusedWithTheReason) {
       {R"({"steps":[{"kind":"rm -rf"}]})", "is not a step"},
       {R"({"steps":[{"kind":"compile","flags":["-load=evil.so"]}]})", "not allowed"},
       {R"({"steps":[{"kind":"compile","flags":["-o","/etc/x"]}]})", "not allowed"},
-      {R"({"steps":[{"kind":"compile","flags":["-passes=a;rm -rf /"]}]})", "pass pipeline"},
+      {R"({"steps":[{"kind":"compile","flags":["-passes=a;rm -rf /"]}]})",
+       "not a pass a job may run"},
       {R"({"steps":[{"kind":"compile","flags":[3]}]})", "array of strings"},
       {R"({"steps":[{"kind":"native-size","flags":["-Oz"]}]})", "only compile steps"},
       {R"({"steps":[{"kind":"native-size"}],"timeout_ms":0})", "timeout_ms"},
@@ -69,18 +85,34 @@ TEST(MlgoPipelineTest, HostileSpecsAreRefusedWithTheReason) {
   EXPECT_FALSE(parseJobSpec(std::string(100 << 10, '{')).ok());
 }
 
-// Found by fuzz_job_spec: opt's view-* passes write the graph to the system's
-// temporary directory and run a viewer (xdg-open, dot, ...) on it, so a job
-// could make the worker start programs.
-TEST(MlgoPipelineTest, PipelinesThatStartAGraphViewerAreRefused) {
-  for (const char* flag : {"-passes=view-cfg", "-passes=cgscc(function(view-dom-only))",
-                           "-passes=instcombine,view-callgraph", "-passes=view-"}) {
+// A job's pipeline names only allowed passes. Found by fuzz_job_spec: opt's
+// view-* passes write the graph to the system's temporary directory and run
+// a viewer (xdg-open, dot, ...) on it. Issue 48: insert-gcov-profiling with
+// the module's !llvm.gcov wrote files at paths the client chose (opt-19 does
+// it too), so the filter is an allow-list, not a list of what is known bad.
+TEST(MlgoPipelineTest, PipelinesMayNameOnlyTheAllowedPasses) {
+  for (const char* flag :
+       {"-passes=view-cfg", "-passes=cgscc(function(view-dom-only))",
+        "-passes=instcombine,view-callgraph", "-passes=view-", "-passes=dot-cfg",
+        "-passes=insert-gcov-profiling", "-passes=module(insert-gcov-profiling)",
+        "-passes=memprof-use<profile-filename=secret>", "-passes=print<domtree>",
+        "-passes=require<profile-summary>", "-passes=preview-x", "-passes=default<O9>",
+        "-passes=function<eager-inv>(sroa", "-passes=sroa(instcombine)",
+        "-passes=repeat<100000>(instcombine)", "-passes=instcombine,,sroa"}) {
     Status allowed = allowedFlag(flag);
     EXPECT_EQ(allowed.code(), ErrorCode::kInvalidArgument) << flag;
-    EXPECT_NE(allowed.message().find("graph viewer"), std::string::npos) << allowed.toString();
+    EXPECT_NE(allowed.message().find("docs/actions.md"), std::string::npos) << allowed.toString();
   }
-  for (const char* flag : {"-passes=dot-cfg", "-passes=default<O2>", "-passes=preview-x"}) {
-    EXPECT_TRUE(allowedFlag(flag).ok()) << flag;
+  EXPECT_NE(allowedFlag("-passes=function(insert-gcov-profiling)")
+                .message()
+                .find("names insert-gcov-profiling, which is not a pass a job may run"),
+            std::string::npos);
+  for (const char* flag :
+       {"-passes=default<O2>", "-passes=default<Oz>", "-passes=thinlto-pre-link<O2>",
+        "-passes=instcombine<no-verify-fixpoint>", "-passes=sroa,instcombine,simplifycfg",
+        "-passes=cgscc(function(sroa))", "-passes=module(function<eager-inv>(loop-mssa(licm)))",
+        "-passes=scc-oz-module-inliner", "-passes=repeat<3>(instcombine)"}) {
+    EXPECT_TRUE(allowedFlag(flag).ok()) << flag << ": " << allowedFlag(flag).toString();
   }
   auto parsed = parseJobSpec(R"({"steps":[{"kind":"compile","flags":["-passes=view-cfg"]}]})");
   ASSERT_FALSE(parsed.ok());
@@ -422,6 +454,86 @@ TEST(MlgoPipelineTest, BitcodeThatCrashesLlvmsReaderIsACompileError) {
                             std::vector<std::string>{"NativeSize"});
   ASSERT_TRUE(good.ok()) << good.status().toString();
   EXPECT_GT(good->observations[0].as<std::int64_t>(), 0);
+}
+
+// A module whose !llvm.gcov names where insert-gcov-profiling writes.
+std::string gcovModule(const std::filesystem::path& notes) {
+  return "target triple = \"x86_64-unknown-linux-gnu\"\n"
+         "define i32 @main() !dbg !4 {\n  ret i32 0, !dbg !7\n}\n"
+         "!llvm.dbg.cu = !{!0}\n!llvm.module.flags = !{!3}\n!llvm.gcov = !{!8}\n"
+         "!0 = distinct !DICompileUnit(language: DW_LANG_C99, file: !1, producer: \"x\", "
+         "isOptimized: false, runtimeVersion: 0, emissionKind: FullDebug)\n"
+         "!1 = !DIFile(filename: \"a.c\", directory: \"/tmp\")\n"
+         "!3 = !{i32 2, !\"Debug Info Version\", i32 3}\n"
+         "!4 = distinct !DISubprogram(name: \"main\", scope: !1, file: !1, line: 1, type: !5, "
+         "scopeLine: 1, spFlags: DISPFlagDefinition, unit: !0)\n"
+         "!5 = !DISubroutineType(types: !6)\n!6 = !{null}\n"
+         "!7 = !DILocation(line: 1, column: 1, scope: !4)\n"
+         "!8 = !{!\"" +
+         notes.string() + "\", !\"" + notes.string() + ".gcda\", !0}\n";
+}
+
+// Issue 48: -passes=insert-gcov-profiling and the module's !llvm.gcov made
+// opt write a file at any path the client named, with text it chose.
+TEST(MlgoPipelineTest, AJobCannotMakeOptWriteWhereTheModuleSays) {
+  ClusterFixture fixture;
+  const std::filesystem::path notes = fixture.temp.path() / "written-by-a-client.gcno";
+  const std::string gcovJob =
+      R"({"steps":[{"kind":"compile","flags":["-passes=insert-gcov-profiling"]}]})";
+  client::SessionOptions options;
+  options.sessionType = "mlgo-compile";
+  options.benchmark = "inline://hostile/gcov";
+  options.program = gcovModule(notes);
+  auto session = fixture.client->startSession(options);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(session.status().message().find("!llvm.gcov"), std::string::npos)
+      << session.status().toString();
+  // The pass alone is refused too, on any module.
+  options.benchmark = "benchmark://kiln-bench-v0/huffman";
+  options.program.reset();
+  auto plain = fixture.client->startSession(options);
+  ASSERT_TRUE(plain.ok()) << plain.status().toString();
+  auto refused = (*plain)->step({Value(gcovJob)}, std::vector<std::string>{});
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument) << refused.status().toString();
+  EXPECT_NE(refused.status().message().find("insert-gcov-profiling"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(notes));
+}
+
+// Defence in depth: with the module checks out of the way (the tools run
+// directly), opt and llc still cannot read a host file a module names or
+// write outside their directory.
+TEST(MlgoPipelineTest, ConfinedCompilersCannotReadOrWriteOutsideTheirDirectory) {
+  if (FileConfinement::kernelAbi() == 0) GTEST_SKIP() << "this kernel has no Landlock";
+  TempDir outside;
+  TempDir scratch;
+  const std::string secret = "kiln_secret_line_e41a never read by a compiler";
+  std::ofstream(outside.path() / "secret.s") << secret << "\n";
+  const std::filesystem::path notes = outside.path() / "written.gcno";
+  std::ofstream(scratch.path() / "gcov.ll") << gcovModule(notes);
+  std::ofstream(scratch.path() / "include.ll")
+      << "target triple = \"x86_64-unknown-linux-gnu\"\nmodule asm \".include \\22"
+      << (outside.path() / "secret.s").string() << "\\22\"\ndefine i32 @main() {\n  ret i32 0\n}\n";
+  auto run = [&](std::vector<std::string> argv) {
+    ToolRun tool;
+    tool.argv = std::move(argv);
+    tool.workingDirectory = scratch.path();
+    tool.deadline = std::chrono::steady_clock::now() + 60s;
+    return runTool(tool);
+  };
+  Status wrote =
+      run({"opt-19", "-passes=insert-gcov-profiling", (scratch.path() / "gcov.ll").string(), "-o",
+           (scratch.path() / "out.bc").string()});
+  EXPECT_FALSE(std::filesystem::exists(notes)) << wrote.toString();
+  Status read = run({"llc-19", "-filetype=obj", (scratch.path() / "include.ll").string(), "-o",
+                     (scratch.path() / "out.o").string()});
+  EXPECT_FALSE(read.ok());
+  EXPECT_EQ(read.message().find(secret), std::string::npos) << read.toString();
+  // The same tools still compile an ordinary module in their directory.
+  std::ofstream(scratch.path() / "plain.ll") << "define i32 @main() {\n  ret i32 0\n}\n";
+  EXPECT_TRUE(run({"llc-19", "-filetype=obj", (scratch.path() / "plain.ll").string(), "-o",
+                   (scratch.path() / "plain.o").string()})
+                  .ok());
 }
 
 TEST(MlgoPipelineTest, CompileSessionThroughTheCluster) {

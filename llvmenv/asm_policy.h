@@ -1,0 +1,46 @@
+// Which assembly text from a client's module may reach LLVM's assembler.
+// LLVM assembles a module's own assembly with the worker's rights: module
+// asm whenever a symbol table or an object is made, inline asm when code is
+// generated (in process for the llvm type, in opt-19/llc-19 for the mlgo
+// types). Some directives reach beyond the compile (`.include` and `.incbin`
+// read any file the process can; `.print` and Darwin's `.secure_log_*` write
+// outside it), macro machinery can build any directive name from its
+// arguments, and fill directives turn a few bytes into gigabytes. Pure text
+// functions, no LLVM: the module walk is module_policy.h.
+//
+// The scan looks at every '.' in the text, whatever the target's comment
+// and separator characters (a directive hidden in what the scan takes for a
+// comment is still seen; one the target reads as a comment is refused all
+// the same). Directive names are compared case-insensitively, as LLVM's
+// assembler looks them up.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kiln::llvmenv {
+
+// Bounds on what fill and alignment directives may ask of the assembler.
+inline constexpr std::uint64_t kMaxFillDirectiveBytes = 1 << 20;  // .zero/.space/.fill/.nops/.org
+inline constexpr std::uint64_t kMaxAlignExponent = 16;            // .align/.p2align (2^16 bytes)
+inline constexpr std::uint64_t kMaxAlignBytes = 1 << 16;          // .balign
+
+enum class AsmSource {
+  kModule,  // `module asm`: given to the assembler as written
+  kInline,  // an inline asm template: `$` operands and `$(a$|b$)` variants first
+};
+
+struct AsmVerdict {
+  // Why the text may not be assembled ("directive .incbin reads host
+  // files"), nullopt when it may.
+  std::optional<std::string> refused;
+  // Bytes the accepted text's fill and alignment directives may emit, at
+  // most (for a module-wide bound).
+  std::uint64_t fillBytes = 0;
+};
+
+AsmVerdict checkAssembly(std::string_view text, AsmSource source);
+
+}  // namespace kiln::llvmenv

@@ -85,7 +85,11 @@ Result<CoordinatorProcess> spawnCoordinator(testsupport::ChildCluster& cluster,
       testsupport::ChildProcess * child,
       cluster.spawn({"coordinator", "--listen", listen, "--heartbeat-seconds",
                      fmt::format("{}", std::chrono::duration<double>(o.heartbeatInterval).count()),
-                     "--liveness", std::to_string(o.liveness), "--log-level", "info"}));
+                     "--liveness", std::to_string(o.liveness), "--log-level", "info",
+                     // One operator client opens every experiment, and each its workers.
+                     "--max-experiments-per-client", std::to_string(std::max(1u, o.experiments)),
+                     "--max-experiment-workers",
+                     std::to_string(std::clamp(o.experimentWorkers, 1u, 4096u))}));
   return CoordinatorProcess{child, child->endpoint};
 }
 

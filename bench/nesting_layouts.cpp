@@ -25,10 +25,12 @@ Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, 
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster children,
                         testsupport::ChildCluster::create(testsupport::selfExecutable()));
   LayoutCluster cluster(layout, std::move(children));
-  KILN_ASSIGN_OR_RETURN(
-      testsupport::ChildProcess * coordinator,
-      cluster.children_.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
-                               "--heartbeat-seconds", "0.2", "--log-level", "off"}));
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * coordinator,
+                        cluster.children_.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
+                                                 "--heartbeat-seconds", "0.2", "--log-level", "off",
+                                                 // One operator client opens every experiment.
+                                                 "--max-experiments-per-client",
+                                                 std::to_string(std::max(1u, experiments))}));
   cluster.coordinator_ = coordinator->endpoint;
   const bool nested = layout == Layout::kNested;
   const unsigned hosts = nested ? 1 : experiments;

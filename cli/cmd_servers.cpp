@@ -11,6 +11,7 @@
 #include "nesting/in_process_backend.h"
 #include "nesting/isolating_backend.h"
 #include "worker/config_check.h"
+#include "worker/limit_options.h"
 #include "worker/worker_cli.h"
 
 namespace kiln::cli {
@@ -35,6 +36,32 @@ void addCacheAffinityOption(CLI::App& command, double& slack) {
                   "alone")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1000.0));
+}
+
+// The coordinator's bounds on experiments (kiln coordinator, kiln local):
+// each one costs a nesting host a child process and underlying workers.
+void addExperimentLimitOptions(CLI::App& command, ExperimentLimits& limits) {
+  command
+      .add_option("--max-experiment-weight", limits.maxWeight,
+                  "the largest fair-share weight a client may give its experiment (a weight "
+                  "takes slots from the other experiments on the same hosts)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
+  command
+      .add_option("--max-experiments-per-client", limits.maxPerClient,
+                  "experiments one client may hold open at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100000u));
+  command
+      .add_option("--max-experiments", limits.maxExperiments,
+                  "experiments all clients may hold open at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100000u));
+  command
+      .add_option("--max-experiment-workers", limits.maxWorkers,
+                  "underlying workers one experiment may ask for")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 4096u));
 }
 
 // The key files of a server command; a bad one stops the command with its reason.
@@ -84,12 +111,7 @@ void addCoordinatorCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   addCacheAffinityOption(*command, config->cacheAffinitySlack);
-  command
-      ->add_option("--max-experiment-weight", config->maxExperimentWeight,
-                   "the largest fair-share weight a client may give its experiment (a weight "
-                   "takes slots from the other experiments on the same hosts)")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1000u));
+  addExperimentLimitOptions(*command, config->experiments);
   command
       ->add_option("--metrics-listen", config->metricsListen,
                    "serve Prometheus metrics and the live dashboard over HTTP on ADDR:PORT "
@@ -219,11 +241,7 @@ void addLocalCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0u, 256u));
   addCacheAffinityOption(*command, options->coordinator.cacheAffinitySlack);
-  command
-      ->add_option("--max-experiment-weight", options->coordinator.maxExperimentWeight,
-                   "the largest fair-share weight a client may give its experiment")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1000u));
+  addExperimentLimitOptions(*command, options->coordinator.experiments);
   command
       ->add_option("--metrics-listen", options->coordinator.metricsListen,
                    "serve the coordinator's metrics and dashboard on ADDR:PORT; default: off")
@@ -231,6 +249,7 @@ void addLocalCommand(CLI::App& app) {
   command->add_option("--slots", options->worker.slots, "slots per worker")
       ->capture_default_str()
       ->check(CLI::Range(1u, kMaxSlots));
+  addHostLimitOptions(*command, options->worker);
   addCompileMemoryOption(*command, options->worker.limits.compileMemoryBytes);
   addMlgoOptions(*command, options->worker.settings);
   addSandboxOptions(*command, options->worker.settings);

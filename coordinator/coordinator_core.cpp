@@ -36,7 +36,7 @@ CoordinatorCore::CoordinatorCore(CoordinatorConfig config, const Clock& clock, L
       clock_(clock),
       logger_(std::move(logger)),
       experiments_(clock_, logger_, config_.heartbeatInterval, config_.experimentLease,
-                   config_.maxExperimentWeight),
+                   config_.experiments),
       nextWorkerId_(std::max<std::uint64_t>(config_.firstWorkerId, 1)) {}
 
 void CoordinatorCore::handle(const std::string& peer, const InboundMessage& message,
@@ -419,7 +419,8 @@ void CoordinatorCore::handleExperimentRequest(const std::string& peer,
                                                       name, spec.name)));
       }
       name = spec.name;
-      Result<Secret> opened = experiments_.open(std::move(spec), key);
+      Result<Secret> opened =
+          experiments_.open(std::move(spec), key, clientIdOf(envelope.getClientSecret()));
       if (!opened.ok()) return replyError(out, peer, requestId, opened.status());
       experiments_.reconcile(workers_, out);  // create its workers now, not at the next tick
       const ExperimentRecord* record = experiments_.find(name);

@@ -28,9 +28,10 @@ struct CoordinatorConfig {
   Duration heartbeatInterval = std::chrono::seconds(1);
   int liveness = 3;                                     // lost after this many silent intervals
   Duration experimentLease = std::chrono::seconds(30);  // a silent experiment closes after this
-  // The largest fair-share weight a client may ask for its experiment: a
-  // weight takes slots from the other experiments on the same hosts.
-  std::uint32_t maxExperimentWeight = 10;
+  // The largest fair-share weight a client may ask for its experiment (a
+  // weight takes slots from the other experiments on the same hosts), and
+  // how many experiments and workers clients may open.
+  ExperimentLimits experiments;
   // A session goes to a worker that ran its benchmark lately (a warm cache)
   // while it has a free slot, or, when every worker is busy, while its load
   // is within this many sessions per slot of the least loaded worker's; 0

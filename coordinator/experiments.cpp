@@ -11,29 +11,54 @@
 namespace kiln {
 
 ExperimentBook::ExperimentBook(const Clock& clock, Logger logger, Duration heartbeatInterval,
-                               Duration lease, std::uint32_t maxWeight)
+                               Duration lease, ExperimentLimits limits)
     : clock_(clock),
       logger_(std::move(logger)),
       interval_(heartbeatInterval),
       lease_(lease),
-      maxWeight_(maxWeight) {}
+      limits_(limits) {}
 
-Result<Secret> ExperimentBook::open(ExperimentSpec spec, capnp::Data::Reader presentedKey) {
+Status ExperimentBook::checkQuota(const std::string& name, ClientId owner) const {
+  if (experiments_.size() >= limits_.maxExperiments) {
+    return overloaded(fmt::format(
+        "experiment '{}' cannot open: this coordinator holds its maximum of {} experiments "
+        "(limit --max-experiments); retry when some have closed",
+        name, experiments_.size()));
+  }
+  const auto held = std::count_if(experiments_.begin(), experiments_.end(),
+                                  [&](const auto& open) { return open.second.owner == owner; });
+  if (static_cast<std::uint64_t>(held) >= limits_.maxPerClient) {
+    return overloaded(fmt::format(
+        "experiment '{}' cannot open: this client already has {} experiments open (limit "
+        "--max-experiments-per-client): close one first",
+        name, held));
+  }
+  return okStatus();
+}
+
+Result<Secret> ExperimentBook::open(ExperimentSpec spec, capnp::Data::Reader presentedKey,
+                                    ClientId owner) {
   if (spec.name.empty() || spec.name.size() > 128) {
     return invalidArgument("an experiment needs a name of 1 to 128 characters");
   }
-  if (spec.workers == 0 || spec.workers > 4096) {
-    return invalidArgument(fmt::format("experiment '{}' asks for {} workers; ask for 1 to 4096",
-                                       spec.name, spec.workers));
+  if (spec.workers == 0) {
+    return invalidArgument(fmt::format("experiment '{}' asks for no workers; ask for 1 to {}",
+                                       spec.name, limits_.maxWorkers));
+  }
+  if (spec.workers > limits_.maxWorkers) {
+    return permissionDenied(fmt::format(
+        "experiment '{}' asks for {} workers; this coordinator allows at most {} (limit "
+        "--max-experiment-workers)",
+        spec.name, spec.workers, limits_.maxWorkers));
   }
   if (spec.weight == 0) {
     return invalidArgument(fmt::format("experiment '{}': weight must be at least 1", spec.name));
   }
-  if (spec.weight > maxWeight_) {
+  if (spec.weight > limits_.maxWeight) {
     return permissionDenied(fmt::format(
         "experiment '{}' asks for weight {}; this coordinator allows at most {} (the operator's "
         "kiln coordinator --max-experiment-weight)",
-        spec.name, spec.weight, maxWeight_));
+        spec.name, spec.weight, limits_.maxWeight));
   }
   Secret key;
   if (presentedKey.size() != 0) {
@@ -44,12 +69,16 @@ Result<Secret> ExperimentBook::open(ExperimentSpec spec, capnp::Data::Reader pre
   }
   if (experiments_.contains(spec.name)) {
     KILN_RETURN_IF_ERROR(authorize(spec.name, presentedKey));
-  } else if (key.empty()) {
-    key = Secret::draw();
+  } else {
+    KILN_RETURN_IF_ERROR(checkQuota(spec.name, owner));
+    if (key.empty()) key = Secret::draw();
   }
   auto [it, created] = experiments_.try_emplace(spec.name);
   ExperimentRecord& record = it->second;
-  if (created) record.keyDigest = keyDigest(key.bytes());
+  if (created) {
+    record.keyDigest = keyDigest(key.bytes());
+    record.owner = owner;
+  }
   if (!created && record.spec.sessionTypes != spec.sessionTypes) {
     return invalidArgument(
         fmt::format("experiment '{}' is open with other session types; close it first", spec.name));

@@ -35,6 +35,7 @@ struct ExperimentWorkerState {
 
 struct ExperimentRecord {
   ExperimentSpec spec;
+  ClientId owner;         // who opened it: its experiments count against its quota
   std::string keyDigest;  // of the key issued at open (common/identity.h); the key is not kept
   TimePoint lastHeard;
   std::map<std::uint64_t, ExperimentWorkerState> workers;  // by underlying worker id
@@ -50,17 +51,28 @@ struct ExperimentPlacement {
 
 using HostTable = std::map<WorkerId, WorkerRecord>;
 
+// The operator's bounds on experiments (kiln coordinator flags): each one
+// costs nesting hosts a child process and its underlying workers.
+struct ExperimentLimits {
+  std::uint32_t maxWeight = 10;       // --max-experiment-weight
+  std::uint32_t maxPerClient = 4;     // --max-experiments-per-client
+  std::uint32_t maxExperiments = 64;  // --max-experiments, every client's together
+  std::uint32_t maxWorkers = 64;      // --max-experiment-workers: of one experiment
+};
+
 class ExperimentBook {
  public:
   ExperimentBook(const Clock& clock, Logger logger, Duration heartbeatInterval, Duration lease,
-                 std::uint32_t maxWeight = 10);
+                 ExperimentLimits limits = {});
 
   // Creates the experiment, or updates its spec (e.g. more workers) for a
   // caller that presents its key. A new experiment is issued a fresh key,
   // or takes the presented one: a client re-opening what a restarted
   // coordinator forgot keeps its key, and the hosts' workers that carry its
-  // digest are adopted again. Returns the key (the caller's to hand out).
-  Result<Secret> open(ExperimentSpec spec, capnp::Data::Reader presentedKey = {});
+  // digest are adopted again. A new experiment counts against `owner`'s
+  // quota. Returns the key (the caller's to hand out).
+  Result<Secret> open(ExperimentSpec spec, capnp::Data::Reader presentedKey = {},
+                      ClientId owner = {});
   // ok if `name` is open and `key` is its key; not-found or permission-denied.
   Status authorize(const std::string& name, capnp::Data::Reader key) const;
   Status close(const std::string& name, const HostTable& hosts, std::vector<Outgoing>& out);
@@ -92,7 +104,10 @@ class ExperimentBook {
   Logger logger_;
   Duration interval_;
   Duration lease_;
-  std::uint32_t maxWeight_;  // the operator's (CoordinatorConfig::maxExperimentWeight)
+  // A new experiment `owner` may not open, and why; ok if it may.
+  Status checkQuota(const std::string& name, ClientId owner) const;
+
+  ExperimentLimits limits_;  // the operator's (CoordinatorConfig)
   std::uint64_t nextRequestId_ = 1;
   RandomIds ids_;
   std::map<std::string, ExperimentRecord> experiments_;

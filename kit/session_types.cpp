@@ -29,8 +29,12 @@ Status SessionTypeRegistry::start(ContextResources& resources) {
     ServiceContext* ctx = context->second.get();
     auto probe = type.makeSession(*ctx);
     ReadySessionType ready;
-    ready.info = {type.name, probe->compilerVersion(), probe->actionSpaces(),
-                  probe->observationSpaces(), probe->replayPolicy()};
+    ready.info = {type.name,
+                  probe->compilerVersion(),
+                  probe->actionSpaces(),
+                  probe->observationSpaces(),
+                  probe->replayPolicy(),
+                  type.footprint};
     ready.context = ctx;
     ready.create = [make = type.makeSession, ctx] { return make(*ctx); };
     ready_.emplace(type.name, std::move(ready));

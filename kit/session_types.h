@@ -4,6 +4,7 @@
 // class, so init()/shutdown() run exactly once each.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,12 +18,21 @@
 
 namespace kiln {
 
+// What one session of a type holds on its host besides memory, declared when
+// the type is registered, so that a worker can bound it per client.
+struct SessionFootprint {
+  // Compiler processes one session may hold at once (the mlgo types: the opt
+  // or llc a session drives, alive between its steps).
+  std::uint32_t compilerProcesses = 0;
+};
+
 struct SessionTypeInfo {
   std::string name;
   std::string compilerVersion;
   std::vector<Space> actionSpaces;
   std::vector<Space> observationSpaces;
   ReplayPolicy replay;
+  SessionFootprint footprint;
 };
 
 // A type ready to create sessions: its context is initialized.
@@ -41,16 +51,17 @@ class SessionTypeRegistry {
 
   // Session must be constructible from Context&; Context from ContextResources&.
   template <class Session, class Context = ServiceContext>
-  void add(std::string name) {
-    add<Session, Context>(std::move(name),
-                          [](ContextResources& r) { return std::make_unique<Context>(r); });
+  void add(std::string name, SessionFootprint footprint = {}) {
+    add<Session, Context>(
+        std::move(name), [](ContextResources& r) { return std::make_unique<Context>(r); },
+        footprint);
   }
   // The same with the context made by `makeContext`, e.g. to hand contexts
   // of several types state their process shares (used by the first type
   // registered with each Context class).
   template <class Session, class Context>
-  void add(std::string name,
-           std::function<std::unique_ptr<Context>(ContextResources&)> makeContext) {
+  void add(std::string name, std::function<std::unique_ptr<Context>(ContextResources&)> makeContext,
+           SessionFootprint footprint = {}) {
     static_assert(std::is_base_of_v<CompilationSession, Session>);
     static_assert(std::is_base_of_v<ServiceContext, Context>);
     pending_.push_back(PendingType{std::move(name), std::type_index(typeid(Context)),
@@ -58,7 +69,8 @@ class SessionTypeRegistry {
                                        -> std::unique_ptr<ServiceContext> { return make(r); },
                                    [](ServiceContext& c) -> std::unique_ptr<CompilationSession> {
                                      return std::make_unique<Session>(static_cast<Context&>(c));
-                                   }});
+                                   },
+                                   footprint});
   }
 
   // Creates and initializes every context, then probes each type for its
@@ -85,6 +97,7 @@ class SessionTypeRegistry {
     std::type_index contextType;
     std::function<std::unique_ptr<ServiceContext>(ContextResources&)> makeContext;
     std::function<std::unique_ptr<CompilationSession>(ServiceContext&)> makeSession;
+    SessionFootprint footprint;
   };
   std::vector<PendingType> pending_;
   std::vector<std::pair<std::type_index, std::unique_ptr<ServiceContext>>> contexts_;

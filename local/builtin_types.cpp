@@ -28,12 +28,18 @@ void registerBuiltinSessionTypes(SessionTypeRegistry& types) {
 #endif
 #ifdef KILN_WITH_MLGO_SESSION
   using namespace mlgosession;
+  // Each session drives an opt or llc of its own (inline and regalloc keep it
+  // alive between steps; compile runs one per step): the worker bounds them
+  // per client (--max-compilers-per-client).
+  const SessionFootprint compiler{.compilerProcesses = 1};
   types.add<MlgoInlineSession, MlgoContext>(
-      MlgoInlineSession::kSessionTypeName, [datasets](ContextResources& resources) {
+      MlgoInlineSession::kSessionTypeName,
+      [datasets](ContextResources& resources) {
         return std::make_unique<MlgoContext>(resources, datasets);
-      });
-  types.add<MlgoRegallocSession, MlgoContext>(MlgoRegallocSession::kSessionTypeName);
-  types.add<MlgoCompileSession, MlgoContext>(MlgoCompileSession::kSessionTypeName);
+      },
+      compiler);
+  types.add<MlgoRegallocSession, MlgoContext>(MlgoRegallocSession::kSessionTypeName, compiler);
+  types.add<MlgoCompileSession, MlgoContext>(MlgoCompileSession::kSessionTypeName, compiler);
 #endif
 }
 

@@ -20,6 +20,7 @@ struct SessionHost::Ticket {
   bool answered = false;            // a timeout was already sent
   bool creates = false;             // a start or fork: counts against maxSessions meanwhile
   ClientId creator;                 // whose per-client count it reserved
+  SessionFootprint footprint;       // what it reserved
   bool shortened = false;           // it asked for more than longestDeadline()
 };
 
@@ -27,6 +28,14 @@ struct SessionHost::Split {
   SplitStep step;
   std::chrono::steady_clock::time_point started;
 };
+
+namespace {
+
+SessionFootprint footprintOf(const SessionRecord& record) {
+  return record.type != nullptr ? record.type->info.footprint : SessionFootprint{};
+}
+
+}  // namespace
 
 Duration longestDeadline(const HostLimits& limits) {
   return limits.maxDeadline > Duration::zero() ? limits.maxDeadline : limits.defaultDeadline;
@@ -49,7 +58,9 @@ SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache
       replies_(replies),
       completions_(completions),
       logger_(std::move(logger)),
-      scope_(std::move(scope)) {}
+      scope_(std::move(scope)),
+      quotas_(QuotaLimits{limits.maxSessionsPerClient, limits.maxCompilersPerClient,
+                          limits.maxCompilers}) {}
 
 SessionHost::~SessionHost() { clear(); }
 
@@ -113,7 +124,7 @@ void SessionHost::handle(const std::string& routingId, InboundMessage message) {
 void SessionHost::dispatch(const std::string& routingId, InboundMessage message) {
   auto envelope = message.envelope();
   std::uint64_t requestId = envelope.getRequestId();
-  ClientId client = clientIds_.of(envelope.getClientSecret());
+  ClientId client = clientIds_.of(envelope);
   if (client.valid()) leases_[client] = clock_.now();
   auto request = envelope.getRequest();
   switch (request.which()) {
@@ -175,8 +186,8 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   }
   if (sessions_.size() + starting_ >= limits_.maxSessions) {
     return reply(routingId, requestId,
-                 overloaded(fmt::format("worker holds its maximum of {} sessions; retry later "
-                                        "or on another worker",
+                 overloaded(fmt::format("worker holds its maximum of {} sessions (limit "
+                                        "--max-sessions): retry later or on another worker",
                                         limits_.maxSessions)));
   }
   if (!owner.valid()) return reply(routingId, requestId, anonymousClient());
@@ -185,13 +196,14 @@ void SessionHost::startSession(const std::string& routingId, InboundMessage mess
   // Every field is read before anything is reserved: a malformed one throws,
   // and a throw after the reservation would hold a slot forever (fuzzing).
   std::string key = schedulingKey(envelope.getExperiment().cStr());
-  if (Status reserved = reserveFor(owner); !reserved.ok()) {
+  if (Status reserved = quotas_.reserve(owner, type->info.footprint); !reserved.ok()) {
     return reply(routingId, requestId, reserved);
   }
   std::uint64_t ticket = openTicket(routingId, requestId, envelope.getTimeoutMs(), nullptr);
   ++starting_;
   inflight_[ticket]->creates = true;
   inflight_[ticket]->creator = owner;
+  inflight_[ticket]->footprint = type->info.footprint;
   post(key, ticket,
        [type, id, owner, maxBytes = limits_.maxBenchmarkBytes, message = std::move(message)] {
          return executeStart(*type, id, owner, message, maxBytes);
@@ -217,6 +229,11 @@ void SessionHost::handleSessionRequest(const std::string& routingId, InboundMess
       sessionId = request.getSendSessionParameter().getSessionId();
       break;
   }
+  const auto unknown = [&] {
+    return notFound(fmt::format(
+        "session {:x} does not exist on this worker (ended, expired, or never started here)",
+        sessionId));
+  };
   auto found = sessions_.find(SessionId{sessionId});
   if (found == sessions_.end() || found->second->retired) {
     if (auto why = dropped_.why(sessionId)) {
@@ -224,22 +241,17 @@ void SessionHost::handleSessionRequest(const std::string& routingId, InboundMess
           routingId, envelope.getRequestId(),
           notFound(fmt::format("session {:x} was dropped by this worker: {}", sessionId, *why)));
     }
-    return reply(routingId, envelope.getRequestId(),
-                 notFound(fmt::format("session {:x} does not exist on this worker (ended, "
-                                      "expired, or never started here)",
-                                      sessionId)));
+    return reply(routingId, envelope.getRequestId(), unknown());
   }
   SessionRecord& record = *found->second;
   // Every session has an owner (startSession refuses anonymous clients), and
-  // only the holder of the owner's secret is that owner.
-  if (record.owner != client) {
-    return reply(
-        routingId, envelope.getRequestId(),
-        permissionDenied(fmt::format("session {:x} belongs to another client", sessionId)));
-  }
+  // only the holder of the owner's secret is that owner. Anyone else hears
+  // what an id that never existed gets: the answer tells no one that it does.
+  if (record.owner != client) return reply(routingId, envelope.getRequestId(), unknown());
   if (request.isFork() && sessions_.size() + starting_ >= limits_.maxSessions) {
     return reply(routingId, envelope.getRequestId(),
-                 overloaded(fmt::format("worker holds its maximum of {} sessions; cannot fork",
+                 overloaded(fmt::format("worker holds its maximum of {} sessions (limit "
+                                        "--max-sessions): cannot fork",
                                         limits_.maxSessions)));
   }
   runOnStrand(record, routingId, std::move(message));
@@ -259,7 +271,8 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   }
   // A fork reserves its place when it runs, not while it waits on the strand.
   if (request.isFork()) {
-    if (Status reserved = reserveFor(record.owner); !reserved.ok()) {
+    if (Status reserved = quotas_.reserve(record.owner, footprintOf(record));
+        !reserved.ok()) {
       return reply(routingId, envelope.getRequestId(), reserved);
     }
   }
@@ -288,6 +301,7 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
       ++starting_;
       inflight_[ticket]->creates = true;
       inflight_[ticket]->creator = record.owner;
+      inflight_[ticket]->footprint = footprintOf(record);
       return post(key, ticket, [target, child, message = std::move(message)] {
         return executeFork(*target, child, message);
       });
@@ -391,7 +405,7 @@ void SessionHost::onCompletion(Completion completion) {
   }
   if (ticket->creates) {
     --starting_;
-    if (!completion.created || timedOut) releaseFor(ticket->creator);
+    if (!completion.created || timedOut) quotas_.release(ticket->creator, ticket->footprint);
   }
   if (completion.created && !timedOut) {
     SessionRecord& created = *completion.created;
@@ -429,26 +443,8 @@ void SessionHost::erase(SessionRecord& record) {
     reply(waiting.routingId, waiting.message.envelope().getRequestId(),
           notFound(fmt::format("session {:x} ended before this request ran", record.id.value)));
   }
-  releaseFor(record.owner);
+  quotas_.release(record.owner, footprintOf(record));
   sessions_.erase(record.id);
-}
-
-Status SessionHost::reserveFor(ClientId client) {
-  std::uint32_t& count = perClient_[client];
-  if (count >= limits_.maxSessionsPerClient) {
-    return overloaded(
-        fmt::format("client {:x} holds its maximum of {} sessions on this worker; "
-                    "end some first",
-                    client.value, limits_.maxSessionsPerClient));
-  }
-  ++count;
-  return okStatus();
-}
-
-void SessionHost::releaseFor(ClientId client) {
-  auto found = perClient_.find(client);
-  if (found == perClient_.end()) return;
-  if (--found->second == 0) perClient_.erase(found);
 }
 
 template <class Predicate>
@@ -553,7 +549,7 @@ Status SessionHost::refusedWhileStuck() const {
 
 void SessionHost::clear() {
   splitWaits_.clear();  // they refer to sessions
-  perClient_.clear();
+  quotas_.clear();
   sessions_.clear();
   inflight_.clear();
   leases_.clear();

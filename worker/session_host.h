@@ -22,6 +22,7 @@
 #include "common/mailbox.h"
 #include "common/unique_task.h"
 #include "kit/session_types.h"
+#include "worker/client_quotas.h"
 #include "worker/dropped_sessions.h"
 #include "worker/session_record.h"
 
@@ -40,8 +41,14 @@ class SessionObserver {
 
 struct HostLimits {
   std::uint32_t maxSessions = 100000;
-  // One client cannot take a whole worker from the others.
-  std::uint32_t maxSessionsPerClient = 10000;
+  // One client cannot take a whole worker from the others
+  // (--max-sessions-per-client; worker/client_quotas.h).
+  std::uint32_t maxSessionsPerClient = 256;
+  // Compiler processes the sessions may hold (SessionFootprint): 40
+  // mlgo-inline sessions are 40 opt processes, some 2.6 GiB. Per client
+  // (--max-compilers-per-client) and for all clients (--max-compilers).
+  std::uint32_t maxCompilersPerClient = 16;
+  std::uint32_t maxCompilers = 64;
   Duration defaultDeadline = std::chrono::seconds(300);
   // The longest deadline a request may ask for (Envelope.timeoutMs): a
   // longer one is shortened to it. Zero = defaultDeadline.
@@ -68,6 +75,11 @@ struct HostLimits {
   // Not owned; outlives the hosts. Rides with the limits because every
   // frontend already hands these to each SessionHost it creates.
   SessionObserver* observer = nullptr;
+  // What this process's client passes are checked with (common/identity.h):
+  // WorkerServer draws it and tells only its coordinator. It rides here for
+  // the same reason (every host of the process, the forked children of
+  // `kiln nest` included, checks passes with it). None: only secrets count.
+  PassKey passKey;
 };
 
 // The longest deadline a request gets on a host with `limits`.
@@ -230,12 +242,10 @@ class SessionHost {
   std::unordered_map<std::uint64_t, std::unique_ptr<Ticket>> inflight_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Split>> splitWaits_;  // by ticket
   std::unordered_map<ClientId, TimePoint> leases_;
-  ClientIdMemo clientIds_;  // who sent the last request (identity.h)
+  ClientIdMemo clientIds_{limits_.passKey};  // who sent the last request (identity.h)
   std::uint32_t waitingRequests_ = 0;
-  // Live and starting sessions per client, against maxSessionsPerClient.
-  std::unordered_map<ClientId, std::uint32_t> perClient_;
-  Status reserveFor(ClientId client);
-  void releaseFor(ClientId client);
+  // Live and starting sessions per client, against the quotas.
+  ClientQuotas quotas_;
   std::deque<Completion> inlineDone_;
   bool drainingInline_ = false;
   TimePoint nextLeaseSweep_{};

@@ -12,6 +12,7 @@
 #include "common/working_directory.h"
 #include "metrics/listen_address.h"
 #include "worker/config_check.h"
+#include "worker/limit_options.h"
 #include "worker/run_worker.h"
 
 namespace kiln {
@@ -225,40 +226,8 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
   app.add_option("--slots", c.slots, "sessions stepped in parallel (threads)")
       ->capture_default_str()
       ->check(CLI::Range(1u, kMaxSlots));
-  app.add_option("--max-sessions-per-client", c.limits.maxSessionsPerClient,
-                 "live sessions one client may hold on this worker")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 10000000u));
-  app.add_option("--max-sessions", c.limits.maxSessions, "live sessions accepted")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 10000000u));
-  app.add_option("--cache-bytes", c.cacheBytes,
-                 "benchmark cache bound in bytes; clients may lower it, never raise it above this")
-      ->capture_default_str()
-      ->check(CLI::Range(kMinCacheBytes, kMaxCacheBytes));
-  app.add_option("--max-benchmark-bytes", c.limits.maxBenchmarkBytes, "largest benchmark accepted")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{1}, kMaxBenchmarkBytes));
-  app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
-      ->capture_default_str()
-      ->check(CLI::Range(kMinMessageBytes, kMaxMessageBytes));
+  addHostLimitOptions(app, c);
   addCompileMemoryOption(app, c.limits.compileMemoryBytes);
-  app.add_option_function<double>(
-         "--lease-seconds",
-         [&c](double s) { c.limits.leaseTimeout = std::chrono::milliseconds(long(s * 1000)); },
-         "end a silent client's sessions after this long (default 30)")
-      ->check(CLI::Range(0.1, 86400.0));
-  app.add_option_function<double>(
-         "--deadline-seconds",
-         [&c](double s) { c.limits.defaultDeadline = std::chrono::milliseconds(long(s * 1000)); },
-         "deadline of a request that sets none (default 300)")
-      ->check(CLI::Range(0.01, kMaxDeadlineSeconds));
-  app.add_option_function<double>(
-         "--max-deadline-seconds",
-         [&c](double s) { c.limits.maxDeadline = std::chrono::milliseconds(long(s * 1000)); },
-         "the longest deadline a request may ask for: a longer one is shortened to this, and its "
-         "timeout says so (default: --deadline-seconds)")
-      ->check(CLI::Range(0.01, kMaxDeadlineSeconds));
   app.add_option_function<std::uint64_t>(
          "--inline-step-us",
          [&c](std::uint64_t us) { c.limits.inlineStepBudget = std::chrono::microseconds(us); },

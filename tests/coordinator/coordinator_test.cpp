@@ -43,6 +43,7 @@ class CoordinatorCoreTest : public ::testing::Test {
       r.setEndpoint(endpoint);
       r.setSlots(2);
       r.initSessionTypes(1).set(0, "noop");
+      r.setPassKey(PassKey::draw().wire());
     });
     std::optional<InboundMessage> keep;
     ASSERT_TRUE(decode(out, 0, keep).getReply().isRegistered());
@@ -226,6 +227,7 @@ class ExperimentKeyTest : public CoordinatorCoreTest {
       r.setEndpoint("tcp://127.0.0.1:9");
       r.setSlots(2);
       r.setNesting(true);
+      r.setPassKey(PassKey::draw().wire());
       r.initSessionTypes(1).set(0, "noop");
       auto list = r.initUnderlying(running.size());
       for (unsigned i = 0; i < running.size(); ++i) toWire(running[i], list[i]);
@@ -341,12 +343,72 @@ TEST_F(ExperimentKeyTest, AWeightAboveTheOperatorsIsRefused) {
     auto spec = r.initOpenExperiment().initSpec();
     spec.setName("greedy");
     spec.setWorkers(1);
-    spec.setWeight(CoordinatorConfig{}.maxExperimentWeight + 1);
+    spec.setWeight(CoordinatorConfig{}.experiments.maxWeight + 1);
   });
   Status refused = answer(out);
   EXPECT_EQ(refused.code(), ErrorCode::kPermissionDenied) << refused.toString();
   EXPECT_NE(refused.message().find("--max-experiment-weight"), std::string::npos);
   EXPECT_EQ(core_.experiments().find("greedy"), nullptr);
+}
+
+// Each experiment costs nesting hosts a child process and workers: one
+// client may hold only so many open, all clients together only so many, and
+// each asks for only so many workers (issue 48: 20 experiments from one
+// client meant 32 child processes on one kiln nest).
+TEST_F(ExperimentKeyTest, ExperimentsAreBoundedPerClientAndInAll) {
+  CoordinatorConfig config;
+  config.experiments.maxPerClient = 2;
+  config.experiments.maxExperiments = 3;
+  config.experiments.maxWorkers = 2;
+  CoordinatorCore bounded(config, clock_, makeNullLogger("c"));
+  target_ = &bounded;
+  // Sends `fill` as client `client`, presenting `key`; the answer, and the
+  // key an open issued.
+  std::string issued;
+  auto callAs = [&](std::uint64_t client, const std::string& key,
+                    const std::function<void(wire::Request::Builder)>& fill) {
+    auto out = send("client", [&](wire::Envelope::Builder e) {
+      testsupport::setTestClient(e, client);
+      e.setExperimentKey(testsupport::asData(key));
+      fill(e.initRequest());
+    });
+    std::optional<InboundMessage> keep;
+    auto reply = replyIn(out, keep);
+    if (reply.isExperimentView()) {
+      auto bytes = reply.getExperimentView().getKey();
+      issued.assign(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+    }
+    return reply.isError() ? fromWire(reply.getError()) : okStatus();
+  };
+  auto openAs = [&](const std::string& name, std::uint64_t client, std::uint32_t workers = 1) {
+    return callAs(client, "", [&](wire::Request::Builder r) {
+      auto spec = r.initOpenExperiment().initSpec();
+      spec.setName(name);
+      spec.setWorkers(workers);
+      spec.setWeight(1);
+    });
+  };
+  auto expectRefused = [](const Status& refused, ErrorCode code, const std::string& flag) {
+    EXPECT_EQ(refused.code(), code) << refused.toString();
+    EXPECT_NE(refused.message().find("(limit " + flag + ")"), std::string::npos)
+        << refused.toString();
+  };
+  expectRefused(openAs("wide", 1, 3), ErrorCode::kPermissionDenied, "--max-experiment-workers");
+  ASSERT_TRUE(openAs("a1", 1, 2).ok());
+  ASSERT_TRUE(openAs("a2", 1).ok());
+  expectRefused(openAs("a3", 1), ErrorCode::kOverloaded, "--max-experiments-per-client");
+  EXPECT_EQ(bounded.experiments().find("a3"), nullptr);
+  const ExperimentRecord* a1 = bounded.experiments().find("a1");
+  ASSERT_NE(a1, nullptr);
+  EXPECT_EQ(a1->owner, testsupport::testClientId(1));
+  ASSERT_TRUE(openAs("b1", 2).ok());  // another client has a quota of its own
+  const std::string b1Key = issued;
+  expectRefused(openAs("c1", 3), ErrorCode::kOverloaded, "--max-experiments");
+  // Closing one gives its place back.
+  ASSERT_TRUE(callAs(2, b1Key, [](wire::Request::Builder r) {
+                r.initCloseExperiment().setName("b1");
+              }).ok());
+  EXPECT_TRUE(openAs("c1", 3).ok());
 }
 
 // A restarted coordinator knows no experiment; the hosts report the workers

@@ -61,12 +61,12 @@ class IdentityTest : public ::testing::TestWithParam<bool> {
     return channel.call(builder, 5s).status();
   }
 
-  // Every request that touches a session, each refused with `expected`:
-  // permission denied by the session's owner check, not found from a
-  // nesting host that shows the worker only to holders of its key.
+  // Every request that touches a session, each refused as not found: by the
+  // session's owner check, which answers as for an id that never existed,
+  // or by a nesting host that shows the worker only to holders of its key.
   void expectSessionRefused(const client::Session& session, const std::string& experiment = {},
                             const std::string& key = {},
-                            ErrorCode expected = ErrorCode::kPermissionDenied) {
+                            ErrorCode expected = ErrorCode::kNotFound) {
     const std::uint64_t id = session.id().value;
     const std::vector<std::pair<std::string, std::function<void(wire::Request::Builder)>>>
         requests = {

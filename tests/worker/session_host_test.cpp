@@ -1,5 +1,6 @@
 // SessionHost without sockets: a fake executor that holds tasks until the test
 // releases them, a fake clock, and a reply sink that records what was sent.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -124,7 +125,17 @@ TEST_F(SessionHostTest, BadRequestsGetClearErrorsAndChangeNothing) {
   EXPECT_NE(unknownObservation.message().find("observation space 42 does not exist"),
             std::string::npos);
   EXPECT_EQ(errorOf(step(12345, 1, 0)).code(), ErrorCode::kNotFound);
-  EXPECT_EQ(errorOf(step(id, 1, 0, /*client=*/2)).code(), ErrorCode::kPermissionDenied);
+  // Another client's session is answered as an id that never existed: the
+  // answer does not confirm that it does (issue 48).
+  Status stranger = errorOf(step(id, 1, 0, /*client=*/2));
+  EXPECT_EQ(stranger.code(), ErrorCode::kNotFound);
+  Status never = errorOf(step(id ^ 1, 1, 0, /*client=*/2));
+  EXPECT_EQ(stranger.message(), fmt::format("session {:x} does not exist on this worker (ended, "
+                                            "expired, or never started here)",
+                                            id));
+  EXPECT_EQ(never.message(), fmt::format("session {:x} does not exist on this worker (ended, "
+                                         "expired, or never started here)",
+                                         id ^ 1));
   auto unknownType =
       call([](wire::Request::Builder r) { r.initStartSession().setSessionType("gcc"); });
   EXPECT_EQ(errorOf(unknownType).code(), ErrorCode::kNotFound);
@@ -295,7 +306,8 @@ TEST_F(SessionHostTest, OneClientCannotTakeTheWholeWorker) {
   std::uint64_t id = second.getSessionStarted().getSessionId();
   auto third = startOn(1);
   EXPECT_EQ(errorOf(third).code(), ErrorCode::kOverloaded);
-  EXPECT_NE(errorOf(third).message().find("maximum of 2 sessions"), std::string::npos);
+  EXPECT_NE(errorOf(third).message().find("already holds 2 sessions"), std::string::npos);
+  EXPECT_NE(errorOf(third).message().find("--max-sessions-per-client"), std::string::npos);
   EXPECT_TRUE(startOn(2).isSessionStarted());  // another client is still served
   // Ending one gives the place back.
   callHost(1, [&](wire::Request::Builder r) { r.initEndSession().setSessionId(id); });
@@ -412,6 +424,84 @@ TEST_F(SessionHostTest, WorkBehindStuckThreadsIsToldWhyAndRefusedWhenNoneIsLeft)
       << errorOf(refused).toString();
   EXPECT_NE(errorOf(refused).message().find("another worker"), std::string::npos);
   EXPECT_TRUE(executor_.tasks.empty());
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Sessions of a type whose footprint is a compiler process (as the mlgo
+// types declare) count against the compiler quotas, per client and in all.
+class CompilerQuotaTest : public testsupport::HostHarness {
+ protected:
+  CompilerQuotaTest() : HostHarness(limits()) {
+    types_.add<NoopSession>("noop");
+    types_.add<NoopSession>("compiling", SessionFootprint{.compilerProcesses = 1});
+    EXPECT_TRUE(types_.start(resources_).ok());
+  }
+  static HostLimits limits() {
+    HostLimits l;
+    l.maxSessions = 100;
+    l.maxSessionsPerClient = 3;
+    l.maxCompilersPerClient = 2;
+    l.maxCompilers = 3;
+    return l;
+  }
+  wire::Reply::Reader start(const std::string& type, std::uint64_t client) {
+    send(
+        [&](wire::Request::Builder r) {
+          auto s = r.initStartSession();
+          s.setSessionType(type);
+          s.initBenchmark().setUri("benchmark://test/a");
+        },
+        client);
+    runPool();
+    return lastReply();
+  }
+  wire::Reply::Reader call(const std::function<void(wire::Request::Builder)>& fill,
+                           std::uint64_t client) {
+    send(fill, client);
+    runPool();
+    return lastReply();
+  }
+  static void expectRefused(wire::Reply::Reader reply, const std::string& flag) {
+    Status refused = errorOf(reply);
+    EXPECT_EQ(refused.code(), ErrorCode::kOverloaded) << refused.toString();
+    EXPECT_NE(refused.message().find("(limit " + flag + ")"), std::string::npos)
+        << refused.toString();
+  }
+};
+
+TEST_F(CompilerQuotaTest, CompilerProcessesAreBoundedPerClientAndInAll) {
+  ASSERT_TRUE(start("compiling", 1).isSessionStarted());
+  auto second = start("compiling", 1);
+  ASSERT_TRUE(second.isSessionStarted());
+  const std::uint64_t secondId = second.getSessionStarted().getSessionId();
+  expectRefused(start("compiling", 1), "--max-compilers-per-client");
+  // A session that runs no compiler is still served, up to the session quota.
+  ASSERT_TRUE(start("noop", 1).isSessionStarted());
+  expectRefused(start("noop", 1), "--max-sessions-per-client");
+
+  // The worker's own bound holds whoever asks: clients 2 and 3 share one place.
+  auto third = start("compiling", 2);
+  ASSERT_TRUE(third.isSessionStarted());
+  expectRefused(start("compiling", 3), "--max-compilers");
+  // A fork runs a compiler too.
+  expectRefused(call(
+                    [&](wire::Request::Builder r) {
+                      r.initFork().setSessionId(third.getSessionStarted().getSessionId());
+                    },
+                    2),
+                "--max-compilers");
+  EXPECT_EQ(host_.load().liveSessions, 4u);
+
+  // Ending a compiling session gives its place back.
+  ASSERT_FALSE(call([&](wire::Request::Builder r) { r.initEndSession().setSessionId(secondId); }, 1)
+                   .isError());
+  EXPECT_TRUE(start("compiling", 3).isSessionStarted());
+  expectRefused(start("compiling", 1), "--max-compilers");
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+#include "worker/limit_options.h"
+
+#include "worker/config_check.h"
+
+namespace kiln {
+
+namespace {
+
+void addSecondsOption(CLI::App& app, const std::string& flag, Duration& target, double low,
+                      double high, const std::string& help) {
+  app.add_option_function<double>(
+         flag, [&target](double s) { target = std::chrono::milliseconds(long(s * 1000)); }, help)
+      ->check(CLI::Range(low, high));
+}
+
+}  // namespace
+
+void addHostLimitOptions(CLI::App& app, WorkerConfig& c) {
+  HostLimits& limits = c.limits;
+  app.add_option("--max-sessions-per-client", limits.maxSessionsPerClient,
+                 "live sessions one client may hold on this worker (on kiln nest: on each "
+                 "experiment's underlying worker)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000000u));
+  app.add_option("--max-sessions", limits.maxSessions, "live sessions accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000000u));
+  app.add_option("--max-compilers-per-client", limits.maxCompilersPerClient,
+                 "compiler processes one client's sessions may hold on this worker: each "
+                 "session of mlgo-inline, mlgo-regalloc and mlgo-compile runs an opt or llc "
+                 "(some 65 MiB each)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 100000u));
+  app.add_option("--max-compilers", limits.maxCompilers,
+                 "compiler processes all clients' sessions may hold on this worker together")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 100000u));
+  app.add_option("--cache-bytes", c.cacheBytes,
+                 "benchmark cache bound in bytes; clients may lower it, never raise it above this")
+      ->capture_default_str()
+      ->check(CLI::Range(kMinCacheBytes, kMaxCacheBytes));
+  app.add_option("--max-benchmark-bytes", limits.maxBenchmarkBytes, "largest benchmark accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, kMaxBenchmarkBytes));
+  app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(kMinMessageBytes, kMaxMessageBytes));
+  addSecondsOption(app, "--lease-seconds", limits.leaseTimeout, 0.1, 86400.0,
+                   "end a silent client's sessions after this long (default 30)");
+  addSecondsOption(app, "--deadline-seconds", limits.defaultDeadline, 0.01, kMaxDeadlineSeconds,
+                   "deadline of a request that sets none (default 300)");
+  addSecondsOption(app, "--max-deadline-seconds", limits.maxDeadline, 0.01, kMaxDeadlineSeconds,
+                   "the longest deadline a request may ask for: a longer one is shortened to "
+                   "this, and its timeout says so (default: --deadline-seconds)");
+}
+
+}  // namespace kiln

@@ -48,6 +48,18 @@ Status LlvmContext::init() {
                                          std::move(corpora));
   }));
   programs_ = std::make_unique<ProgramRuns>(settings(), workingDirectory());
+  // Said once at start: whether benchmark programs can read the host's files.
+  if (const int abi = sandbox::landlockAbi(); abi > 0) {
+    logger().info(
+        "benchmark programs may open only system libraries and their scratch directory "
+        "(Landlock ABI {})",
+        abi);
+  } else {
+    logger().warn(
+        "this kernel has no Landlock: benchmark programs (Runtime, Validation) can read every "
+        "host file the sandbox's user may, and their output reaches clients; run workers on a "
+        "Linux 5.13+ kernel with Landlock enabled (lsm=...,landlock)");
+  }
   logger().info("llvm context: {} passes and {} pipelines (table {}), {} datasets",
                 passes_->singlePassCount(), passes_->size() - passes_->singlePassCount(),
                 passes_->fingerprint().substr(0, 12), registry_->list().size());

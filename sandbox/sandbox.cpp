@@ -129,12 +129,22 @@ Result<Sandbox> Sandbox::create(SandboxOptions options) {
 }
 
 std::string Sandbox::describeIsolation() const {
+  const std::string files =
+      landlockAbi_ > 0
+          ? fmt::format("; files: Landlock ABI {}, system libraries and its scratch directory only",
+                        landlockAbi_)
+          : std::string(options_.restrictFiles
+                            ? "; files: NO Landlock on this kernel, so the program can read every "
+                              "host file its user may (a Linux 5.13+ kernel with Landlock enabled "
+                              "closes that)"
+                            : "; files: not restricted (Landlock turned off)");
   if (isolation_ == Isolation::kProcessGroup) {
     return "a process group with resource limits (no namespaces on this host: the program "
-           "shares the host's network and file system)";
+           "shares the host's network" +
+           std::string(landlockAbi_ > 0 ? ")" : " and file system)") + files;
   }
-  return fmt::format("namespaces (user, mount, network, pid, ipc, uts) as user {}",
-                     ::geteuid() == 0 ? options_.unprivilegedId : ::geteuid());
+  return fmt::format("namespaces (user, mount, network, pid, ipc, uts) as user {}{}",
+                     ::geteuid() == 0 ? options_.unprivilegedId : ::geteuid(), files);
 }
 
 Result<SandboxOutcome> Sandbox::run(const SandboxRun& run, const SandboxLimits& limits) const {
@@ -200,6 +210,7 @@ Result<SandboxOutcome> Sandbox::run(const SandboxRun& run, const SandboxLimits& 
   plan.processes = limits.processes;
   plan.fileBytes = limits.scratchBytes;
   plan.parentPid = ::getpid();
+  plan.files = FileView{landlockAbi_, plan.program, plan.workDirectory};
 
   const pid_t keeper = ::fork();
   if (keeper < 0) {

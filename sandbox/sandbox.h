@@ -17,7 +17,11 @@
 // (Isolation::kProcessGroup) keeps the rlimits, the process group kill,
 // PR_SET_PDEATHSIG, the seccomp filter and a scratch directory removed
 // afterwards, but not the read-only host or the network: the operator can
-// refuse it (SandboxOptions::requireNamespaces).
+// refuse it (SandboxOptions::requireNamespaces). In both, where the kernel
+// has Landlock, the program may open only system libraries, a few devices,
+// its own /proc entry, its copy and its scratch directory (file_view.h);
+// without Landlock it can read every file the mounts or its user allow, and
+// describeIsolation() says so.
 #pragma once
 
 #include <chrono>
@@ -28,6 +32,7 @@
 
 #include "common/status.h"
 #include "common/subprocess.h"
+#include "sandbox/file_view.h"
 #include "sandbox/sandbox_limits.h"
 
 namespace kiln::sandbox {
@@ -44,6 +49,8 @@ struct SandboxOptions {
   // false: never try namespaces (the fallback below), e.g. on a host whose
   // probe run is slow or where the operator isolates the worker otherwise.
   bool useNamespaces = true;
+  // false: no Landlock even where the kernel has it (tests comparing the two).
+  bool restrictFiles = true;
 };
 
 struct SandboxRun {
@@ -93,6 +100,8 @@ class Sandbox {
   static Result<Sandbox> create(SandboxOptions options);
 
   Isolation isolation() const { return isolation_; }
+  // The Landlock ABI the runs' file restriction uses; 0: none (file_view.h).
+  int fileRestriction() const { return landlockAbi_; }
   // "namespaces (user, mount, network, pid, ipc, uts) as uid 65534" or the fallback's words.
   std::string describeIsolation() const;
 
@@ -103,9 +112,12 @@ class Sandbox {
 
  private:
   Sandbox(SandboxOptions options, Isolation isolation)
-      : options_(std::move(options)), isolation_(isolation) {}
+      : options_(std::move(options)),
+        isolation_(isolation),
+        landlockAbi_(options_.restrictFiles ? landlockAbi() : 0) {}
   SandboxOptions options_;
   Isolation isolation_;
+  int landlockAbi_;
 };
 
 }  // namespace kiln::sandbox

@@ -47,6 +47,7 @@ enum Stage : std::int32_t {
   kStagePrivileges,
   kStageSeccomp,
   kStageCpu,
+  kStageFiles,
 };
 
 void writeRecord(int fd, const ReportRecord& record) {
@@ -189,6 +190,10 @@ bool moveTo(int fd, int target) {
   // Counted per user namespace: only the sandbox's own processes count.
   if (plan.namespaces) setLimit(plan, RLIMIT_NPROC, plan.processes, plan.processes);
   if (plan.namespaces) dropPrivileges(plan);
+  if (plan.files.abi > 0 &&
+      (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || !restrictFiles(plan.files))) {
+    failSetup(plan, kStageFiles);
+  }
   installSeccomp(plan);
   ::execve(plan.program, plan.argv, plan.envp);
   ReportRecord record;
@@ -382,6 +387,8 @@ const char* setupStageName(std::int32_t stage) {
       return "installing the system call filter";
     case kStageCpu:
       return "pinning the program to its CPU";
+    case kStageFiles:
+      return "restricting the files it may open (Landlock)";
     default:
       return "setting up";
   }

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "sandbox/file_view.h"
+
 namespace kiln::sandbox {
 
 struct ReportRecord {
@@ -53,6 +55,9 @@ struct ChildPlan {
   std::uint64_t processes = 0;
   std::uint64_t fileBytes = 0;
   int parentPid = 0;
+  // What the program may open; files.abi == 0: no Landlock, the host's
+  // files as the mounts (or, without namespaces, its user) allow.
+  FileView files;
 };
 
 // The keeper's body, run right after fork; never returns.

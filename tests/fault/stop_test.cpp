@@ -1,0 +1,217 @@
+// Clean stops (issue 48): every serving command, and a worker built from the
+// kit with runWorker<...>(), run as real processes with TMPDIR set to a
+// fresh directory. SIGTERM or SIGINT drains them: exit 0, the contexts'
+// shutdown ran, nothing left in TMPDIR. A running request is answered and a
+// new one refused with the reason; a second signal stops at once.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/exit_codes.h"
+#include "common/subprocess.h"
+#include "testing/scratch_dir.h"
+#include "tests/fault/fault_support.h"
+
+namespace kiln::fault {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readAll(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> leftIn(const fs::path& directory) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  return names;
+}
+
+// One serving process with TMPDIR = a directory of its own, ready once its
+// first line of output is there.
+struct Served {
+  testsupport::ScratchDir scratch{"kiln-stop-test"};
+  fs::path tmp = scratch.path() / "tmp";
+  fs::path out = scratch.path() / "out";
+  fs::path err = scratch.path() / "err";
+  std::optional<Subprocess> process;
+  std::string firstLine;
+
+  explicit Served(std::vector<std::string> command) {
+    fs::create_directories(tmp);
+    command.insert(command.begin(), {"env", "TMPDIR=" + tmp.string()});
+    SubprocessOptions options;
+    options.stdoutPath = out;
+    options.stderrPath = err;
+    auto spawned = Subprocess::spawn(command, options);
+    EXPECT_TRUE(spawned.ok()) << spawned.status().toString();
+    if (!spawned.ok()) return;
+    process.emplace(std::move(spawned).value());
+    EXPECT_TRUE(waitUntil(
+        [&] {
+          firstLine = readAll(out);
+          return firstLine.find('\n') != std::string::npos || process->poll().has_value();
+        },
+        60s))
+        << "no first line from " << command[2];
+    firstLine = firstLine.substr(0, firstLine.find('\n'));
+  }
+  // The endpoint the first line names ("worker tcp://...").
+  std::string endpoint() const {
+    const auto at = firstLine.find("tcp://");
+    return at == std::string::npos ? std::string()
+                                   : firstLine.substr(at, firstLine.find_first_of(" ,;", at) - at);
+  }
+  // Sends `signal` and waits up to `within` for the exit.
+  std::optional<ExitStatus> stop(int signal, Duration within) {
+    ::kill(process->pid(), signal);
+    std::optional<ExitStatus> status;
+    waitUntil([&] { return (status = process->poll()).has_value(); }, within);
+    return status;
+  }
+};
+
+// `hookLine`: what the log says once the contexts' shutdown ran. A process
+// with a working directory (every one but the coordinator) has made it by
+// the time it serves: gone after the stop.
+void expectCleanStop(std::vector<std::string> command, int signal, const std::string& hookLine,
+                     bool workingDirectory = true) {
+  SCOPED_TRACE(command[0] + " " + command[1]);
+  Served served(command);
+  ASSERT_TRUE(served.process && served.process->running()) << readAll(served.err);
+  EXPECT_EQ(fs::is_empty(served.tmp), !workingDirectory);
+  const auto status = served.stop(signal, 20s);
+  ASSERT_TRUE(status.has_value()) << "still running 20 s after the signal";
+  EXPECT_EQ(status->exitCode, 0) << status->describe() << "\n" << readAll(served.err);
+  EXPECT_NE(readAll(served.err).find(hookLine), std::string::npos) << readAll(served.err);
+  EXPECT_TRUE(fs::is_empty(served.tmp))
+      << "left in TMPDIR: " << ::testing::PrintToString(leftIn(served.tmp));
+}
+
+TEST(CleanStop, EveryServingCommandDrainsOnSigterm) {
+  const std::string kiln = KILN_BINARY;
+  expectCleanStop({kiln, "coordinator", "--listen", "tcp://127.0.0.1:0"}, SIGTERM, "stopped",
+                  false);
+  expectCleanStop({kiln, "worker", "--listen", "tcp://127.0.0.1:0"}, SIGTERM, "stopped");
+  expectCleanStop({kiln, "nest", "--listen", "tcp://127.0.0.1:0"}, SIGTERM, "stopped");
+  expectCleanStop({kiln, "local", "--listen", "tcp://127.0.0.1:0", "--workers", "1"}, SIGTERM,
+                  "stopped");
+}
+
+// The kit's runWorker<...>() with a context whose shutdown() logs what it
+// served: the hook ran, on SIGTERM and on SIGINT (a terminal's Ctrl-C).
+TEST(CleanStop, AKitBuiltWorkerRunsItsContextsShutdown) {
+  expectCleanStop({KILN_COUNTER_WORKER, "--listen", "tcp://127.0.0.1:0"}, SIGTERM,
+                  "counter context served 0 sessions");
+  expectCleanStop({KILN_COUNTER_WORKER, "--listen", "tcp://127.0.0.1:0"}, SIGINT,
+                  "counter context served 0 sessions");
+  expectCleanStop({KILN_BINARY, "worker", "--listen", "tcp://127.0.0.1:0"}, SIGINT, "stopped");
+}
+
+// A worker with noop sessions under an in-process coordinator.
+struct NoopWorker {
+  InProcessCoordinator coordinator;
+  Served worker;
+  std::unique_ptr<client::Client> client;
+  explicit NoopWorker(std::vector<std::string> extra = {})
+      : worker([&] {
+          std::vector<std::string> command{
+              KILN_BINARY,           "worker", "--coordinator",           coordinator.endpoint(),
+              "--heartbeat-seconds", "0.1",    "--enable-fault-injection"};
+          command.insert(command.end(), extra.begin(), extra.end());
+          return command;
+        }()) {
+    client::ClientOptions options;
+    options.coordinator = coordinator.endpoint();
+    options.requestTimeout = 10s;
+    options.restoreLostSessions = false;  // a refusal must reach the test as it is
+    auto connected = client::Client::connect(options);
+    EXPECT_TRUE(connected.ok()) << connected.status().toString();
+    client = std::move(connected).value();
+    EXPECT_TRUE(waitUntil([&] { return client->listCluster()->size() == 1; }, 10s));
+  }
+  std::unique_ptr<client::Session> session() {
+    auto started = client->startSession({"noop", "benchmark://f/k"});
+    EXPECT_TRUE(started.ok()) << started.status().toString();
+    return started.ok() ? std::move(started).value() : nullptr;
+  }
+};
+
+Result<client::StepResult> stepOnce(client::Session& session) {
+  return session.step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
+}
+
+TEST(CleanStop, ARunningStepIsAnsweredAndNewRequestsAreRefusedWithTheReason) {
+  NoopWorker cluster;
+  auto busy = cluster.session();
+  auto other = cluster.session();
+  ASSERT_TRUE(busy && other);
+  ASSERT_TRUE(busy->setParameter("noop.busy_us", "1500000").ok());
+  std::optional<Result<client::StepResult>> answered;
+  std::thread stepping([&] { answered.emplace(stepOnce(*busy)); });
+  std::this_thread::sleep_for(300ms);  // the step runs
+  ::kill(cluster.worker.process->pid(), SIGTERM);
+  std::this_thread::sleep_for(200ms);
+  auto refused = stepOnce(*other);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kDisconnected) << refused.status().toString();
+  EXPECT_NE(refused.status().message().find("is stopping"), std::string::npos)
+      << refused.status().toString();
+  stepping.join();
+  ASSERT_TRUE(answered.has_value());
+  EXPECT_TRUE(answered->ok()) << answered->status().toString();
+  std::optional<ExitStatus> status;
+  waitUntil([&] { return (status = cluster.worker.process->poll()).has_value(); }, 10s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exitCode, 0) << status->describe();
+  EXPECT_TRUE(fs::is_empty(cluster.worker.tmp));
+}
+
+// A step that never ends holds the drain; a second signal ends the process
+// at once, nonzero, and still removes its working directory.
+TEST(CleanStop, ASecondSignalStopsAtOnce) {
+  NoopWorker cluster({"--drain-seconds", "60"});
+  auto hung = cluster.session();
+  ASSERT_TRUE(hung);
+  ASSERT_TRUE(hung->setParameter("noop.hang_on_step", "forever").ok());
+  std::thread stepping([&] { (void)stepOnce(*hung); });
+  std::this_thread::sleep_for(300ms);
+  ::kill(cluster.worker.process->pid(), SIGTERM);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_FALSE(cluster.worker.process->poll().has_value()) << "the drain did not wait";
+  const auto status = cluster.worker.stop(SIGTERM, 5s);
+  stepping.join();
+  ASSERT_TRUE(status.has_value()) << "a second signal did not stop it";
+  EXPECT_EQ(status->exitCode, kExitStoppedAtOnce) << status->describe();
+  EXPECT_TRUE(fs::is_empty(cluster.worker.tmp))
+      << ::testing::PrintToString(leftIn(cluster.worker.tmp));
+}
+
+// The operator's bound holds without a second signal: --drain-seconds, then
+// kStopGrace for the shutdown, then a stop at once.
+TEST(CleanStop, TheDrainEndsWithinTheOperatorsBound) {
+  NoopWorker cluster({"--drain-seconds", "0.5"});
+  auto hung = cluster.session();
+  ASSERT_TRUE(hung);
+  ASSERT_TRUE(hung->setParameter("noop.hang_on_step", "forever").ok());
+  std::thread stepping([&] { (void)stepOnce(*hung); });
+  std::this_thread::sleep_for(300ms);
+  const auto began = std::chrono::steady_clock::now();
+  const auto status = cluster.worker.stop(SIGTERM, 15s);
+  stepping.join();
+  ASSERT_TRUE(status.has_value()) << "still running 15 s after SIGTERM with --drain-seconds 0.5";
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 8s);
+  EXPECT_EQ(status->exitCode, kExitStoppedAtOnce) << status->describe();
+  EXPECT_TRUE(fs::is_empty(cluster.worker.tmp));
+}
+
+}  // namespace
+}  // namespace kiln::fault

@@ -1,5 +1,9 @@
 #include "common/router_io.h"
 
+#include <string_view>
+
+#include "common/frame_prefix.h"
+
 namespace kiln {
 
 void sendRouted(zmq::socket_t& router, const std::string& peer, zmq::message_t frame) {
@@ -27,7 +31,10 @@ void readRouted(zmq::socket_t& router, const FrameLimits& limits, int maxMessage
     }
     auto message = InboundMessage::decode(frame, limits);
     if (!message.ok()) {
-      sendRouted(router, peer, encodeErrorReply(0, message.status()));
+      // To the request that waits for it, where its first bytes say which.
+      const std::string_view bytes(frame.data<char>(), frame.size());
+      const std::uint64_t requestId = requestIdFromPrefix(bytes.substr(0, kRequestIdPrefixBytes));
+      sendRouted(router, peer, encodeErrorReply(requestId, message.status()));
       continue;
     }
     message->setPeerKey(peerKeyOf(frame));

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -26,7 +27,13 @@ std::uint32_t readLength(const char* bytes) {
 
 }  // namespace
 
-Status StreamFrameReader::readAvailable(int fd, FrameSink sink) {
+Status StreamFrameReader::readAvailable(int fd, FrameSink sink) { return read(fd, sink, nullptr); }
+
+Status StreamFrameReader::readAvailable(int fd, FrameSink sink, OversizedSink oversized) {
+  return read(fd, sink, &oversized);
+}
+
+Status StreamFrameReader::read(int fd, FrameSink sink, const OversizedSink* oversized) {
   char chunk[64 * 1024];
   // A peer that never stops writing must not hold its reader's loop: after
   // this much, the rest waits for the next call (the socket stays readable).
@@ -39,11 +46,11 @@ Status StreamFrameReader::readAvailable(int fd, FrameSink sink) {
       if (buffer_.empty()) {
         // Nothing partial is kept: whole frames are passed from the chunk
         // itself, and only a partial one at its end is buffered.
-        KILN_ASSIGN_OR_RETURN(std::size_t used, takeFrames({chunk, size}, sink));
+        KILN_ASSIGN_OR_RETURN(std::size_t used, takeFrames({chunk, size}, sink, oversized));
         buffer_.assign(chunk + used, size - used);
       } else {
         buffer_.append(chunk, size);
-        KILN_ASSIGN_OR_RETURN(std::size_t used, takeFrames(buffer_, sink));
+        KILN_ASSIGN_OR_RETURN(std::size_t used, takeFrames(buffer_, sink, oversized));
         buffer_.erase(0, used);
       }
       // A short read took all there was: asking again would only say so
@@ -63,19 +70,37 @@ Status StreamFrameReader::readAvailable(int fd, std::vector<std::string>& frames
   return readAvailable(fd, [&frames](std::string_view frame) { frames.emplace_back(frame); });
 }
 
-Result<std::size_t> StreamFrameReader::takeFrames(std::string_view bytes, FrameSink sink) const {
+Result<std::size_t> StreamFrameReader::takeFrames(std::string_view bytes, FrameSink sink,
+                                                  const OversizedSink* oversized) {
   std::size_t used = 0;
-  while (bytes.size() - used >= kHeaderBytes) {
+  for (;;) {
+    if (oversizedLeft_ > 0) {
+      const std::size_t taken = std::min(oversizedLeft_, bytes.size() - used);
+      const std::size_t kept = std::min(
+          taken, kRequestIdPrefixBytes - std::min(kRequestIdPrefixBytes, oversizedPrefix_.size()));
+      oversizedPrefix_.append(bytes.substr(used, kept));
+      used += taken;
+      oversizedLeft_ -= taken;
+      if (oversizedLeft_ > 0) return used;
+      (*oversized)(oversizedPrefix_, oversizedLength_);
+      oversizedPrefix_.clear();
+      continue;
+    }
+    if (bytes.size() - used < kHeaderBytes) return used;
     const std::uint32_t length = readLength(bytes.data() + used);
     if (length > maxFrameBytes_) {
-      return invalidArgument(
-          fmt::format("a frame of {} bytes is over the limit of {} bytes", length, maxFrameBytes_));
+      if (oversized == nullptr) {
+        return invalidArgument(fmt::format("a frame of {} bytes is over the limit of {} bytes",
+                                           length, maxFrameBytes_));
+      }
+      used += kHeaderBytes;
+      oversizedLength_ = oversizedLeft_ = length;
+      continue;
     }
-    if (bytes.size() - used - kHeaderBytes < length) break;
+    if (bytes.size() - used - kHeaderBytes < length) return used;
     sink(bytes.substr(used + kHeaderBytes, length));
     used += kHeaderBytes + length;
   }
-  return used;
 }
 
 namespace {

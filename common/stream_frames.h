@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/frame_prefix.h"
 #include "common/function_ref.h"
 #include "common/status.h"
 
@@ -20,6 +21,10 @@ namespace kiln {
 
 // Receives each complete frame; the view is valid only during the call.
 using FrameSink = FunctionRef<void(std::string_view)>;
+// Receives a frame over the limit once all of it went by: its first bytes
+// (at most kRequestIdPrefixBytes, enough for a message's root) and its
+// length. The rest was read and dropped, never buffered.
+using OversizedSink = FunctionRef<void(std::string_view prefix, std::size_t length)>;
 
 class StreamFrameReader {
  public:
@@ -32,16 +37,27 @@ class StreamFrameReader {
   // (its bytes are never buffered). The stream is unusable after an error.
   // Frames that arrive whole in one read are passed without a copy.
   Status readAvailable(int fd, FrameSink sink);
-  // The same, appending a copy of each frame to `frames`.
+  // The same, but a frame over the limit goes by to `oversized` and the
+  // stream stays usable: the sender hears why its request was refused
+  // instead of losing its connection (worker/direct_channels.h).
+  Status readAvailable(int fd, FrameSink sink, OversizedSink oversized);
+  // The same as the first, appending a copy of each frame to `frames`.
   Status readAvailable(int fd, std::vector<std::string>& frames);
 
  private:
-  // Passes the complete frames at the start of `bytes`; returns how many
-  // bytes they took.
-  Result<std::size_t> takeFrames(std::string_view bytes, FrameSink sink) const;
+  Status read(int fd, FrameSink sink, const OversizedSink* oversized);
+  // Passes the complete frames at the start of `bytes`, and drops the bytes
+  // of an oversized one; returns how many bytes they took.
+  Result<std::size_t> takeFrames(std::string_view bytes, FrameSink sink,
+                                 const OversizedSink* oversized);
 
   std::size_t maxFrameBytes_;
   std::string buffer_;
+  // The frame over the limit being dropped: its length, the bytes of it
+  // still to come, and its first bytes.
+  std::size_t oversizedLength_ = 0;
+  std::size_t oversizedLeft_ = 0;
+  std::string oversizedPrefix_;
 };
 
 class StreamFrameWriter {

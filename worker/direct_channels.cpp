@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/abstract_socket.h"
+#include "common/frame_prefix.h"
 #include "common/tcp_stream.h"
 
 namespace kiln {
@@ -20,6 +21,14 @@ namespace {
 constexpr std::size_t kTokenBytes = 16;
 constexpr char kRoutePrefix[] = "\0direct-";
 constexpr std::size_t kRoutePrefixSize = sizeof(kRoutePrefix) - 1;
+
+// The answer to a request over the worker's message limit.
+Status oversized(std::size_t length, const FrameLimits& limits) {
+  return invalidArgument(fmt::format(
+      "the request is {} bytes, over this worker's limit of {} bytes (its operator's "
+      "--max-message-bytes): send a program this large as a file:// benchmark or from a dataset",
+      length, limits.maxMessageBytes));
+}
 
 Result<std::string> randomToken() {
   std::string token(kTokenBytes, '\0');
@@ -223,15 +232,23 @@ bool DirectChannels::readFrom(std::uint64_t serial, Connection& connection,
   // after: a delivery may close this connection and free its reader.
   Batch batch = std::move(spareBatch_);
   batch.clear();
-  const Status read = connection.reader.readAvailable(connection.fd, [&](std::string_view frame) {
-    batch.push_back(InboundMessage::decode(frame.data(), frame.size(), limits_));
-  });
+  const Status read = connection.reader.readAvailable(
+      connection.fd,
+      [&](std::string_view frame) {
+        batch.push_back({0, InboundMessage::decode(frame.data(), frame.size(), limits_)});
+      },
+      [&](std::string_view prefix, std::size_t length) {
+        // Read past, not buffered, and answered: the client learns what was
+        // wrong instead of losing its channel (issue 48: it heard
+        // "overloaded: retry later").
+        batch.push_back({requestIdFromPrefix(prefix), oversized(length, limits_)});
+      });
   const std::string route = connection.route;
-  for (Result<InboundMessage>& message : batch) {
+  for (auto& [requestId, message] : batch) {
     if (message.ok()) {
       deliver(route, std::move(message).value());
     } else {
-      send(route, encodeErrorReply(0, message.status()));
+      send(route, encodeErrorReply(requestId, message.status()));
     }
     // A reply that failed to leave closed the connection: look it up again.
     if (connections_.find(serial) == connections_.end()) return false;

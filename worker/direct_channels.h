@@ -126,7 +126,8 @@ class DirectChannels {
   };
 
   // Requests read but not yet delivered; kept between reads for its capacity.
-  using Batch = std::vector<Result<InboundMessage>>;
+  // Each frame read, decoded, with the request id to answer when it is not.
+  using Batch = std::vector<std::pair<std::uint64_t, Result<InboundMessage>>>;
 
   void acceptAll(const Listener& listener);
   // Whether a peer accepted on `listener` may stay (not yet authenticated).

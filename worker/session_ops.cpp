@@ -72,6 +72,15 @@ Result<Benchmark> obtainBenchmark(const ReadySessionType& type, wire::Benchmark:
   return benchmark;
 }
 
+// A session type answers an unknown key with not found (kit's contract);
+// on the wire, a session request's "not found" says the session is gone, and
+// a client would replay it under a new id and leave this one orphaned
+// (issue 48). The key is the caller's mistake: invalid argument.
+Status asSessionAnswer(const Status& status) {
+  if (status.code() != ErrorCode::kNotFound) return status;
+  return invalidArgument(status.message() + "; the session is unchanged");
+}
+
 }  // namespace
 
 Completion errorCompletion(std::uint64_t requestId, const Status& status, bool sessionOver) {
@@ -292,7 +301,7 @@ Completion executeParameter(SessionRecord& record, const InboundMessage& message
     auto request = envelope.getRequest().getSendSessionParameter();
     auto answer =
         record.session->handleParameter(request.getKey().cStr(), request.getValue().cStr());
-    if (!answer.ok()) return errorCompletion(requestId, answer.status(), false);
+    if (!answer.ok()) return errorCompletion(requestId, asSessionAnswer(answer.status()), false);
     capnp::MallocMessageBuilder builder(256);
     initEnvelope(builder, requestId).initReply().initParameterReply().setReply(*answer);
     Completion completion;

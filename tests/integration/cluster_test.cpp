@@ -89,11 +89,44 @@ TEST(ClusterTest, SessionsEndToEndThroughCoordinatorAndWorkers) {
   EXPECT_EQ(fork->step({}, std::vector<std::string>{"Sum"})->observations[0].as<std::int64_t>(), 7);
   EXPECT_EQ(a->history().steps.size(), 1u);
   EXPECT_EQ(*a->setParameter("noop.sum", ""), "7");
-  EXPECT_EQ(a->setParameter("bogus", "").status().code(), ErrorCode::kNotFound);
+  // A mistyped key is the caller's mistake, not a lost session: no replay
+  // under a new id that would leave this one orphaned (issue 48).
+  const SessionId before = a->id();
+  auto bogus = a->setParameter("bogus", "");
+  EXPECT_EQ(bogus.status().code(), ErrorCode::kInvalidArgument) << bogus.status().toString();
+  EXPECT_NE(bogus.status().message().find("'bogus'"), std::string::npos);
+  EXPECT_EQ(a->id(), before);
+  EXPECT_EQ(a->restores(), 0u);
+  EXPECT_EQ(*a->setParameter("noop.sum", ""), "7");
   EXPECT_EQ(*client->workerParameter(a->endpoint(), "service.benchmark_cache.get_size", ""), "0");
   EXPECT_TRUE(a->end().ok());
   EXPECT_EQ(a->step({}, std::vector<std::string>{"Sum"}).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(client->startSession({"gcc", "x"}).status().code(), ErrorCode::kNotFound);
+}
+
+// Issue 48: a benchmark over the worker's --max-message-bytes on the direct
+// channel was answered "overloaded: retry later"; now invalid argument, with
+// the size, the limit and the flag, and the channel and session stay.
+TEST(ClusterTest, ABenchmarkOverTheMessageLimitIsInvalidOnTheDirectChannel) {
+  auto cluster = LocalCluster::start(fastOptions()).value();
+  ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
+  auto client = connect(cluster->coordinatorEndpoint());
+  auto small = client->startSession({"noop", "benchmark://t/small"});
+  ASSERT_TRUE(small.ok()) << small.status().toString();
+  ASSERT_TRUE((*small)->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"}).ok());
+  ASSERT_TRUE(client->usesDirectChannel((*small)->endpoint()));
+  client::SessionOptions big{"noop", "benchmark://t/big"};
+  big.program = std::string(100 * 1024, 'x');  // fastOptions: 64 KiB
+  auto refused = client->startSession(big);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument) << refused.status().toString();
+  EXPECT_NE(refused.status().message().find("--max-message-bytes"), std::string::npos)
+      << refused.status().toString();
+  EXPECT_NE(refused.status().message().find("limit of 65536 bytes"), std::string::npos);
+  auto after = (*small)->step({Value(std::int64_t{2})}, std::vector<std::string>{"Sum"});
+  ASSERT_TRUE(after.ok()) << after.status().toString();
+  EXPECT_EQ(after->observations[0].as<std::int64_t>(), 3);
+  EXPECT_EQ((*small)->restores(), 0u);
 }
 
 TEST(ClusterTest, ManySessionsStartAtOnceSpreadAndEachFailureIsItsOwn) {

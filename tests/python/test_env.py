@@ -142,8 +142,11 @@ def test_session_parameters(env):
     assert env.set_parameter("noop.sum", "") == "4"
     with pytest.raises(kiln.InvalidArgument, match="noop.busy_us"):
         env.set_parameter("noop.busy_us", "soon")
-    with pytest.raises(kiln.NotFound, match="no session parameter"):
+    # A mistyped key is the caller's mistake: the session is not taken for
+    # lost and replayed under a new id (issue 48).
+    with pytest.raises(kiln.InvalidArgument, match="no session parameter 'noop.nothing'"):
         env.set_parameter("noop.nothing", "1")
+    assert env.set_parameter("noop.sum", "") == "4"
 
 
 def test_envs_step_in_parallel_threads(cluster):

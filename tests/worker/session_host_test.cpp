@@ -143,6 +143,23 @@ TEST_F(SessionHostTest, BadRequestsGetClearErrorsAndChangeNothing) {
   EXPECT_EQ(step(id, 0, 1).getStepped().getObservations()[0].getInt64(), 1);
 }
 
+// A session type answers an unknown key with not found; on the wire that
+// would say the session is gone, and a client would replay it under a new id
+// (issue 48). The worker answers invalid argument and keeps the session.
+TEST_F(SessionHostTest, AnUnknownSessionParameterIsInvalidAndTheSessionStays) {
+  std::uint64_t id = start();
+  Status unknown = errorOf(call([&](wire::Request::Builder r) {
+    auto parameter = r.initSendSessionParameter();
+    parameter.setSessionId(id);
+    parameter.setKey("noop.mistyped");
+    parameter.setValue("1");
+  }));
+  EXPECT_EQ(unknown.code(), ErrorCode::kInvalidArgument) << unknown.toString();
+  EXPECT_NE(unknown.message().find("'noop.mistyped'"), std::string::npos) << unknown.toString();
+  EXPECT_EQ(host_.load().liveSessions, 1u);
+  EXPECT_EQ(step(id, 0, 1).getStepped().getObservations()[0].getInt64(), 1);
+}
+
 TEST_F(SessionHostTest, SessionLimitIsARetryableOverload) {
   start();
   start();

@@ -191,8 +191,14 @@ Result<SessionTypeSpaces> Client::getSpaces(const std::string& sessionType) {
 Result<std::unique_ptr<Session>> Client::startSession(const SessionOptions& options) {
   KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
   Duration timeout = options.timeout.value_or(options_.requestTimeout);
+  // No room right now (a worker restarting after a crash in compile work,
+  // a full cluster) is waited out within the start's timeout, as a restore
+  // does: a user's reset after a crash must not fail for it.
+  const auto waitOn = [](ErrorCode code) { return code == ErrorCode::kOverloaded; };
+  const TimePoint deadline = std::chrono::steady_clock::now() + timeout;
   for (int attempt = 0;; ++attempt) {
-    KILN_ASSIGN_OR_RETURN(Placed placed, place(options.sessionType, options.benchmark, timeout));
+    KILN_ASSIGN_OR_RETURN(Placed placed,
+                          placeWaiting(options.sessionType, options.benchmark, deadline, waitOn));
     auto started = startOn(placed.endpoint, placed.target, options, spaces);
     if (started.ok()) (*started)->workerId_ = placed.workerId;
     // A worker that died under the start holds no session of ours: place
@@ -322,6 +328,22 @@ Result<Client::Placed> Client::place(const std::string& sessionType, const std::
       return placed;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+Result<Client::Placed> Client::placeWaiting(const std::string& sessionType,
+                                            const std::string& benchmark, TimePoint deadline,
+                                            bool (*waitOn)(ErrorCode)) {
+  Duration pause = std::chrono::milliseconds(100);
+  for (;;) {
+    const Duration left =
+        std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
+    auto placed = place(sessionType, benchmark, std::max<Duration>(left, std::chrono::seconds(1)));
+    const auto now = std::chrono::steady_clock::now();
+    if (placed.ok() || !waitOn(placed.status().code()) || now >= deadline) return placed;
+    // The last try is at the deadline, not a pause before it.
+    std::this_thread::sleep_for(std::min<Duration>(pause, deadline - now));
+    pause = std::min<Duration>(2 * pause, std::chrono::seconds(1));
   }
 }
 

@@ -301,6 +301,10 @@ class Client {
                        Duration timeout);
   Result<Placed> placeOnce(const std::string& sessionType, const std::string& benchmark,
                            Duration timeout);
+  // place(), asked again (after 0.1 s, doubling to 1 s) while it fails with a
+  // code `waitOn` accepts, until `deadline`.
+  Result<Placed> placeWaiting(const std::string& sessionType, const std::string& benchmark,
+                              TimePoint deadline, bool (*waitOn)(ErrorCode));
   // Drops channels to dead workers and forgets losses seen long ago.
   void beforePlacing();
   // placeOnce() and startOn() in two halves, for many in flight at once.

@@ -123,7 +123,6 @@ Status Session::restore(const Status& why) {
   // attempts end; the cap only bounds a cluster whose workers all keep
   // dying and being replaced.
   const auto waitUntil = std::chrono::steady_clock::now() + timeout();
-  Duration pause = std::chrono::milliseconds(100);
   // A few LLVM passes give another result, rarely, in a process with another
   // history (seen for dfa-jump-threading in one process, never from opt-19
   // run alone): a replay that diverged is tried once more, on a fresh
@@ -131,22 +130,17 @@ Status Session::restore(const Status& why) {
   int divergenceRetries = 1;
   constexpr int kMaxAttempts = 16;
   for (int attempt = 0; attempt < kMaxAttempts && std::chrono::steady_clock::now() < waitUntil;) {
-    const Duration left =
-        std::chrono::duration_cast<Duration>(waitUntil - std::chrono::steady_clock::now());
-    auto placed = client_.place(type, history_.options.benchmark,
-                                std::max<Duration>(left, std::chrono::seconds(1)));
+    // A full cluster, and a coordinator that is restarting (gone, silent,
+    // or not yet told by the workers of this type that they are back), are
+    // waited out alike.
+    const auto mayComeBack = [](ErrorCode code) {
+      return code == ErrorCode::kOverloaded || code == ErrorCode::kDisconnected ||
+             code == ErrorCode::kTimeout || code == ErrorCode::kNotFound;
+    };
+    auto placed = client_.placeWaiting(type, history_.options.benchmark, waitUntil, mayComeBack);
     if (!placed.ok()) {
       last = placed.status();
-      // A full cluster, and a coordinator that is restarting (gone, silent,
-      // or not yet told by the workers of this type that they are back), are
-      // waited out alike.
-      const ErrorCode code = last.code();
-      const bool mayComeBack = code == ErrorCode::kOverloaded || code == ErrorCode::kDisconnected ||
-                               code == ErrorCode::kTimeout || code == ErrorCode::kNotFound;
-      if (!mayComeBack || std::chrono::steady_clock::now() + pause > waitUntil) break;
-      std::this_thread::sleep_for(pause);
-      pause = std::min<Duration>(2 * pause, std::chrono::seconds(1));
-      continue;
+      break;
     }
     ++attempt;
     auto fresh = client_.startOn(placed->endpoint, placed->target, history_.options, spaces_);

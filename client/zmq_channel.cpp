@@ -66,6 +66,12 @@ void ZmqChannel::openSocket() {
   socket_.connect(address_);
 }
 
+bool ZmqChannel::pipeGone() {
+  // ZeroMQ keeps a pipe to a peer it connects to from connect() on, also
+  // while it reconnects: with none left, nothing can be sent (no POLLOUT).
+  return (socket_.get(zmq::sockopt::events) & ZMQ_POLLOUT) == 0;
+}
+
 void ZmqChannel::closeSocket() {
   // Stop the monitor before its PAIR socket goes away.
   if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
@@ -253,7 +259,7 @@ Result<std::uint64_t> ZmqChannel::send(capnp::MessageBuilder& builder) {
     }
     if (!sent && !refused_.ok()) return refused_;
   }
-  if (!sent && connected_ && !peerLost() && outstanding() == 0) {
+  if (!sent && outstanding() == 0 && (pipeDropped_ || (connected_ && !peerLost()))) {
     // Connected, by every event ZeroMQ sent, and nothing waiting here, yet
     // nowhere to queue: ZeroMQ has dropped its pipe to this peer without a
     // word and will never connect again (seen after a worker was frozen
@@ -261,6 +267,8 @@ Result<std::uint64_t> ZmqChannel::send(capnp::MessageBuilder& builder) {
     // over; nothing is lost, as no request waits on the old one.
     closeSocket();
     connected_ = false;
+    lost_ = false;
+    pipeDropped_ = false;
     openSocket();
     sent = socket_.send(frame, zmq::send_flags::dontwait);
   }
@@ -319,11 +327,21 @@ Result<InboundMessage> ZmqChannel::await(std::uint64_t requestId, TimePoint dead
       if (auto reply = spinForReply(requestId)) return std::move(*reply);
       if (lost_) continue;
     }
-    poll_.wait(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
-               std::chrono::milliseconds(1));
+    // Waited in slices: a pipe that ZeroMQ drops without an event (see
+    // send()) is seen within one, not at the deadline.
+    poll_.wait(std::min<std::chrono::milliseconds>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+            std::chrono::milliseconds(1),
+        kPipeCheckEvery));
     socketReady = !direct() && poll_.ready(socketIndex_);
     monitorReady = monitor_ && poll_.ready(monitorIndex_);
     directReady = direct() && poll_.ready(directIndex_);
+    if (!socketReady && !monitorReady && !directReady && !direct() && !lost_ && pipeGone()) {
+      // What was sent is gone with the pipe: the requests fail now, their
+      // sessions are restored, and the next send starts over on a new socket.
+      lost_ = true;
+      pipeDropped_ = true;
+    }
   }
 }
 

@@ -84,6 +84,8 @@ class ZmqChannel final : public Channel {
   // Makes socket_ (and its monitor) and connects it to address_; closes them.
   void openSocket();
   void closeSocket();
+  // True when ZeroMQ holds no pipe to the server: it gave up on it.
+  bool pipeGone();
   // Reads the direct channel; sets lost_ when it dropped.
   std::optional<Result<InboundMessage>> readDirect(std::uint64_t requestId);
   // Polls the direct channel for the reply to `requestId` for as long as
@@ -97,6 +99,7 @@ class ZmqChannel final : public Channel {
   // More than any client keeps in flight to one server: a send that finds
   // no room is a connection ZeroMQ gave up on, or a peer that takes nothing.
   static constexpr int kSendQueueMessages = 100000;
+  static constexpr std::chrono::milliseconds kPipeCheckEvery{1000};
   zmq::context_t& zmq_;
   std::optional<ClusterKeys> keys_;
   std::string address_;
@@ -117,6 +120,7 @@ class ZmqChannel final : public Channel {
   const bool refusalMeansGone_;  // a same-host worker's abstract socket (ipc://@...)
   bool connected_ = false;
   bool lost_ = false;
+  bool pipeDropped_ = false;  // lost_ because ZeroMQ dropped its pipe (a new socket mends it)
   bool curve_ = false;
   bool handshaken_ = false;      // a handshake with the server succeeded once
   Status refused_ = okStatus();  // the latest handshake refusal, until one succeeds

@@ -222,6 +222,10 @@ std::optional<std::string> FakeCoordinator::answer(wire::Envelope::Reader envelo
         }
       }
       if (placeAt) candidates = {*placeAt};
+      if (fullFor > 0) {
+        --fullFor;
+        candidates.clear();
+      }
       if (candidates.empty()) {
         return errorTo(id, overloaded(fmt::format("no ready worker hosts '{}'",
                                                   place.getSessionType().cStr())));

@@ -76,6 +76,7 @@ class FakeCoordinator final : public FakeServer {
   std::vector<std::vector<std::string>> avoided;  // each Place's avoid list, in order
   std::set<std::string> delisted;                 // workers it no longer lists (heartbeats stopped)
   std::optional<std::string> placeAt;  // places every session here (even if not a worker)
+  int fullFor = 0;  // answers this many placements "overloaded" first (no room yet)
 
  private:
   FakeCluster& cluster_;

@@ -56,5 +56,31 @@ TEST(LostPipe, AChannelZeroMqGaveUpOnSilentlyConnectsAgain) {
   EXPECT_TRUE(reaches(channel, server));
 }
 
+TEST(LostPipe, ARequestWaitingWhenThePipeGoesFailsAtOnceAndTheNextOneGetsThrough) {
+  // The same freeze runs then lost steps to a timeout (60 s, the client's
+  // default): their requests were gone with the pipe, and nothing said so.
+  zmq::context_t zmq(1);
+  zmq::socket_t server(zmq, zmq::socket_type::router);
+  server.set(zmq::sockopt::linger, 0);
+  server.bind("tcp://127.0.0.1:0");
+  const std::string endpoint = server.get(zmq::sockopt::last_endpoint);
+
+  RequestIdentity identity;
+  ZmqChannel channel(zmq, endpoint, identity, FrameLimits{}, {}, std::nullopt);
+  ASSERT_TRUE(reaches(channel, server));
+  capnp::MallocMessageBuilder builder;
+  channel.begin(builder, 30s).initRequest().initGetVersion();
+  auto sent = channel.send(builder);
+  ASSERT_TRUE(sent.ok()) << sent.status().toString();
+  channel.dropPipeForTesting();
+
+  const auto started = std::chrono::steady_clock::now();
+  auto reply = channel.await(*sent, started + 30s);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), ErrorCode::kDisconnected) << reply.status().toString();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  EXPECT_TRUE(reaches(channel, server)) << "the channel did not connect again";
+}
+
 }  // namespace
 }  // namespace kiln::client

@@ -313,5 +313,31 @@ TEST_F(SessionRestoreTest, AnUnusableWorkerAddressFailsTheStartClearly) {
   EXPECT_THAT(session.status().message(), HasSubstr("not a tcp:// address"));
 }
 
+TEST_F(SessionRestoreTest, AStartWaitsForRoomWithinItsTimeout) {
+  // No room for a moment (a worker started again after a crash in compile
+  // work): a reset must not fail for it. Found with kiln.make: the reset
+  // after a step that crashed LLVM raised "no capacity".
+  cluster_.addWorker(kA);
+  auto client = connect();
+  cluster_.coordinator().fullFor = 2;
+  auto session = client->startSession({.sessionType = "counter", .benchmark = "bench://crc32"});
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  EXPECT_EQ((*session)->endpoint(), kA);
+}
+
+TEST_F(SessionRestoreTest, AStartOnAClusterThatStaysFullFailsAtItsTimeout) {
+  cluster_.addWorker(kA);
+  auto client = connect();  // 300 ms requests
+  cluster_.coordinator().fullFor = 1000;
+  const auto started = std::chrono::steady_clock::now();
+  auto session = client->startSession({.sessionType = "counter", .benchmark = "bench://crc32"});
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), ErrorCode::kOverloaded) << session.status().toString();
+  EXPECT_GE(took, std::chrono::milliseconds(150));
+  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_GT(cluster_.coordinator().fullFor, 990) << "placements must back off, not spin";
+}
+
 }  // namespace
 }  // namespace kiln::client

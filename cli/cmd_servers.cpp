@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "common/listen_exposure.h"
 #include "common/signals.h"
+#include "common/worker_token.h"
 #include "common/working_directory.h"
 #include "coordinator/coordinator_server.h"
 #include "local/builtin_types.h"
@@ -64,6 +65,26 @@ void addExperimentLimitOptions(CLI::App& command, ExperimentLimits& limits) {
       ->check(CLI::Range(1u, 4096u));
 }
 
+// --worker-token-file of a command that runs a coordinator (kiln coordinator,
+// kiln local): once the flags are parsed, the token workers must present
+// goes into `token` (common/worker_token.h); a bad file stops the command.
+void addCoordinatorTokenOption(CLI::App& command, Secret& token,
+                               std::shared_ptr<std::pair<std::string, std::string>> keyFiles) {
+  auto file = std::make_shared<std::string>();
+  addWorkerTokenOption(command, *file, false);
+  command.parse_complete_callback([&token, file, keyFiles] {
+    auto resolved = coordinatorWorkerToken(*file, !keyFiles->first.empty());
+    if (!resolved.ok()) {
+      throw CLI::ValidationError("--worker-token-file", resolved.status().message());
+    }
+    token = resolved->token;
+    if (!resolved->file.empty()) {
+      fmt::print(stderr, "workers and nesting hosts register with the token in {}\n",
+                 resolved->file.string());
+    }
+  });
+}
+
 // The key files of a server command; a bad one stops the command with its reason.
 struct ServerKeys {
   std::optional<ClusterKeys> keys;
@@ -103,6 +124,7 @@ void addCoordinatorCommand(CLI::App& app) {
   command->add_option("--listen", config->listen, "endpoint to bind")->capture_default_str();
   addKeyFileOption(*command, keyFiles->first);
   addAuthorizedKeysOption(*command, keyFiles->second);
+  addCoordinatorTokenOption(*command, config->workerToken, keyFiles);
   addSeconds(command, "--heartbeat-seconds", config->heartbeatInterval,
              "heartbeat interval (default 1)");
   command
@@ -259,6 +281,7 @@ void addLocalCommand(CLI::App& app) {
   auto keyFiles = std::make_shared<std::pair<std::string, std::string>>();
   addKeyFileOption(*command, keyFiles->first);
   addAuthorizedKeysOption(*command, keyFiles->second);
+  addCoordinatorTokenOption(*command, options->coordinator.workerToken, keyFiles);
   auto allowFiles = std::make_shared<std::vector<std::string>>();
   addAllowFilesOption(*command, *allowFiles);
   addDrainOption(*command, options->drain);

@@ -12,6 +12,19 @@ void RequestIdentity::stamp(wire::Envelope::Builder envelope) const {
   if (!experimentKey.empty()) envelope.setExperimentKey(wireBytes(experimentKey));
 }
 
+void RequestIdentity::stampForWorker(wire::Envelope::Builder envelope,
+                                     const std::string& endpoint) const {
+  if (auto known = passes.find(endpoint); known != passes.end()) {
+    envelope.setClientId(known->second.client.value);
+    envelope.setClientPass(
+        capnp::Data::Reader(known->second.pass.data(), known->second.pass.size()));
+  } else if (named.contains(endpoint)) {
+    envelope.setClientSecret(wireBytes(clientSecret));
+  }
+  if (!experiment.empty()) envelope.setExperiment(experiment);
+  if (!experimentKey.empty()) envelope.setExperimentKey(wireBytes(experimentKey));
+}
+
 Channel::Channel(std::string endpoint, const RequestIdentity& identity, FrameLimits limits)
     : endpoint_(std::move(endpoint)), identity_(identity), limits_(limits) {}
 
@@ -21,7 +34,11 @@ wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration 
                                        std::uint64_t target) {
   lastBegun_ = nextRequestId_++;
   auto envelope = initEnvelope(builder, lastBegun_);
-  identity_.stamp(envelope);
+  if (carriesSecret_) {
+    identity_.stamp(envelope);
+  } else {
+    identity_.stampForWorker(envelope, endpoint_);
+  }
   envelope.setTimeoutMs(static_cast<std::uint32_t>(std::max<std::int64_t>(1, toMillis(timeout))));
   envelope.setTarget(target);
   return envelope;

@@ -10,8 +10,10 @@
 #include <capnp/message.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +26,12 @@
 
 namespace kiln::client {
 
+// A client's pass on one worker, from a placement there (common/identity.h).
+struct WorkerPass {
+  ClientId client;
+  ClientPass pass{};
+};
+
 // Who a client's requests come from (common/identity.h): its secret, and the
 // experiment it acts for with that experiment's key. Owned by the Client,
 // which outlives its channels; each request is stamped with it.
@@ -31,8 +39,20 @@ struct RequestIdentity {
   Secret clientSecret = Secret::draw();
   std::string experiment;
   Secret experimentKey;  // empty until known (opened, or ClientOptions::experimentKey)
+  // Worker endpoint -> the pass its last placement carried. Only the
+  // coordinator sees the secret: a worker sees its own pass, which is good
+  // nowhere else, or no client at all.
+  std::map<std::string, WorkerPass> passes;
+  // Servers the user named (Client::startSessionOn) that the coordinator
+  // does not list, such as a standalone worker or a relay: the user chose
+  // them, and they can know the client only by its secret.
+  std::set<std::string> named;
 
+  // For the coordinator: the secret.
   void stamp(wire::Envelope::Builder envelope) const;
+  // For the worker at `endpoint`: its pass, if a placement gave one; the
+  // secret if the user named it and the coordinator does not list it.
+  void stampForWorker(wire::Envelope::Builder envelope, const std::string& endpoint) const;
 };
 
 class Channel {
@@ -46,6 +66,9 @@ class Channel {
 
   // The server's name (its advertised endpoint).
   const std::string& endpoint() const { return endpoint_; }
+  // This channel's server is the coordinator: its requests carry the
+  // client's secret. Every other channel's carry at most a worker's pass.
+  void carrySecret() { carriesSecret_ = true; }
 
   // Starts an envelope for a new request; fill its request and call send().
   // `target` names an underlying worker on a nesting host (0: the server itself).
@@ -113,6 +136,7 @@ class Channel {
 
   std::string endpoint_;
   const RequestIdentity& identity_;
+  bool carriesSecret_ = false;
   FrameLimits limits_;
   std::uint64_t nextRequestId_ = 1;
   std::uint64_t lastBegun_ = 0;
@@ -125,7 +149,10 @@ class Channel {
 class KeepAliveSender {
  public:
   virtual ~KeepAliveSender() = default;
-  virtual void ping(const std::vector<std::string>& endpoints, const RequestIdentity& identity) = 0;
+  // Keep-alives to `workers` (each with its pass) and, unless empty, to the
+  // `coordinator` (with the secret).
+  virtual void ping(const std::vector<std::string>& workers, const std::string& coordinator,
+                    const RequestIdentity& identity) = 0;
 };
 
 // Where a client's channels come from.

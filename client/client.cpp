@@ -63,6 +63,7 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options,
                                        coordinator.status().message()));
   }
   client->coordinator_ = std::move(coordinator).value();
+  client->coordinator_->carrySecret();  // the only server that sees it
   if (!o.forceTcp) client->hostIdentity_ = currentHostIdentity();
   client->leases_ = std::make_unique<LeaseKeeper>(
       client->channels_->keepAliveSender(), *client->identity_, o.leasePeriod,
@@ -399,12 +400,40 @@ Result<Client::Placed> Client::awaitPlace(std::uint64_t request, TimePoint deadl
   std::string endpoint = placement.getEndpoint().cStr();
   noteRoute(endpoint,
             LocalRoute{placement.getLocalEndpoint().cStr(), placement.getHostIdentity().cStr()});
+  auto pass = placement.getClientPass();
+  notePass(endpoint, {reinterpret_cast<const char*>(pass.begin()), pass.size()});
   return Placed{std::move(endpoint), placement.getTarget(), placement.getWorkerId()};
+}
+
+void Client::notePass(const std::string& endpoint, std::string_view bytes) {
+  if (bytes.size() != kClientPassBytes) return;  // none: the worker will not know us
+  WorkerPass pass{id(), {}};
+  std::copy(bytes.begin(), bytes.end(), pass.pass.begin());
+  // A worker started again at the endpoint has a new key: the newest pass.
+  identity_->passes[endpoint] = pass;
+  leases_->setPass(endpoint, pass);
 }
 
 Result<std::unique_ptr<Session>> Client::startSessionOn(const std::string& endpoint,
                                                         const SessionOptions& options) {
   KILN_ASSIGN_OR_RETURN(SessionTypeSpaces spaces, getSpaces(options.sessionType));
+  if (!identity_->passes.contains(endpoint) && !identity_->named.contains(endpoint)) {
+    // Our pass there comes from the coordinator, as with any placement.
+    capnp::MallocMessageBuilder builder(256);
+    auto place = coordinator_->begin(builder, options_.requestTimeout).initRequest().initPlace();
+    place.setSessionType(options.sessionType);
+    place.setWorker(endpoint);
+    KILN_ASSIGN_OR_RETURN(std::uint64_t request, coordinator_->send(builder));
+    auto placed = awaitPlace(request, std::chrono::steady_clock::now() + options_.requestTimeout);
+    if (placed.status().code() == ErrorCode::kNotFound) {
+      // Not the coordinator's worker (standalone, or a relay): the user
+      // chose it, and it can know us only by our secret.
+      identity_->named.insert(endpoint);
+      leases_->addNamed(endpoint);
+    } else if (!placed.ok()) {
+      return placed.status();
+    }
+  }
   return startOn(endpoint, 0, options, spaces);
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -287,6 +288,8 @@ class Client {
   Client(ClientOptions options, std::unique_ptr<ChannelFactory> channels);
   Channel& channelTo(const std::string& endpoint);
   void noteRoute(const std::string& endpoint, LocalRoute route);
+  // Remembers the pass a placement on `endpoint` carried (Placement.clientPass).
+  void notePass(const std::string& endpoint, std::string_view pass);
   Result<std::unique_ptr<Session>> startOn(const std::string& endpoint, std::uint64_t target,
                                            const SessionOptions& options,
                                            const SessionTypeSpaces& spaces);

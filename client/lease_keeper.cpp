@@ -24,6 +24,16 @@ void LeaseKeeper::setExperimentKey(const Secret& key) {
   identity_.experimentKey = key;
 }
 
+void LeaseKeeper::setPass(const std::string& endpoint, const WorkerPass& pass) {
+  std::lock_guard lock(mutex_);
+  identity_.passes[endpoint] = pass;
+}
+
+void LeaseKeeper::addNamed(const std::string& endpoint) {
+  std::lock_guard lock(mutex_);
+  identity_.named.insert(endpoint);
+}
+
 void LeaseKeeper::addSession(const std::string& endpoint) {
   std::lock_guard lock(mutex_);
   ++sessionsByEndpoint_[endpoint];
@@ -47,10 +57,9 @@ void LeaseKeeper::run() {
     if (stopping_) break;
     std::vector<std::string> endpoints;
     for (const auto& [endpoint, count] : sessionsByEndpoint_) endpoints.push_back(endpoint);
-    if (!alwaysPing_.empty()) endpoints.push_back(alwaysPing_);
     const RequestIdentity identity = identity_;
     lock.unlock();
-    sender_->ping(endpoints, identity);
+    sender_->ping(endpoints, alwaysPing_, identity);
     lock.lock();
   }
 }

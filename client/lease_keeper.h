@@ -29,6 +29,10 @@ class LeaseKeeper {
 
   // The experiment's key once the client learns it (it opened the experiment).
   void setExperimentKey(const Secret& key);
+  // The client's pass on the worker at `endpoint` (a placement there).
+  void setPass(const std::string& endpoint, const WorkerPass& pass);
+  // A server the user named that the coordinator does not list (RequestIdentity::named).
+  void addNamed(const std::string& endpoint);
 
   // Counts sessions per worker endpoint; a worker with none gets no keep-alive.
   void addSession(const std::string& endpoint);

@@ -409,9 +409,12 @@ std::optional<Result<InboundMessage>> ZmqChannel::spinForReply(std::uint64_t req
 ZmqKeepAliveSender::ZmqKeepAliveSender(zmq::context_t& zmq, std::optional<ClusterKeys> keys)
     : zmq_(zmq), keys_(std::move(keys)) {}
 
-void ZmqKeepAliveSender::ping(const std::vector<std::string>& endpoints,
-                              const RequestIdentity& identity) {
-  for (const std::string& endpoint : endpoints) {
+void ZmqKeepAliveSender::ping(const std::vector<std::string>& workers,
+                              const std::string& coordinator, const RequestIdentity& identity) {
+  std::vector<std::string> endpoints = workers;
+  if (!coordinator.empty()) endpoints.push_back(coordinator);
+  for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    const std::string& endpoint = endpoints[i];
     auto [it, inserted] = sockets_.try_emplace(endpoint, zmq_, zmq::socket_type::dealer);
     if (inserted) {
       it->second.set(zmq::sockopt::linger, 0);
@@ -429,7 +432,11 @@ void ZmqKeepAliveSender::ping(const std::vector<std::string>& endpoints,
     }
     capnp::MallocMessageBuilder builder(64);
     auto envelope = initEnvelope(builder, 0);
-    identity.stamp(envelope);
+    if (i < workers.size()) {
+      identity.stampForWorker(envelope, endpoint);
+    } else {
+      identity.stamp(envelope);
+    }
     envelope.initRequest().initKeepAlive();
     (void)it->second.send(encodeFrame(builder), zmq::send_flags::dontwait);
   }

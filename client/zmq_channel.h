@@ -132,7 +132,8 @@ class ZmqChannel final : public Channel {
 class ZmqKeepAliveSender final : public KeepAliveSender {
  public:
   ZmqKeepAliveSender(zmq::context_t& zmq, std::optional<ClusterKeys> keys);
-  void ping(const std::vector<std::string>& endpoints, const RequestIdentity& identity) override;
+  void ping(const std::vector<std::string>& workers, const std::string& coordinator,
+            const RequestIdentity& identity) override;
 
  private:
   zmq::context_t& zmq_;

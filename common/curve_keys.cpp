@@ -26,31 +26,37 @@ std::string trim(const std::string& text) {
 }
 
 Result<std::string> readPrivateText(const std::filesystem::path& path, bool mustBePrivate) {
+  return readOwnersFile(path, "key file",
+                        mustBePrivate ? "the cluster's secret key" : std::string_view(),
+                        "(or make a new key with `kiln keygen`)");
+}
+
+}  // namespace
+
+Result<std::string> readOwnersFile(const std::filesystem::path& path, std::string_view what,
+                                   std::string_view secret, std::string_view remedy) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     return invalidArgument(
-        fmt::format("cannot read key file '{}': {}", path.string(), std::strerror(errno)));
+        fmt::format("cannot read {} '{}': {}", what, path.string(), std::strerror(errno)));
   }
   if (!S_ISREG(info.st_mode)) {
-    return invalidArgument(fmt::format("key file '{}' is not a regular file", path.string()));
+    return invalidArgument(fmt::format("{} '{}' is not a regular file", what, path.string()));
   }
-  if (mustBePrivate && (info.st_mode & 077) != 0) {
+  if (!secret.empty() && (info.st_mode & 077) != 0) {
     return invalidArgument(
-        fmt::format("key file '{}' has mode {:04o}: other users may read the cluster's secret key; "
-                    "run `chmod 600 {}` (or make a new key with `kiln keygen`)",
-                    path.string(), info.st_mode & 07777, path.string()));
+        fmt::format("{} '{}' has mode {:04o}: other users may read {}; run `chmod 600 {}` {}", what,
+                    path.string(), info.st_mode & 07777, secret, path.string(), remedy));
   }
   std::ifstream in(path);
   if (!in) {
     return invalidArgument(
-        fmt::format("cannot read key file '{}': {}", path.string(), std::strerror(errno)));
+        fmt::format("cannot read {} '{}': {}", what, path.string(), std::strerror(errno)));
   }
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
-
-}  // namespace
 
 bool curveAvailable() { return zmq_has("curve") != 0; }
 
@@ -127,7 +133,10 @@ Result<ClusterKeys> parseKeyFile(const std::string& text, const std::string& ori
 }
 
 Status writeKeyFile(const std::filesystem::path& path, const ClusterKeys& keys, bool replace) {
-  std::string text = formatKeyFile(keys);
+  return writeOwnersFile(path, formatKeyFile(keys), replace);
+}
+
+Status writeOwnersFile(const std::filesystem::path& path, const std::string& text, bool replace) {
   // Written under a temporary name created 0600, then renamed: the secret is
   // never readable by others, and a reader never sees half a file.
   std::filesystem::path temporary = path;

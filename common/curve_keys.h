@@ -47,6 +47,16 @@ Status writeKeyFile(const std::filesystem::path& path, const ClusterKeys& keys, 
 // Reads a key file, refusing one that other users may read or write.
 Result<ClusterKeys> loadKeyFile(const std::filesystem::path& path);
 
+// The text of a file of the operator's (key files, worker token files), or
+// an error naming `what`. With `secret` (what it holds, for the message),
+// a file other users may read or write is refused, with `remedy`.
+Result<std::string> readOwnersFile(const std::filesystem::path& path, std::string_view what,
+                                   std::string_view secret, std::string_view remedy);
+// Writes `text` as a new file of mode 0600, never readable by others on the
+// way; refuses to replace an existing file unless `replace` (then replaced
+// atomically). An existing file left alone is an error that names --force.
+Status writeOwnersFile(const std::filesystem::path& path, const std::string& text, bool replace);
+
 // Public keys (Z85), one per line, '#' comments: clients allowed besides the
 // cluster key. The file's text; and its parser (`origin` names the file in errors).
 Result<std::vector<std::string>> parseAuthorizedKeys(const std::string& text,

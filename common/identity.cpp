@@ -85,21 +85,99 @@ ClientId clientIdOf(capnp::Data::Reader secret) {
   return ClientId{id == 0 ? 1 : id};
 }
 
-ClientId ClientIdMemo::of(capnp::Data::Reader secret) {
-  if (secret.size() != kSecretBytes) return ClientId{0};
-  if (lastId_.valid() && sodium_memcmp(secret.begin(), last_.data(), kSecretBytes) == 0) {
-    return lastId_;
+PassKey PassKey::draw() {
+  ensureSodium();
+  PassKey key;
+  randombytes_buf(key.bytes_.data(), key.bytes_.size());
+  key.set_ = true;
+  return key;
+}
+
+Result<PassKey> PassKey::fromWire(capnp::Data::Reader bytes) {
+  if (bytes.size() != kPassKeyBytes) {
+    return invalidArgument(
+        fmt::format("a worker's pass key is {} random bytes, got {}", kPassKeyBytes, bytes.size()));
   }
-  lastId_ = clientIdOf(secret);
-  std::memcpy(last_.data(), secret.begin(), kSecretBytes);
-  return lastId_;
+  PassKey key;
+  std::memcpy(key.bytes_.data(), bytes.begin(), kPassKeyBytes);
+  key.set_ = true;
+  return key;
+}
+
+ClientPass clientPass(const PassKey& key, ClientId client) {
+  ensureSodium();
+  ClientPass pass{};
+  const std::uint64_t id = client.value;
+  crypto_generichash(pass.data(), pass.size(), reinterpret_cast<const unsigned char*>(&id),
+                     sizeof(id), key.data(), kPassKeyBytes);
+  return pass;
+}
+
+namespace {
+
+// Whether `pass` is the pass of `claimed` under `key` (never with no key).
+bool passMatches(const PassKey& key, std::uint64_t claimed, capnp::Data::Reader pass) {
+  if (key.empty() || claimed == 0 || pass.size() != kClientPassBytes) return false;
+  const ClientPass expected = clientPass(key, ClientId{claimed});
+  return sodium_memcmp(expected.data(), pass.begin(), kClientPassBytes) == 0;
+}
+
+}  // namespace
+
+ClientId clientOf(wire::Envelope::Reader envelope, const PassKey& key) {
+  if (envelope.hasClientSecret()) return clientIdOf(envelope.getClientSecret());
+  const std::uint64_t claimed = envelope.getClientId();
+  return passMatches(key, claimed, envelope.getClientPass()) ? ClientId{claimed} : ClientId{0};
+}
+
+ClientId ClientIdMemo::of(wire::Envelope::Reader envelope) {
+  if (envelope.hasClientSecret()) return ofSecret(envelope.getClientSecret());
+  return ofPass(envelope.getClientId(), envelope.getClientPass());
+}
+
+ClientId ClientIdMemo::ofSecret(capnp::Data::Reader secret) {
+  if (secret.size() != kSecretBytes) return ClientId{0};
+  if (lastSecretId_.valid() &&
+      sodium_memcmp(secret.begin(), lastSecret_.data(), kSecretBytes) == 0) {
+    return lastSecretId_;
+  }
+  lastSecretId_ = clientIdOf(secret);
+  std::memcpy(lastSecret_.data(), secret.begin(), kSecretBytes);
+  return lastSecretId_;
+}
+
+ClientId ClientIdMemo::ofPass(std::uint64_t claimed, capnp::Data::Reader pass) {
+  if (pass.size() != kClientPassBytes || claimed == 0) return ClientId{0};
+  // The remembered pass was checked for lastPassId_: the same bytes for the
+  // same id are good again. The id is no secret; the pass is compared in
+  // constant time.
+  if (lastPassId_.value == claimed &&
+      sodium_memcmp(pass.begin(), lastPass_.data(), kClientPassBytes) == 0) {
+    return lastPassId_;
+  }
+  if (!passMatches(key_, claimed, pass)) return ClientId{0};
+  lastPassId_ = ClientId{claimed};
+  std::memcpy(lastPass_.data(), pass.begin(), kClientPassBytes);
+  return lastPassId_;
 }
 
 Status anonymousClient() {
   return invalidArgument(fmt::format(
       "this request needs a client: Envelope.clientSecret must hold {} random bytes, drawn once "
-      "per client (kiln's C++ and Python clients do this)",
+      "per client (kiln's C++ and Python clients do this), or, on a worker the coordinator placed "
+      "the client on, Envelope.clientId with the clientPass of that placement (a pass made for "
+      "another worker is good only there: ask the coordinator for a placement here)",
       kSecretBytes));
+}
+
+bool tokenMatches(capnp::Data::Reader presented, const Secret& token) {
+  if (token.empty() || presented.size() == 0) return false;
+  // Digests of both: equal lengths, and a comparison in constant time that
+  // says nothing about the token's length.
+  const std::string want = keyDigest(token.bytes());
+  const std::string got =
+      keyDigest({reinterpret_cast<const char*>(presented.begin()), presented.size()});
+  return sodium_memcmp(want.data(), got.data(), kKeyDigestBytes) == 0;
 }
 
 std::string keyDigest(std::string_view key) {

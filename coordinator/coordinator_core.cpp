@@ -24,9 +24,16 @@ void replyError(std::vector<Outgoing>& out, const std::string& peer, std::uint64
 }
 
 // The client decides whether it is on the worker's host (it knows its own).
-void setLocalRoute(const WorkerRecord& worker, wire::Placement::Builder placement) {
+// Its pass there is good on that worker only: the worker never sees the
+// secret the client showed us.
+void setWorkerRoute(const WorkerRecord& worker, ClientId client,
+                    wire::Placement::Builder placement) {
   placement.setLocalEndpoint(worker.localEndpoint);
   placement.setHostIdentity(worker.hostIdentity);
+  if (client.valid()) {
+    const ClientPass pass = clientPass(worker.passKey, client);
+    placement.setClientPass(capnp::Data::Reader(pass.data(), pass.size()));
+  }
 }
 
 }  // namespace
@@ -120,6 +127,9 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
       return listCluster(peer, requestId, envelope.getExperiment().cStr(), out);
     case wire::Request::PLACE: {
       auto asked = request.getPlace();
+      if (asked.hasWorker()) {
+        return placeNamed(peer, requestId, asked.getWorker().cStr(), clientIds_.of(envelope), out);
+      }
       if (asked.getAvoid().size() + asked.getAvoidWorkers().size() > AvoidList::kMaxEntries) {
         return replyError(out, peer, requestId,
                           invalidArgument(fmt::format("a placement may avoid at most {} workers",
@@ -132,7 +142,8 @@ void CoordinatorCore::handleRequest(const std::string& peer, wire::Envelope::Rea
       auto benchmark = asked.getBenchmark();
       return place(peer, requestId, asked.getSessionType().cStr(),
                    benchmark.size() <= kMaxTextField ? benchmark.cStr() : "",
-                   envelope.getExperiment().cStr(), envelope.getExperimentKey(), avoid, out);
+                   envelope.getExperiment().cStr(), envelope.getExperimentKey(),
+                   clientIds_.of(envelope), avoid, out);
     }
     case wire::Request::OPEN_EXPERIMENT:
     case wire::Request::CLOSE_EXPERIMENT:
@@ -171,6 +182,24 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
     return replyError(out, peer, requestId,
                       invalidArgument("registration needs at least one slot and session type"));
   }
+  if (!config_.workerToken.empty() && !tokenMatches(request.getToken(), config_.workerToken)) {
+    // A worker is given clients' programs and sessions: only the operator's.
+    logger_->warn("refused the registration of {} ({}): {} worker token", endpoint,
+                  request.getHostname().cStr(), request.hasToken() ? "a wrong" : "no");
+    return replyError(
+        out, peer, requestId,
+        permissionDenied(fmt::format(
+            "this coordinator registers only workers and nesting hosts that present its worker "
+            "token; this one presented {}: give both the same --worker-token-file (default "
+            "$XDG_CONFIG_HOME/kiln/worker-token or ~/.config/kiln/worker-token)",
+            request.hasToken() ? "another token" : "none")));
+  }
+  auto passKey = PassKey::fromWire(request.getPassKey());
+  if (!passKey.ok()) {
+    return replyError(out, peer, requestId,
+                      invalidArgument(fmt::format("registration needs the worker's pass key: {}",
+                                                  passKey.status().message())));
+  }
   if (auto known = byPeer_.find(peer); known != byPeer_.end()) {
     // The same socket registers again: replace its record.
     const WorkerId same = known->second;
@@ -206,6 +235,7 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   worker.version = request.getVersion().cStr();
   worker.hostname = request.getHostname().cStr();
   worker.pid = request.getPid();
+  worker.passKey = *passKey;
   worker.lastHeard = clock_.now();
   worker.nextPing = worker.lastHeard + config_.heartbeatInterval;
   logger_->info("worker {} registered: {} on {} ({} slots, types {})", id.value, endpoint,
@@ -326,7 +356,7 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
 void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
                             const std::string& sessionType, const std::string& benchmark,
                             const std::string& experiment, capnp::Data::Reader experimentKey,
-                            const AvoidList& avoid, std::vector<Outgoing>& out) {
+                            ClientId client, const AvoidList& avoid, std::vector<Outgoing>& out) {
   if (!experiment.empty()) {
     if (Status allowed = experiments_.authorize(experiment, experimentKey); !allowed.ok()) {
       return replyError(out, peer, requestId, allowed);
@@ -339,7 +369,7 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
     placement.setWorkerId(placed->host.value);
     placement.setEndpoint(placed->endpoint);
     placement.setTarget(placed->target);
-    setLocalRoute(workers_.at(placed->host), placement);
+    setWorkerRoute(workers_.at(placed->host), client, placement);
     return reply(out, peer, builder);
   }
   const TimePoint now = clock_.now();
@@ -364,7 +394,32 @@ void CoordinatorCore::place(const std::string& peer, std::uint64_t requestId,
   auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
   placement.setWorkerId(chosen.value);
   placement.setEndpoint(worker.endpoint);
-  setLocalRoute(worker, placement);
+  setWorkerRoute(worker, client, placement);
+  reply(out, peer, builder);
+}
+
+void CoordinatorCore::placeNamed(const std::string& peer, std::uint64_t requestId,
+                                 const std::string& endpoint, ClientId client,
+                                 std::vector<Outgoing>& out) {
+  auto known = byEndpoint_.find(endpoint);
+  if (known == byEndpoint_.end()) {
+    return replyError(out, peer, requestId,
+                      notFound(fmt::format("no worker is registered at '{}' (kiln status lists "
+                                           "the cluster's workers)",
+                                           endpoint)));
+  }
+  const WorkerRecord& worker = workers_.at(known->second);
+  if (worker.nesting) {
+    return replyError(out, peer, requestId,
+                      invalidArgument(fmt::format("'{}' is a nesting host: its workers are "
+                                                  "reached through their experiment",
+                                                  endpoint)));
+  }
+  capnp::MallocMessageBuilder builder(128);
+  auto placement = initEnvelope(builder, requestId).initReply().initPlacement();
+  placement.setWorkerId(known->second.value);
+  placement.setEndpoint(worker.endpoint);
+  setWorkerRoute(worker, client, placement);
   reply(out, peer, builder);
 }
 

@@ -40,6 +40,11 @@ struct CoordinatorConfig {
   FrameLimits frames;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off
   ServerSecurity security;    // CURVE on the listening socket when it holds keys
+  // The operator's registration token (common/worker_token.h): set, only a
+  // worker or nesting host that presents it registers. Empty: any peer that
+  // passes `security` may (the cluster key is then the only credential; the
+  // CLI never leaves a keyless coordinator without a token).
+  Secret workerToken;
   // The first worker id (then 1 more per registration); 0: 1 for the core
   // alone, a random start for a CoordinatorServer, so that a restarted
   // coordinator gives no worker an id a dead worker had under its
@@ -71,7 +76,12 @@ class CoordinatorCore {
                    std::vector<Outgoing>& out);
   void place(const std::string& peer, std::uint64_t requestId, const std::string& sessionType,
              const std::string& benchmark, const std::string& experiment,
-             capnp::Data::Reader experimentKey, const AvoidList& avoid, std::vector<Outgoing>& out);
+             capnp::Data::Reader experimentKey, ClientId client, const AvoidList& avoid,
+             std::vector<Outgoing>& out);
+  // The placement of a worker the caller names (Place.worker): the caller's
+  // pass there; the worker's load is the caller's business.
+  void placeNamed(const std::string& peer, std::uint64_t requestId, const std::string& endpoint,
+                  ClientId client, std::vector<Outgoing>& out);
   void handleExperimentRequest(const std::string& peer, wire::Envelope::Reader envelope,
                                std::vector<Outgoing>& out);
   // `key`: set only in the answer to openExperiment.
@@ -109,6 +119,9 @@ class CoordinatorCore {
   BenchmarkAffinity affinity_;
   // Every placement not yet expired, oldest first: which workers to prune when.
   std::deque<std::pair<TimePoint, WorkerId>> placementLog_;
+  // Who asks for placements: only secrets count here (a coordinator issues
+  // passes, it takes none).
+  ClientIdMemo clientIds_;
 };
 
 }  // namespace kiln

@@ -43,6 +43,12 @@ Result<std::unique_ptr<CoordinatorServer>> CoordinatorServer::create(Coordinator
   server->endpoint_ = server->router_.get(zmq::sockopt::last_endpoint);
   server->logger_->info("coordinator listening on {}{}", server->endpoint_,
                         server->config_.security.keys ? " (CURVE: cluster key required)" : "");
+  if (server->config_.workerToken.empty() && !server->config_.security.keys) {
+    server->logger_->warn(
+        "coordinator registers any worker that reaches {} (no key, no worker token): such a "
+        "worker is placed clients' sessions",
+        server->endpoint_);
+  }
   if (!server->config_.metricsListen.empty()) {
     KILN_ASSIGN_OR_RETURN(server->observe_,
                           CoordinatorObservability::start(server->config_.metricsListen,

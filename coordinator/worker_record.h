@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "common/clock.h"
+#include "common/identity.h"
 #include "common/underlying_wire.h"
 #include "coordinator/placement.h"
 
@@ -44,6 +45,7 @@ struct WorkerRecord {
   std::string hostname;
   std::uint32_t pid = 0;
   bool nesting = false;
+  PassKey passKey;                           // makes the client passes that placements here carry
   std::vector<UnderlyingStatus> underlying;  // as last reported (nesting hosts)
   std::uint32_t queuedRequests = 0;
   std::uint64_t stepsTotal = 0;

@@ -25,6 +25,12 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
     options.coordinator.security = ServerSecurity{options.keys, cluster->authenticator_.get()};
     options.worker.security = options.coordinator.security;
   }
+  // Its own workers register with a token drawn here unless the operator
+  // gave one (`kiln local --worker-token-file`); with a key, the key does.
+  if (options.coordinator.workerToken.empty() && !options.keys) {
+    options.coordinator.workerToken = Secret::draw();
+  }
+  options.worker.registrationToken = options.coordinator.workerToken;
   KILN_ASSIGN_OR_RETURN(
       cluster->coordinator_,
       CoordinatorServer::create(options.coordinator, cluster->zmq_, cluster->clock_,

@@ -168,7 +168,7 @@ class ChildLoop {
   }
 
   void onHostMessage(std::vector<zmq::message_t>& parts) {
-    auto message = decodeHostMessage(partViews(parts));
+    auto message = decodeHostMessage(partViews(parts), parts_.limits.passKey);
     if (!message.ok()) {
       // Only the host talks to this socket, and it sends nothing malformed.
       parts_.logger->warn("isolated child of experiment '{}' ignores a message from its host: {}",

@@ -93,7 +93,7 @@ Result<HostMessage> decodeCreate(std::string_view frame) {
   }
 }
 
-Result<HostMessage> decodeBenchmarks(std::string_view frame) {
+Result<HostMessage> decodeBenchmarks(std::string_view frame, const PassKey& passKey) {
   KILN_ASSIGN_OR_RETURN(InboundMessage message, decodeFrame(kBenchmark, frame));
   try {
     auto envelope = message.envelope();
@@ -101,8 +101,10 @@ Result<HostMessage> decodeBenchmarks(std::string_view frame) {
       return malformed(kBenchmark, "the frame is not an addBenchmark request");
     }
     AddBenchmarks add;
-    add.client = clientIdOf(envelope.getClientSecret());
-    if (!add.client.valid()) return malformed(kBenchmark, "the request carries no client secret");
+    add.client = clientOf(envelope, passKey);
+    if (!add.client.valid()) {
+      return malformed(kBenchmark, "the request carries no client secret, or no pass of this host");
+    }
     for (auto benchmark : envelope.getRequest().getAddBenchmark().getBenchmarks()) {
       auto bytes = benchmark.getProgram();
       add.programs.emplace_back(benchmark.getUri().cStr(),
@@ -172,7 +174,8 @@ Result<ChildMessage> decodeChildMessage(const std::vector<std::string_view>& par
   }
 }
 
-Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts) {
+Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts,
+                                      const PassKey& passKey) {
   if (parts.empty() || parts[0].size() != 1) {
     return invalidArgument("isolation message without a one-byte kind");
   }
@@ -201,7 +204,7 @@ Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts
     }
     case kBenchmark:
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 2));
-      return decodeBenchmarks(parts[1]);
+      return decodeBenchmarks(parts[1], passKey);
     case kDropSilentClients: {
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 3));
       KILN_ASSIGN_OR_RETURN(std::uint64_t nanoseconds, u64Field(kind, parts[1]));

@@ -126,6 +126,9 @@ struct DropSilentClients {
 using HostMessage = std::variant<ForwardedRequest, CreateWorker, ReleaseWorker, GrantToken,
                                  KeepAlive, AddBenchmarks, DropSilentClients>;
 
-Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts);
+// `passKey`: the host process's (HostLimits::passKey), which the client pass
+// of a relayed AddBenchmark is checked with.
+Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts,
+                                      const PassKey& passKey = {});
 
 }  // namespace kiln::nesting::isolation

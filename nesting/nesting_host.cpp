@@ -78,7 +78,7 @@ void NestingHost::handleHostRequest(const std::string& routingId, InboundMessage
                             envelope.getExperimentKey());
     case wire::Request::KEEP_ALIVE: {
       // One keep-alive refreshes the client's leases on every worker it may use.
-      ClientId client = clientIdOf(envelope.getClientSecret());
+      ClientId client = clientOf(envelope, parts_.limits.passKey);
       auto visible = visibleWorkers(experiment, envelope.getExperimentKey());
       if (client.valid() && !visible.empty()) backend_->keepAlive(client, visible);
       return lobby_.handle(routingId, std::move(message));

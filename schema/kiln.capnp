@@ -194,6 +194,11 @@ struct RegisterWorker {
   underlying @8 :List(UnderlyingStatus);   # what it already runs (re-registration)
   localEndpoint @9 :Text;           # ipc:// endpoint for clients on the same host; empty = none
   hostIdentity @10 :Text;           # boot id/network namespace/hostname; empty = unknown
+  token @11 :Data;                  # the operator's registration token (--worker-token-file):
+                                    # a coordinator that has one registers only its holders
+  passKey @12 :Data;                # 32 random bytes this worker process drew: the coordinator
+                                    # makes the client passes it hands out for this worker with
+                                    # it (common/identity.h); never sent anywhere else
 }
 struct Registered { workerId @0 :UInt64; heartbeatIntervalMs @1 :UInt32; }
 
@@ -286,6 +291,9 @@ struct Place {
   benchmark @2 :Text;               # the session's benchmark URI: placed near its cached copies
   avoidWorkers @3 :List(UInt64);    # worker ids (one process each) the client saw die: a worker
                                     # started again at the same endpoint is a new id, not avoided
+  worker @4 :Text;                  # set: the endpoint of the plain worker the caller names
+                                    # (Client::startSessionOn): its placement, with the caller's
+                                    # pass there, or notFound
 }
 struct Placement {
   workerId @0 :UInt64;
@@ -293,6 +301,8 @@ struct Placement {
   target @2 :UInt64;
   localEndpoint @3 :Text;           # the worker's same-host endpoint (RegisterWorker)
   hostIdentity @4 :Text;
+  clientPass @5 :Data;              # the caller's pass for this worker (Envelope.clientPass):
+                                    # good on this worker only; empty = the caller sent no secret
 }
 
 # ---------------------------------------------------------------- envelope
@@ -363,4 +373,11 @@ struct Envelope {
     disconnect @9 :Error;       # "I do not know you": re-register on a fresh socket
   }
   experimentKey @10 :Data;      # the key of `experiment`, as openExperiment answered it
+  # A client's identity on a worker it was placed on, instead of its secret,
+  # which only the coordinator sees: clientId = the hash of its secret, and
+  # clientPass = the pass the placement carried, a MAC of clientId under the
+  # worker's own passKey. Another worker cannot check it, so a worker that
+  # captures it cannot act as the client anywhere else.
+  clientId @11 :UInt64;
+  clientPass @12 :Data;
 }

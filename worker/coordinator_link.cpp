@@ -48,6 +48,8 @@ void CoordinatorLink::connect(const LoadReport& load) {
   reg.setNesting(advert_.nesting);
   reg.setLocalEndpoint(advert_.localEndpoint);
   reg.setHostIdentity(advert_.hostIdentity);
+  if (!advert_.token.empty()) reg.setToken(wireBytes(advert_.token));
+  reg.setPassKey(advert_.passKey.wire());
   // A host that re-registers (the coordinator restarted) says at once which
   // underlying workers it runs, so that their experiments can adopt them.
   auto underlying = reg.initUnderlying(load.underlying.size());

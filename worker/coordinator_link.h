@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/curve_keys.h"
 #include "common/frame.h"
+#include "common/identity.h"
 #include "common/ids.h"
 #include "common/logging.h"
 #include "common/underlying_wire.h"
@@ -32,6 +33,8 @@ struct WorkerAdvert {
   bool nesting = false;
   std::string localEndpoint;  // for clients on this host (common/local_transport.h)
   std::string hostIdentity;
+  Secret token;     // the operator's registration token; empty = none (common/worker_token.h)
+  PassKey passKey;  // what the coordinator makes this worker's client passes with
 };
 
 struct LinkTiming {

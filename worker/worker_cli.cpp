@@ -9,6 +9,7 @@
 #include "common/file_access.h"
 #include "common/listen_exposure.h"
 #include "common/signals.h"
+#include "common/worker_token.h"
 #include "common/working_directory.h"
 #include "metrics/listen_address.h"
 #include "worker/config_check.h"
@@ -36,6 +37,20 @@ void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys) {
   app.add_option("--authorized-keys", authorizedKeys,
                  "with --key-file: a file of extra client public keys (Z85, one per line) "
                  "accepted besides the cluster key");
+}
+
+void addWorkerTokenOption(CLI::App& app, std::string& file, bool registers) {
+  app.add_option(
+      "--worker-token-file", file,
+      registers
+          ? "the operator's registration token (mode 0600) shown to the coordinator, which "
+            "registers only workers and nesting hosts that hold its token; default: "
+            "$XDG_CONFIG_HOME/kiln/worker-token or ~/.config/kiln/worker-token if it exists"
+          : "register only workers and nesting hosts that present the token in this file (mode "
+            "0600; written with a new token if missing); default without --key-file: "
+            "$XDG_CONFIG_HOME/kiln/worker-token or ~/.config/kiln/worker-token, so that only "
+            "users who can read it run workers; with --key-file and no flag the cluster key "
+            "alone registers");
 }
 
 CLI::Option* addAllowFilesOption(CLI::App& app, std::vector<std::string>& values) {
@@ -266,6 +281,7 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& o) {
       ->check(metricsListenValidator());
   addKeyFileOption(app, o.keyFile);
   addAuthorizedKeysOption(app, o.authorizedKeys);
+  addWorkerTokenOption(app, o.workerTokenFile, true);
   app.add_option("--log-level", o.logLevel, "trace, debug, info, warn, error or off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -307,6 +323,17 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
   } else if (!options.authorizedKeys.empty()) {
     logger->error("cannot start: --authorized-keys needs --key-file (the cluster key)");
     return 1;
+  }
+  if (!config.coordinator.empty()) {
+    auto token = presentedWorkerToken(options.workerTokenFile);
+    if (!token.ok()) {
+      logger->error("cannot start: {}", token.status().toString());
+      return 1;
+    }
+    config.registrationToken = token->token;
+    if (!token->token.empty()) {
+      logger->info("registers with the worker token in {}", token->file.string());
+    }
   }
   announceExposure(role, config.listen, config.security.keys.has_value(), logger);
   SteadyClock clock;

@@ -10,6 +10,8 @@ namespace kiln {
 
 struct WorkerCommandLine {
   WorkerConfig config;
+  // --worker-token-file (common/worker_token.h); empty = the default file, if any.
+  std::string workerTokenFile;
   std::string logLevel = "info";
   std::string keyFile;                        // the cluster key (kiln keygen); empty = plaintext
   std::string authorizedKeys;                 // extra client public keys, one per line
@@ -32,6 +34,9 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& options);
 // Adds --key-file (and, for servers, --authorized-keys) with one wording everywhere.
 void addKeyFileOption(CLI::App& app, std::string& keyFile);
 void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys);
+// Adds --worker-token-file (common/worker_token.h), worded for a coordinator
+// (`registers` = false: the side that checks) or for a worker or host.
+void addWorkerTokenOption(CLI::App& app, std::string& file, bool registers);
 // Adds --allow-files (repeatable) with one wording everywhere; the values
 // go through parseAllowFiles (common/file_access.h) when the command runs.
 CLI::Option* addAllowFilesOption(CLI::App& app, std::vector<std::string>& values);

@@ -117,6 +117,10 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                           WorkerObservability::start(c.metricsListen, clock, server->logger_));
     c.limits.observer = server->observe_->observer();
   }
+  // Passes are checked with a key of this process's own, which only its
+  // coordinator learns: a pass captured here is good nowhere else, and one
+  // captured elsewhere is none here (common/identity.h).
+  c.limits.passKey = PassKey::draw();
   server->pool_ = std::make_unique<TaskPool>(c.slots, c.mode.makeQueue());
   server->sink_ = std::make_unique<RouterSink>(server->router_, server->routerUses_, server->link_,
                                                server->direct_);
@@ -135,7 +139,9 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                         static_cast<std::uint32_t>(::getpid()),
                         c.mode.nesting,
                         server->localEndpoint_,
-                        server->localEndpoint_.empty() ? "" : currentHostIdentity()};
+                        server->localEndpoint_.empty() ? "" : currentHostIdentity(),
+                        c.registrationToken,
+                        c.limits.passKey};
     WorkerFrontend* frontend = server->frontend_.get();
     server->link_ = std::make_unique<CoordinatorLink>(
         zmq, c.coordinator, std::move(advert), c.link, clock, server->logger_,

@@ -36,6 +36,9 @@ struct WorkerConfig {
   std::string listen = "tcp://127.0.0.1:0";  // port 0 = any free port
   std::string advertise;                     // endpoint given to clients; empty = bound one
   std::string coordinator;                   // empty = standalone (clients connect directly)
+  // Shown to the coordinator to be registered (--worker-token-file,
+  // common/worker_token.h); empty = none, for a coordinator that asks none.
+  Secret registrationToken;
   unsigned slots = 2;
   HostLimits limits;
   LinkTiming link;

@@ -303,7 +303,10 @@ class FakeChannel final : public Channel {
 class FakeKeepAlives final : public KeepAliveSender {
  public:
   explicit FakeKeepAlives(FakeCluster& cluster) : cluster_(cluster) {}
-  void ping(const std::vector<std::string>& endpoints, const RequestIdentity&) override {
+  void ping(const std::vector<std::string>& workers, const std::string& coordinator,
+            const RequestIdentity&) override {
+    std::vector<std::string> endpoints = workers;
+    if (!coordinator.empty()) endpoints.push_back(coordinator);
     cluster_.recordKeepAlive(endpoints);
   }
 

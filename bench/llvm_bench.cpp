@@ -502,10 +502,14 @@ Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemo
                Report& report) {
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
                         testsupport::ChildCluster::create(testsupport::selfExecutable()));
-  // The worker lets this client size its caches.
+  // The worker lets this client size its caches, and hold the live
+  // sessions of the memory figure (more than --max-sessions-per-client's
+  // default).
   KILN_ASSIGN_OR_RETURN(
       testsupport::CoordinatorAndWorker servers,
-      testsupport::spawnCoordinatorAndWorker(cluster, o.slots, {"--allow-client-tuning"}));
+      testsupport::spawnCoordinatorAndWorker(cluster, o.slots,
+                                             {"--allow-client-tuning", "--max-sessions-per-client",
+                                              std::to_string(std::max(1u, o.liveSessions))}));
   testsupport::ChildProcess* coordinator = servers.coordinator;
   testsupport::ChildProcess* worker = servers.worker;
   client::ClientOptions options;

@@ -143,8 +143,13 @@ Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, 
 Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Report& report) {
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
                         testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  // One client holds the idle sessions of the memory figure (more than
+  // --max-sessions-per-client's default).
   KILN_ASSIGN_OR_RETURN(testsupport::CoordinatorAndWorker servers,
-                        testsupport::spawnCoordinatorAndWorker(cluster, o.slots));
+                        testsupport::spawnCoordinatorAndWorker(
+                            cluster, o.slots,
+                            {"--max-sessions-per-client",
+                             std::to_string(std::max(1u, o.idleSessions + o.concurrentSessions))}));
   testsupport::ChildProcess* coordinator = servers.coordinator;
   testsupport::ChildProcess* worker = servers.worker;
   KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * echo,

@@ -109,7 +109,6 @@ Result<FileConfinement> FileConfinement::prepare(const ConfinementPaths& paths) 
   UniqueFd ruleset(fd);
   const std::uint64_t read = kExecute | kReadFile | kReadDir;
   const std::uint64_t all = handledFs(abi);
-  std::size_t added = 0;
   auto add = [&](const std::filesystem::path& path, std::uint64_t rights) -> Status {
     UniqueFd target(::open(path.c_str(), O_PATH | O_CLOEXEC));
     if (target.get() < 0) return okStatus();  // absent here: nothing to allow
@@ -119,12 +118,10 @@ Result<FileConfinement> FileConfinement::prepare(const ConfinementPaths& paths) 
     if (::syscall(SYS_landlock_add_rule, ruleset.get(), kRuleTypePathBeneath, &rule, 0U) != 0) {
       return internalError("landlock_add_rule on " + path.string() + ": " + std::strerror(errno));
     }
-    ++added;
     return okStatus();
   };
   for (const auto& path : paths.readable) KILN_RETURN_IF_ERROR(add(path, read));
   for (const auto& path : paths.writable) KILN_RETURN_IF_ERROR(add(path, all));
-  if (added == 0) return invalidArgument("no path of the file confinement exists");
   return FileConfinement(std::move(ruleset), abi);
 }
 
@@ -138,7 +135,7 @@ Result<std::optional<FileConfinement>> FileConfinement::prepareIfSupported(
   return prepared.status();
 }
 
-bool FileConfinement::enterInChild() const {
+bool FileConfinement::enter() const {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
   return ::syscall(SYS_landlock_restrict_self, ruleset_.get(), 0U) == 0;
 }

@@ -40,13 +40,16 @@ class FileConfinement {
  public:
   // The Landlock ABI of this kernel, 0 when it has none.
   static int kernelAbi();
-  // A ruleset for `paths`; unimplemented (naming the kernel's answer) where
-  // Landlock is missing, invalid-argument when no path could be opened.
+  // A ruleset for `paths` (none: no file may be opened at all);
+  // unimplemented (naming the kernel's answer) where Landlock is missing.
   static Result<FileConfinement> prepare(const ConfinementPaths& paths);
 
-  // In a forked child, before exec: no new privileges, then the ruleset.
-  // Async-signal-safe; false (errno set) when the kernel refused.
-  bool enterInChild() const;
+  // Confines the calling thread and what it starts: no new privileges,
+  // then the ruleset. For a forked child before exec, or a thread that ends
+  // with its work (in-process code generation, llvmenv/codegen.h): Landlock
+  // holds for the thread, not for the rest of the process. Async-signal-safe;
+  // false (errno set) when the kernel refused.
+  bool enter() const;
   int abi() const { return abi_; }
 
   // prepare(), with nullopt where the kernel has no Landlock (the caller

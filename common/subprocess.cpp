@@ -179,7 +179,7 @@ struct ChildFailure {
     if (::setrlimit(RLIMIT_CPU, &limit) != 0) fail(0);
   }
   // Last: what follows may touch only what the confinement allows.
-  if (options.confinement != nullptr && !options.confinement->enterInChild()) fail(0);
+  if (options.confinement != nullptr && !options.confinement->enter()) fail(0);
   ::execve(program, argv, environ);
   fail(1);
   ::_exit(127);

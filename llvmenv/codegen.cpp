@@ -1,7 +1,13 @@
 #include "llvmenv/codegen.h"
 
+#include <cerrno>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+
+#include "common/file_confinement.h"
 
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -76,7 +82,9 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const llvm::Module& modul
                                   /*CM=*/std::nullopt, llvm::CodeGenOptLevel::Default));
 }
 
-Result<std::string> emitObject(const llvm::Module& module, bool addressSanitizer) {
+namespace {
+
+Result<std::string> emitObjectHere(const llvm::Module& module, bool addressSanitizer) {
   // Codegen rewrites the IR it compiles (CodeGenPrepare and friends), so it
   // works on a copy, in a context of its own: if the backend crashes, only
   // that context is poisoned (and leaked), never the caller's state.
@@ -120,6 +128,28 @@ Result<std::string> emitObject(const llvm::Module& module, bool addressSanitizer
   if (cannotEmit) return unimplemented("the target cannot emit object files");
   if (diagnostics.hasErrors()) return compileError("codegen: " + diagnostics.takeErrors());
   return std::string(object.data(), object.size());
+}
+
+}  // namespace
+
+Result<std::string> emitObject(const llvm::Module& module, bool addressSanitizer) {
+  // The code generator assembles a client's inline asm: whatever a module
+  // gets past module_policy.h, it runs on a thread of its own that may open
+  // no file at all (Landlock confines a thread, and that thread ends here).
+  KILN_ASSIGN_OR_RETURN(std::optional<FileConfinement> confinement,
+                        FileConfinement::prepareIfSupported(ConfinementPaths{}));
+  if (!confinement) return emitObjectHere(module, addressSanitizer);
+  Result<std::string> object = internalError("the code generation thread did not run");
+  std::thread confined([&] {
+    if (!confinement->enter()) {
+      object = internalError(std::string("cannot confine the code generation thread: ") +
+                             std::strerror(errno));
+      return;
+    }
+    object = emitObjectHere(module, addressSanitizer);
+  });
+  confined.join();
+  return object;
 }
 
 Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module) {

@@ -38,6 +38,8 @@ Result<std::int64_t> objectTextSizeBytes(const llvm::Module& module);
 // it: what a benchmark's executable is linked from. `addressSanitizer`
 // instruments every function with ASan first (link with -fsanitize=address).
 // compile-error when the backend reports one; a crash inside LLVM is caught.
+// Runs on a thread of its own that Landlock lets open no file (where the
+// kernel has Landlock): the module's assembly is a client's.
 Result<std::string> emitObject(const llvm::Module& module, bool addressSanitizer);
 
 // The sum of the sizes of an object's ".text" / ".text.*" sections: what

@@ -1,16 +1,22 @@
 // llvmenv_microbench FILE.bc [ITERATIONS]: p50/p99 latency of the engine's
 // operations on one benchmark, for `kiln bench llvm`. Not a test: it only
 // measures and prints one line per operation.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "common/file_confinement.h"
+#include "common/subprocess.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvmenv/autophase.h"
@@ -18,6 +24,7 @@
 #include "llvmenv/fingerprint.h"
 #include "llvmenv/inst_count.h"
 #include "llvmenv/ir_text.h"
+#include "llvmenv/module_policy.h"
 #include "llvmenv/module_state.h"
 #include "llvmenv/pass_runner.h"
 #include "llvmenv/pass_table.h"
@@ -150,5 +157,38 @@ int main(int argc, char** argv) {
         [&] { return !kiln::llvmenv::computeAutophase(*state.module()).empty(); });
   bench("objectTextSize", std::max(1, n / 4), nullptr,
         [&] { return kiln::llvmenv::objectTextSizeBytes(*state.module()).ok(); });
+  // What confining codegen adds to it (codegen.h): a ruleset, a thread, entering it.
+  bench("confined thread (no work)", n, nullptr, [&] {
+    auto confinement = kiln::FileConfinement::prepareIfSupported(kiln::ConfinementPaths{});
+    if (!confinement.ok() || !*confinement) return false;
+    bool entered = false;
+    std::thread thread([&] { entered = (*confinement)->enter(); });
+    thread.join();
+    return entered;
+  });
+  // What confining a compiler child adds (mlgosession/run_tool.cpp): its
+  // ruleset, and llc-19 on this module with and without it.
+  // The compiler reads the module from its own directory, as sessions do.
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / ("kiln-microbench-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(tmp);
+  const std::string input = (tmp / "input.bc").string();
+  std::ofstream(input, std::ios::binary) << bytes;
+  bench("compiler ruleset", n, nullptr,
+        [&] { return kiln::FileConfinement::prepare(kiln::compilerPaths(tmp, "llc-19")).ok(); });
+  auto llc = [&](bool confined) {
+    auto confinement = kiln::FileConfinement::prepare(kiln::compilerPaths(tmp, "llc-19"));
+    kiln::SubprocessOptions options;
+    if (confined && confinement.ok()) options.confinement = &*confinement;
+    auto ran = kiln::runSubprocess({"llc-19", "-filetype=obj", "-o", "/dev/null", input},
+                                   std::chrono::seconds(120), options);
+    return ran.ok() && ran->status.success();
+  };
+  bench("llc-19 child", std::max(1, n / 8), nullptr, [&] { return llc(false); });
+  bench("llc-19 child (confined)", std::max(1, n / 8), nullptr, [&] { return llc(true); });
+  std::filesystem::remove_all(tmp);
+  // What the module policy adds to parse+verify (module_policy.h).
+  bench("client module check", n, nullptr,
+        [&] { return kiln::llvmenv::checkClientModule(*state.module(), "bench").ok(); });
   return 0;
 }

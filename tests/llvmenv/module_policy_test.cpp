@@ -9,8 +9,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/file_confinement.h"
 #include "common/subprocess.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvmenv/asm_policy.h"
+#include "llvmenv/codegen.h"
 #include "llvmenv/module_check.h"
 #include "llvmenv/module_policy.h"
 #include "tests/llvmenv/test_support.h"
@@ -208,6 +214,32 @@ TEST(ModulePolicyTest, OrdinaryAssemblyStillCompiles) {
   for (const std::string& program : testing::benchmarkNames()) {
     EXPECT_NE(testing::loadBenchmark(program), nullptr) << program;
   }
+}
+
+// Defence in depth: past the policy (the module is parsed directly here), the
+// in-process code generator still cannot read a file the module names.
+TEST(ModulePolicyTest, InProcessCodegenOpensNoFileEvenPastThePolicy) {
+  if (FileConfinement::kernelAbi() == 0) GTEST_SKIP() << "this kernel has no Landlock";
+  Scratch scratch;
+  const std::string file = (scratch.path / "canary.s").string();
+  for (const std::string& ir : {moduleWithAsm(".include \\22" + file + "\\22"),
+                                moduleWithInlineAsm(".include \\22" + file + "\\22")}) {
+    llvm::LLVMContext context;
+    llvm::SMDiagnostic diagnostic;
+    auto module = llvm::parseAssembly(llvm::MemoryBufferRef(ir, "hostile.ll"), diagnostic, context);
+    ASSERT_NE(module, nullptr);
+    auto object = emitObject(*module, /*addressSanitizer=*/false);
+    ASSERT_FALSE(object.ok()) << "the included file was assembled";
+    EXPECT_EQ(object.status().message().find(kCanaryLine), std::string::npos)
+        << object.status().toString();
+  }
+  // An ordinary module still compiles on the confined thread.
+  const std::string plain = moduleWithAsm(".globl kiln_y\\0Akiln_y: .byte 1");
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic diagnostic;
+  auto module = llvm::parseAssembly(llvm::MemoryBufferRef(plain, "plain.ll"), diagnostic, context);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(emitObject(*module, false).ok());
 }
 
 TEST(AsmPolicyTest, VerdictsOnText) {

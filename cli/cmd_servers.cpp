@@ -42,27 +42,15 @@ void addCacheAffinityOption(CLI::App& command, double& slack) {
 // The coordinator's bounds on experiments (kiln coordinator, kiln local):
 // each one costs a nesting host a child process and underlying workers.
 void addExperimentLimitOptions(CLI::App& command, ExperimentLimits& limits) {
-  command
-      .add_option("--max-experiment-weight", limits.maxWeight,
-                  "the largest fair-share weight a client may give its experiment (a weight "
-                  "takes slots from the other experiments on the same hosts)")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1000u));
-  command
-      .add_option("--max-experiments-per-client", limits.maxPerClient,
-                  "experiments one client may hold open at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 100000u));
-  command
-      .add_option("--max-experiments", limits.maxExperiments,
-                  "experiments all clients may hold open at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 100000u));
-  command
-      .add_option("--max-experiment-workers", limits.maxWorkers,
-                  "underlying workers one experiment may ask for")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 4096u));
+  addCountOption(command, "--max-experiment-weight", limits.maxWeight, 1, 1000,
+                 "the largest fair-share weight a client may give its experiment (a weight "
+                 "takes slots from the other experiments on the same hosts)");
+  addCountOption(command, "--max-experiments-per-client", limits.maxPerClient, 1, 100'000,
+                 "experiments one client may hold open at once");
+  addCountOption(command, "--max-experiments", limits.maxExperiments, 1, 100'000,
+                 "experiments all clients may hold open at once");
+  addCountOption(command, "--max-experiment-workers", limits.maxWorkers, 1, 4096,
+                 "underlying workers one experiment may ask for");
 }
 
 // --worker-token-file of a command that runs a coordinator (kiln coordinator,

@@ -5,10 +5,17 @@
 // a refusal is invalid-argument; an accepted spec starts with the load step,
 // stays within the step, timeout and memory bounds, and every compile flag
 // in it is one allowedFlag accepts; every accepted flag is safe on opt's
-// command line (one argument, no file, plugin or response file, and no pass
-// that starts a graph viewer program or touches files).
+// command line (one argument, no file, plugin or response file), and every
+// pass an accepted pipeline names is on an allow-list the harness builds
+// itself from the llvm type's action table (its actions and the passes they
+// run), the standard pipelines at a level, or a pass-manager nesting. A
+// deny-list of names cannot say what a pass does with a module's contents
+// (insert-gcov-profiling writes where the module's !llvm.gcov says): only
+// membership in what was reviewed can. What an allowed pass does with a
+// hostile module is the module checks' and the sandbox's to bound.
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -21,12 +28,40 @@ namespace ms = kiln::mlgosession;
 
 // The passes a worker's mlgo context allows, built once (LLVMFuzzerInitialize).
 const ms::JobPasses* jobPasses = nullptr;
+// The harness's own allow-list, from the same action table but not through
+// JobPasses: the pass names an accepted pipeline may hold.
+const std::set<std::string, std::less<>>* reviewedPasses = nullptr;
 
 void require(bool condition, const char* what) {
   if (!condition) {
     std::fprintf(stderr, "fuzz_job_spec: property violated: %s\n", what);
     std::abort();
   }
+}
+
+// One element of an accepted pipeline: a reviewed pass, a standard pipeline
+// at a level, or a pass-manager nesting (an empty word: between ')' and ','
+// or ')' and ')').
+void requireReviewed(std::string_view word) {
+  if (word.empty()) return;
+  const std::size_t open = word.find('<');
+  const std::string_view name = word.substr(0, open);
+  const std::string_view params =
+      open == std::string_view::npos ? std::string_view() : word.substr(open + 1);
+  for (std::string_view nesting :
+       {"module", "cgscc", "function", "loop", "loop-mssa", "devirt", "repeat"}) {
+    if (name == nesting) return;
+  }
+  for (std::string_view standard :
+       {"default", "thinlto-pre-link", "thinlto", "lto-pre-link", "lto"}) {
+    if (name != standard) continue;
+    for (std::string_view level : {"O0>", "O1>", "O2>", "O3>", "Os>", "Oz>"}) {
+      if (params == level) return;
+    }
+    require(false, "an accepted pipeline runs a standard pipeline at no level");
+  }
+  require(reviewedPasses->count(name) != 0,
+          "an accepted pipeline names a pass that is not on the reviewed allow-list");
 }
 
 // Checked independently of allowedFlag's own parsing: what would let a job
@@ -45,22 +80,13 @@ void requireSafeFlag(std::string_view flag) {
     }
   }
   if (!flag.starts_with("-passes=")) return;
-  // Pass names are the words between the pipeline's punctuation. LLVM's
-  // view-* passes write a graph to the temporary directory and start a
-  // viewer program on it; dot-* write graphs, insert-gcov-profiling writes
-  // where the module's !llvm.gcov says, memprof-use and the pgo-*/sample
-  // passes read profiles, print* and require/invalidate only observe.
+  // The words between the pipeline's punctuation, each maybe with <params>.
   std::string_view pipeline = flag.substr(8);
   std::size_t start = 0;
   while (start <= pipeline.size()) {
-    std::size_t end = pipeline.find_first_of(",()<>;=", start);
+    std::size_t end = pipeline.find_first_of(",()", start);
     if (end == std::string_view::npos) end = pipeline.size();
-    std::string_view word = pipeline.substr(start, end - start);
-    require(!word.starts_with("view-"), "an accepted pipeline names a pass that starts a viewer");
-    for (std::string_view bad : {"dot-", "insert-gcov", "memprof", "pgo-", "sample-profile",
-                                 "print", "require", "invalidate", "profile-filename"}) {
-      require(!word.starts_with(bad), "an accepted pipeline names a pass that touches files");
-    }
+    requireReviewed(pipeline.substr(start, end - start));
     start = end + 1;
   }
 }
@@ -123,6 +149,21 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   require(table.ok(), "the pass table builds");
   static const ms::JobPasses passes = ms::JobPasses::fromTable(**table);
   jobPasses = &passes;
+  static std::set<std::string, std::less<>> reviewed;
+  for (const kiln::llvmenv::PassInfo& action : (*table)->passes()) {
+    reviewed.insert(action.name);
+    reviewed.insert(action.runs.begin(), action.runs.end());
+  }
+  // The list itself holds nothing known to touch files or start programs:
+  // a pass added to the action table that does is caught here at once.
+  for (const std::string& name : reviewed) {
+    for (std::string_view bad : {"view-", "dot-", "insert-gcov", "memprof", "pgo-",
+                                 "sample-profile", "print", "require", "invalidate"}) {
+      require(!std::string_view(name).starts_with(bad),
+              "the action table holds a pass that touches files or starts programs");
+    }
+  }
+  reviewedPasses = &reviewed;
   return 0;
 }
 

@@ -15,26 +15,24 @@ void addSecondsOption(CLI::App& app, const std::string& flag, Duration& target, 
 
 }  // namespace
 
+void addCountOption(CLI::App& app, const std::string& flag, std::uint32_t& target,
+                    std::uint32_t low, std::uint32_t high, const std::string& help) {
+  app.add_option(flag, target, help)->capture_default_str()->check(CLI::Range(low, high));
+}
+
 void addHostLimitOptions(CLI::App& app, WorkerConfig& c) {
   HostLimits& limits = c.limits;
-  app.add_option("--max-sessions-per-client", limits.maxSessionsPerClient,
+  addCountOption(app, "--max-sessions-per-client", limits.maxSessionsPerClient, 1, 10'000'000,
                  "live sessions one client may hold on this worker (on kiln nest: on each "
-                 "experiment's underlying worker)")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 10000000u));
-  app.add_option("--max-sessions", limits.maxSessions, "live sessions accepted")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 10000000u));
-  app.add_option("--max-compilers-per-client", limits.maxCompilersPerClient,
+                 "experiment's underlying worker)");
+  addCountOption(app, "--max-sessions", limits.maxSessions, 1, 10'000'000,
+                 "live sessions accepted");
+  addCountOption(app, "--max-compilers-per-client", limits.maxCompilersPerClient, 0, 100'000,
                  "compiler processes one client's sessions may hold on this worker: each "
                  "session of mlgo-inline, mlgo-regalloc and mlgo-compile runs an opt or llc "
-                 "(some 65 MiB each)")
-      ->capture_default_str()
-      ->check(CLI::Range(0u, 100000u));
-  app.add_option("--max-compilers", limits.maxCompilers,
-                 "compiler processes all clients' sessions may hold on this worker together")
-      ->capture_default_str()
-      ->check(CLI::Range(0u, 100000u));
+                 "(some 65 MiB each)");
+  addCountOption(app, "--max-compilers", limits.maxCompilers, 0, 100'000,
+                 "compiler processes all clients' sessions may hold on this worker together");
   app.add_option("--cache-bytes", c.cacheBytes,
                  "benchmark cache bound in bytes; clients may lower it, never raise it above this")
       ->capture_default_str()

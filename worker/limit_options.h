@@ -16,4 +16,9 @@ namespace kiln {
 // --lease-seconds, --deadline-seconds and --max-deadline-seconds into `config`.
 void addHostLimitOptions(CLI::App& app, WorkerConfig& config);
 
+// A count flag in [low, high] that shows its default (every limit above;
+// the coordinator's experiment limits).
+void addCountOption(CLI::App& app, const std::string& flag, std::uint32_t& target,
+                    std::uint32_t low, std::uint32_t high, const std::string& help);
+
 }  // namespace kiln

@@ -52,11 +52,13 @@ struct RawPeer {
     auto message = InboundMessage::decode(reply, FrameLimits{});
     if (!message.ok()) return message.status();
     auto envelope = message->envelope();
+    lastRequestId = envelope.getRequestId();
     if (envelope.getReply().isError()) return fromWire(envelope.getReply().getError());
     return okStatus();
   }
   zmq::context_t zmq{1};
   zmq::socket_t socket;
+  std::uint64_t lastRequestId = 0;  // of the last reply
 };
 
 std::uint32_t liveSessions(client::Client& client) {
@@ -226,6 +228,9 @@ TEST(ClusterTest, HostilePeersGetClearErrorsAndOthersKeepStepping) {
   auto oversized = peer.exchange(encodeFrame(big));
   ASSERT_TRUE(oversized.has_value());
   EXPECT_NE(oversized->message().find("exceeds the limit"), std::string::npos);
+  // Answered to its request (its first bytes say which), not to request 0,
+  // which no client waits for (issue 48).
+  EXPECT_EQ(peer.lastRequestId, 2u);
 
   auto result = session->step({Value(std::int64_t{1})}, std::vector<std::string>{"Sum"});
   ASSERT_TRUE(result.ok()) << result.status().toString();

@@ -35,6 +35,12 @@ struct Fixture {
   Fixture() {
     root = std::filesystem::temp_directory_path() / ("kiln-fuzz-uri-" + std::to_string(::getpid()));
     std::filesystem::create_directories(root / "sub");
+    // libFuzzer leaves with exit(), not through the fixture's destructor.
+    static const std::filesystem::path removeAtExit = root;
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(removeAtExit, ignored);
+    });
     std::ofstream(root / "sub" / "mod.ll") << "define i32 @f() {\n  ret i32 0\n}\n";
     std::ofstream(root / "tiny.bc") << std::string("BC\xc0\xde", 4) << std::string(12, '\0');
     ds::DatasetConfig config;

@@ -79,6 +79,9 @@ struct Fixture {
     });
     resources = std::make_unique<kiln::ContextResources>(kiln::ContextResources{
         directory, processCache, kiln::makeNullLogger("fuzz"), clock, 1u << 20, 0});
+    // Runtime measurements' per-CPU locks in this process's directory, not
+    // the host-wide one in TMPDIR, which would outlive the run.
+    resources->settings.runtimeCpuLocks = (directory / "cpu-locks").string();
     kiln::registerBuiltinSessionTypes(types);
     require(types.start(*resources).ok(), "the session types do not start");
     for (std::size_t i = 0; i < kTypes.size(); ++i) {

@@ -117,6 +117,29 @@ TEST(CleanStop, AKitBuiltWorkerRunsItsContextsShutdown) {
   expectCleanStop({KILN_BINARY, "worker", "--listen", "tcp://127.0.0.1:0"}, SIGINT, "stopped");
 }
 
+// Commands that run an embedded cluster and end on their own: its workers
+// (child processes) are stopped with SIGTERM and remove their directories.
+// Before, they were SIGKILLed and each left kiln-worker-* and its .owner.
+TEST(CleanStop, OneShotCommandsLeaveTmpdirAsTheyFoundIt) {
+  testsupport::ScratchDir scratch("kiln-stop-test");
+  const std::vector<std::vector<std::string>> commands{
+      {"eval", "--benchmark", "benchmark://kiln-bench-v0/matmul", "--agent", "random", "--steps",
+       "2", "--slots", "2"},
+      {"datasets"},
+  };
+  for (const auto& args : commands) {
+    SCOPED_TRACE(args[0]);
+    const fs::path tmp = scratch.path() / args[0];
+    fs::create_directories(tmp);
+    std::vector<std::string> command{"env", "TMPDIR=" + tmp.string(), KILN_BINARY};
+    command.insert(command.end(), args.begin(), args.end());
+    auto ran = runSubprocess(command, 120s);
+    ASSERT_TRUE(ran.ok()) << ran.status().toString();
+    EXPECT_TRUE(ran->status.success()) << ran->status.describe() << "\n" << ran->stderrText;
+    EXPECT_TRUE(fs::is_empty(tmp)) << ::testing::PrintToString(leftIn(tmp));
+  }
+}
+
 // A worker with noop sessions under an in-process coordinator.
 struct NoopWorker {
   InProcessCoordinator coordinator;

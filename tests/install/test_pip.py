@@ -36,6 +36,10 @@ def main():
         pip = os.path.join(venv, "bin", "pip")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env["KILN_BUILD_DIR"] = BUILD
+        # setup.py's scratch (kiln-python-<uid>, a cache kept on purpose for
+        # builds without KILN_BUILD_DIR) and the embedded cluster's files go
+        # in here, removed with it: the suite leaves TMPDIR as it found it.
+        env["TMPDIR"] = scratch
         env["PIP_NO_CACHE_DIR"] = "1"
         env["PIP_CONFIG_FILE"] = os.devnull  # this machine's pip settings are not a fresh one's
         env.pop("PIP_FIND_LINKS", None)

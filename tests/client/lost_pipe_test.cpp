@@ -7,6 +7,7 @@
 // "cannot send to ...: its queue is full", for as long as the run lasted.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <thread>
 #include <zmq.hpp>
 
@@ -34,15 +35,25 @@ bool reaches(ZmqChannel& channel, zmq::socket_t& server) {
   return true;
 }
 
-TEST(LostPipe, AChannelZeroMqGaveUpOnSilentlyConnectsAgain) {
-  zmq::context_t zmq(1);
-  zmq::socket_t server(zmq, zmq::socket_type::router);
-  server.set(zmq::sockopt::linger, 0);
-  server.bind("tcp://127.0.0.1:0");
-  const std::string endpoint = server.get(zmq::sockopt::last_endpoint);
+// A ROUTER server on a loopback port, and a channel to it.
+class LostPipe : public ::testing::Test {
+ protected:
+  LostPipe() : server_(zmq_, zmq::socket_type::router) {
+    server_.set(zmq::sockopt::linger, 0);
+    server_.bind("tcp://127.0.0.1:0");
+    channel_.emplace(zmq_, server_.get(zmq::sockopt::last_endpoint), identity_, FrameLimits{},
+                     std::string{}, std::nullopt);
+  }
 
-  RequestIdentity identity;
-  ZmqChannel channel(zmq, endpoint, identity, FrameLimits{}, {}, std::nullopt);
+  zmq::context_t zmq_{1};
+  zmq::socket_t server_;
+  RequestIdentity identity_;
+  std::optional<ZmqChannel> channel_;
+};
+
+TEST_F(LostPipe, AChannelZeroMqGaveUpOnSilentlyConnectsAgain) {
+  ZmqChannel& channel = *channel_;
+  zmq::socket_t& server = server_;
   ASSERT_TRUE(reaches(channel, server));
   const auto giveUp = std::chrono::steady_clock::now() + 5s;
   while (channel.connectedAddress().empty() && std::chrono::steady_clock::now() < giveUp) {
@@ -56,17 +67,11 @@ TEST(LostPipe, AChannelZeroMqGaveUpOnSilentlyConnectsAgain) {
   EXPECT_TRUE(reaches(channel, server));
 }
 
-TEST(LostPipe, ARequestWaitingWhenThePipeGoesFailsAtOnceAndTheNextOneGetsThrough) {
+TEST_F(LostPipe, ARequestWaitingWhenThePipeGoesFailsAtOnceAndTheNextOneGetsThrough) {
   // The same freeze runs then lost steps to a timeout (60 s, the client's
   // default): their requests were gone with the pipe, and nothing said so.
-  zmq::context_t zmq(1);
-  zmq::socket_t server(zmq, zmq::socket_type::router);
-  server.set(zmq::sockopt::linger, 0);
-  server.bind("tcp://127.0.0.1:0");
-  const std::string endpoint = server.get(zmq::sockopt::last_endpoint);
-
-  RequestIdentity identity;
-  ZmqChannel channel(zmq, endpoint, identity, FrameLimits{}, {}, std::nullopt);
+  ZmqChannel& channel = *channel_;
+  zmq::socket_t& server = server_;
   ASSERT_TRUE(reaches(channel, server));
   capnp::MallocMessageBuilder builder;
   channel.begin(builder, 30s).initRequest().initGetVersion();

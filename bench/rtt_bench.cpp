@@ -8,6 +8,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "bench/identity_steps.h"
 #include "bench/path_floors.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
@@ -209,6 +210,12 @@ Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Re
       report.rows.push_back(std::move(row));
     }
   }
+  // The identity check's share of a step (issue 48): the same raw steps to
+  // this worker, the client named by its secret and by its pass.
+  KILN_ASSIGN_OR_RETURN(IdentityStepFigures identity,
+                        measureIdentitySteps(coordinator->endpoint, worker->endpoint,
+                                             std::min(o.iterations, 3000u), 9));
+  for (Row& row : identityStepRows(mode, identity)) report.rows.push_back(std::move(row));
   report.notes.push_back(
       fmt::format("{}: kiln steps went over {}", mode, client->connectedAddress(worker->endpoint)));
   if (withMemory) {
@@ -230,6 +237,12 @@ Result<Report> runRttBench(const RttOptions& o) {
   if (o.pinned) {
     KILN_RETURN_IF_ERROR(runPinnedToCpu0([&] { return runMode("pinned-cpu0", o, false, report); }));
   }
+  report.notes.push_back(
+      "identity (issue 48): 'raw step, client by secret / by pass' are noop steps to the same "
+      "worker from a raw ZeroMQ DEALER over TCP, one in flight, 9 runs of each interleaved: "
+      "p50 min and median over the runs; check_ns_other_client is the worker's identity check "
+      "alone when every request comes from another client than the one before (no memo hit): "
+      "BLAKE2b of the secret, or SipHash-2-4 of the id under the worker's pass key.");
   report.notes.push_back(
       "latency: p50/p90/p99 of one request's round trip; with 64 sessions the client keeps all "
       "64 steps in flight (pipelined), so per_second is the aggregate rate.");

@@ -108,8 +108,10 @@ ClientPass clientPass(const PassKey& key, ClientId client) {
   ensureSodium();
   ClientPass pass{};
   const std::uint64_t id = client.value;
-  crypto_generichash(pass.data(), pass.size(), reinterpret_cast<const unsigned char*>(&id),
-                     sizeof(id), key.data(), kPassKeyBytes);
+  static_assert(kClientPassBytes == crypto_shorthash_siphashx24_BYTES &&
+                kPassKeyBytes == crypto_shorthash_siphashx24_KEYBYTES);
+  crypto_shorthash_siphashx24(pass.data(), reinterpret_cast<const unsigned char*>(&id), sizeof(id),
+                              key.data());
   return pass;
 }
 

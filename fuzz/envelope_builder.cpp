@@ -234,6 +234,11 @@ void fillRequest(FuzzedDataProvider& data, const KnownIds& known, wire::Request:
       registration.setHostname(data.ConsumeRandomLengthString(16));
       registration.setPid(data.ConsumeIntegral<std::uint32_t>());
       registration.setNesting(data.ConsumeBool());
+      // A well-formed pass key mostly (else registration stops there); a
+      // token, sometimes.
+      registration.setPassKey(asData(data.ConsumeBytesAsString(
+          data.ConsumeIntegralInRange<int>(0, 7) == 0 ? 3 : kPassKeyBytes)));
+      if (data.ConsumeBool()) registration.setToken(asData(pickSecret(data)));
       fillUnderlying(data, known, registration.initUnderlying(pickCount(data) % 6));
       return;
     }
@@ -278,6 +283,12 @@ void buildEnvelope(FuzzedDataProvider& data, const KnownIds& known,
   envelope.setRequestId(data.ConsumeIntegral<std::uint64_t>());
   envelope.setTimeoutMs(data.ConsumeBool() ? 0 : pickSmall32(data));
   envelope.setClientSecret(asData(pickSecret(data)));
+  if (data.ConsumeIntegralInRange<int>(0, 3) == 0) {
+    // A client pass (common/identity.h): one no worker made, or malformed.
+    envelope.setClientId(data.ConsumeIntegral<std::uint64_t>());
+    envelope.setClientPass(
+        asData(data.ConsumeBytesAsString(data.ConsumeBool() ? kClientPassBytes : 5)));
+  }
   envelope.setTarget(data.ConsumeBool() ? 0 : pickId(data, known.workers));
   envelope.setExperiment(pickText(data, kExperiments));
   envelope.setExperimentKey(asData(pickSecret(data)));

@@ -196,7 +196,7 @@ struct RegisterWorker {
   hostIdentity @10 :Text;           # boot id/network namespace/hostname; empty = unknown
   token @11 :Data;                  # the operator's registration token (--worker-token-file):
                                     # a coordinator that has one registers only its holders
-  passKey @12 :Data;                # 32 random bytes this worker process drew: the coordinator
+  passKey @12 :Data;                # 16 random bytes this worker process drew: the coordinator
                                     # makes the client passes it hands out for this worker with
                                     # it (common/identity.h); never sent anywhere else
 }

@@ -56,6 +56,7 @@ class IdentityTest : public ::testing::TestWithParam<bool> {
     identity.experiment = experiment;
     if (!key.empty()) identity.experimentKey = Secret::fromHex(key).value();
     client::ZmqChannel channel(zmq_, endpoint, identity, FrameLimits{}, {}, keys_);
+    channel.carrySecret();  // a client of its own, not an anonymous one
     capnp::MallocMessageBuilder builder;
     fill(channel.begin(builder, 5s, target).initRequest());
     return channel.call(builder, 5s).status();

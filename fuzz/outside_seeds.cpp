@@ -98,6 +98,38 @@ void writeJobSpecs(SeedWriter& out) {
   }
 }
 
+// Module contents: assembly that reaches for files in the disguises LLVM's
+// assembler accepts, ordinary assembly, and whole modules (fuzz_module_content).
+void writeModuleContents(SeedWriter& out) {
+  const std::vector<std::pair<std::string, std::string>> seeds = {
+      {"asm_include", std::string(1, '\0') + ".include \"/etc/hostname\""},
+      {"asm_incbin_upper", std::string(1, '\0') + "  .INCBIN\t\"/etc/hostname\", 0, 4"},
+      {"asm_quoted_directive", std::string(1, '\0') + "\".incbin\" \"/etc/hostname\""},
+      {"asm_macro", std::string(1, '\0') + ".macro m d\n.\\d \"/etc/hostname\"\n.endm\nm include"},
+      {"asm_irp", std::string(1, '\0') + ".irp d,incbin\n.\\d \"/etc/hostname\"\n.endr"},
+      {"asm_separators", std::string(1, '\0') + "nop; /* c */ lbl: .include \"x\" # y"},
+      {"asm_ordinary", std::string(1, '\0') +
+                           ".symver main,main@V_1\n.p2align 4, 0x90\n.globl k\nk: .zero 16\n"
+                           ".section .note.GNU-stack,\"\",@progbits"},
+      {"asm_fill", std::string(1, '\0') + ".fill 1048576, 8, 0\n.balign 65536"},
+      {"inline_variants", std::string(1, '\1') + ".inc$(lude$|x$) \"/etc/hostname\""},
+      {"inline_operand", std::string(1, '\1') + ".${0:c} \"/etc/hostname\"\nmovl $1, %eax"},
+      {"inline_ordinary",
+       std::string(1, '\1') + "${:private}l${:uid}: lock; bswap $1\njmp ${:private}l${:uid}"},
+      {"module_gcov", std::string(1, '\2') +
+                          "define void @f() {\n  ret void\n}\n!llvm.gcov = !{!0}\n"
+                          "!0 = !{!\"/tmp/x.gcno\", !\"/tmp/x.gcda\", !1}\n!1 = !{}\n"},
+      {"module_symbol", std::string(1, '\2') +
+                            "@\".incbin\" = global i32 0\ndefine void @f() {\n  call void asm "
+                            "sideeffect \"${0:c} \\22/etc/hostname\\22\", \"s\"(ptr @\".incbin\")\n"
+                            "  ret void\n}\n"},
+      {"module_data", std::string(1, '\2') +
+                          "@g = constant [1000 x i8] zeroinitializer, align 4096\n"
+                          "define void @f() align 64 {\n  ret void\n}\n"},
+  };
+  for (const auto& [name, bytes] : seeds) out.put("fuzz_module_content", name, bytes);
+}
+
 void writeParameters(SeedWriter& out) {
   const std::vector<std::pair<std::string, std::string>> scripts = {
       {"benchmark_cache",
@@ -271,6 +303,7 @@ void writeOutsideSeeds(SeedWriter& out) {
   writeHttpRequests(out);
   writeDashboardNames(out);
   writeJobSpecs(out);
+  writeModuleContents(out);
   writeParameters(out);
   writeIsolationMessages(out);
   writeKeyFiles(out);

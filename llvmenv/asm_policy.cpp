@@ -214,8 +214,11 @@ AsmVerdict scan(std::string_view text) {
 // The template as LLVM's AsmPrinter hands each dialect variant to the
 // assembler (AsmPrinterInlineAsm.cpp): `$$` is '$', `$(a$|b$)` keeps one
 // alternative, `${:uid}`/`${:private}`/`${:comment}` are fixed text, and
-// every operand reference becomes kOperand.
-std::optional<std::string> expandVariants(std::string_view text, std::vector<std::string>& out) {
+// every operand reference becomes kOperand. What would stop the AsmPrinter
+// (report_fatal_error: a bad '$', an operand past the last, nested variants)
+// is refused instead.
+std::optional<std::string> expandVariants(std::string_view text, std::size_t operandCount,
+                                          std::vector<std::string>& out) {
   std::size_t variants = 1;
   bool open = false;
   std::size_t alternatives = 0;
@@ -278,13 +281,40 @@ std::optional<std::string> expandVariants(std::string_view text, std::vector<std
           emit(".L");
         } else if (inner == ":comment") {
           emit("#");
+        } else if (inner.starts_with(":")) {
+          // The AsmPrinter stops the process on one it does not know.
+          return fmt::format("inline asm has an unknown ${{{}}} formatter",
+                             std::string(inner.substr(0, 20)));
         } else {
+          // ${N} or ${N:m}: anything else stops the AsmPrinter too.
+          std::size_t digits = 0;
+          while (digits < inner.size() && inner[digits] >= '0' && inner[digits] <= '9') ++digits;
+          std::string_view rest = inner.substr(digits);
+          if (digits == 0 || digits > 6 ||
+              !(rest.empty() || (rest.size() == 2 && rest[0] == ':'))) {
+            return fmt::format("inline asm has a malformed operand ${{{}}}",
+                               std::string(inner.substr(0, 20)));
+          }
+          if (std::stoul(std::string(inner.substr(0, digits))) >= operandCount) {
+            return fmt::format("inline asm names operand {} of {}",
+                               std::string(inner.substr(0, digits)), operandCount);
+          }
           emit(std::string_view(&kOperand, 1));
         }
         i = close + 1;
       } else {
         std::size_t end = i + 1;
-        while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+        while (end < text.size() && text[end] >= '0' && text[end] <= '9' && end - i <= 6) ++end;
+        if (end == i + 1) {
+          return fmt::format(
+              "inline asm has a '$' that is not an operand (a '{}' follows it; "
+              "write $$ for a dollar sign)",
+              next == '\0' ? std::string("nothing") : std::string(1, next));
+        }
+        if (std::stoul(std::string(text.substr(i + 1, end - i - 1))) >= operandCount) {
+          return fmt::format("inline asm names operand {} of {}",
+                             std::string(text.substr(i + 1, end - i - 1)), operandCount);
+        }
         emit(std::string_view(&kOperand, 1));
         i = end;
       }
@@ -296,10 +326,10 @@ std::optional<std::string> expandVariants(std::string_view text, std::vector<std
 
 }  // namespace
 
-AsmVerdict checkAssembly(std::string_view text, AsmSource source) {
+AsmVerdict checkAssembly(std::string_view text, AsmSource source, std::size_t operandCount) {
   if (source == AsmSource::kModule) return scan(text);
   std::vector<std::string> variants;
-  if (auto why = expandVariants(text, variants)) return AsmVerdict{std::move(why), 0};
+  if (auto why = expandVariants(text, operandCount, variants)) return AsmVerdict{std::move(why), 0};
   AsmVerdict verdict;
   for (const std::string& variant : variants) {
     AsmVerdict one = scan(variant);

@@ -15,6 +15,7 @@
 // assembler looks them up.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,9 @@ struct AsmVerdict {
   std::uint64_t fillBytes = 0;
 };
 
-AsmVerdict checkAssembly(std::string_view text, AsmSource source);
+// `operandCount`: how many operands an inline asm template may name ($0 ..
+// $operandCount-1); ignored for module asm.
+AsmVerdict checkAssembly(std::string_view text, AsmSource source,
+                         std::size_t operandCount = 1000000);
 
 }  // namespace kiln::llvmenv

@@ -146,7 +146,11 @@ Status checkClientModule(const llvm::Module& module, std::string_view name) {
         const auto* inlineAsm = llvm::cast<llvm::InlineAsm>(call->getCalledOperand());
         std::string where =
             fmt::format("inline asm in function '{}'", function.getName().take_front(80).str());
-        AsmVerdict verdict = checkAssembly(inlineAsm->getAsmString(), AsmSource::kInline);
+        std::size_t operands = 0;
+        for (const llvm::InlineAsm::ConstraintInfo& constraint : inlineAsm->ParseConstraints()) {
+          if (constraint.Type != llvm::InlineAsm::isClobber) ++operands;
+        }
+        AsmVerdict verdict = checkAssembly(inlineAsm->getAsmString(), AsmSource::kInline, operands);
         if (verdict.refused) return refuse(name, where + ": " + *verdict.refused);
         if (auto why = directiveLikeSymbol(*call)) return refuse(name, where + ": " + *why);
         fill = saturatingAdd(fill, verdict.fillBytes);

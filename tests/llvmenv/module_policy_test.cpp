@@ -250,6 +250,12 @@ TEST(AsmPolicyTest, VerdictsOnText) {
   EXPECT_TRUE(checkAssembly("$(.include$|nop$) \"x\"", AsmSource::kInline).refused);
   EXPECT_TRUE(checkAssembly("$(nop$|.include$) \"x\"", AsmSource::kInline).refused);
   EXPECT_TRUE(checkAssembly("$(a$(b$)$)", AsmSource::kInline).refused);
+  // Found by fuzz_module_content: LLVM's AsmPrinter stops on an unknown one.
+  EXPECT_TRUE(checkAssembly("jmp ${:pri)}", AsmSource::kInline).refused);
+  EXPECT_TRUE(checkAssembly("jmp $\x92", AsmSource::kInline).refused);
+  EXPECT_TRUE(checkAssembly("jmp ${0x}", AsmSource::kInline).refused);
+  EXPECT_TRUE(checkAssembly("jmp $2", AsmSource::kInline, 2).refused);
+  EXPECT_FALSE(checkAssembly("jmp ${1:c}", AsmSource::kInline, 2).refused);
   EXPECT_TRUE(checkAssembly(".print \"x\"", AsmSource::kModule).refused);
   EXPECT_TRUE(checkAssembly(".secure_log_unique x", AsmSource::kModule).refused);
   EXPECT_TRUE(checkAssembly(".ds.l 10000000", AsmSource::kModule).refused);

@@ -6,6 +6,7 @@
 // that hangs past every deadline gets its child killed and restarted.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -124,6 +125,32 @@ TEST(Isolation, ChildrenReadFilesOnlyBelowTheHostsAllowedDirectories) {
   ASSERT_TRUE(sibling.ok()) << sibling.status().toString();
   const std::vector<std::string> count{"IrInstructionCount"};
   EXPECT_TRUE((*sibling)->step({passAction(**sibling, "mem2reg")}, count).ok());
+}
+
+// Issue 48: in `kiln nest`'s isolated children too, a module's assembly made
+// LLVM echo lines of a host file into the compile error. The children check
+// every module where it enters, as a plain worker does.
+TEST(Isolation, ChildrenRefuseModulesThatReachForHostFiles) {
+  InProcessCoordinator coordinator;
+  IsolatedHost host(coordinator.endpoint());
+  auto alpha = tenant(coordinator.endpoint(), "alpha", 30s);
+  const std::filesystem::path secretFile =
+      std::filesystem::temp_directory_path() / ("kiln-iso-secret-" + std::to_string(::getpid()));
+  const std::string secret = "kiln_secret_line_77aa must never reach a client";
+  std::ofstream(secretFile) << secret << "\n";
+  auto options = llvmSession("inline://hostile/include");
+  options.program = "target triple = \"x86_64-unknown-linux-gnu\"\nmodule asm \".include \\22" +
+                    secretFile.string() + "\\22\"\ndefine i32 @main() {\n  ret i32 0\n}\n";
+  auto session = alpha->startSession(options);
+  Status status = session.ok() ? okStatus() : session.status();
+  if (session.ok()) {
+    auto observed = (*session)->step({}, std::vector<std::string>{"ObjectTextSizeBytes"});
+    status = observed.ok() ? okStatus() : observed.status();
+  }
+  std::filesystem::remove(secretFile);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument) << status.toString();
+  EXPECT_EQ(status.message().find(secret), std::string::npos) << status.toString();
 }
 
 TEST(Isolation, AChildThatCaughtAnLlvmCrashIsRestartedWithoutDisturbingOthers) {

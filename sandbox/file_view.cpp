@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "common/file_confinement.h"
+
 namespace kiln::sandbox {
 namespace {
 
@@ -66,11 +68,7 @@ void ownProcDirectory(char (&path)[32]) {
 
 }  // namespace
 
-int landlockAbi() {
-  const long abi =
-      ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  return abi > 0 ? static_cast<int>(abi) : 0;
-}
+int landlockAbi() { return FileConfinement::kernelAbi(); }
 
 bool restrictFiles(const FileView& view) {
   const std::uint64_t handled = handledRights(view.abi);

@@ -21,7 +21,7 @@ inline constexpr const char* kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/f
                                                "/dev/urandom"};
 
 // The highest Landlock ABI this kernel offers; 0 without Landlock (an old
-// kernel, or one built or booted without it).
+// kernel, or one built or booted without it): FileConfinement::kernelAbi().
 int landlockAbi();
 
 struct FileView {

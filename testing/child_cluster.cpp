@@ -90,6 +90,17 @@ ChildCluster::ChildCluster(ChildCluster&&) noexcept = default;
 Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args,
                                           const std::vector<std::string>& wrapper) {
   std::vector<std::string> argv = wrapper;
+  // What a child leaves in its temporary directory (a working directory
+  // after a SIGKILL, a nesting host's kiln-isolate-*) goes with the
+  // cluster's own directory, however the child ended.
+  const std::filesystem::path temporary = directory_.path() / "tmp";
+  std::error_code error;
+  std::filesystem::create_directories(temporary, error);
+  if (error) {
+    return internalError(fmt::format("cannot create '{}' for the children: {}",
+                                     temporary.string(), error.message()));
+  }
+  argv.insert(argv.end(), {"env", "TMPDIR=" + temporary.string()});
   argv.push_back(kiln_.string());
   argv.insert(argv.end(), args.begin(), args.end());
   SubprocessOptions options;

@@ -1,7 +1,8 @@
 // A cluster of real kiln processes started as children of the benchmark (the
 // coordinator, workers, and a raw ZeroMQ echo server as the baseline), each
 // found by the endpoint it prints on its first line of output. The children
-// die with the process that started them, however it ends (SIGKILL too).
+// die with the process that started them, however it ends (SIGKILL too), and
+// their temporary directory (TMPDIR) is the cluster's own, removed with it.
 #pragma once
 
 #include <filesystem>

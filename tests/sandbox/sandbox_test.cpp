@@ -169,6 +169,15 @@ class SandboxTest : public ::testing::TestWithParam<bool> {
 
   bool namespaces() const { return GetParam(); }
 
+  // This test's kind of sandbox without the file restriction (Landlock).
+  Result<Sandbox> unrestricted() const {
+    SandboxOptions options;
+    options.scratchRoot = scratch_;
+    options.useNamespaces = namespaces();
+    options.restrictFiles = false;
+    return Sandbox::create(options);
+  }
+
   static fs::path* binaries_;
   fs::path scratch_;
   std::unique_ptr<Sandbox> sandbox_;
@@ -322,11 +331,7 @@ TEST_P(SandboxTest, ASanitizerBuildReportsUnderTheRestriction) {
 // The same program without the restriction reads them: the test above
 // fails where the restriction does nothing.
 TEST_P(SandboxTest, WithoutTheRestrictionTheHostsFilesAreReadable) {
-  SandboxOptions options;
-  options.scratchRoot = scratch_;
-  options.useNamespaces = namespaces();
-  options.restrictFiles = false;
-  auto open = Sandbox::create(options);
+  auto open = unrestricted();
   ASSERT_TRUE(open.ok()) << open.status().toString();
   SandboxRun request;
   request.program = *binaries_ / "read_file";
@@ -340,11 +345,7 @@ TEST_P(SandboxTest, WithoutTheRestrictionTheHostsFilesAreReadable) {
 // bound that only a broken restriction (a slow path per open) would pass.
 TEST_P(SandboxTest, TheFileRestrictionCostsLittlePerRun) {
   if (sandbox_->fileRestriction() == 0) GTEST_SKIP() << "this kernel has no Landlock";
-  SandboxOptions options;
-  options.scratchRoot = scratch_;
-  options.useNamespaces = namespaces();
-  options.restrictFiles = false;
-  auto open = Sandbox::create(options);
+  auto open = unrestricted();
   ASSERT_TRUE(open.ok()) << open.status().toString();
   SandboxRun request;
   request.program = *binaries_ / "hello";

@@ -48,6 +48,7 @@ void CoordinatorLink::connect(const LoadReport& load) {
   reg.setNesting(advert_.nesting);
   reg.setLocalEndpoint(advert_.localEndpoint);
   reg.setHostIdentity(advert_.hostIdentity);
+  if (advert_.reloadToken) advert_.token = advert_.reloadToken();
   if (!advert_.token.empty()) reg.setToken(wireBytes(advert_.token));
   reg.setPassKey(advert_.passKey.wire());
   // A host that re-registers (the coordinator restarted) says at once which

@@ -35,6 +35,9 @@ struct WorkerAdvert {
   std::string hostIdentity;
   Secret token;     // the operator's registration token; empty = none (common/worker_token.h)
   PassKey passKey;  // what the coordinator makes this worker's client passes with
+  // Set: `token` is read again before each registration (the operator may
+  // write or replace the file while this worker waits).
+  std::function<Secret()> reloadToken;
 };
 
 struct LinkTiming {

@@ -331,6 +331,9 @@ int serveWorker(const WorkerCommandLine& options, SessionTypeRegistry& types) {
       return 1;
     }
     config.registrationToken = token->token;
+    config.registrationTokenFile = options.workerTokenFile.empty()
+                                       ? defaultWorkerTokenFile()
+                                       : std::filesystem::path(options.workerTokenFile);
     if (!token->token.empty()) {
       logger->info("registers with the worker token in {}", token->file.string());
     }

@@ -13,6 +13,7 @@
 #include "common/spin_before_sleep.h"
 #include "common/tcp_stream.h"
 #include "common/version.h"
+#include "common/worker_token.h"
 #include "common/zmtp_heartbeat.h"
 #include "worker/config_check.h"
 #include "worker/damaged_exit.h"
@@ -141,7 +142,14 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                         server->localEndpoint_,
                         server->localEndpoint_.empty() ? "" : currentHostIdentity(),
                         c.registrationToken,
-                        c.limits.passKey};
+                        c.limits.passKey,
+                        {}};
+    if (!c.registrationTokenFile.empty()) {
+      advert.reloadToken = [file = c.registrationTokenFile, token = c.registrationToken] {
+        auto read = loadWorkerToken(file);
+        return read.ok() ? *read : token;
+      };
+    }
     WorkerFrontend* frontend = server->frontend_.get();
     server->link_ = std::make_unique<CoordinatorLink>(
         zmq, c.coordinator, std::move(advert), c.link, clock, server->logger_,

@@ -39,6 +39,9 @@ struct WorkerConfig {
   // Shown to the coordinator to be registered (--worker-token-file,
   // common/worker_token.h); empty = none, for a coordinator that asks none.
   Secret registrationToken;
+  // Set: the token is read from this file again before each registration
+  // (one missing or malformed then counts as none).
+  std::filesystem::path registrationTokenFile;
   unsigned slots = 2;
   HostLimits limits;
   LinkTiming link;

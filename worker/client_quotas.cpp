@@ -45,6 +45,35 @@ void ClientQuotas::release(ClientId client, const SessionFootprint& footprint) {
   if (--held.sessions == 0) held_.erase(found);
 }
 
+Status ClientQuotas::holdProgram(ClientId client, const Program& program, std::uint64_t bytes) {
+  if (bytes == 0) return okStatus();
+  Held& held = held_[client];
+  auto [found, fresh] = held.programs.try_emplace(program, 0);
+  if (fresh && held.bytes + bytes > limits_.benchmarkBytesPerClient) {
+    held.programs.erase(found);
+    return overloaded(
+        fmt::format("client {:x} already holds {} bytes of benchmarks in its sessions on this "
+                    "worker, and this one is {} more (limit --max-benchmark-bytes-per-client): "
+                    "end some sessions first",
+                    client.value, held.bytes, bytes));
+  }
+  if (fresh) held.bytes += bytes;
+  ++found->second;
+  return okStatus();
+}
+
+void ClientQuotas::dropProgram(ClientId client, const Program& program, std::uint64_t bytes) {
+  auto found = held_.find(client);
+  if (bytes == 0 || found == held_.end()) return;
+  Held& held = found->second;
+  auto holding = held.programs.find(program);
+  if (holding == held.programs.end()) return;
+  if (--holding->second == 0) {
+    held.bytes -= std::min(held.bytes, bytes);
+    held.programs.erase(holding);
+  }
+}
+
 void ClientQuotas::clear() {
   held_.clear();
   compilers_ = 0;

@@ -40,6 +40,11 @@ void addHostLimitOptions(CLI::App& app, WorkerConfig& c) {
   app.add_option("--max-benchmark-bytes", limits.maxBenchmarkBytes, "largest benchmark accepted")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, kMaxBenchmarkBytes));
+  app.add_option("--max-benchmark-bytes-per-client", limits.maxBenchmarkBytesPerClient,
+                 "benchmark bytes one client's sessions may hold on this worker, each program "
+                 "once however many sessions share it")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 42));
   app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
       ->capture_default_str()
       ->check(CLI::Range(kMinMessageBytes, kMaxMessageBytes));

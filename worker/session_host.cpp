@@ -60,7 +60,7 @@ SessionHost::SessionHost(const SessionTypeRegistry& types, BenchmarkCache& cache
       logger_(std::move(logger)),
       scope_(std::move(scope)),
       quotas_(QuotaLimits{limits.maxSessionsPerClient, limits.maxCompilersPerClient,
-                          limits.maxCompilers}) {}
+                          limits.maxCompilers, limits.maxBenchmarkBytesPerClient}) {}
 
 SessionHost::~SessionHost() { clear(); }
 
@@ -271,8 +271,7 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   }
   // A fork reserves its place when it runs, not while it waits on the strand.
   if (request.isFork()) {
-    if (Status reserved = quotas_.reserve(record.owner, footprintOf(record));
-        !reserved.ok()) {
+    if (Status reserved = quotas_.reserve(record.owner, footprintOf(record)); !reserved.ok()) {
       return reply(routingId, envelope.getRequestId(), reserved);
     }
   }
@@ -393,6 +392,16 @@ void SessionHost::onCompletion(Completion completion) {
   std::unique_ptr<Ticket> ticket = std::move(found->second);
   inflight_.erase(found);
   bool timedOut = ticket->answered;
+  if (completion.created && !timedOut) {
+    // What its benchmark weighs is known only now, once it is read.
+    Status held = quotas_.holdProgram(ticket->creator, completion.created->program,
+                                      completion.created->programBytes);
+    if (!held.ok()) {
+      completion.reply = encodeErrorReply(ticket->requestId, held);
+      completion.error = held.code();
+      completion.created.reset();
+    }
+  }
   if (!timedOut) replies_.send(ticket->routingId, std::move(completion.reply));
   stepsTotal_ += completion.steps;
   SessionRecord* record = ticket->record;
@@ -443,6 +452,7 @@ void SessionHost::erase(SessionRecord& record) {
     reply(waiting.routingId, waiting.message.envelope().getRequestId(),
           notFound(fmt::format("session {:x} ended before this request ran", record.id.value)));
   }
+  quotas_.dropProgram(record.owner, record.program, record.programBytes);
   quotas_.release(record.owner, footprintOf(record));
   sessions_.erase(record.id);
 }

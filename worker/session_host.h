@@ -49,6 +49,9 @@ struct HostLimits {
   // (--max-compilers-per-client) and for all clients (--max-compilers).
   std::uint32_t maxCompilersPerClient = 16;
   std::uint32_t maxCompilers = 64;
+  // The benchmark bytes one client's sessions hold, each program once
+  // (--max-benchmark-bytes-per-client).
+  std::uint64_t maxBenchmarkBytesPerClient = std::uint64_t{1} << 30;
   Duration defaultDeadline = std::chrono::seconds(300);
   // The longest deadline a request may ask for (Envelope.timeoutMs): a
   // longer one is shortened to it. Zero = defaultDeadline.

@@ -135,6 +135,8 @@ Completion executeStart(const ReadySessionType& type, SessionId id, ClientId own
     record->type = &type;
     record->actionSpace = type.info.actionSpaces[actionIndex];
     record->session = type.create();
+    record->program = benchmark->program;
+    record->programBytes = benchmark->sizeBytes();
     Status init = record->session->init(actionIndex, *benchmark);
     if (!init.ok()) return errorCompletion(requestId, init, false);
 
@@ -268,6 +270,8 @@ Completion executeFork(SessionRecord& parent, SessionId childId, const InboundMe
     child->experiment = parent.experiment;
     child->type = parent.type;
     child->actionSpace = parent.actionSpace;
+    child->program = parent.program;
+    child->programBytes = parent.programBytes;
     child->session = parent.type->create();
     Status init = child->session->initAsFork(*parent.session);
     if (!init.ok()) return errorCompletion(requestId, init, false);

@@ -19,6 +19,12 @@ struct SessionRecord {
   std::string experiment;
   const ReadySessionType* type = nullptr;
   std::unique_ptr<CompilationSession> session;
+  // Its benchmark's bytes (none for a URI alone), shared with its forks:
+  // what it holds against its client's byte quota (worker/client_quotas.h).
+  // Weak: the record names the program, the session decides how long the
+  // bytes live (a parsed module may need them no more).
+  std::weak_ptr<const std::string> program;
+  std::uint64_t programBytes = 0;
   Space actionSpace;  // the current one (a step may replace it)
 
   // Loop-thread state.

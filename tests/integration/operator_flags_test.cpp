@@ -54,6 +54,8 @@ TEST(OperatorFlags, NumbersOutOfRangeStopTheServerWithTheFlagsName) {
                          "--max-compilers-per-client");
     expectRefusedAtStart({command, "--max-compilers", "-1"}, "--max-compilers");
     expectRefusedAtStart({command, "--lease-seconds", "0"}, "--lease-seconds");
+    expectRefusedAtStart({command, "--max-benchmark-bytes-per-client", "0"},
+                         "--max-benchmark-bytes-per-client");
   }
   for (const char* command : {"coordinator", "local"}) {
     SCOPED_TRACE(command);

@@ -464,7 +464,22 @@ class CompilerQuotaTest : public testsupport::HostHarness {
     l.maxSessionsPerClient = 3;
     l.maxCompilersPerClient = 2;
     l.maxCompilers = 3;
+    l.maxBenchmarkBytesPerClient = 1000;
     return l;
+  }
+  // Starts a noop session on `bytes` of program sent inline.
+  wire::Reply::Reader startInline(const std::string& uri, std::size_t bytes, std::uint64_t client) {
+    send(
+        [&](wire::Request::Builder r) {
+          auto s = r.initStartSession();
+          s.setSessionType("noop");
+          auto benchmark = s.initBenchmark();
+          benchmark.setUri(uri);
+          benchmark.setProgram(kj::heapArray<kj::byte>(bytes));
+        },
+        client);
+    runPool();
+    return lastReply();
   }
   wire::Reply::Reader start(const std::string& type, std::uint64_t client) {
     send(
@@ -519,6 +534,30 @@ TEST_F(CompilerQuotaTest, CompilerProcessesAreBoundedPerClientAndInAll) {
                    .isError());
   EXPECT_TRUE(start("compiling", 3).isSessionStarted());
   expectRefused(start("compiling", 1), "--max-compilers");
+}
+
+// The benchmark bytes a client's sessions hold count once per program,
+// however many sessions (forks) share it.
+TEST_F(CompilerQuotaTest, BenchmarkBytesAreBoundedPerClient) {
+  auto first = startInline("benchmark://test/six-hundred", 600, 1);
+  ASSERT_TRUE(first.isSessionStarted()) << errorOf(first).toString();
+  const std::uint64_t firstId = first.getSessionStarted().getSessionId();
+  expectRefused(startInline("benchmark://test/another", 600, 1),
+                "--max-benchmark-bytes-per-client");
+  EXPECT_EQ(host_.load().liveSessions, 1u);
+  // A fork shares its parent's program: nothing more is held.
+  auto fork = call([&](wire::Request::Builder r) { r.initFork().setSessionId(firstId); }, 1);
+  ASSERT_TRUE(fork.isForked()) << errorOf(fork).toString();
+  const std::uint64_t forkId = fork.getForked().getSessionId();
+  EXPECT_TRUE(startInline("benchmark://test/another", 600, 2).isSessionStarted());
+  auto end = [&](std::uint64_t id) {
+    return call([&](wire::Request::Builder r) { r.initEndSession().setSessionId(id); }, 1);
+  };
+  // Ending one of the two leaves the other holding the program.
+  ASSERT_FALSE(end(firstId).isError());
+  expectRefused(startInline("benchmark://test/third", 600, 1), "--max-benchmark-bytes-per-client");
+  ASSERT_FALSE(end(forkId).isError());
+  EXPECT_TRUE(startInline("benchmark://test/third", 600, 1).isSessionStarted());
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "programs/llvm_tools.h"
 
 #include <cstdlib>
+#include <optional>
 
+#include "common/file_confinement.h"
 #include "common/subprocess.h"
 #include "programs/corpus_layout.h"
 
@@ -27,6 +29,12 @@ Status runTool(const std::vector<std::string>& argv, const std::filesystem::path
   options.memoryLimitBytes = limits.memoryBytes;
   // A tool must not outlive the thread that waits for it (the caller's).
   options.dieWithParent = true;
+  std::optional<FileConfinement> confinement;
+  if (limits.confined) {
+    KILN_ASSIGN_OR_RETURN(confinement, FileConfinement::prepareIfSupported(
+                                           compilerPaths(workingDirectory, argv.front())));
+    if (confinement) options.confinement = &*confinement;
+  }
   // Diagnostics beyond what trimDiagnostics keeps are never read.
   constexpr std::size_t kCaptureBytes = 64 << 10;
   auto ran = runSubprocess(argv, limits.timeout, options, kCaptureBytes);

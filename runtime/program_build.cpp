@@ -24,7 +24,11 @@ Result<BuiltProgram> linkProgram(std::string_view object, const RunSpec& spec, b
   if (asan) argv.push_back("-fsanitize=address");
   for (const std::string& library : spec.libraries) argv.push_back("-l" + library);
   const auto began = std::chrono::steady_clock::now();
-  KILN_RETURN_IF_ERROR(programs::runTool(argv, directory, settings.limits, ErrorCode::kCompileError,
+  // The object is the client's program: the linker reads system libraries
+  // and writes only the build directory.
+  programs::ToolLimits limits = settings.limits;
+  limits.confined = true;
+  KILN_RETURN_IF_ERROR(programs::runTool(argv, directory, limits, ErrorCode::kCompileError,
                                          fmt::format("linking the module ({})", settings.driver)));
   built.linkTime = std::chrono::steady_clock::now() - began;
   return built;

@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "common/file_confinement.h"
 #include "datasets/generators.h"
 #include "llvm/Support/xxhash.h"
 #include "llvmenv/module_check.h"
@@ -59,6 +60,18 @@ Status LlvmContext::init() {
         "this kernel has no Landlock: benchmark programs (Runtime, Validation) can read every "
         "host file the sandbox's user may, and their output reaches clients; run workers on a "
         "Linux 5.13+ kernel with Landlock enabled (lsm=...,landlock)");
+  }
+  // The same kernel feature confines code generation of clients' modules
+  // (llvmenv/codegen.h) and the Runtime linker (common/file_confinement.h).
+  if (FileConfinement::kernelAbi() > 0) {
+    logger().info(
+        "code generation of clients' modules opens no file; the Runtime linker writes "
+        "only its build directory");
+  } else {
+    logger().warn(
+        "this kernel has no Landlock: code generation of clients' modules and the "
+        "Runtime linker run without file confinement (kiln's module checks still "
+        "apply; docs/security.md)");
   }
   logger().info("llvm context: {} passes and {} pipelines (table {}), {} datasets",
                 passes_->singlePassCount(), passes_->size() - passes_->singlePassCount(),

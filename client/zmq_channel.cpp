@@ -296,7 +296,12 @@ Result<InboundMessage> ZmqChannel::await(std::uint64_t requestId, TimePoint dead
   bool directReady = false;  // what was read is taken: the socket says when more comes
   bool spun = false;
   for (;;) {
-    if (monitorReady) readEvents();
+    if (monitorReady) {
+      readEvents();
+      // A drop keeps what the direct stream held (dropDirect): a worker
+      // that answered and then stopped (a drain) answered this one.
+      if (auto kept = takeArrived(requestId)) return std::move(*kept);
+    }
     if (directReady) {
       if (auto reply = readDirect(requestId)) return std::move(*reply);
     }

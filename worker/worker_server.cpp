@@ -222,8 +222,7 @@ void WorkerServer::listenForDirectChannels() {
 }
 
 void WorkerServer::deliver(const std::string& route, InboundMessage message) {
-  if (drainWithinMs_.load(std::memory_order_relaxed) >= 0)
-    return refuseWhileDraining(route, message);
+  ++delivered_;
   bool openDirect = false, acrossHosts = false;
   try {
     auto envelope = message.envelope();
@@ -233,7 +232,13 @@ void WorkerServer::deliver(const std::string& route, InboundMessage message) {
     // A malformed request pointer: the frontend answers it with the reason.
     openDirect = false;
   }
+  // Opening a direct channel stays possible while draining: a client takes
+  // a refused one for a dead worker, and its replies still in flight on
+  // the channel it shares with its other sessions would be given up.
   if (openDirect) return answerOpenDirect(route, message.envelope().getRequestId(), acrossHosts);
+  if (drainWithinMs_.load(std::memory_order_relaxed) >= 0) {
+    return refuseWhileDraining(route, message);
+  }
   frontend_->handle(route, std::move(message));
 }
 
@@ -296,7 +301,11 @@ bool WorkerServer::drained(const LoadReport& load, bool stepsWaiting) {
         "(--drain-seconds) to be answered",
         running, within);
   }
-  if (idle) return true;
+  // Idle through one whole loop that read no request: what came meanwhile
+  // (a request sent while a step ran inline) was refused with the reason.
+  const bool quiet = delivered_ == deliveredAtDrainCheck_;
+  deliveredAtDrainCheck_ = delivered_;
+  if (idle && quiet) return true;
   if (clock_.now() < *drainUntil_) return false;
   logger_->warn(
       "stopping: {} requests still ran or waited after {} ms (--drain-seconds); they are "
@@ -490,6 +499,12 @@ void WorkerServer::shutdown() {
     frontend_->clear();
   }
   link_.reset();
+  if (drainUntil_) {
+    // A drain promised answers (and refusals with their reason): they
+    // leave before the sockets close, up to the linger.
+    if (direct_) direct_->flushAll(std::chrono::seconds(2));
+    router_.set(zmq::sockopt::linger, 2000);
+  }
   direct_.reset();
   Status stopped = types_.shutdown();
   if (!stopped.ok()) logger_->error("context shutdown failed: {}", stopped.toString());

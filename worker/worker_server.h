@@ -171,6 +171,8 @@ class WorkerServer {
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> drainWithinMs_{-1};  // -1: serving, no drain asked
   std::optional<TimePoint> drainUntil_;          // the loop's: once the drain began
+  std::uint64_t delivered_ = 0;                  // requests handed to deliver()
+  std::uint64_t deliveredAtDrainCheck_ = 0;
   bool shutDown_ = false;
   std::optional<std::string> damage_;
   bool damageWarned_ = false;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -352,6 +353,12 @@ TEST(LlvmSessionTest, ModulesThatReachForHostFilesAreRefusedAndTellNothing) {
   Cluster c = startCluster();
   char pattern[] = "/tmp/kiln-secret-XXXXXX";
   const std::filesystem::path dir = ::mkdtemp(pattern);
+  // Removed on every way out of the test, a failed assertion included.
+  std::unique_ptr<const std::filesystem::path, void (*)(const std::filesystem::path*)> removed(
+      &dir, [](const std::filesystem::path* path) {
+        std::error_code ignored;
+        std::filesystem::remove_all(*path, ignored);
+      });
   const std::string secret = "kiln_secret_line_5b1d must never reach a client";
   std::ofstream(dir / "secret.s") << secret << "\n";
   const std::string file = (dir / "secret.s").string();
@@ -383,7 +390,6 @@ TEST(LlvmSessionTest, ModulesThatReachForHostFilesAreRefusedAndTellNothing) {
     EXPECT_NE(status.message().find("kiln refuses it"), std::string::npos) << status.toString();
     EXPECT_EQ(status.message().find(secret), std::string::npos) << status.toString();
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

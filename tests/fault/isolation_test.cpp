@@ -290,6 +290,17 @@ TEST(Isolation, ChildProcessesRunUnderTheCompileMemoryLimit) {
 namespace kiln::fault {
 namespace {
 
+// Whether a process of this user runs with `argv0` as its argv[0] (an
+// mlgo-inline episode keeps its opt running).
+bool aProcessIsNamed(const std::string& argv0) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string first;
+    if (std::getline(cmdline, first, '\0') && first == argv0) return true;
+  }
+  return false;
+}
+
 // Every operator flag reaches the per-experiment children, which are forked
 // with the host's settings: the opt an mlgo-inline session runs there is
 // --mlgo-opt's, a client cannot name another, and without
@@ -297,9 +308,12 @@ namespace {
 TEST(Isolation, TheOperatorsFlagsReachTheChildProcesses) {
   auto scripts = WorkingDirectory::create({}, "kiln-isolation-test");
   ASSERT_TRUE(scripts.ok()) << scripts.status().toString();
-  const std::filesystem::path marker = scripts->path() / "operator-opt-ran";
+  // The operator's opt runs confined (it may write only in its session's
+  // directory), so it leaves no file behind: it shows itself by its name
+  // instead, the argv[0] it gives the opt-19 it becomes.
+  const std::string optName = fmt::format("kiln-operator-opt-{}", ::getpid());
   const std::filesystem::path opt = scripts->path() / "operator-opt";
-  std::ofstream(opt) << "#!/bin/sh\ntouch '" << marker.string() << "'\nexec opt-19 \"$@\"\n";
+  std::ofstream(opt) << "#!/bin/bash\nexec -a " << optName << " opt-19 \"$@\"\n";
   std::filesystem::permissions(opt, std::filesystem::perms::owner_all);
 
   InProcessCoordinator coordinator;
@@ -313,7 +327,7 @@ TEST(Isolation, TheOperatorsFlagsReachTheChildProcesses) {
   client::SessionOptions options{"mlgo-inline", "benchmark://kiln-bench-v0/huffman"};
   auto session = alpha->startSession(options);
   ASSERT_TRUE(session.ok()) << session.status().toString();
-  EXPECT_TRUE(std::filesystem::exists(marker)) << "the child did not run the operator's opt";
+  EXPECT_TRUE(aProcessIsNamed(optName)) << "the child did not run the operator's opt";
   ASSERT_TRUE((*session)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
 
   auto named = alpha->workerParameter(host->endpoint, "mlgo.opt", "/bin/true");

@@ -173,7 +173,7 @@ def test_a_client_may_only_lower_the_sandbox_limits(cluster):
             env.set_parameter("sandbox.wall_ms", 10_000_000)
         with pytest.raises(kiln.PermissionDenied, match="--runtime-max-runs"):
             env.set_parameter("llvm.runtime_runs", 100_000)
-        with pytest.raises(kiln.NotFound):
+        with pytest.raises(kiln.InvalidArgument, match="the session is unchanged"):
             env.set_parameter("sandbox.network", 1)
 
 

@@ -16,6 +16,8 @@
 #include "client/client.h"
 #include "common/cpu_time.h"
 #include "common/frame.h"
+#include "common/worker_token.h"
+#include "common/working_directory.h"
 #include "testing/child_cluster.h"
 
 namespace kiln::bench {
@@ -89,7 +91,8 @@ Result<CoordinatorProcess> spawnCoordinator(testsupport::ChildCluster& cluster,
                      // One operator client opens every experiment, and each its workers.
                      "--max-experiments-per-client", std::to_string(std::max(1u, o.experiments)),
                      "--max-experiment-workers",
-                     std::to_string(std::clamp(o.experimentWorkers, 1u, 4096u))}));
+                     std::to_string(std::clamp(o.experimentWorkers, 1u, 4096u)),
+                     "--worker-token-file", o.workerTokenFile}));
   return CoordinatorProcess{child, child->endpoint};
 }
 
@@ -488,6 +491,7 @@ Result<CountFigures> measureCount(testsupport::ChildCluster& cluster, zmq::conte
   fleetOptions.heartbeatInterval = o.heartbeatInterval;
   fleetOptions.liveness = o.liveness;
   fleetOptions.threads = o.fleetThreads;
+  fleetOptions.token = o.workerToken;
   KILN_ASSIGN_OR_RETURN(auto fleet, SimulatedFleet::start(zmq, coordinator.endpoint, fleetOptions));
   KILN_ASSIGN_OR_RETURN(f.registerSeconds,
                         waitFor([&] { return fleet->registered() == hosts; }, 60s,
@@ -624,7 +628,13 @@ std::vector<Row> rowsOf(const std::vector<CountFigures>& counts, const Coordinat
 
 }  // namespace
 
-Result<Report> runCoordinatorBench(const CoordinatorBenchOptions& o) {
+Result<Report> runCoordinatorBench(const CoordinatorBenchOptions& options) {
+  // Hosts register with a token only the bench's coordinators know.
+  KILN_ASSIGN_OR_RETURN(WorkingDirectory tokenDirectory,
+                        WorkingDirectory::create({}, "kiln-coordinator-bench"));
+  CoordinatorBenchOptions o = options;
+  o.workerTokenFile = (tokenDirectory.path() / "worker-token").string();
+  KILN_ASSIGN_OR_RETURN(o.workerToken, loadOrCreateWorkerToken(o.workerTokenFile));
   if (o.hostCounts.empty() || o.placers == 0 || o.heartbeatInterval <= Duration::zero() ||
       o.liveness < 1 || o.nestingShare < 0 || o.nestingShare >= 1 || o.endShare < 0 ||
       o.endShare >= 1) {

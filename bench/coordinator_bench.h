@@ -13,6 +13,7 @@
 
 #include "bench/stats.h"
 #include "common/clock.h"
+#include "common/secret.h"
 #include "common/status.h"
 
 namespace kiln::bench {
@@ -38,6 +39,10 @@ struct CoordinatorBenchOptions {
   bool pinned = false;  // every process and thread of the run on CPU 0
   unsigned fleetThreads = 2;
   double maxSecondsPerCount = 300;  // a bound on each host count's run
+  // Set by the bench itself: the registration token its coordinators ask of
+  // the simulated hosts (common/worker_token.h), and the file it is in.
+  std::string workerTokenFile;
+  Secret workerToken;
 };
 
 Result<Report> runCoordinatorBench(const CoordinatorBenchOptions& options);

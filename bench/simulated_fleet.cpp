@@ -125,6 +125,7 @@ Result<std::unique_ptr<SimulatedFleet>> SimulatedFleet::start(zmq::context_t& zm
     advert.hostname = fmt::format("sim-host-{}", i);
     advert.pid = i + 1;
     advert.nesting = host->nesting;
+    advert.token = options.token;
     Host* self = host.get();
     LinkRequestHandler onRequest;
     if (host->nesting) onRequest = [self](InboundMessage m) { self->answer(std::move(m)); };

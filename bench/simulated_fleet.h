@@ -18,6 +18,7 @@
 #include <zmq.hpp>
 
 #include "common/clock.h"
+#include "common/secret.h"
 #include "common/status.h"
 
 namespace kiln::bench {
@@ -29,6 +30,7 @@ struct FleetOptions {
   Duration heartbeatInterval = std::chrono::seconds(1);
   int liveness = 3;
   unsigned threads = 2;  // the hosts are split over this many poll loops
+  Secret token;          // the operator's registration token they present
 };
 
 class SimulatedFleet {

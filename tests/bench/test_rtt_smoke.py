@@ -9,7 +9,15 @@ from bench_json import run_bench
 def test_rtt_judges_every_kiln_row_against_a_floor_of_the_same_run():
     report = run_bench("rtt", "--iterations", "300", "--idle-sessions", "20", "--no-pinned")
     assert report["title"].startswith("kiln bench rtt")
-    latency = [row for row in report["rows"] if "path" in row]
+    # The identity rows (issue 48): the step path with the client known by
+    # its secret and by a pass, judged against each other.
+    identity = [row for row in report["rows"] if "check_ns_other_client" in row]
+    assert len(identity) == 2, identity
+    for row in identity:
+        for field in ("mode", "path", "judged_against", "runs", "p50_us_min", "p50_us_median"):
+            assert field in row, (field, row)
+        assert 0 < row["p50_us_min"] <= row["p50_us_median"], row
+    latency = [row for row in report["rows"] if "path" in row and row not in identity]
     for row in latency:
         for field in ("mode", "path", "payload", "judged_against", "sessions", "p50_us",
                       "p90_us", "p99_us", "per_second"):

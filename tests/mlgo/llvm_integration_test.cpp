@@ -40,6 +40,14 @@ std::filesystem::path compileToBitcode(const TempDir& dir, const std::string& so
   return out;
 }
 
+// The compiler runs confined to its session's directory (it reads nothing
+// else but the system's files), so its input goes there, as a worker puts it.
+std::filesystem::path inSession(const TempDir& session, const std::filesystem::path& input) {
+  std::filesystem::path copy = session.path() / input.filename();
+  std::filesystem::copy_file(input, copy, std::filesystem::copy_options::overwrite_existing);
+  return copy;
+}
+
 enum class Answer { kDefault, kAlwaysInline };
 
 struct InlinerRun {
@@ -53,7 +61,7 @@ InlinerRun runInlinerEpisode(const std::filesystem::path& input, Answer answer) 
   CompilerOptions options;
   options.kind = AdvisorKind::kInliner;
   options.sessionDirectory = session.path();
-  options.input = input;
+  options.input = inSession(session, input);
   InlinerRun run;
   Result<InteractiveCompiler> compiler = InteractiveCompiler::start(options, in(kStep));
   EXPECT_TRUE(compiler.ok()) << compiler.status().toString();
@@ -86,7 +94,8 @@ InlinerRun runInlinerEpisode(const std::filesystem::path& input, Answer answer) 
   }
   compiler = Result<InteractiveCompiler>(internalError("released"));
   EXPECT_TRUE(noChildProcesses());
-  EXPECT_EQ(session.entries(), (std::vector<std::string>{"output.bc"}));  // no FIFO, no log
+  // No FIFO, no log: the input put there and the output.
+  EXPECT_EQ(session.entries(), (std::vector<std::string>{input.filename().string(), "output.bc"}));
   return run;
 }
 
@@ -126,7 +135,7 @@ TEST(MlgoLlvmIntegrationTest, RegallocEvictionEpisodeAnsweringZero) {
   CompilerOptions options;
   options.kind = AdvisorKind::kRegallocEviction;
   options.sessionDirectory = session.path();
-  options.input = input;
+  options.input = inSession(session, input);
   Result<InteractiveCompiler> compiler = InteractiveCompiler::start(options, in(kStep));
   ASSERT_TRUE(compiler.ok()) << compiler.status().toString();
   const ChannelHeader& header = compiler->header();
@@ -159,7 +168,7 @@ TEST(MlgoLlvmIntegrationTest, RegallocEvictionEpisodeAnsweringZero) {
             "ELF");
   compiler = Result<InteractiveCompiler>(internalError("released"));
   EXPECT_TRUE(noChildProcesses());
-  EXPECT_EQ(session.entries(), (std::vector<std::string>{"output.o"}));
+  EXPECT_EQ(session.entries(), (std::vector<std::string>{"output.o", input.filename().string()}));
 }
 
 TEST(MlgoLlvmIntegrationTest, AbandonedEpisodeKillsTheCompiler) {
@@ -168,7 +177,7 @@ TEST(MlgoLlvmIntegrationTest, AbandonedEpisodeKillsTheCompiler) {
   TempDir session;
   CompilerOptions options;
   options.sessionDirectory = session.path();
-  options.input = input;
+  options.input = inSession(session, input);
   pid_t pid = -1;
   {
     Result<InteractiveCompiler> compiler = InteractiveCompiler::start(options, in(kStep));
@@ -180,7 +189,7 @@ TEST(MlgoLlvmIntegrationTest, AbandonedEpisodeKillsTheCompiler) {
   }
   EXPECT_TRUE(testsupport::processGone(pid));
   EXPECT_TRUE(noChildProcesses());
-  EXPECT_TRUE(session.entries().empty());
+  EXPECT_EQ(session.entries(), (std::vector<std::string>{input.filename().string()}));
 }
 
 }  // namespace

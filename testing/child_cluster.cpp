@@ -97,8 +97,8 @@ Result<ChildProcess*> ChildCluster::spawn(const std::vector<std::string>& args,
   std::error_code error;
   std::filesystem::create_directories(temporary, error);
   if (error) {
-    return internalError(fmt::format("cannot create '{}' for the children: {}",
-                                     temporary.string(), error.message()));
+    return internalError(fmt::format("cannot create '{}' for the children: {}", temporary.string(),
+                                     error.message()));
   }
   argv.insert(argv.end(), {"env", "TMPDIR=" + temporary.string()});
   argv.push_back(kiln_.string());

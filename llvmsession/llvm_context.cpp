@@ -244,8 +244,10 @@ Result<std::shared_ptr<const CachedModule>> LlvmContext::module(const Benchmark&
   if (auto cached = moduleCache_.get(key)) return cached;
 
   const bool bitcode = looksLikeBitcode(bytes);
-  auto state = bitcode ? llvmenv::ModuleState::fromBitcode(passes_, bytes, benchmark.uri)
-                       : llvmenv::ModuleState::fromIrText(passes_, bytes, benchmark.uri);
+  auto state =
+      bitcode
+          ? llvmenv::ModuleState::fromBitcode(passes_, bytes, benchmark.uri, maxModuleDataBytes())
+          : llvmenv::ModuleState::fromIrText(passes_, bytes, benchmark.uri, maxModuleDataBytes());
   if (!state.ok()) {
     Status why = bitcode ? llvmenv::explainForeignBitcode(state.status(), bytes) : state.status();
     Status refused(why.code(), fmt::format("benchmark '{}' ({}) cannot be used: {}", benchmark.uri,

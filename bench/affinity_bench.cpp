@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "client/client.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 namespace {

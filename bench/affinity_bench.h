@@ -9,7 +9,7 @@
 #include <string>
 
 #include "bench/stats.h"
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

@@ -8,7 +8,7 @@
 #include "bench/soak_sessions.h"
 #include "client/client.h"
 #include "client/session_codec.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 

@@ -28,7 +28,7 @@
 
 #include "bench/chaos_faults.h"
 #include "bench/stats.h"
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

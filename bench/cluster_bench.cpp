@@ -9,10 +9,10 @@
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
 #include "client/client.h"
-#include "common/frame.h"
-#include "common/wire_convert.h"
-#include "testing/child_cluster.h"
-#include "testing/net_bed.h"
+#include "common/transport/frame.h"
+#include "common/base/wire_convert.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln::bench {
 

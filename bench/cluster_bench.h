@@ -22,7 +22,7 @@
 
 #include "bench/stats.h"
 #include "client/client.h"
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

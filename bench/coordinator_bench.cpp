@@ -14,11 +14,11 @@
 #include "bench/placement_probe.h"
 #include "bench/simulated_fleet.h"
 #include "client/client.h"
-#include "common/cpu_time.h"
-#include "common/frame.h"
-#include "common/worker_token.h"
-#include "common/working_directory.h"
-#include "testing/child_cluster.h"
+#include "common/base/cpu_time.h"
+#include "common/transport/frame.h"
+#include "common/security/worker_token.h"
+#include "common/process/working_directory.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 namespace {

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <fstream>
 
-#include "benchmarks/kiln_bench_v0.h"
+#include "programs/bundled/kiln_bench_v0.h"
 #include "client/client.h"
 #include "client/datasets.h"
-#include "common/working_directory.h"
-#include "datasets/registry.h"
-#include "testing/child_cluster.h"
+#include "common/process/working_directory.h"
+#include "programs/datasets/registry.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "client/client.h"
-#include "common/status.h"
-#include "common/value.h"
+#include "common/base/status.h"
+#include "common/base/value.h"
 
 namespace kiln::bench {
 

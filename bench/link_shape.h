@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/status.h"
+#include "common/base/clock.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

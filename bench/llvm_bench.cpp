@@ -13,9 +13,9 @@
 
 #include "bench/path_floors.h"
 #include "client/client.h"
-#include "common/subprocess.h"
-#include "common/working_directory.h"
-#include "testing/child_cluster.h"
+#include "common/process/subprocess.h"
+#include "common/process/working_directory.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 

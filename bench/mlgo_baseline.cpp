@@ -1,6 +1,6 @@
 // The agent's episodes go through a real worker (session, replies, caches);
 // the builds it is compared with are made here with the same library calls
-// the worker makes (mlgosession/reference_build.h), plus the command line
+// the worker makes (compilers/mlgo_session/reference_build.h), plus the command line
 // the worker ran before issue 42, so that the "before" column is what users
 // were given then.
 #include "bench/mlgo_baseline.h"
@@ -13,11 +13,11 @@
 #include <limits>
 #include <optional>
 
-#include "common/working_directory.h"
-#include "datasets/registry.h"
-#include "local/local_cluster.h"
-#include "mlgosession/module_flags.h"
-#include "mlgosession/reference_build.h"
+#include "common/process/working_directory.h"
+#include "programs/datasets/registry.h"
+#include "tools/local_cluster/local_cluster.h"
+#include "compilers/mlgo_session/module_flags.h"
+#include "compilers/mlgo_session/reference_build.h"
 
 namespace kiln::bench {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "bench/stats.h"
-#include "common/status.h"
-#include "kit/operator_settings.h"
+#include "common/base/status.h"
+#include "worker/kit/operator_settings.h"
 
 namespace kiln::bench {
 

@@ -13,10 +13,10 @@
 
 #include "bench/path_floors.h"
 #include "bench/relay_floor.h"
-#include "common/working_directory.h"
-#include "datasets/registry.h"
-#include "mlgo/interactive_compiler.h"
-#include "testing/child_cluster.h"
+#include "common/process/working_directory.h"
+#include "programs/datasets/registry.h"
+#include "compilers/mlgo_channel/interactive_compiler.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/stats.h"
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "testing/process_probe.h"
+#include "tests/support/process_probe.h"
 
 namespace kiln::bench {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "client/client.h"
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/stats.h"
-#include "mlgo/fifo.h"
+#include "compilers/mlgo_channel/fifo.h"
 
 namespace kiln::bench {
 

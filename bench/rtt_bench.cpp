@@ -13,7 +13,7 @@
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
 #include "client/client.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 

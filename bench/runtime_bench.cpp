@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "client/client.h"
-#include "runtime/timing.h"
-#include "testing/child_cluster.h"
+#include "programs/runs/timing.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 namespace {

@@ -17,9 +17,9 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/secret.h"
-#include "common/status.h"
+#include "common/base/clock.h"
+#include "common/base/secret.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

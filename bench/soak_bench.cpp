@@ -17,8 +17,8 @@
 #include "bench/host_supervisor.h"
 #include "bench/soak_growth.h"
 #include "bench/soak_sessions.h"
-#include "testing/child_cluster.h"
-#include "testing/process_probe.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/process_probe.h"
 
 namespace kiln::bench {
 

@@ -22,7 +22,7 @@
 
 #include "bench/soak_checks.h"
 #include "bench/stats.h"
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "bench/actions_bench.h"
-#include "benchmarks/kiln_bench_v0.h"
-#include "datasets/generators.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "programs/datasets/generators.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvmenv/validation_campaign.h"
-#include "llvmsession/campaign_check.h"
+#include "compilers/llvm_engine/validation_campaign.h"
+#include "compilers/llvm_session/campaign_check.h"
 
 namespace kiln::bench {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "bench/socket_floor.h"
 #include "bench/stats.h"
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln::bench {
 

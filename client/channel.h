@@ -18,21 +18,21 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/readiness_poll.h"
-#include "common/status.h"
+#include "common/base/clock.h"
+#include "common/transport/frame.h"
+#include "common/security/identity.h"
+#include "common/transport/readiness_poll.h"
+#include "common/base/status.h"
 
 namespace kiln::client {
 
-// A client's pass on one worker, from a placement there (common/identity.h).
+// A client's pass on one worker, from a placement there (common/security/identity.h).
 struct WorkerPass {
   ClientId client;
   ClientPass pass{};
 };
 
-// Who a client's requests come from (common/identity.h): its secret, and the
+// Who a client's requests come from (common/security/identity.h): its secret, and the
 // experiment it acts for with that experiment's key. Owned by the Client,
 // which outlives its channels; each request is stamped with it.
 struct RequestIdentity {

@@ -14,15 +14,15 @@
 #include <string_view>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/curve_keys.h"
-#include "common/frame_limits.h"
-#include "common/ids.h"
-#include "common/local_transport.h"
-#include "common/secret.h"
-#include "common/space.h"
-#include "common/underlying.h"
-#include "common/value.h"
+#include "common/base/clock.h"
+#include "common/security/curve_keys.h"
+#include "common/transport/frame_limits.h"
+#include "common/base/ids.h"
+#include "common/transport/local_transport.h"
+#include "common/base/secret.h"
+#include "common/base/space.h"
+#include "common/types/underlying.h"
+#include "common/base/value.h"
 
 namespace kiln::client {
 
@@ -64,7 +64,7 @@ struct ClientOptions {
   // second, is reached over ZeroMQ as before.
   bool directAcrossHosts = true;
   // How long a request on a same-host direct channel polls for its reply
-  // before the client sleeps (common/spin_before_sleep.h): a reply within it
+  // before the client sleeps (common/base/spin_before_sleep.h): a reply within it
   // costs no wake-up (about 10 us here, 20-30 us more across CPUs on a VM).
   // A worker that keeps answering later stops it after a few misses; a
   // client confined to one CPU never polls. 0 = never poll. Never across
@@ -261,7 +261,7 @@ class Client {
   Result<std::string> workerParameter(const std::string& endpoint, const std::string& key,
                                       const std::string& value);
 
-  // What workers know this client by: a hash of its secret (common/identity.h).
+  // What workers know this client by: a hash of its secret (common/security/identity.h).
   ClientId id() const;
   const ClientOptions& options() const { return options_; }
   // Where this client's connection to the worker at `endpoint` went (an

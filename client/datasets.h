@@ -1,7 +1,7 @@
 // Listing the benchmark datasets of a cluster's LLVM workers (public): free
 // functions over Client::workerParameter and the `llvm.datasets`,
 // `llvm.benchmarks`, `llvm.benchmark_sizes` and `llvm.problems` worker
-// parameters (see llvmsession/llvm_context.h), plus the pure parsers of their
+// parameters (see compilers/llvm_session/llvm_context.h), plus the pure parsers of their
 // replies.
 #pragma once
 

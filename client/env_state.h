@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/space.h"
-#include "common/status.h"
+#include "common/base/space.h"
+#include "common/base/status.h"
 
 namespace kiln::client {
 

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "client/channel.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 
 namespace kiln::client {
 

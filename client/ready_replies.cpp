@@ -5,7 +5,7 @@
 
 #include "client/channel.h"
 #include "client/client.h"
-#include "common/readiness_poll.h"
+#include "common/transport/readiness_poll.h"
 
 namespace kiln::client {
 

@@ -6,7 +6,7 @@
 #include "client/client.h"
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
 
 namespace kiln::client {
 

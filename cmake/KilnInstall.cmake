@@ -2,7 +2,7 @@
 # (docs in README.md, "Install"):
 #   bin/kiln
 #   include/kiln/<folder>/<header>.h   the public headers, at the same relative
-#                                      paths as in the tree ("kit/...")
+#                                      paths as in the tree ("worker/kit/...")
 #   lib/libkiln_*.a                    the libraries behind kiln::session and
 #                                      kiln::client
 #   lib/cmake/kiln/                    find_package(kiln): kiln::session (the

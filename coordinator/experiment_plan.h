@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "common/ids.h"
-#include "common/status.h"
-#include "common/underlying_wire.h"
+#include "common/base/ids.h"
+#include "common/base/status.h"
+#include "common/types/underlying_wire.h"
 
 namespace kiln {
 

@@ -16,8 +16,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/ids.h"
-#include "common/status.h"
+#include "common/base/ids.h"
+#include "common/base/status.h"
 
 namespace kiln {
 

@@ -8,16 +8,16 @@
 #include <optional>
 #include <string>
 
-#include "common/status.h"
-#include "common/underlying_wire.h"
-#include "kit/session_types.h"
+#include "common/base/status.h"
+#include "common/types/underlying_wire.h"
+#include "worker/kit/session_types.h"
 #include "schema/kiln.capnp.h"
 
 namespace kiln::nesting {
 
 // A worker (not being released) is visible to any request that came down the
 // coordinator link, and to a request acting for its experiment that presents
-// the experiment's key (common/identity.h). A name alone shows nothing.
+// the experiment's key (common/security/identity.h). A name alone shows nothing.
 bool visibleTo(const UnderlyingSpec& worker, bool releasing, bool fromCoordinator,
                const std::string& experiment, capnp::Data::Reader key);
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <zmq.hpp>
 
-#include "common/status.h"
+#include "common/base/status.h"
 #include "nesting/isolation_messages.h"
 #include "worker/frontend.h"
 

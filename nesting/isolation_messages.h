@@ -36,10 +36,10 @@
 #include <variant>
 #include <vector>
 
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/status.h"
-#include "common/underlying_wire.h"
+#include "common/transport/frame.h"
+#include "common/security/identity.h"
+#include "common/base/status.h"
+#include "common/types/underlying_wire.h"
 
 namespace kiln::nesting::isolation {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "common/frame.h"
-#include "common/ids.h"
-#include "common/underlying.h"
+#include "common/transport/frame.h"
+#include "common/base/ids.h"
+#include "common/types/underlying.h"
 #include "worker/frontend.h"
 
 namespace kiln::nesting {

@@ -198,7 +198,7 @@ struct RegisterWorker {
                                     # a coordinator that has one registers only its holders
   passKey @12 :Data;                # 16 random bytes this worker process drew: the coordinator
                                     # makes the client passes it hands out for this worker with
-                                    # it (common/identity.h); never sent anywhere else
+                                    # it (common/security/identity.h); never sent anywhere else
 }
 struct Registered { workerId @0 :UInt64; heartbeatIntervalMs @1 :UInt32; }
 
@@ -216,7 +216,7 @@ struct UnderlyingSpec {
   weight @2 :UInt32;                # share of the host's slots under contention (0 = 1)
   maxSessions @3 :UInt32;           # 0 = the host's limit
   sessionTypes @4 :List(Text);      # empty = every type the host serves
-  keyDigest @5 :Data;               # BLAKE2b-256 of the experiment's key (common/identity.h):
+  keyDigest @5 :Data;               # BLAKE2b-256 of the experiment's key (common/security/identity.h):
                                     # requests for this worker must present the key
 }
 struct UnderlyingStatus { spec @0 :UnderlyingSpec; load @1 :Load; }
@@ -354,7 +354,7 @@ struct Reply {
   }
 }
 
-# Identity (common/identity.h, docs/security.md): a client is who its secret
+# Identity (common/security/identity.h, docs/security.md): a client is who its secret
 # says, an experiment's client is who presents the key the coordinator issued
 # when the experiment was opened. No field is taken on its word.
 struct Envelope {

@@ -12,9 +12,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "common/ids.h"
-#include "common/status.h"
-#include "kit/session_types.h"
+#include "common/base/ids.h"
+#include "common/base/status.h"
+#include "worker/kit/session_types.h"
 
 namespace kiln {
 

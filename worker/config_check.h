@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln {
 

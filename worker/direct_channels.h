@@ -31,12 +31,12 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/frame.h"
-#include "common/logging.h"
-#include "common/readiness_poll.h"
-#include "common/stream_frames.h"
-#include "common/unique_fd.h"
+#include "common/base/clock.h"
+#include "common/transport/frame.h"
+#include "common/base/logging.h"
+#include "common/transport/readiness_poll.h"
+#include "common/transport/stream_frames.h"
+#include "common/base/unique_fd.h"
 
 namespace kiln {
 

@@ -9,14 +9,14 @@
 //   int main(int argc, char** argv) { return kiln::runWorker<MySession, MyContext>(argc, argv); }
 //
 // The worker takes the same flags as `kiln worker` (--coordinator, --slots, ...).
-// This header needs only the kit (kit/): the runtime behind runWorkerMain()
+// This header needs only the kit (worker/kit/): the runtime behind runWorkerMain()
 // comes with the library (kiln::session), not through includes.
 #pragma once
 
 #include <string>
 
-#include "kit/service_context.h"
-#include "kit/session_types.h"
+#include "worker/kit/service_context.h"
+#include "worker/kit/session_types.h"
 
 namespace kiln {
 

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "common/identity.h"
-#include "common/wire_convert.h"
-#include "metrics/log_fields.h"
+#include "common/security/identity.h"
+#include "common/base/wire_convert.h"
+#include "common/metrics/log_fields.h"
 #include "worker/session_ops.h"
 #include "worker/split_step.h"
 

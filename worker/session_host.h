@@ -14,14 +14,14 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/ids.h"
-#include "common/logging.h"
-#include "common/mailbox.h"
-#include "common/unique_task.h"
-#include "kit/session_types.h"
+#include "common/base/clock.h"
+#include "common/transport/frame.h"
+#include "common/security/identity.h"
+#include "common/base/ids.h"
+#include "common/base/logging.h"
+#include "common/base/mailbox.h"
+#include "common/base/unique_task.h"
+#include "worker/kit/session_types.h"
 #include "worker/client_quotas.h"
 #include "worker/dropped_sessions.h"
 #include "worker/session_record.h"
@@ -78,7 +78,7 @@ struct HostLimits {
   // Not owned; outlives the hosts. Rides with the limits because every
   // frontend already hands these to each SessionHost it creates.
   SessionObserver* observer = nullptr;
-  // What this process's client passes are checked with (common/identity.h):
+  // What this process's client passes are checked with (common/security/identity.h):
   // WorkerServer draws it and tells only its coordinator. It rides here for
   // the same reason (every host of the process, the forked children of
   // `kiln nest` included, checks passes with it). None: only secrets count.

@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "common/frame.h"
+#include "common/transport/frame.h"
 #include "worker/session_ops.h"
 
 namespace kiln {

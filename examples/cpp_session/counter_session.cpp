@@ -5,8 +5,8 @@
 //   build/examples/cpp_session/kiln-counter-worker --coordinator tcp://127.0.0.1:7700 --slots 2
 #include <atomic>
 
-#include "kit/compilation_session.h"
-#include "kit/service_context.h"
+#include "worker/kit/compilation_session.h"
+#include "worker/kit/service_context.h"
 #include "worker/run_worker.h"
 
 namespace {

@@ -1,4 +1,4 @@
-"""kiln's exceptions: one class per kiln error kind (common/status.h).
+"""kiln's exceptions: one class per kiln error kind (common/base/status.h).
 
 The extension raises these for every error a worker, the coordinator or the
 client reports; each class also derives from the builtin that a Python caller

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "common/space.h"
-#include "common/value.h"
+#include "common/base/space.h"
+#include "common/base/value.h"
 
 namespace kiln::python {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "client/client.h"
-#include "local/local_cluster.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::python {
 

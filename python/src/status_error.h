@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace kiln::python {
 

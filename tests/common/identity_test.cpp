@@ -3,7 +3,7 @@
 // A client pass (the coordinator's MAC of a client id under one worker's
 // key) names that client on that worker only; registration tokens compare
 // in constant time.
-#include "common/identity.h"
+#include "common/security/identity.h"
 
 #include <capnp/message.h>
 #include <gtest/gtest.h>

@@ -1,12 +1,12 @@
-// Modules checked as a session loads them (llvmenv/module_check.h), and
-// `kiln datasets check`'s corpus walk (datasets/corpus_check.h), on modules
+// Modules checked as a session loads them (compilers/llvm_engine/module_check.h), and
+// `kiln datasets check`'s corpus walk (programs/datasets/corpus_check.h), on modules
 // LLVM 19 refuses for each reason there is.
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "datasets/corpus_check.h"
-#include "llvmenv/module_check.h"
+#include "programs/datasets/corpus_check.h"
+#include "compilers/llvm_engine/module_check.h"
 #include "tests/datasets/bad_modules.h"
 #include "tests/datasets/test_util.h"
 

@@ -1,6 +1,6 @@
 // The registry: listing, the embedded kiln-bench-v0 suite, file:// benchmarks and
 // their failure modes, and concurrent resolution.
-#include "datasets/registry.h"
+#include "programs/datasets/registry.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "datasets/file_source.h"
-#include "datasets/generators.h"
+#include "programs/datasets/file_source.h"
+#include "programs/datasets/generators.h"
 #include "tests/datasets/test_util.h"
 
 namespace kiln::datasets {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "benchmarks/kiln_bench_v0.h"
-#include "testing/scratch_dir.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kiln::datasets::testing {
 

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "testing/net_bed.h"
+#include "tests/support/net_bed.h"
 #include "tests/deploy/deploy_support.h"
 
 namespace kiln {

@@ -10,8 +10,8 @@
 #include <future>
 #include <set>
 
-#include "common/cpu_time.h"
-#include "testing/child_cluster.h"
+#include "common/base/cpu_time.h"
+#include "tests/support/child_cluster.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {

@@ -10,7 +10,7 @@
 
 #include "client/client.h"
 #include "coordinator/coordinator_server.h"
-#include "testing/wait.h"
+#include "tests/support/wait.h"
 
 namespace kiln::fault {
 

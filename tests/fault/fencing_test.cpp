@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {

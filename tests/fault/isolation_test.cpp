@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/sanitizers.h"
-#include "common/working_directory.h"
-#include "testing/child_cluster.h"
+#include "common/base/sanitizers.h"
+#include "common/process/working_directory.h"
+#include "tests/support/child_cluster.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/exit_codes.h"
-#include "testing/child_cluster.h"
+#include "common/base/exit_codes.h"
+#include "tests/support/child_cluster.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {

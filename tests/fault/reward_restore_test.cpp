@@ -9,7 +9,7 @@
 
 #include "bench/chaos_bench.h"
 #include "bench/differential_episodes.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 #include "tests/fault/fault_support.h"
 
 namespace kiln::fault {

@@ -54,7 +54,7 @@ def main():
         # Only the public headers are installed: nothing of the runtime's
         # inside (e.g. the session host) is there to include by mistake.
         headers = os.path.join(prefix, "include", "kiln")
-        assert os.path.exists(os.path.join(headers, "kit", "compilation_session.h"))
+        assert os.path.exists(os.path.join(headers, "worker", "kit", "compilation_session.h"))
         assert os.path.exists(os.path.join(headers, "worker", "run_worker.h"))
         assert not os.path.exists(os.path.join(headers, "worker", "session_host.h"))
         # A user's own programs as benchmarks, for kiln::client users.

@@ -8,10 +8,10 @@
 #include <set>
 #include <thread>
 
-#include "common/wire_convert.h"
-#include "local/local_cluster.h"
-#include "testing/child_cluster.h"
-#include "testing/test_identity.h"
+#include "common/base/wire_convert.h"
+#include "tools/local_cluster/local_cluster.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/test_identity.h"
 #include "tests/integration/two_workers.h"
 
 namespace kiln {

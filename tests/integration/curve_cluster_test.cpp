@@ -17,10 +17,10 @@
 
 #include "client/client.h"
 #include "client/zmq_channel.h"
-#include "common/wire_convert.h"
-#include "common/zap_authenticator.h"
+#include "common/base/wire_convert.h"
+#include "common/security/zap_authenticator.h"
 #include "coordinator/coordinator_server.h"
-#include "testing/wait.h"
+#include "tests/support/wait.h"
 #include "worker/noop_session.h"
 #include "worker/worker_server.h"
 

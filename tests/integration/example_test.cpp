@@ -6,7 +6,7 @@
 
 #include "client/client.h"
 #include "coordinator/coordinator_server.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln {
 namespace {

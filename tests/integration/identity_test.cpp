@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 
 #include "client/zmq_channel.h"
-#include "common/curve_keys.h"
-#include "common/wire_convert.h"
-#include "local/local_cluster.h"
+#include "common/security/curve_keys.h"
+#include "common/base/wire_convert.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

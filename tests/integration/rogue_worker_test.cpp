@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "client/client.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
 #include "coordinator/coordinator_server.h"
-#include "testing/wait.h"
+#include "tests/support/wait.h"
 #include "worker/noop_session.h"
 #include "worker/worker_server.h"
 

@@ -10,9 +10,9 @@
 #include <zmq.hpp>
 
 #include "client/client.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "coordinator/coordinator_server.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::integration {
 

@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "kit/benchmark_cache.h"
-#include "kit/cache_parameters.h"
+#include "worker/kit/benchmark_cache.h"
+#include "worker/kit/cache_parameters.h"
 
 namespace kiln {
 namespace {

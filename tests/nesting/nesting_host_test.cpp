@@ -7,11 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/underlying_wire.h"
-#include "common/wire_convert.h"
+#include "common/types/underlying_wire.h"
+#include "common/base/wire_convert.h"
 #include "nesting/host_policy.h"
-#include "testing/host_fakes.h"
-#include "testing/test_identity.h"
+#include "tests/support/host_fakes.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln::nesting {
 namespace {

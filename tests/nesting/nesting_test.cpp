@@ -12,9 +12,9 @@
 #endif
 
 #include "client/work_pool.h"
-#include "common/wire_convert.h"
-#include "local/local_cluster.h"
-#include "testing/test_identity.h"
+#include "common/base/wire_convert.h"
+#include "tools/local_cluster/local_cluster.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln {
 namespace {

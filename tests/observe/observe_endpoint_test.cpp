@@ -7,7 +7,7 @@
 #include <sstream>
 #include <thread>
 
-#include "local/local_cluster.h"
+#include "tools/local_cluster/local_cluster.h"
 #include "tests/observe/http_probe.h"
 
 namespace kiln {

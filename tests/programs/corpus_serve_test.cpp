@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "client/datasets.h"
-#include "local/local_cluster.h"
-#include "programs/corpus_extract.h"
+#include "tools/local_cluster/local_cluster.h"
+#include "programs/make/corpus_extract.h"
 #include "tests/programs/test_util.h"
 
 namespace kiln::programs {

@@ -32,8 +32,7 @@ Channel::~Channel() = default;
 
 wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration timeout,
                                        std::uint64_t target) {
-  lastBegun_ = nextRequestId_++;
-  auto envelope = initEnvelope(builder, lastBegun_);
+  auto envelope = initEnvelope(builder, nextRequestId_++);
   if (carriesSecret_) {
     identity_.stamp(envelope);
   } else {

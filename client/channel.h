@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "common/base/clock.h"
-#include "common/transport/frame.h"
-#include "common/security/identity.h"
-#include "common/transport/readiness_poll.h"
 #include "common/base/status.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
+#include "common/transport/readiness_poll.h"
 
 namespace kiln::client {
 
@@ -115,8 +115,6 @@ class Channel {
   virtual void addTo(ReadinessPoll& poll);
 
  protected:
-  // The id of the request most recently begun (what send() sends).
-  std::uint64_t lastBegun() const { return lastBegun_; }
   // Records a request as sent: its reply is now expected.
   void expect(std::uint64_t requestId) { pending_.emplace(requestId, true); }
   // Takes a reply that was kept because it came while another was awaited.
@@ -139,7 +137,6 @@ class Channel {
   bool carriesSecret_ = false;
   FrameLimits limits_;
   std::uint64_t nextRequestId_ = 1;
-  std::uint64_t lastBegun_ = 0;
   std::unordered_map<std::uint64_t, bool> pending_;            // sent, not yet received
   std::unordered_map<std::uint64_t, InboundMessage> arrived_;  // received early
 };

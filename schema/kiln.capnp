@@ -86,10 +86,10 @@ struct Space {
 
 # ---------------------------------------------------------------- errors
 
+# The codes are written here at configure time from schema/error_codes.txt,
+# the one list C++, this schema and Python are made from.
 enum ErrorCode {
-  ok @0; invalidArgument @1; notFound @2; timeout @3; disconnected @4; overloaded @5;
-  compileError @6; permissionDenied @7; unimplemented @8; internal @9;
-}
+@KILN_ERROR_CODES_CAPNP@}
 
 struct Error { code @0 :ErrorCode; message @1 :Text; }
 

@@ -15,15 +15,15 @@
 #include <zmq.hpp>
 
 #include "common/base/clock.h"
-#include "common/transport/frame.h"
-#include "common/security/identity.h"
 #include "common/base/ids.h"
 #include "common/base/logging.h"
 #include "common/base/mailbox.h"
 #include "common/base/unique_task.h"
-#include "worker/kit/session_types.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
 #include "worker/client_quotas.h"
 #include "worker/dropped_sessions.h"
+#include "worker/kit/session_types.h"
 #include "worker/session_record.h"
 
 namespace kiln {
@@ -202,7 +202,8 @@ class SessionHost {
                              const std::string& key, const std::string& value);
   void runOnStrand(SessionRecord& record, const std::string& routingId, InboundMessage message);
   bool runsInline(const SessionRecord& record) const;
-  void startSplit(SessionRecord& record, std::uint64_t ticket, InboundMessage message);
+  void startSplit(SessionRecord& record, SplitActions& split, std::uint64_t ticket,
+                  InboundMessage message);
   // Moves a split step on from `phase`: keep waiting, go to the pool, or reply.
   void advanceSplit(std::uint64_t ticket, std::unique_ptr<Split> split, SplitPhase phase);
   void resumeSplit(std::uint64_t ticket);

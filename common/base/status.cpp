@@ -1,31 +1,12 @@
 #include "common/base/status.h"
 
+#include <iterator>
+
 namespace kiln {
 
 std::string_view errorCodeName(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kOk:
-      return "ok";
-    case ErrorCode::kInvalidArgument:
-      return "invalid argument";
-    case ErrorCode::kNotFound:
-      return "not found";
-    case ErrorCode::kTimeout:
-      return "timeout";
-    case ErrorCode::kDisconnected:
-      return "disconnected";
-    case ErrorCode::kOverloaded:
-      return "overloaded";
-    case ErrorCode::kCompileError:
-      return "compile error";
-    case ErrorCode::kPermissionDenied:
-      return "permission denied";
-    case ErrorCode::kUnimplemented:
-      return "unimplemented";
-    case ErrorCode::kInternal:
-      return "internal";
-  }
-  return "unknown";
+  const auto value = static_cast<std::size_t>(code);
+  return value < std::size(kErrorCodeTexts) ? kErrorCodeTexts[value] : "unknown";
 }
 
 bool isRetryable(ErrorCode code) {

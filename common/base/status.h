@@ -10,32 +10,12 @@
 #include <utility>
 #include <variant>
 
+#include "common/base/error_codes.h"
+
 namespace kiln {
 
-enum class ErrorCode : std::uint8_t {
-  kOk = 0,
-  kInvalidArgument,   // the request is wrong: fix it, do not retry as is
-  kNotFound,          // the named session, worker, benchmark or space does not exist
-  kTimeout,           // a deadline passed; the operation may be retried
-  kDisconnected,      // the peer is gone: reconnect (or restore) and retry
-  kOverloaded,        // no capacity right now: back off and retry
-  kCompileError,      // the compiler failed on this input; the session is over
-  kPermissionDenied,  // the peer may not do this (unregistered, other experiment)
-  kUnimplemented,     // the session type does not support this operation
-  kInternal,          // a bug in kiln: report it
-};
-
-// Every code, in order. The same kinds exist in the wire protocol
-// (schema/kiln.capnp, ErrorCode) and in Python (python/kiln/errors.py): tests
-// check all three against this list (tests/common/error_codes_test.cpp,
-// tests/python/test_errors.py).
-inline constexpr ErrorCode kAllErrorCodes[] = {
-    ErrorCode::kOk,           ErrorCode::kInvalidArgument,  ErrorCode::kNotFound,
-    ErrorCode::kTimeout,      ErrorCode::kDisconnected,     ErrorCode::kOverloaded,
-    ErrorCode::kCompileError, ErrorCode::kPermissionDenied, ErrorCode::kUnimplemented,
-    ErrorCode::kInternal,
-};
-
+// ErrorCode and kAllErrorCodes are generated from schema/error_codes.txt,
+// the list the wire protocol and Python are also made from.
 std::string_view errorCodeName(ErrorCode code);
 
 // True for the codes after which the same request may succeed later.

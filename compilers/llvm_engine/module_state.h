@@ -112,7 +112,6 @@ class ModuleState {
   bool usable() const { return broken_.empty(); }
   const std::string& name() const { return name_; }
   const PassTable& passes() const { return *passes_; }
-  const std::shared_ptr<const PassTable>& sharedPasses() const { return passes_; }
   // Read-only access for observations written elsewhere (nullptr if broken
   // by a crash or unreadable). Mutating it would bypass the caches: don't.
   const llvm::Module* module() const {

@@ -4,11 +4,11 @@
 
 #include <string_view>
 
-#include "llvm/Config/llvm-config.h"
 #include "compilers/llvm_engine/autophase.h"
 #include "compilers/llvm_engine/inst_count.h"
 #include "compilers/llvm_engine/observations.h"
 #include "compilers/llvm_engine/rewards.h"
+#include "llvm/Config/llvm-config.h"
 
 namespace kiln::llvmsession {
 namespace {
@@ -176,13 +176,13 @@ Status LlvmSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmar
         "the llvm session type has action spaces 0 ({}) and 1 ({}), not {}",
         llvmenv::kActionSpaces[0].name, llvmenv::kActionSpaces[1].name, actionSpaceIndex));
   }
-  KILN_ASSIGN_OR_RETURN(benchmark_, context_.module(benchmark));
-  KILN_ASSIGN_OR_RETURN(state_, context_.materialize(benchmark_));
-  source_ = benchmark;
-  actionSpace_ = actionSpaceIndex;
-  datasetRunSpec_.reset();
-  lastCost_.fill(std::nullopt);
-  limits_ = context_.settings().sandbox;
+  KILN_ASSIGN_OR_RETURN(episode_.benchmark, context_.module(benchmark));
+  KILN_ASSIGN_OR_RETURN(state_, context_.materialize(episode_.benchmark));
+  episode_.source = benchmark;
+  episode_.actionSpace = actionSpaceIndex;
+  episode_.datasetRunSpec.reset();
+  episode_.lastCost.fill(std::nullopt);
+  episode_.limits = context_.settings().sandbox;
   return okStatus();
 }
 
@@ -190,28 +190,18 @@ Status LlvmSession::initAsFork(const CompilationSession& parent) {
   const auto& other = static_cast<const LlvmSession&>(parent);
   if (other.state_ == nullptr) return invalidArgument("cannot fork a session that never started");
   KILN_ASSIGN_OR_RETURN(state_, other.state_->clone());
-  benchmark_ = other.benchmark_;
-  source_ = other.source_;
-  actionSpace_ = other.actionSpace_;
-  datasetRunSpec_ = other.datasetRunSpec_;
-  lastCost_ = other.lastCost_;
-  limits_ = other.limits_;
-  runtime_ = other.runtime_;
-  validateAsan_ = other.validateAsan_;
-  clientRunSpec_ = other.clientRunSpec_;
-  runtimeO3_ = other.runtimeO3_;
-  lastSpeedup_ = other.lastSpeedup_;
+  episode_ = other.episode_;
   return okStatus();
 }
 
 Status LlvmSession::applyAction(const Value& action, ActionOutcome& outcome) {
   if (state_ == nullptr) return internalError("the llvm session was not initialized");
-  const std::string_view spaceName = llvmenv::kActionSpaces.at(actionSpace_).name;
+  const std::string_view spaceName = llvmenv::kActionSpaces.at(episode_.actionSpace).name;
   if (!action.is<std::int64_t>()) {
     return invalidArgument(fmt::format("an llvm action is the index of a pass in '{}'", spaceName));
   }
   const std::int64_t index = action.as<std::int64_t>();
-  const std::size_t spaceSize = context_.passes()->spaceSize(actionSpace_);
+  const std::size_t spaceSize = context_.passes()->spaceSize(episode_.actionSpace);
   if (index < 0 || static_cast<std::size_t>(index) >= spaceSize) {
     return invalidArgument(
         fmt::format("action {} is not in '{}' (actions 0 to {})", index, spaceName, spaceSize - 1));
@@ -294,7 +284,7 @@ Result<double> LlvmSession::reward(Reward which) {
   const bool textSize = which == kTextSize || which == kTextSizeOz;
   const bool needsBaselines = which != kIrCount;
   std::optional<llvmenv::Baselines> b;
-  if (needsBaselines || (textSize && !lastCost_[which])) {
+  if (needsBaselines || (textSize && !episode_.lastCost[which])) {
     KILN_ASSIGN_OR_RETURN(b, baselines());
   }
   std::int64_t current = 0;
@@ -305,9 +295,9 @@ Result<double> LlvmSession::reward(Reward which) {
   }
   // The start of the episode is the unoptimized benchmark: its count is
   // known from the cache, its size from the O0 baseline.
-  const std::int64_t previous =
-      lastCost_[which].value_or(textSize ? b->textSizeO0 : benchmark_->instructionCount());
-  lastCost_[which] = current;
+  const std::int64_t previous = episode_.lastCost[which].value_or(
+      textSize ? b->textSizeO0 : episode_.benchmark->instructionCount());
+  episode_.lastCost[which] = current;
   switch (which) {
     case kIrCount:
       return llvmenv::irInstructionCountReward(previous, current);
@@ -334,11 +324,11 @@ Result<Value> LlvmSession::programGraph() {
 }
 
 Result<runtime::RunSpec> LlvmSession::runSpec() {
-  if (clientRunSpec_) return *clientRunSpec_;
-  if (!datasetRunSpec_) {
-    KILN_ASSIGN_OR_RETURN(datasetRunSpec_, context_.runSpecFor(source_));
+  if (episode_.clientRunSpec) return *episode_.clientRunSpec;
+  if (!episode_.datasetRunSpec) {
+    KILN_ASSIGN_OR_RETURN(episode_.datasetRunSpec, context_.runSpecFor(episode_.source));
   }
-  return *datasetRunSpec_;
+  return *episode_.datasetRunSpec;
 }
 
 Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
@@ -354,7 +344,7 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
     case kIsBuildable:
       return Value(std::int64_t{programs.build(*state_, spec).status.ok() ? 1 : 0});
     case kIsRunnable: {
-      KILN_ASSIGN_OR_RETURN(bool runnable, programs.runnable(*state_, spec, limits_));
+      KILN_ASSIGN_OR_RETURN(bool runnable, programs.runnable(*state_, spec, episode_.limits));
       return Value(std::int64_t{runnable ? 1 : 0});
     }
     case kRuntime: {
@@ -367,13 +357,15 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
     }
     case kRuntimeStats: {
       KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured, measureRuntime(*state_));
-      return runtimeStatsValue(measured, runtime_.rule(context_.settings().runtimeMaxRuns));
+      return runtimeStatsValue(measured,
+                               episode_.runtimeSettings.rule(context_.settings().runtimeMaxRuns));
     }
     case kValidation: {
       KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
-                            context_.materialize(benchmark_));
-      KILN_ASSIGN_OR_RETURN(ValidationReport report,
-                            programs.validate(*state_, *original, spec, limits_, validateAsan_));
+                            context_.materialize(episode_.benchmark));
+      KILN_ASSIGN_OR_RETURN(
+          ValidationReport report,
+          programs.validate(*state_, *original, spec, episode_.limits, episode_.validateAsan));
       return Value(report.json());
     }
     default:
@@ -383,18 +375,21 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
 
 Result<RuntimeMeasurement> LlvmSession::measureRuntime(const llvmenv::ModuleState& state) {
   KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
-  return context_.programs().measure(state, spec, runtime_.rule(context_.settings().runtimeMaxRuns),
-                                     limits_);
+  return context_.programs().measure(
+      state, spec, episode_.runtimeSettings.rule(context_.settings().runtimeMaxRuns),
+      episode_.limits);
 }
 
 Result<RuntimeMeasurement> LlvmSession::runtimeO3() {
-  const runtime::StoppingRule rule = runtime_.rule(context_.settings().runtimeMaxRuns);
-  if (runtimeO3_ && runtimeO3_->first == rule) return runtimeO3_->second;
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> o3, context_.materialize(benchmark_));
+  const runtime::StoppingRule rule =
+      episode_.runtimeSettings.rule(context_.settings().runtimeMaxRuns);
+  if (episode_.runtimeO3 && episode_.runtimeO3->first == rule) return episode_.runtimeO3->second;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> o3,
+                        context_.materialize(episode_.benchmark));
   KILN_ASSIGN_OR_RETURN(llvmenv::PassOutcome outcome, o3->applyPipeline("default<O3>"));
   (void)outcome;
   KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured, measureRuntime(*o3));
-  runtimeO3_.emplace(rule, measured);
+  episode_.runtimeO3.emplace(rule, measured);
   return measured;
 }
 
@@ -407,40 +402,42 @@ Result<double> LlvmSession::runtimeReward() {
   auto speedupOver = [&o3](const RuntimeMeasurement& measured) {
     return measured.summary.median > 0 ? o3.summary.median / measured.summary.median : 0;
   };
-  if (!lastSpeedup_) {
+  if (!episode_.lastSpeedup) {
     // The start of the episode is the benchmark as it came.
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
-                          context_.materialize(benchmark_));
+                          context_.materialize(episode_.benchmark));
     KILN_ASSIGN_OR_RETURN(RuntimeMeasurement o0, measureRuntime(*original));
-    lastSpeedup_ = speedupOver(o0);
+    episode_.lastSpeedup = speedupOver(o0);
   }
   const double current = speedupOver(now);
-  const double reward = current - *lastSpeedup_;
-  lastSpeedup_ = current;
+  const double reward = current - *episode_.lastSpeedup;
+  episode_.lastSpeedup = current;
   return reward;
 }
 
 Result<std::string> LlvmSession::handleParameter(const std::string& key, const std::string& value) {
   if (isRuntimeParameter(key)) {
-    return setRuntimeParameter(runtime_, key, value, context_.settings().runtimeMaxRuns);
+    return setRuntimeParameter(episode_.runtimeSettings, key, value,
+                               context_.settings().runtimeMaxRuns);
   }
   if (key == "llvm.run_spec") {
-    KILN_ASSIGN_OR_RETURN(clientRunSpec_, runtime::parseRunSpec(value, "llvm.run_spec"));
-    runtimeO3_.reset();
-    lastSpeedup_.reset();
-    return std::to_string(clientRunSpec_->inputs.size());
+    KILN_ASSIGN_OR_RETURN(episode_.clientRunSpec, runtime::parseRunSpec(value, "llvm.run_spec"));
+    episode_.runtimeO3.reset();
+    episode_.lastSpeedup.reset();
+    return std::to_string(episode_.clientRunSpec->inputs.size());
   }
   if (key == "llvm.validate_asan") {
     if (value != "0" && value != "1") {
       return invalidArgument(fmt::format("llvm.validate_asan must be 0 or 1, got '{}'", value));
     }
-    validateAsan_ = value == "1";
+    episode_.validateAsan = value == "1";
     return value;
   }
   if (key.starts_with("sandbox.")) {
-    KILN_ASSIGN_OR_RETURN(limits_,
-                          sandbox::lowered(limits_, context_.settings().sandbox, key, value));
-    return sandbox::describe(limits_);
+    KILN_ASSIGN_OR_RETURN(
+        episode_.limits,
+        sandbox::lowered(episode_.limits, context_.settings().sandbox, key, value));
+    return sandbox::describe(episode_.limits);
   }
   return CompilationSession::handleParameter(key, value);
 }

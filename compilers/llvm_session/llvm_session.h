@@ -71,12 +71,12 @@
 #include <memory>
 #include <optional>
 
-#include "worker/kit/compilation_session.h"
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_session/llvm_context.h"
 #include "compilers/llvm_session/runtime_observation.h"
 #include "programs/runs/run_spec.h"
 #include "programs/sandbox/sandbox_limits.h"
+#include "worker/kit/compilation_session.h"
 
 namespace kiln::llvmsession {
 
@@ -124,25 +124,31 @@ class LlvmSession final : public CompilationSession {
   Result<RuntimeMeasurement> measureRuntime(const llvmenv::ModuleState& state);
   Result<RuntimeMeasurement> runtimeO3();
   Result<double> runtimeReward();
-  Result<llvmenv::Baselines> baselines() const { return context_.baselines(*benchmark_); }
+  Result<llvmenv::Baselines> baselines() const { return context_.baselines(*episode_.benchmark); }
 
   LlvmContext& context_;
-  std::shared_ptr<const CachedModule> benchmark_;
-  Benchmark source_;             // the URI and bytes the session started from
-  std::size_t actionSpace_ = 0;  // index into llvmenv::kActionSpaces
+  // The module as the actions left it; a fork clones it.
   std::unique_ptr<llvmenv::ModuleState> state_;
-  // The cost when each reward space was last observed; nullopt = the
-  // benchmark's unoptimized cost (not observed yet).
-  std::array<std::optional<std::int64_t>, kRewardCount> lastCost_;
-  // Running the program (Runtime, Validation): this session's settings.
-  sandbox::SandboxLimits limits_;
-  RuntimeSettings runtime_;
-  bool validateAsan_ = false;
-  std::optional<runtime::RunSpec> clientRunSpec_;
-  std::optional<runtime::RunSpec> datasetRunSpec_;
-  // Measured once a session and stopping rule.
-  std::optional<std::pair<runtime::StoppingRule, RuntimeMeasurement>> runtimeO3_;
-  std::optional<double> lastSpeedup_;  // Reward:RuntimeO3
+  // Everything else a session holds, copied whole by a fork: a member added
+  // here is forked without anyone having to remember it.
+  struct Episode {
+    std::shared_ptr<const CachedModule> benchmark;
+    Benchmark source;             // the URI and bytes the session started from
+    std::size_t actionSpace = 0;  // index into llvmenv::kActionSpaces
+    // The cost when each reward space was last observed; nullopt = the
+    // benchmark's unoptimized cost (not observed yet).
+    std::array<std::optional<std::int64_t>, kRewardCount> lastCost;
+    // Running the program (Runtime, Validation): this session's settings.
+    sandbox::SandboxLimits limits;
+    RuntimeSettings runtimeSettings;
+    bool validateAsan = false;
+    std::optional<runtime::RunSpec> clientRunSpec;
+    std::optional<runtime::RunSpec> datasetRunSpec;
+    // Measured once a session and stopping rule.
+    std::optional<std::pair<runtime::StoppingRule, RuntimeMeasurement>> runtimeO3;
+    std::optional<double> lastSpeedup;  // Reward:RuntimeO3
+  };
+  Episode episode_;
 };
 
 }  // namespace kiln::llvmsession

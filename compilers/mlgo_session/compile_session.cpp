@@ -100,8 +100,7 @@ Status MlgoCompileSession::applyAction(const Value& action, ActionOutcome& outco
   KILN_ASSIGN_OR_RETURN(JobSpec spec, parseJobSpec(action.as<std::string>(), context_.jobPasses()));
   done_ = true;
   Dependencies deps = contextDependencies(config_, context_.clock(), directory_, benchmark_.program,
-                                          killSwitch_, moduleFlags_)
-                          .overriddenBy(overrides_);
+                                          killSwitch_, moduleFlags_);
   Result<JobOutputs> outputs = runJob(spec, deps);
   killSwitch_.disarm();
   // Intermediate modules are not needed once the figures are taken.

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "worker/kit/compilation_session.h"
 #include "compilers/mlgo_session/kill_switch.h"
 #include "compilers/mlgo_session/mlgo_context.h"
 #include "compilers/mlgo_session/pipeline.h"
+#include "worker/kit/compilation_session.h"
 
 namespace kiln::mlgosession {
 
@@ -38,16 +38,12 @@ class MlgoCompileSession final : public CompilationSession {
   Status computeObservation(std::size_t spaceIndex, Value& observation) override;
   void cancel() override { killSwitch_.fire(); }
 
-  // Test hook: providers that replace the context's for every job of this session.
-  void overrideDependencies(Dependencies overrides) { overrides_ = std::move(overrides); }
-
  private:
   MlgoContext& context_;
   MlgoConfig config_;
   Benchmark benchmark_;
   ModuleToolFlags moduleFlags_;  // from the module's .cmd (a corpus module's own flags)
   std::filesystem::path directory_;
-  Dependencies overrides_;
   std::optional<JobOutputs> outputs_;
   bool done_ = false;
   KillSwitch killSwitch_;

@@ -12,15 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "worker/kit/compilation_session.h"
 #include "compilers/mlgo_channel/interactive_compiler.h"
 #include "compilers/mlgo_session/kill_switch.h"
 #include "compilers/mlgo_session/mlgo_context.h"
 #include "compilers/mlgo_session/reference_build.h"
+#include "worker/kit/compilation_session.h"
 
 namespace kiln::mlgosession {
 
-class MlgoInteractiveSession : public CompilationSession {
+class MlgoInteractiveSession : public CompilationSession, public SplitActions {
  public:
   MlgoInteractiveSession(MlgoContext& context, mlgo::AdvisorKind kind);
   ~MlgoInteractiveSession() override;
@@ -45,7 +45,7 @@ class MlgoInteractiveSession : public CompilationSession {
   // polls the compiler's output and parses the next decision there once it
   // is whole; the end of the episode (exit, size measurement) and every
   // failure that needs diagnosing go to a pool thread.
-  bool splitsActions() const override { return true; }
+  SplitActions* splitActions() override { return this; }
   Result<ActionProgress> beginAction(const Value& action, ActionOutcome& outcome,
                                      ActionWait& wait) override;
   Result<ActionProgress> continueAction(ActionOutcome& outcome, ActionWait& wait) override;

@@ -36,7 +36,6 @@ class CorpusIndex {
   const std::string& name() const { return name_; }
   std::size_t size() const { return entries_.size(); }
   std::uint64_t totalBytes() const { return totalBytes_; }
-  bool isMlgo() const { return mlgo_; }
   // "MLGO corpus: 120 modules (ThinLTO)", without the directory; mentions skipped files.
   std::string description() const;
   // Benchmark names (relative paths without extension), sorted, at most `limit`.

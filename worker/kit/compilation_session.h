@@ -53,6 +53,27 @@ struct ActionWait {
   TimePoint deadline{};
 };
 
+// Split-phase stepping, for session types whose actions mostly wait on a
+// child compiler: the worker then waits in its poll loop instead of parking a
+// pool thread, and skips two thread hand-offs per action. A session type
+// offers it by also implementing this interface (CompilationSession::
+// splitActions). beginAction() and continueAction() run on the loop thread
+// and must never block; continueAction() is called when `wait.fd` is
+// readable or hung up, or when `wait.deadline` passed. finishAction() runs on
+// a pool thread and may block. Any error ends the action as applyAction()'s
+// would.
+class SplitActions {
+ public:
+  virtual ~SplitActions() = default;
+  virtual Result<ActionProgress> beginAction(const Value& action, ActionOutcome& outcome,
+                                             ActionWait& wait) = 0;
+  virtual Result<ActionProgress> continueAction(ActionOutcome& outcome, ActionWait& wait) = 0;
+  virtual Status finishAction(ActionOutcome& outcome) = 0;
+  // Whether computing this observation is quick enough for the loop thread
+  // (a split step's observations are computed there when all are quick).
+  virtual bool quickObservation(std::size_t spaceIndex) const = 0;
+};
+
 class CompilationSession {
  public:
   virtual ~CompilationSession() = default;
@@ -88,28 +109,9 @@ class CompilationSession {
     return notFound("unknown session parameter '" + key + "'");
   }
 
-  // Split-phase stepping, for session types whose actions mostly wait on a
-  // child compiler: the worker then waits in its poll loop instead of
-  // parking a pool thread, and skips two thread hand-offs per action.
-  // beginAction() and continueAction() run on the loop thread and must never
-  // block; continueAction() is called when `wait.fd` is readable or hung up,
-  // or when `wait.deadline` passed. finishAction() runs on a pool thread and
-  // may block. Any error ends the action as applyAction()'s would.
-  virtual bool splitsActions() const { return false; }
-  virtual Result<ActionProgress> beginAction(const Value& action, ActionOutcome& outcome,
-                                             ActionWait& wait) {
-    return unimplemented("this session type does not split actions");
-  }
-  virtual Result<ActionProgress> continueAction(ActionOutcome& outcome, ActionWait& wait) {
-    return unimplemented("this session type does not split actions");
-  }
-  virtual Status finishAction(ActionOutcome& outcome) {
-    return unimplemented("this session type does not split actions");
-  }
-  // Whether computing this observation is quick enough for the loop thread
-  // (a split step's observations are computed there when all are quick).
-  virtual bool quickObservation(std::size_t spaceIndex) const { return false; }
-
+  // The session's split-phase stepping (SplitActions, above), or nullptr:
+  // its actions are applied with applyAction() on a pool thread.
+  virtual SplitActions* splitActions() { return nullptr; }
   // Called from another thread when a step overran its deadline: stop work
   // that can be stopped (e.g. kill a child compiler). Must be thread-safe.
   virtual void cancel() {}

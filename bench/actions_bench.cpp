@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "compilers/llvm_engine/action_campaign.h"
 #include "programs/bundled/kiln_bench_v0.h"
 #include "programs/datasets/generators.h"
-#include "compilers/llvm_engine/action_campaign.h"
 
 namespace kiln::bench {
 namespace {

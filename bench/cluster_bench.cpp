@@ -9,8 +9,8 @@
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
 #include "client/client.h"
-#include "common/transport/frame.h"
 #include "common/base/wire_convert.h"
+#include "common/transport/frame.h"
 #include "tests/support/child_cluster.h"
 #include "tests/support/net_bed.h"
 

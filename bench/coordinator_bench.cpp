@@ -15,9 +15,9 @@
 #include "bench/simulated_fleet.h"
 #include "client/client.h"
 #include "common/base/cpu_time.h"
-#include "common/transport/frame.h"
-#include "common/security/worker_token.h"
 #include "common/process/working_directory.h"
+#include "common/security/worker_token.h"
+#include "common/transport/frame.h"
 #include "tests/support/child_cluster.h"
 
 namespace kiln::bench {

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <fstream>
 
-#include "programs/bundled/kiln_bench_v0.h"
 #include "client/client.h"
 #include "client/datasets.h"
 #include "common/process/working_directory.h"
+#include "programs/bundled/kiln_bench_v0.h"
 #include "programs/datasets/registry.h"
 #include "tests/support/child_cluster.h"
 

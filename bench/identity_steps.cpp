@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <zmq.hpp>
 
-#include "common/transport/frame.h"
-#include "common/security/identity.h"
 #include "common/base/wire_convert.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
 
 namespace kiln::bench {
 

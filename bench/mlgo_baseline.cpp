@@ -14,10 +14,10 @@
 #include <optional>
 
 #include "common/process/working_directory.h"
-#include "programs/datasets/registry.h"
-#include "tools/local_cluster/local_cluster.h"
 #include "compilers/mlgo_session/module_flags.h"
 #include "compilers/mlgo_session/reference_build.h"
+#include "programs/datasets/registry.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::bench {
 

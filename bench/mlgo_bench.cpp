@@ -14,8 +14,8 @@
 #include "bench/path_floors.h"
 #include "bench/relay_floor.h"
 #include "common/process/working_directory.h"
-#include "programs/datasets/registry.h"
 #include "compilers/mlgo_channel/interactive_compiler.h"
+#include "programs/datasets/registry.h"
 #include "tests/support/child_cluster.h"
 
 namespace kiln::bench {

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <map>
 
-#include "common/transport/frame.h"
 #include "common/base/logging.h"
-#include "common/transport/readiness_poll.h"
-#include "common/types/underlying_wire.h"
 #include "common/base/version.h"
 #include "common/base/wire_convert.h"
+#include "common/transport/frame.h"
+#include "common/transport/readiness_poll.h"
+#include "common/types/underlying_wire.h"
 #include "worker/coordinator_link.h"
 
 namespace kiln::bench {

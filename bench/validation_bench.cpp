@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "bench/actions_bench.h"
-#include "programs/bundled/kiln_bench_v0.h"
-#include "programs/datasets/generators.h"
-#include "llvm/Config/llvm-config.h"
 #include "compilers/llvm_engine/validation_campaign.h"
 #include "compilers/llvm_session/campaign_check.h"
+#include "llvm/Config/llvm-config.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "programs/datasets/generators.h"
 
 namespace kiln::bench {
 namespace {

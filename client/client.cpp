@@ -8,8 +8,8 @@
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"
 #include "client/zmq_channel.h"
-#include "common/types/underlying_wire.h"
 #include "common/base/wire_convert.h"
+#include "common/types/underlying_wire.h"
 
 namespace kiln::client {
 namespace {

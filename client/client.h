@@ -15,14 +15,14 @@
 #include <vector>
 
 #include "common/base/clock.h"
-#include "common/security/curve_keys.h"
-#include "common/transport/frame_limits.h"
 #include "common/base/ids.h"
-#include "common/transport/local_transport.h"
 #include "common/base/secret.h"
 #include "common/base/space.h"
-#include "common/types/underlying.h"
 #include "common/base/value.h"
+#include "common/security/curve_keys.h"
+#include "common/transport/frame_limits.h"
+#include "common/transport/local_transport.h"
+#include "common/types/underlying.h"
 
 namespace kiln::client {
 

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <fstream>
 
-#include "common/security/file_reader.h"
 #include "common/base/unique_fd.h"
+#include "common/security/file_reader.h"
 
 namespace kiln::client {
 namespace {

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/base/wire_convert.h"
 #include "common/transport/abstract_socket.h"
 #include "common/transport/tcp_stream.h"
-#include "common/base/wire_convert.h"
 #include "common/transport/zmtp_heartbeat.h"
 
 namespace kiln::client {

@@ -14,11 +14,11 @@
 #include <zmq.hpp>
 
 #include "client/channel.h"
+#include "common/base/spin_before_sleep.h"
+#include "common/base/unique_fd.h"
 #include "common/security/curve_keys.h"
 #include "common/transport/readiness_poll.h"
-#include "common/base/spin_before_sleep.h"
 #include "common/transport/stream_frames.h"
-#include "common/base/unique_fd.h"
 
 namespace kiln::client {
 

@@ -13,10 +13,10 @@
 #include <zmq.hpp>
 
 #include "common/base/clock.h"
-#include "common/transport/frame.h"
 #include "common/base/ids.h"
 #include "common/base/logging.h"
 #include "common/security/zap_authenticator.h"
+#include "common/transport/frame.h"
 #include "coordinator/experiments.h"
 #include "coordinator/placement.h"
 #include "coordinator/worker_record.h"

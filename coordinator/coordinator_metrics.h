@@ -10,10 +10,10 @@
 
 #include "common/base/clock.h"
 #include "common/base/logging.h"
-#include "coordinator/coordinator_core.h"
-#include "coordinator/dashboard.h"
 #include "common/metrics/http_endpoint.h"
 #include "common/metrics/registry.h"
+#include "coordinator/coordinator_core.h"
+#include "coordinator/dashboard.h"
 
 namespace kiln {
 

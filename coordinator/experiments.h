@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "common/base/clock.h"
-#include "common/security/identity.h"
 #include "common/base/logging.h"
 #include "common/base/status.h"
+#include "common/security/identity.h"
 #include "common/types/underlying_wire.h"
 #include "coordinator/experiment_plan.h"
 #include "coordinator/worker_record.h"
@@ -35,8 +35,9 @@ struct ExperimentWorkerState {
 
 struct ExperimentRecord {
   ExperimentSpec spec;
-  ClientId owner;         // who opened it: its experiments count against its quota
-  std::string keyDigest;  // of the key issued at open (common/security/identity.h); the key is not kept
+  ClientId owner;  // who opened it: its experiments count against its quota
+  std::string
+      keyDigest;  // of the key issued at open (common/security/identity.h); the key is not kept
   TimePoint lastHeard;
   std::map<std::uint64_t, ExperimentWorkerState> workers;  // by underlying worker id
   std::string problem;                                     // why workers are missing, if they are

@@ -10,8 +10,8 @@
 
 #include "common/base/status.h"
 #include "common/types/underlying_wire.h"
-#include "worker/kit/session_types.h"
 #include "schema/kiln.capnp.h"
+#include "worker/kit/session_types.h"
 
 namespace kiln::nesting {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "common/base/exit_codes.h"
+#include "common/base/sanitizers.h"
 #include "common/security/identity.h"
 #include "common/transport/readiness_poll.h"
-#include "common/base/sanitizers.h"
 #include "common/types/underlying_wire.h"
 #include "nesting/isolation_tokens.h"
 #include "worker/damaged_exit.h"

@@ -36,9 +36,9 @@
 #include <variant>
 #include <vector>
 
-#include "common/transport/frame.h"
-#include "common/security/identity.h"
 #include "common/base/status.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
 #include "common/types/underlying_wire.h"
 
 namespace kiln::nesting::isolation {

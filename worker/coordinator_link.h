@@ -13,11 +13,11 @@
 #include <zmq.hpp>
 
 #include "common/base/clock.h"
-#include "common/security/curve_keys.h"
-#include "common/transport/frame.h"
-#include "common/security/identity.h"
 #include "common/base/ids.h"
 #include "common/base/logging.h"
+#include "common/security/curve_keys.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
 #include "common/types/underlying_wire.h"
 
 namespace kiln {
@@ -33,7 +33,7 @@ struct WorkerAdvert {
   bool nesting = false;
   std::string localEndpoint;  // for clients on this host (common/transport/local_transport.h)
   std::string hostIdentity;
-  Secret token;     // the operator's registration token; empty = none (common/security/worker_token.h)
+  Secret token;  // the operator's registration token; empty = none (common/security/worker_token.h)
   PassKey passKey;  // what the coordinator makes this worker's client passes with
   // Set: `token` is read again before each registration (the operator may
   // write or replace the file while this worker waits).

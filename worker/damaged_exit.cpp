@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "common/base/exit_codes.h"
-#include "common/transport/readiness_poll.h"
 #include "common/process/signals.h"
+#include "common/transport/readiness_poll.h"
 
 namespace kiln {
 

@@ -32,11 +32,11 @@
 #include <zmq.hpp>
 
 #include "common/base/clock.h"
-#include "common/transport/frame.h"
 #include "common/base/logging.h"
+#include "common/base/unique_fd.h"
+#include "common/transport/frame.h"
 #include "common/transport/readiness_poll.h"
 #include "common/transport/stream_frames.h"
-#include "common/base/unique_fd.h"
 
 namespace kiln {
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "common/transport/frame.h"
 #include "common/base/ids.h"
+#include "common/transport/frame.h"
 #include "worker/kit/session_types.h"
 
 namespace kiln {

@@ -6,14 +6,14 @@
 
 #include <vector>
 
+#include "common/base/spin_before_sleep.h"
+#include "common/base/version.h"
 #include "common/security/file_reader.h"
+#include "common/security/worker_token.h"
 #include "common/transport/local_transport.h"
 #include "common/transport/readiness_poll.h"
 #include "common/transport/router_io.h"
-#include "common/base/spin_before_sleep.h"
 #include "common/transport/tcp_stream.h"
-#include "common/base/version.h"
-#include "common/security/worker_token.h"
 #include "common/transport/zmtp_heartbeat.h"
 #include "worker/config_check.h"
 #include "worker/damaged_exit.h"

@@ -21,9 +21,9 @@
 #include <thread>
 #include <utility>
 
+#include "common/base/unique_fd.h"
 #include "common/process/child_setup.h"
 #include "common/security/file_confinement.h"
-#include "common/base/unique_fd.h"
 
 extern char** environ;
 

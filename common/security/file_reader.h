@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/security/file_access.h"
 #include "common/base/status.h"
+#include "common/security/file_access.h"
 
 namespace kiln {
 

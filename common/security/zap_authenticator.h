@@ -24,10 +24,10 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/security/curve_keys.h"
 #include "common/base/logging.h"
 #include "common/base/mailbox.h"
 #include "common/base/status.h"
+#include "common/security/curve_keys.h"
 
 namespace kiln {
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <zmq.hpp>
 
-#include "common/transport/frame_limits.h"
 #include "common/base/status.h"
+#include "common/transport/frame_limits.h"
 #include "schema/kiln.capnp.h"
 
 namespace kiln {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/base/clock.h"
-#include "common/transport/frame_prefix.h"
 #include "common/base/function_ref.h"
 #include "common/base/status.h"
+#include "common/transport/frame_prefix.h"
 
 namespace kiln {
 

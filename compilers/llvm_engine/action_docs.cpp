@@ -4,9 +4,9 @@
 
 #include <map>
 
-#include "llvm/Config/llvm-config.h"
 #include "compilers/llvm_engine/campaign_docs.h"
 #include "compilers/llvm_engine/compiler_gym_flags.h"
+#include "llvm/Config/llvm-config.h"
 
 namespace kiln::llvmenv {
 namespace {

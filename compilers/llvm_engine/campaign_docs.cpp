@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
-#include "llvm/Support/JSON.h"
 #include "compilers/llvm_engine/campaign_data.h"
+#include "llvm/Support/JSON.h"
 
 namespace kiln::llvmenv {
 namespace {

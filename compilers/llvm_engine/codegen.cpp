@@ -9,6 +9,8 @@
 
 #include "common/security/file_confinement.h"
 
+#include "compilers/llvm_engine/crash_guard.h"
+#include "compilers/llvm_engine/ir_text.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
@@ -23,8 +25,6 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
-#include "compilers/llvm_engine/crash_guard.h"
-#include "compilers/llvm_engine/ir_text.h"
 
 namespace kiln::llvmenv {
 

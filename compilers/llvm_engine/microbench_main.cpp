@@ -15,10 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/security/file_confinement.h"
 #include "common/process/subprocess.h"
-#include "llvm/IR/Module.h"
-#include "llvm/IR/Verifier.h"
+#include "common/security/file_confinement.h"
 #include "compilers/llvm_engine/autophase.h"
 #include "compilers/llvm_engine/codegen.h"
 #include "compilers/llvm_engine/fingerprint.h"
@@ -28,6 +26,8 @@
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_engine/pass_runner.h"
 #include "compilers/llvm_engine/pass_table.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 
 namespace {
 

@@ -1,6 +1,8 @@
 #include "compilers/llvm_engine/module_check.h"
 
 #include "common/base/sanitizers.h"
+#include "compilers/llvm_engine/crash_guard.h"
+#include "compilers/llvm_engine/module_policy.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Config/llvm-config.h"
@@ -10,8 +12,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
-#include "compilers/llvm_engine/crash_guard.h"
-#include "compilers/llvm_engine/module_policy.h"
 
 namespace kiln::llvmenv {
 namespace {

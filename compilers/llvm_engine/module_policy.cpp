@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compilers/llvm_engine/asm_policy.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
@@ -16,7 +17,6 @@
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Module.h"
-#include "compilers/llvm_engine/asm_policy.h"
 
 namespace kiln::llvmenv {
 namespace {

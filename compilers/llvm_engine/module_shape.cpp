@@ -1,7 +1,7 @@
 #include "compilers/llvm_engine/module_shape.h"
 
-#include "llvm/IR/Module.h"
 #include "compilers/llvm_engine/inst_count.h"
+#include "llvm/IR/Module.h"
 
 namespace kiln::llvmenv {
 

@@ -3,6 +3,16 @@
 #include <utility>
 
 #include "common/base/sanitizers.h"
+#include "compilers/llvm_engine/autophase.h"
+#include "compilers/llvm_engine/codegen.h"
+#include "compilers/llvm_engine/fingerprint.h"
+#include "compilers/llvm_engine/inst_count.h"
+#include "compilers/llvm_engine/ir_text.h"
+#include "compilers/llvm_engine/module_policy.h"
+#include "compilers/llvm_engine/name_counters.h"
+#include "compilers/llvm_engine/observations.h"
+#include "compilers/llvm_engine/pass_runner.h"
+#include "compilers/llvm_engine/program_graph.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Instructions.h"
@@ -14,16 +24,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "compilers/llvm_engine/autophase.h"
-#include "compilers/llvm_engine/codegen.h"
-#include "compilers/llvm_engine/fingerprint.h"
-#include "compilers/llvm_engine/inst_count.h"
-#include "compilers/llvm_engine/ir_text.h"
-#include "compilers/llvm_engine/module_policy.h"
-#include "compilers/llvm_engine/name_counters.h"
-#include "compilers/llvm_engine/observations.h"
-#include "compilers/llvm_engine/pass_runner.h"
-#include "compilers/llvm_engine/program_graph.h"
 
 namespace kiln::llvmenv {
 namespace {

@@ -7,12 +7,12 @@
 
 #include <fmt/format.h>
 
-#include "llvm/Config/llvm-config.h"
-#include "llvm/Passes/PassBuilder.h"
-#include "llvm/Support/raw_ostream.h"
 #include "compilers/llvm_engine/compiler_gym_flags.h"
 #include "compilers/llvm_engine/ir_text.h"
 #include "compilers/llvm_engine/pass_runner.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace kiln::llvmenv {
 namespace {

@@ -21,8 +21,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/types/program_graph.h"
 #include "common/base/status.h"
+#include "common/types/program_graph.h"
 
 namespace llvm {
 class Module;

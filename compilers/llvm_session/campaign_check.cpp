@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "common/process/working_directory.h"
-#include "worker/kit/operator_settings.h"
 #include "compilers/llvm_session/program_runs.h"
+#include "worker/kit/operator_settings.h"
 
 namespace kiln::llvmsession {
 namespace {

@@ -5,9 +5,9 @@
 #include <charconv>
 
 #include "common/security/file_confinement.h"
-#include "programs/datasets/generators.h"
-#include "llvm/Support/xxhash.h"
 #include "compilers/llvm_engine/module_check.h"
+#include "llvm/Support/xxhash.h"
+#include "programs/datasets/generators.h"
 
 namespace kiln::llvmsession {
 

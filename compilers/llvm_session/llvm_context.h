@@ -32,10 +32,6 @@
 #include <string>
 #include <string_view>
 
-#include "programs/datasets/registry.h"
-#include "programs/datasets/shared_registry.h"
-#include "worker/kit/bounded_cache.h"
-#include "worker/kit/service_context.h"
 #include "compilers/llvm_engine/baselines.h"
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_engine/pass_table.h"
@@ -43,6 +39,10 @@
 #include "compilers/llvm_session/program_runs.h"
 #include "compilers/llvm_session/ready_modules.h"
 #include "compilers/llvm_session/transition_cache.h"
+#include "programs/datasets/registry.h"
+#include "programs/datasets/shared_registry.h"
+#include "worker/kit/bounded_cache.h"
+#include "worker/kit/service_context.h"
 
 namespace kiln::llvmsession {
 

@@ -12,10 +12,10 @@
 #include <string>
 
 #include "common/base/status.h"
-#include "worker/kit/bounded_cache.h"
-#include "worker/kit/cache_parameters.h"
 #include "compilers/llvm_engine/baselines.h"
 #include "compilers/llvm_engine/module_state.h"
+#include "worker/kit/bounded_cache.h"
+#include "worker/kit/cache_parameters.h"
 
 namespace kiln::llvmsession {
 

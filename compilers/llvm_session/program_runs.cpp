@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "common/base/json_text.h"
-#include "llvm/Support/xxhash.h"
 #include "compilers/llvm_engine/codegen.h"
+#include "llvm/Support/xxhash.h"
 
 namespace kiln::llvmsession {
 namespace {

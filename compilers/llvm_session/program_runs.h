@@ -23,8 +23,6 @@
 
 #include "common/base/status.h"
 #include "common/process/working_directory.h"
-#include "worker/kit/bounded_cache.h"
-#include "worker/kit/operator_settings.h"
 #include "compilers/llvm_engine/module_state.h"
 #include "programs/runs/measuring_cpus.h"
 #include "programs/runs/program_build.h"
@@ -32,6 +30,8 @@
 #include "programs/runs/timing.h"
 #include "programs/runs/validation.h"
 #include "programs/sandbox/sandbox.h"
+#include "worker/kit/bounded_cache.h"
+#include "worker/kit/operator_settings.h"
 
 namespace kiln::llvmsession {
 

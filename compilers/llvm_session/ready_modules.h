@@ -30,9 +30,9 @@
 
 #include "common/base/clock.h"
 #include "common/base/status.h"
-#include "worker/kit/bounded_cache.h"
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_session/module_cache.h"
+#include "worker/kit/bounded_cache.h"
 
 namespace kiln::llvmsession {
 

@@ -22,9 +22,9 @@
 #include <string>
 
 #include "common/base/clock.h"
+#include "compilers/llvm_engine/module_state.h"
 #include "worker/kit/bounded_cache.h"
 #include "worker/kit/cache_parameters.h"
-#include "compilers/llvm_engine/module_state.h"
 
 namespace kiln::llvmsession {
 

@@ -15,8 +15,8 @@
 
 #include "common/base/clock.h"
 #include "common/base/status.h"
-#include "common/process/subprocess.h"
 #include "common/base/value.h"
+#include "common/process/subprocess.h"
 #include "compilers/mlgo_channel/advisor_kind.h"
 #include "compilers/mlgo_channel/channel.h"
 

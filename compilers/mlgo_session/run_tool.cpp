@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common/security/file_confinement.h"
 #include "common/process/subprocess.h"
+#include "common/security/file_confinement.h"
 #include "compilers/mlgo_channel/interactive_compiler.h"
 
 namespace kiln::mlgosession {

@@ -1,8 +1,8 @@
 #include "programs/datasets/corpus_check.h"
 
+#include "compilers/llvm_engine/module_check.h"
 #include "programs/datasets/benchmark_uri.h"
 #include "programs/datasets/corpus_index.h"
-#include "compilers/llvm_engine/module_check.h"
 
 namespace kiln::datasets {
 

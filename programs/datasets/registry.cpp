@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "programs/bundled/kiln_bench_v0.h"
 #include "common/security/file_access.h"
+#include "programs/bundled/kiln_bench_v0.h"
 #include "programs/datasets/benchmark_uri.h"
 #include "programs/datasets/file_source.h"
 #include "programs/datasets/generators.h"

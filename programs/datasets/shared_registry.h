@@ -10,8 +10,8 @@
 #include <memory>
 #include <mutex>
 
-#include "common/security/file_access.h"
 #include "common/base/status.h"
+#include "common/security/file_access.h"
 #include "programs/datasets/registry.h"
 
 namespace kiln::datasets {

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include "common/security/file_reader.h"
 #include "common/base/json_text.h"
+#include "common/security/file_reader.h"
 #include "programs/make/llvm_tools.h"
 
 namespace kiln::programs {

@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "common/security/file_confinement.h"
 #include "common/process/subprocess.h"
+#include "common/security/file_confinement.h"
 #include "programs/make/corpus_layout.h"
 
 namespace kiln::programs {

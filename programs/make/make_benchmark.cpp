@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "common/security/file_reader.h"
 #include "common/process/working_directory.h"
+#include "common/security/file_reader.h"
 #include "programs/make/clang_command.h"
 
 namespace kiln::programs {

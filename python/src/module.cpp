@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "client/env_state.h"
-#include "common/security/curve_keys.h"
 #include "common/base/version.h"
+#include "common/security/curve_keys.h"
 #include "python/src/convert.h"
 #include "python/src/handles.h"
 #include "python/src/programs.h"

@@ -7,9 +7,9 @@
 
 #include <fstream>
 
-#include "common/transport/listen_exposure.h"
 #include "common/base/logging.h"
 #include "common/security/zap_authenticator.h"
+#include "common/transport/listen_exposure.h"
 
 namespace kiln {
 namespace {

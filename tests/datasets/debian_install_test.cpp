@@ -11,8 +11,8 @@
 
 #include "client/datasets.h"
 #include "programs/datasets/debian/dataset_install.h"
-#include "tools/local_cluster/local_cluster.h"
 #include "tests/support/scratch_dir.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::debian {
 namespace {

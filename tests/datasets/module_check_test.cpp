@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "programs/datasets/corpus_check.h"
 #include "compilers/llvm_engine/module_check.h"
+#include "programs/datasets/corpus_check.h"
 #include "tests/datasets/bad_modules.h"
 #include "tests/datasets/test_util.h"
 

@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 
 #include "common/process/working_directory.h"
-#include "tests/support/net_bed.h"
 #include "tests/deploy/deploy_support.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln {
 namespace {

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "client/client.h"
+#include "tests/support/scratch_dir.h"
 #include "tools/eval/session_scorer.h"
 #include "tools/local_cluster/local_cluster.h"
-#include "tests/support/scratch_dir.h"
 
 namespace kiln::eval {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "common/base/sanitizers.h"
 #include "common/process/working_directory.h"
-#include "tests/support/child_cluster.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::fault {
 namespace {

@@ -7,8 +7,8 @@
 #include <cerrno>
 
 #include "common/base/exit_codes.h"
-#include "tools/local_cluster/local_cluster.h"
 #include "tests/fault/fault_support.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::fault {
 namespace {

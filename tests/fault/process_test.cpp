@@ -15,8 +15,8 @@
 #include <fstream>
 
 #include "common/base/exit_codes.h"
-#include "tests/support/child_cluster.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::fault {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "common/base/exit_codes.h"
 #include "common/process/subprocess.h"
-#include "tests/support/scratch_dir.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kiln::fault {
 namespace {

@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "coordinator/coordinator_metrics.h"
-#include "coordinator/dashboard.h"
 #include "common/metrics/exposition.h"
 #include "common/metrics/registry.h"
+#include "coordinator/coordinator_metrics.h"
+#include "coordinator/dashboard.h"
 
 namespace {
 

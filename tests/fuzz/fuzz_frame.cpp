@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "common/transport/frame.h"
 #include "common/base/wire_convert.h"
+#include "common/transport/frame.h"
 
 namespace {
 

@@ -25,9 +25,9 @@
 
 #include "common/transport/frame.h"
 #include "common/types/underlying_wire.h"
+#include "nesting/isolation_messages.h"
 #include "tests/fuzz/envelope_builder.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "nesting/isolation_messages.h"
 
 namespace {
 

@@ -32,11 +32,11 @@
 
 #include "common/base/clock.h"
 #include "common/base/logging.h"
+#include "compilers/llvm_session/llvm_context.h"
+#include "compilers/mlgo_session/mlgo_context.h"
+#include "tools/local_cluster/builtin_types.h"
 #include "worker/kit/cache_parameters.h"
 #include "worker/kit/session_types.h"
-#include "compilers/llvm_session/llvm_context.h"
-#include "tools/local_cluster/builtin_types.h"
-#include "compilers/mlgo_session/mlgo_context.h"
 
 namespace {
 

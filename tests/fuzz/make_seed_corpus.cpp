@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "common/transport/frame.h"
 #include "common/security/identity.h"
+#include "common/transport/frame.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/seed_writer.h"
 

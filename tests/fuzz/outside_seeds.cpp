@@ -13,9 +13,9 @@
 #include "common/transport/frame.h"
 #include "common/types/program_graph.h"
 #include "common/types/underlying_wire.h"
+#include "nesting/isolation_messages.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/seed_writer.h"
-#include "nesting/isolation_messages.h"
 
 namespace kiln::fuzz {
 namespace {

@@ -9,10 +9,10 @@
 #include <thread>
 
 #include "common/base/wire_convert.h"
-#include "tools/local_cluster/local_cluster.h"
+#include "tests/integration/two_workers.h"
 #include "tests/support/child_cluster.h"
 #include "tests/support/test_identity.h"
-#include "tests/integration/two_workers.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "client/zmq_channel.h"
-#include "common/security/curve_keys.h"
 #include "common/base/wire_convert.h"
+#include "common/security/curve_keys.h"
 #include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "client/client.h"
-#include "common/transport/local_transport.h"
 #include "common/process/subprocess.h"
+#include "common/transport/local_transport.h"
 #include "coordinator/coordinator_server.h"
 #include "tools/local_cluster/builtin_types.h"
 #include "worker/worker_server.h"

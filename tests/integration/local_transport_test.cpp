@@ -23,9 +23,9 @@
 
 #include "common/transport/abstract_socket.h"
 #include "common/transport/local_transport.h"
-#include "tools/local_cluster/local_cluster.h"
-#include "tests/support/child_cluster.h"
 #include "tests/integration/two_workers.h"
+#include "tests/support/child_cluster.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

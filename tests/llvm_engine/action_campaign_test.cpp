@@ -9,11 +9,11 @@
 // it is put back (kiln bench actions --validate runs the long one).
 #include <filesystem>
 
-#include "programs/bundled/kiln_bench_v0.h"
-#include "programs/datasets/generators.h"
 #include "compilers/llvm_engine/action_campaign.h"
 #include "compilers/llvm_engine/validation_campaign.h"
 #include "compilers/llvm_session/campaign_check.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "programs/datasets/generators.h"
 #include "tests/llvm_engine/test_support.h"
 
 namespace kiln::llvmenv {

@@ -9,16 +9,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/security/file_confinement.h"
 #include "common/process/subprocess.h"
-#include "llvm/AsmParser/Parser.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Support/SourceMgr.h"
+#include "common/security/file_confinement.h"
 #include "compilers/llvm_engine/asm_policy.h"
 #include "compilers/llvm_engine/codegen.h"
 #include "compilers/llvm_engine/module_check.h"
 #include "compilers/llvm_engine/module_policy.h"
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
 #include "tests/llvm_engine/test_support.h"
 
 namespace kiln::llvmenv {

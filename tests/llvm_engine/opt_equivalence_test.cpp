@@ -34,13 +34,13 @@
 #include <sstream>
 
 #include "common/process/subprocess.h"
-#include "programs/datasets/generators.h"
+#include "compilers/llvm_engine/ir_text.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
-#include "compilers/llvm_engine/ir_text.h"
+#include "programs/datasets/generators.h"
 #include "tests/llvm_engine/test_support.h"
 
 namespace kiln::llvmenv {

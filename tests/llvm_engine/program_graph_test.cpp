@@ -13,15 +13,15 @@
 #include <set>
 #include <tuple>
 
-#include "programs/bundled/kiln_bench_v0.h"
 #include "common/types/program_graph.h"
-#include "programs/datasets/generators.h"
+#include "compilers/llvm_engine/program_graph.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
-#include "compilers/llvm_engine/program_graph.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "programs/datasets/generators.h"
 #include "tests/llvm_engine/test_support.h"
 
 namespace kiln::llvmenv {

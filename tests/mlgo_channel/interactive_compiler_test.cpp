@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "tests/support/process_probe.h"
 #include "tests/mlgo_channel/test_support.h"
+#include "tests/support/process_probe.h"
 
 namespace kiln::mlgo {
 namespace {

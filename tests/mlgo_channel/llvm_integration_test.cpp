@@ -8,8 +8,8 @@
 
 #include "common/process/subprocess.h"
 #include "compilers/mlgo_channel/interactive_compiler.h"
-#include "tests/support/process_probe.h"
 #include "tests/mlgo_channel/test_support.h"
+#include "tests/support/process_probe.h"
 
 namespace kiln::mlgo {
 namespace {

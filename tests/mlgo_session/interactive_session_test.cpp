@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "compilers/mlgo_session/mlgo_context.h"
-#include "tests/support/wait.h"
 #include "tests/mlgo_session/session_test_support.h"
+#include "tests/support/wait.h"
 
 namespace kiln::mlgosession::testing {
 namespace {

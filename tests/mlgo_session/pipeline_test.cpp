@@ -7,16 +7,16 @@
 #include <future>
 #include <thread>
 
-#include "common/security/file_confinement.h"
 #include "common/process/subprocess.h"
-#include "programs/datasets/registry.h"
+#include "common/security/file_confinement.h"
 #include "compilers/llvm_engine/pass_table.h"
 #include "compilers/mlgo_session/compile_session.h"
 #include "compilers/mlgo_session/native_size.h"
 #include "compilers/mlgo_session/pipeline.h"
 #include "compilers/mlgo_session/run_tool.h"
-#include "tests/support/wait.h"
+#include "programs/datasets/registry.h"
 #include "tests/mlgo_session/session_test_support.h"
+#include "tests/support/wait.h"
 
 namespace kiln::mlgosession::testing {
 namespace {

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "common/process/subprocess.h"
-#include "programs/datasets/registry.h"
 #include "compilers/mlgo_session/reference_build.h"
+#include "programs/datasets/registry.h"
 #include "tests/mlgo_session/session_test_support.h"
 
 namespace kiln::mlgosession::testing {

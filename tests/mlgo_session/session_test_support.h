@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "tools/local_cluster/local_cluster.h"
 #include "tests/mlgo_channel/test_support.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::mlgosession::testing {
 

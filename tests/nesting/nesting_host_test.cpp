@@ -7,8 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/types/underlying_wire.h"
 #include "common/base/wire_convert.h"
+#include "common/types/underlying_wire.h"
 #include "nesting/host_policy.h"
 #include "tests/support/host_fakes.h"
 #include "tests/support/test_identity.h"

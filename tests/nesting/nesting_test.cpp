@@ -13,8 +13,8 @@
 
 #include "client/work_pool.h"
 #include "common/base/wire_convert.h"
-#include "tools/local_cluster/local_cluster.h"
 #include "tests/support/test_identity.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

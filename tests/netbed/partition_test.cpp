@@ -19,11 +19,11 @@
 #include <thread>
 
 #include "bench/cluster_bench.h"
-#include "common/transport/frame.h"
 #include "common/base/wire_convert.h"
+#include "common/transport/frame.h"
+#include "tests/fault/fault_support.h"
 #include "tests/support/child_cluster.h"
 #include "tests/support/net_bed.h"
-#include "tests/fault/fault_support.h"
 
 namespace kiln::fault {
 namespace {

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "client/datasets.h"
-#include "tools/local_cluster/local_cluster.h"
 #include "programs/make/corpus_extract.h"
 #include "tests/programs/test_util.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::programs {
 namespace {

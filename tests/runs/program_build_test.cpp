@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/security/file_confinement.h"
 #include "common/process/subprocess.h"
+#include "common/security/file_confinement.h"
 #include "programs/runs/program_build.h"
 
 namespace kiln::runtime {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "common/transport/frame.h"
 #include "common/base/mailbox.h"
+#include "common/transport/frame.h"
 #include "worker/session_host.h"
 
 namespace kiln::testsupport {

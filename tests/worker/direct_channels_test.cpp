@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/transport/tcp_stream.h"
 #include "common/base/wire_convert.h"
+#include "common/transport/tcp_stream.h"
 
 namespace kiln {
 namespace {

@@ -4,9 +4,9 @@
 // that name no action and the registry passes left out, each with its reason).
 #include <fmt/format.h>
 
-#include "tools/cli/commands.h"
 #include "compilers/llvm_engine/action_docs.h"
 #include "compilers/llvm_engine/pass_table.h"
+#include "tools/cli/commands.h"
 
 namespace kiln::cli {
 

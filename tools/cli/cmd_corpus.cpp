@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "tools/cli/commands.h"
 #include "programs/make/corpus_extract.h"
+#include "tools/cli/commands.h"
 
 namespace kiln::cli {
 

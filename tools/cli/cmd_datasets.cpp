@@ -6,8 +6,8 @@
 // `kiln datasets check DIR` is cli/cmd_datasets_check.cpp.
 #include <fmt/format.h>
 
-#include "tools/cli/commands.h"
 #include "client/datasets.h"
+#include "tools/cli/commands.h"
 #include "tools/local_cluster/local_cluster.h"
 #include "worker/worker_cli.h"
 
@@ -35,7 +35,8 @@ void runDatasets(const DatasetsOptions& o) {
   clientOptions.coordinator = o.coordinator;
   clientOptions.keys = loadKeyFileOrExit(o.keyFile, "datasets");
   LocalClusterOptions local;
-  local.isolateWorkers = true;  // a crash in compile work costs a restart (tools/local_cluster/worker_child.h)
+  local.isolateWorkers =
+      true;  // a crash in compile work costs a restart (tools/local_cluster/worker_child.h)
   local.workers = 1;
   if (!o.embedded.datasets.empty()) {
     if (!o.coordinator.empty()) {

@@ -6,8 +6,8 @@
 
 #include <cstdio>
 
-#include "tools/cli/commands.h"
 #include "programs/datasets/corpus_check.h"
+#include "tools/cli/commands.h"
 
 namespace kiln::cli {
 

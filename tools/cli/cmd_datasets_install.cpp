@@ -6,10 +6,10 @@
 
 #include <cstdlib>
 
-#include "tools/cli/commands.h"
 #include "common/process/signals.h"
 #include "common/process/subprocess.h"
 #include "programs/datasets/debian/dataset_install.h"
+#include "tools/cli/commands.h"
 
 namespace kiln::cli {
 

@@ -49,7 +49,8 @@ void runNoopDemo(const NoopDemoOptions& o) {
   clientOptions.coordinator = o.coordinator;
   clientOptions.keys = o.keys;
   LocalClusterOptions local;
-  local.isolateWorkers = true;  // a crash in compile work costs a restart (tools/local_cluster/worker_child.h)
+  local.isolateWorkers =
+      true;  // a crash in compile work costs a restart (tools/local_cluster/worker_child.h)
   local.workers = o.workers;
   local.worker.allowFiles = o.allowFiles;
   auto embedded = connectOrStartLocal(clientOptions, local);

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "tools/cli/commands.h"
 #include "client/env_state.h"
+#include "tools/cli/commands.h"
 #include "tools/eval/harness.h"
 #include "worker/worker_cli.h"
 

@@ -2,8 +2,8 @@
 // prints its public key (for an --authorized-keys file elsewhere).
 #include <fmt/format.h>
 
-#include "tools/cli/commands.h"
 #include "common/security/curve_keys.h"
+#include "tools/cli/commands.h"
 
 namespace kiln::cli {
 

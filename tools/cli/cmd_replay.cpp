@@ -12,12 +12,12 @@
 
 #include <algorithm>
 
-#include "tools/cli/commands.h"
 #include "client/env_state.h"
 #include "client/state_replay.h"
 #include "client/work_pool.h"
-#include "tools/local_cluster/local_cluster.h"
 #include "programs/make/json_tree.h"
+#include "tools/cli/commands.h"
+#include "tools/local_cluster/local_cluster.h"
 #include "worker/worker_cli.h"
 
 namespace kiln::cli {
@@ -87,7 +87,8 @@ void runReplay(const ReplayCommandOptions& o) {
   clientOptions.coordinator = o.coordinator;
   clientOptions.keys = loadKeyFileOrExit(o.keyFile, o.command);
   LocalClusterOptions local;
-  local.isolateWorkers = true;  // a crash in compile work costs a restart (tools/local_cluster/worker_child.h)
+  local.isolateWorkers =
+      true;  // a crash in compile work costs a restart (tools/local_cluster/worker_child.h)
   local.workers = 1;
   auto embedded = connectOrStartLocal(clientOptions, local);
   if (!embedded.ok()) fail(o, embedded.status());

@@ -1,16 +1,16 @@
 // `kiln coordinator`, `kiln worker` and `kiln local`: the long-running servers.
 #include <fmt/format.h>
 
-#include "tools/cli/commands.h"
-#include "common/transport/listen_exposure.h"
 #include "common/process/signals.h"
-#include "common/security/worker_token.h"
 #include "common/process/working_directory.h"
+#include "common/security/worker_token.h"
+#include "common/transport/listen_exposure.h"
 #include "coordinator/coordinator_server.h"
-#include "tools/local_cluster/builtin_types.h"
-#include "tools/local_cluster/local_cluster.h"
 #include "nesting/in_process_backend.h"
 #include "nesting/isolating_backend.h"
+#include "tools/cli/commands.h"
+#include "tools/local_cluster/builtin_types.h"
+#include "tools/local_cluster/local_cluster.h"
 #include "worker/config_check.h"
 #include "worker/limit_options.h"
 #include "worker/worker_cli.h"

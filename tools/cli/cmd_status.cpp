@@ -5,9 +5,9 @@
 
 #include <numeric>
 
-#include "tools/cli/commands.h"
 #include "client/client.h"
 #include "common/base/json_text.h"
+#include "tools/cli/commands.h"
 #include "worker/worker_cli.h"
 
 namespace kiln::cli {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/security/curve_keys.h"
 #include "common/base/status.h"
+#include "common/security/curve_keys.h"
 #include "tools/demo/search.h"
 
 namespace kiln::demo {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "common/security/curve_keys.h"
 #include "common/base/status.h"
+#include "common/security/curve_keys.h"
 #include "tools/demo/learning_report.h"
 #include "tools/demo/pass_learner.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "common/types/cluster_layout.h"
 #include "common/base/status.h"
+#include "common/types/cluster_layout.h"
 #include "tools/demo/pass_learner.h"
 #include "tools/demo/timeline.h"
 

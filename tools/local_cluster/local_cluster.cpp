@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "tools/local_cluster/builtin_types.h"
 #include "common/metrics/listen_address.h"
 #include "nesting/in_process_backend.h"
+#include "tools/local_cluster/builtin_types.h"
 
 namespace kiln {
 

@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/security/curve_keys.h"
 #include "common/base/logging.h"
+#include "common/security/curve_keys.h"
 #include "worker/kit/session_types.h"
 #include "worker/worker_server.h"
 

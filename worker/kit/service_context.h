@@ -11,9 +11,9 @@
 #include <string>
 
 #include "common/base/clock.h"
-#include "common/security/file_access.h"
 #include "common/base/logging.h"
 #include "common/base/status.h"
+#include "common/security/file_access.h"
 #include "worker/kit/benchmark_cache.h"
 #include "worker/kit/compilation_session.h"
 #include "worker/kit/operator_settings.h"

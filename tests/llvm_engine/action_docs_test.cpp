@@ -23,7 +23,7 @@ TEST(ActionDocsTest, DocsActionsMdMatchesThePassTable) {
     std::ofstream("actions.md.generated") << generated;
     ADD_FAILURE() << "docs/actions.md is out of date (the generated text is in "
                      "actions.md.generated in the test's directory): run "
-                     "`build/cli/kiln actions --markdown > docs/actions.md`";
+                     "`build/bin/kiln actions --markdown > docs/actions.md`";
   }
 }
 

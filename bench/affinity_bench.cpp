@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "client/client.h"
+#include <kiln/include/kiln/client/client.h>
 #include "tests/support/child_cluster.h"
 
 namespace kiln::bench {

@@ -4,9 +4,9 @@
 
 #include <random>
 
+#include <kiln/include/kiln/client/client.h>
 #include "bench/host_supervisor.h"
 #include "bench/soak_sessions.h"
-#include "client/client.h"
 #include "client/session_codec.h"
 #include "tests/support/child_cluster.h"
 

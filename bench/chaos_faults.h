@@ -32,9 +32,9 @@
 #include <string_view>
 #include <thread>
 
+#include <kiln/include/kiln/client/client.h>
+#include <kiln/status.h>
 #include "bench/host_supervisor.h"
-#include "client/client.h"
-#include "common/base/status.h"
 #include "tests/support/child_cluster.h"
 #include "tests/support/net_bed.h"
 

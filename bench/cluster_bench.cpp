@@ -5,10 +5,10 @@
 #include <future>
 #include <thread>
 
+#include <kiln/include/kiln/client/client.h>
 #include "bench/placement_probe.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
-#include "client/client.h"
 #include "common/base/wire_convert.h"
 #include "common/transport/frame.h"
 #include "tests/support/child_cluster.h"

@@ -11,9 +11,9 @@
 #include <set>
 #include <thread>
 
+#include <kiln/include/kiln/client/client.h>
 #include "bench/placement_probe.h"
 #include "bench/simulated_fleet.h"
-#include "client/client.h"
 #include "common/base/cpu_time.h"
 #include "common/process/working_directory.h"
 #include "common/security/worker_token.h"

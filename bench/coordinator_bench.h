@@ -11,10 +11,10 @@
 
 #include <vector>
 
+#include <kiln/clock.h>
+#include <kiln/secret.h>
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/base/clock.h"
-#include "common/base/secret.h"
-#include "common/base/status.h"
 
 namespace kiln::bench {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <fstream>
 
-#include "client/client.h"
-#include "client/datasets.h"
+#include <kiln/include/kiln/client/client.h>
+#include <kiln/include/kiln/client/datasets.h>
 #include "common/process/working_directory.h"
 #include "programs/bundled/kiln_bench_v0.h"
 #include "programs/datasets/registry.h"

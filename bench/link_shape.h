@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

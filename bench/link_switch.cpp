@@ -16,7 +16,7 @@
 #include <queue>
 #include <sstream>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
 #include "common/base/unique_fd.h"
 
 namespace kiln::bench {

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include <kiln/include/kiln/client/client.h>
 #include "bench/path_floors.h"
-#include "client/client.h"
 #include "common/process/subprocess.h"
 #include "common/process/working_directory.h"
 #include "tests/support/child_cluster.h"

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
-#include "common/base/status.h"
+#include <kiln/include/kiln/client/client.h>
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

@@ -10,7 +10,7 @@
 
 #include <chrono>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

@@ -8,11 +8,11 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include <kiln/include/kiln/client/client.h>
 #include "bench/identity_steps.h"
 #include "bench/path_floors.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
-#include "client/client.h"
 #include "tests/support/child_cluster.h"
 
 namespace kiln::bench {

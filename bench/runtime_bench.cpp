@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "client/client.h"
+#include <kiln/include/kiln/client/client.h>
 #include "programs/runs/timing.h"
 #include "tests/support/child_cluster.h"
 

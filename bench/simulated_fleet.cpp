@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "common/base/logging.h"
-#include "common/base/version.h"
+#include <kiln/logging.h>
+#include <kiln/version.h>
 #include "common/base/wire_convert.h"
 #include "common/transport/frame.h"
 #include "common/transport/readiness_poll.h"

@@ -17,9 +17,9 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/base/clock.h"
-#include "common/base/secret.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/secret.h>
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

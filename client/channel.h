@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
 #include "common/security/identity.h"
 #include "common/transport/frame.h"
 #include "common/transport/readiness_poll.h"

@@ -1,4 +1,4 @@
-#include "client/client.h"
+#include <kiln/include/kiln/client/client.h>
 
 #include <fmt/format.h>
 

@@ -3,8 +3,8 @@
 
 #include <thread>
 
+#include <kiln/include/kiln/client/client.h>
 #include "client/channel.h"
-#include "client/client.h"
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"
 #include "common/types/underlying_wire.h"

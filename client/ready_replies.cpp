@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include <kiln/include/kiln/client/client.h>
 #include "client/channel.h"
-#include "client/client.h"
 #include "common/transport/readiness_poll.h"
 
 namespace kiln::client {

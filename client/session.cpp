@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include <kiln/include/kiln/client/client.h>
 #include "client/channel.h"
-#include "client/client.h"
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"
 #include "common/base/wire_convert.h"

@@ -13,10 +13,10 @@
 #include <string>
 #include <zmq.hpp>
 
+#include <kiln/curve_keys.h>
 #include "client/channel.h"
 #include "common/base/spin_before_sleep.h"
 #include "common/base/unique_fd.h"
-#include "common/security/curve_keys.h"
 #include "common/transport/readiness_poll.h"
 #include "common/transport/stream_frames.h"
 

@@ -1,5 +1,5 @@
 # kiln_generate_error_codes(): the error codes of schema/error_codes.txt as
-#   <build>/common/base/error_codes.h     the C++ enum and its tables
+#   <build>/include/kiln/error_codes.h   the C++ enum and its tables
 #   <build>/schema/kiln.capnp             schema/kiln.capnp with its enum
 #   <build>/generated/python/error_codes.py   copied into the kiln package
 # at configure time; an edit of the table or the schema configures again.
@@ -47,7 +47,7 @@ function(kiln_generate_error_codes)
   set(KILN_ERROR_CODES_CAPNP "${capnp}")
   set(KILN_ERROR_CODES_PYTHON "${python}")
   configure_file(${PROJECT_SOURCE_DIR}/cmake/error_codes.h.in
-                 ${PROJECT_BINARY_DIR}/common/base/error_codes.h @ONLY)
+                 ${PROJECT_BINARY_DIR}/include/kiln/error_codes.h @ONLY)
   configure_file(${PROJECT_SOURCE_DIR}/schema/kiln.capnp ${PROJECT_BINARY_DIR}/schema/kiln.capnp
                  @ONLY)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/error_codes.py.in

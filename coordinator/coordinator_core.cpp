@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/base/version.h"
+#include <kiln/version.h>
 #include "common/base/wire_convert.h"
 
 namespace kiln {

@@ -12,9 +12,9 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/base/clock.h"
-#include "common/base/ids.h"
-#include "common/base/logging.h"
+#include <kiln/clock.h>
+#include <kiln/ids.h>
+#include <kiln/logging.h>
 #include "common/security/zap_authenticator.h"
 #include "common/transport/frame.h"
 #include "coordinator/experiments.h"

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "common/base/clock.h"
-#include "common/base/logging.h"
+#include <kiln/clock.h>
+#include <kiln/logging.h>
 #include "common/metrics/http_endpoint.h"
 #include "common/metrics/registry.h"
 #include "coordinator/coordinator_core.h"

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "common/base/ids.h"
-#include "common/base/status.h"
+#include <kiln/ids.h>
+#include <kiln/status.h>
 #include "common/types/underlying_wire.h"
 
 namespace kiln {

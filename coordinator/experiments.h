@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/logging.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/logging.h>
+#include <kiln/status.h>
 #include "common/security/identity.h"
 #include "common/types/underlying_wire.h"
 #include "coordinator/experiment_plan.h"

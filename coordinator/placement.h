@@ -16,8 +16,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/base/ids.h"
-#include "common/base/status.h"
+#include <kiln/ids.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

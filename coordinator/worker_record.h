@@ -8,7 +8,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
 #include "common/security/identity.h"
 #include "common/types/underlying_wire.h"
 #include "coordinator/placement.h"

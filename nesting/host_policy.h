@@ -8,10 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "common/base/status.h"
+#include <kiln/kit/session_types.h>
+#include <kiln/status.h>
 #include "common/types/underlying_wire.h"
 #include "schema/kiln.capnp.h"
-#include "worker/kit/session_types.h"
 
 namespace kiln::nesting {
 

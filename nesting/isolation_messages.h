@@ -36,7 +36,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "common/security/identity.h"
 #include "common/transport/frame.h"
 #include "common/types/underlying_wire.h"

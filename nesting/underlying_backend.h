@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "common/base/ids.h"
+#include <kiln/ids.h>
+#include <kiln/underlying.h>
 #include "common/transport/frame.h"
-#include "common/types/underlying.h"
 #include "worker/frontend.h"
 
 namespace kiln::nesting {

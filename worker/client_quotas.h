@@ -12,9 +12,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "common/base/ids.h"
-#include "common/base/status.h"
-#include "worker/kit/session_types.h"
+#include <kiln/ids.h>
+#include <kiln/kit/session_types.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

@@ -12,10 +12,10 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/base/clock.h"
-#include "common/base/ids.h"
-#include "common/base/logging.h"
-#include "common/security/curve_keys.h"
+#include <kiln/clock.h>
+#include <kiln/curve_keys.h>
+#include <kiln/ids.h>
+#include <kiln/logging.h>
 #include "common/security/identity.h"
 #include "common/transport/frame.h"
 #include "common/types/underlying_wire.h"

@@ -31,8 +31,8 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "common/base/clock.h"
-#include "common/base/logging.h"
+#include <kiln/clock.h>
+#include <kiln/logging.h>
 #include "common/base/unique_fd.h"
 #include "common/transport/frame.h"
 #include "common/transport/readiness_poll.h"

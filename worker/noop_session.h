@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "worker/kit/compilation_session.h"
-#include "worker/kit/service_context.h"
+#include <kiln/kit/compilation_session.h>
+#include <kiln/kit/service_context.h>
 
 namespace kiln {
 

@@ -14,16 +14,16 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/base/clock.h"
-#include "common/base/ids.h"
-#include "common/base/logging.h"
+#include <kiln/clock.h>
+#include <kiln/ids.h>
+#include <kiln/kit/session_types.h>
+#include <kiln/logging.h>
 #include "common/base/mailbox.h"
 #include "common/base/unique_task.h"
 #include "common/security/identity.h"
 #include "common/transport/frame.h"
 #include "worker/client_quotas.h"
 #include "worker/dropped_sessions.h"
-#include "worker/kit/session_types.h"
 #include "worker/session_record.h"
 
 namespace kiln {

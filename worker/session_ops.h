@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/ids.h"
+#include <kiln/ids.h>
 #include "common/transport/frame.h"
 #include "worker/session_host.h"
 

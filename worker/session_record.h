@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "common/base/ids.h"
+#include <kiln/ids.h>
+#include <kiln/kit/session_types.h>
 #include "common/transport/frame.h"
-#include "worker/kit/session_types.h"
 
 namespace kiln {
 

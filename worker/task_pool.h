@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
 #include "common/base/unique_task.h"
 
 namespace kiln {

@@ -38,7 +38,7 @@ void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys);
 // (`registers` = false: the side that checks) or for a worker or host.
 void addWorkerTokenOption(CLI::App& app, std::string& file, bool registers);
 // Adds --allow-files (repeatable) with one wording everywhere; the values
-// go through parseAllowFiles (common/security/file_access.h) when the command runs.
+// go through parseAllowFiles (include/kiln/file_access.h) when the command runs.
 CLI::Option* addAllowFilesOption(CLI::App& app, std::vector<std::string>& values);
 // parseAllowFiles against the current directory.
 Result<std::optional<std::vector<std::filesystem::path>>> allowFilesFromFlags(
@@ -56,7 +56,7 @@ void addMlgoOptions(CLI::App& app, OperatorSettings& settings);
 // --runtime-max-runs, --runtime-cpus and --runtime-cpu-locks: where and how
 // benchmark binaries run (kiln worker, nest, local).
 void addSandboxOptions(CLI::App& app, OperatorSettings& settings);
-// --dataset NAME=DIR (worker/kit/operator_settings.h), repeatable.
+// --dataset NAME=DIR (include/kiln/kit/operator_settings.h), repeatable.
 void addDatasetOption(CLI::App& app, OperatorSettings& settings);
 // Checks --metrics-listen values (ADDR:PORT) before anything starts.
 CLI::Validator metricsListenValidator();

@@ -10,11 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
+#include <kiln/kit/benchmark_cache.h>
 #include "common/metrics/http_endpoint.h"
 #include "common/metrics/registry.h"
 #include "worker/coordinator_link.h"
-#include "worker/kit/benchmark_cache.h"
 #include "worker/session_host.h"
 
 namespace kiln {

@@ -6,8 +6,8 @@
 
 #include <vector>
 
+#include <kiln/version.h>
 #include "common/base/spin_before_sleep.h"
-#include "common/base/version.h"
 #include "common/security/file_reader.h"
 #include "common/security/worker_token.h"
 #include "common/transport/local_transport.h"

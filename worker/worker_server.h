@@ -12,8 +12,11 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/base/clock.h"
-#include "common/base/logging.h"
+#include <kiln/clock.h>
+#include <kiln/kit/benchmark_cache.h>
+#include <kiln/kit/operator_settings.h>
+#include <kiln/kit/session_types.h>
+#include <kiln/logging.h>
 #include "common/base/mailbox.h"
 #include "common/process/working_directory.h"
 #include "common/security/zap_authenticator.h"
@@ -21,9 +24,6 @@
 #include "worker/coordinator_link.h"
 #include "worker/direct_channels.h"
 #include "worker/frontend.h"
-#include "worker/kit/benchmark_cache.h"
-#include "worker/kit/operator_settings.h"
-#include "worker/kit/session_types.h"
 #include "worker/session_host.h"
 #include "worker/task_pool.h"
 #include "worker/worker_metrics.h"
@@ -49,7 +49,7 @@ struct WorkerConfig {
   EvictionPolicy evictionPolicy = EvictionPolicy::kLeastRecentlyUsed;
   std::filesystem::path workingDirectoryBase;  // empty = system temp dir
   // Directories below which files that clients name (file:// benchmarks)
-  // may be read: absolute (parseAllowFiles in common/security/file_access.h); an
+  // may be read: absolute (parseAllowFiles in include/kiln/file_access.h); an
   // empty list allows none. nullopt = the default: the current directory
   // when every endpoint that takes requests stays on this host, else none.
   std::optional<std::vector<std::filesystem::path>> allowFiles;

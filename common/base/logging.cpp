@@ -1,4 +1,4 @@
-#include "common/base/logging.h"
+#include <kiln/logging.h>
 
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>

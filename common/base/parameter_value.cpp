@@ -1,4 +1,4 @@
-#include "common/base/parameter_value.h"
+#include <kiln/parameter_value.h>
 
 #include <fmt/format.h>
 

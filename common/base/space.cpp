@@ -1,4 +1,4 @@
-#include "common/base/space.h"
+#include <kiln/space.h>
 
 #include <fmt/format.h>
 

@@ -20,7 +20,7 @@
 
 #include <chrono>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
 
 namespace kiln {
 

@@ -1,4 +1,4 @@
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 #include <iterator>
 

@@ -1,4 +1,4 @@
-#include "common/base/value.h"
+#include <kiln/value.h>
 
 #include <fmt/format.h>
 

@@ -4,9 +4,9 @@
 // becomes an invalid-argument Status rather than a crash.
 #pragma once
 
-#include "common/base/space.h"
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/space.h>
+#include <kiln/status.h>
+#include <kiln/value.h>
 #include "schema/kiln.capnp.h"
 
 namespace kiln {

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "common/base/logging.h"
-#include "common/base/status.h"
+#include <kiln/logging.h>
+#include <kiln/status.h>
 #include "common/metrics/registry.h"
 
 namespace kiln::metrics {

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "common/metrics/snapshot.h"
 
 namespace kiln::metrics {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln {
 

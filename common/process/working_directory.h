@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln {
 

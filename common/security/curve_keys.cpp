@@ -1,4 +1,4 @@
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
 
 #include <zmq.hpp>
 

@@ -1,4 +1,4 @@
-#include "common/security/file_access.h"
+#include <kiln/file_access.h>
 
 #include <fmt/format.h>
 

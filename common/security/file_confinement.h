@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "common/base/unique_fd.h"
 
 namespace kiln {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
-#include "common/security/file_access.h"
+#include <kiln/file_access.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

@@ -24,9 +24,9 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/ids.h"
-#include "common/base/secret.h"
-#include "common/base/status.h"
+#include <kiln/ids.h>
+#include <kiln/secret.h>
+#include <kiln/status.h>
 #include "schema/kiln.capnp.h"
 
 namespace kiln {

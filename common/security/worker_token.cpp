@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <system_error>
 
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
 
 namespace kiln {
 

@@ -12,8 +12,8 @@
 
 #include <filesystem>
 
-#include "common/base/secret.h"
-#include "common/base/status.h"
+#include <kiln/secret.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

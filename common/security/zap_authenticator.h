@@ -24,10 +24,10 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/base/logging.h"
+#include <kiln/curve_keys.h>
+#include <kiln/logging.h>
+#include <kiln/status.h>
 #include "common/base/mailbox.h"
-#include "common/base/status.h"
-#include "common/security/curve_keys.h"
 
 namespace kiln {
 

@@ -8,7 +8,7 @@
 
 #include <string_view>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln {
 

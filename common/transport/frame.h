@@ -10,8 +10,8 @@
 #include <memory>
 #include <zmq.hpp>
 
-#include "common/base/status.h"
-#include "common/transport/frame_limits.h"
+#include <kiln/frame_limits.h>
+#include <kiln/status.h>
 #include "schema/kiln.capnp.h"
 
 namespace kiln {

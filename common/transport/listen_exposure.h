@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "common/base/logging.h"
+#include <kiln/logging.h>
 
 namespace kiln {
 

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
 #include "common/base/function_ref.h"
-#include "common/base/status.h"
 #include "common/transport/frame_prefix.h"
 
 namespace kiln {

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
 #include "common/base/unique_fd.h"
 
 namespace kiln {

@@ -1,7 +1,7 @@
 // Wire conversions of the values in common/underlying.h.
 #pragma once
 
-#include "common/types/underlying.h"
+#include <kiln/underlying.h>
 #include "schema/kiln.capnp.h"
 
 namespace kiln {

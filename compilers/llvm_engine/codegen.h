@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace llvm {
 class Module;

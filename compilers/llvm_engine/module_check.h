@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::llvmenv {
 

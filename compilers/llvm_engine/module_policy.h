@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace llvm {
 class Module;

@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/status.h>
+#include <kiln/value.h>
 #include "compilers/llvm_engine/crash_guard.h"
 #include "compilers/llvm_engine/module_shape.h"
 #include "compilers/llvm_engine/pass_table.h"

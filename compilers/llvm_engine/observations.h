@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/status.h>
+#include <kiln/value.h>
 
 namespace kiln::llvmenv {
 

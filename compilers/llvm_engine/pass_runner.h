@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace llvm {
 class Module;

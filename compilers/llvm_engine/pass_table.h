@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::llvmenv {
 

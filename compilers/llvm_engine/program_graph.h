@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "common/types/program_graph.h"
 
 namespace llvm {

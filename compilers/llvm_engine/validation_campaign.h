@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "compilers/llvm_engine/action_campaign.h"
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_engine/validation_plan.h"

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "compilers/llvm_engine/pass_table.h"
 
 namespace kiln::llvmenv {

@@ -4,9 +4,9 @@
 
 #include <memory>
 
+#include <kiln/kit/operator_settings.h>
 #include "common/process/working_directory.h"
 #include "compilers/llvm_session/program_runs.h"
-#include "worker/kit/operator_settings.h"
 
 namespace kiln::llvmsession {
 namespace {

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/sandbox_limits.h>
+#include <kiln/status.h>
 #include "compilers/llvm_engine/validation_campaign.h"
 #include "programs/runs/run_spec.h"
-#include "programs/sandbox/sandbox_limits.h"
 
 namespace kiln::llvmsession {
 

@@ -32,6 +32,8 @@
 #include <string>
 #include <string_view>
 
+#include <kiln/kit/bounded_cache.h>
+#include <kiln/kit/service_context.h>
 #include "compilers/llvm_engine/baselines.h"
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_engine/pass_table.h"
@@ -41,8 +43,6 @@
 #include "compilers/llvm_session/transition_cache.h"
 #include "programs/datasets/registry.h"
 #include "programs/datasets/shared_registry.h"
-#include "worker/kit/bounded_cache.h"
-#include "worker/kit/service_context.h"
 
 namespace kiln::llvmsession {
 

@@ -71,12 +71,12 @@
 #include <memory>
 #include <optional>
 
+#include <kiln/kit/compilation_session.h>
+#include <kiln/sandbox_limits.h>
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_session/llvm_context.h"
 #include "compilers/llvm_session/runtime_observation.h"
 #include "programs/runs/run_spec.h"
-#include "programs/sandbox/sandbox_limits.h"
-#include "worker/kit/compilation_session.h"
 
 namespace kiln::llvmsession {
 

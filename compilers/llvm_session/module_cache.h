@@ -1,7 +1,7 @@
 // The LLVM worker's cache of parsed benchmarks: key (benchmark URI + hash of
 // its bytes) -> the verified module in serialized form (bitcode + canonical
 // text), its instruction count, and its baselines once computed. A
-// BoundedCache (worker/kit/bounded_cache.h): bounded in entries and bytes,
+// BoundedCache (include/kiln/kit/bounded_cache.h): bounded in entries and bytes,
 // thread-safe, entries shared with the sessions that use them.
 #pragma once
 
@@ -11,11 +11,11 @@
 #include <optional>
 #include <string>
 
-#include "common/base/status.h"
+#include <kiln/kit/bounded_cache.h>
+#include <kiln/kit/cache_parameters.h>
+#include <kiln/status.h>
 #include "compilers/llvm_engine/baselines.h"
 #include "compilers/llvm_engine/module_state.h"
-#include "worker/kit/bounded_cache.h"
-#include "worker/kit/cache_parameters.h"
 
 namespace kiln::llvmsession {
 

@@ -21,7 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/kit/bounded_cache.h>
+#include <kiln/kit/operator_settings.h>
+#include <kiln/status.h>
 #include "common/process/working_directory.h"
 #include "compilers/llvm_engine/module_state.h"
 #include "programs/runs/measuring_cpus.h"
@@ -30,8 +32,6 @@
 #include "programs/runs/timing.h"
 #include "programs/runs/validation.h"
 #include "programs/sandbox/sandbox.h"
-#include "worker/kit/bounded_cache.h"
-#include "worker/kit/operator_settings.h"
 
 namespace kiln::llvmsession {
 

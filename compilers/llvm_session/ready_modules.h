@@ -13,7 +13,7 @@
 // benchmark was first cached), so nothing a session does depends on whether
 // its module came from here. Bounded like the other caches and controlled by
 // the same worker parameters (`service.ready_modules.*`,
-// worker/kit/cache_parameters.h): entries are states read ahead, bytes the
+// include/kiln/kit/cache_parameters.h): entries are states read ahead, bytes the
 // bitcode they were read from (a read module takes ~50x its bitcode in
 // memory: crc32's 10 KB take ~0.5 MB).
 #pragma once
@@ -28,11 +28,11 @@
 #include <thread>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/kit/bounded_cache.h>
+#include <kiln/status.h>
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_session/module_cache.h"
-#include "worker/kit/bounded_cache.h"
 
 namespace kiln::llvmsession {
 

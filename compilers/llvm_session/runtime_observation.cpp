@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "common/base/parameter_value.h"
+#include <kiln/parameter_value.h>
 
 namespace kiln::llvmsession {
 namespace {

@@ -21,9 +21,9 @@
 #include <cstdint>
 #include <string>
 
-#include "common/base/space.h"
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/space.h>
+#include <kiln/status.h>
+#include <kiln/value.h>
 #include "compilers/llvm_session/program_runs.h"
 #include "programs/runs/timing.h"
 

@@ -21,10 +21,10 @@
 #include <optional>
 #include <string>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
+#include <kiln/kit/bounded_cache.h>
+#include <kiln/kit/cache_parameters.h>
 #include "compilers/llvm_engine/module_state.h"
-#include "worker/kit/bounded_cache.h"
-#include "worker/kit/cache_parameters.h"
 
 namespace kiln::llvmsession {
 
@@ -94,7 +94,7 @@ Result<StepThroughCache> applyPassThroughCache(llvmenv::ModuleState& state, std:
                                                const Clock& clock, const RunStep& run = {});
 
 // Worker-level parameters service.transition_cache.* (the same keys as the
-// parsed-module cache's, see worker/kit/cache_parameters.h). Setting either
+// parsed-module cache's, see include/kiln/kit/cache_parameters.h). Setting either
 // bound to 0 disables the cache.
 inline constexpr std::string_view kTransitionCachePrefix = "service.transition_cache.";
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "compilers/mlgo_channel/channel.h"
 
 namespace kiln::mlgo {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
+#include <kiln/value.h>
 #include "compilers/mlgo_channel/channel_header.h"
 #include "compilers/mlgo_channel/fifo.h"
 #include "compilers/mlgo_channel/record_ready.h"

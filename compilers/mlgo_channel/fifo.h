@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
 
 namespace kiln::mlgo {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
+#include <kiln/value.h>
 #include "common/process/subprocess.h"
 #include "compilers/mlgo_channel/advisor_kind.h"
 #include "compilers/mlgo_channel/channel.h"

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/status.h>
+#include <kiln/value.h>
 #include "compilers/mlgo_channel/channel_header.h"
 #include "compilers/mlgo_channel/control_line.h"
 #include "compilers/mlgo_channel/record_ready.h"

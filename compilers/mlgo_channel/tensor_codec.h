@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/status.h>
+#include <kiln/value.h>
 #include "compilers/mlgo_channel/channel_header.h"
 
 namespace kiln::mlgo {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <kiln/kit/compilation_session.h>
 #include "compilers/mlgo_session/kill_switch.h"
 #include "compilers/mlgo_session/mlgo_context.h"
 #include "compilers/mlgo_session/pipeline.h"
-#include "worker/kit/compilation_session.h"
 
 namespace kiln::mlgosession {
 

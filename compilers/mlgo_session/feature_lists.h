@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "common/base/space.h"
-#include "common/base/status.h"
+#include <kiln/space.h>
+#include <kiln/status.h>
 #include "compilers/mlgo_channel/advisor_kind.h"
 #include "compilers/mlgo_channel/channel_header.h"
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include <kiln/kit/compilation_session.h>
 #include "compilers/mlgo_channel/interactive_compiler.h"
 #include "compilers/mlgo_session/kill_switch.h"
 #include "compilers/mlgo_session/mlgo_context.h"
 #include "compilers/mlgo_session/reference_build.h"
-#include "worker/kit/compilation_session.h"
 
 namespace kiln::mlgosession {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::llvmenv {
 class PassTable;

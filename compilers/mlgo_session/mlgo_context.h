@@ -13,12 +13,12 @@
 #include <set>
 #include <string>
 
+#include <kiln/kit/service_context.h>
 #include "compilers/llvm_engine/crash_guard.h"
 #include "compilers/mlgo_session/job_passes.h"
 #include "compilers/mlgo_session/module_flags.h"
 #include "programs/datasets/registry.h"
 #include "programs/datasets/shared_registry.h"
-#include "worker/kit/service_context.h"
 
 namespace kiln::mlgosession {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::mlgosession {
 

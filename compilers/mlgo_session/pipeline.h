@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
+#include <kiln/value.h>
 #include "compilers/mlgo_channel/channel_header.h"
 #include "compilers/mlgo_session/job_passes.h"
 #include "compilers/mlgo_session/kill_switch.h"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
 #include "compilers/mlgo_channel/advisor_kind.h"
 #include "compilers/mlgo_session/kill_switch.h"
 #include "compilers/mlgo_session/module_flags.h"

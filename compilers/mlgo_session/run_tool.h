@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/status.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
 #include "compilers/mlgo_session/kill_switch.h"
 
 namespace kiln::mlgosession {

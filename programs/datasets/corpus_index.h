@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/datasets/dataset_types.h"
 
 namespace kiln::datasets {

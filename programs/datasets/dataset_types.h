@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/security/file_access.h"
+#include <kiln/file_access.h>
 
 namespace kiln::datasets {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/datasets/dataset_types.h"
 
 namespace kiln::datasets {

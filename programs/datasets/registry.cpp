@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/security/file_access.h"
+#include <kiln/file_access.h>
 #include "programs/bundled/kiln_bench_v0.h"
 #include "programs/datasets/benchmark_uri.h"
 #include "programs/datasets/file_source.h"

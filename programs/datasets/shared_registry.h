@@ -10,8 +10,8 @@
 #include <memory>
 #include <mutex>
 
-#include "common/base/status.h"
-#include "common/security/file_access.h"
+#include <kiln/file_access.h>
+#include <kiln/status.h>
 #include "programs/datasets/registry.h"
 
 namespace kiln::datasets {

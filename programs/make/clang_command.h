@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::programs {
 

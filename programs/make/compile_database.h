@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/make/clang_command.h"
 
 namespace kiln::programs {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/make/corpus_layout.h"
 
 namespace kiln::programs {

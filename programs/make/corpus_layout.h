@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/make/clang_command.h"
 #include "programs/make/compile_database.h"
 

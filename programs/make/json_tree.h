@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::programs {
 

@@ -11,19 +11,17 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/programs/tool_limits.h>
+#include <kiln/status.h>
 #include "programs/make/clang_command.h"
 
 namespace kiln::programs {
 
-// Limits for every tool run: a deadline, and RLIMIT_AS.
-struct ToolLimits {
-  std::chrono::milliseconds timeout{120'000};
-  std::uint64_t memoryBytes = std::uint64_t{4} << 30;
-  // Run under common/security/file_confinement.h's compiler rule: read system
-  // directories, write only the working directory (for tools that read
-  // what a client sent, e.g. the Runtime linker on a client's object).
-  bool confined = false;
+std::uint64_t memoryBytes = std::uint64_t{4} << 30;
+// Run under common/security/file_confinement.h's compiler rule: read system
+// directories, write only the working directory (for tools that read
+// what a client sent, e.g. the Runtime linker on a client's object).
+bool confined = false;
 };
 
 // True for LLVM bitcode: the raw magic 'B' 'C' 0xC0 0xDE or the wrapper

@@ -1,4 +1,4 @@
-#include "programs/make/make_benchmark.h"
+#include <kiln/programs/make_benchmark.h>
 
 #include <sodium.h>
 

@@ -19,7 +19,7 @@
 #include <optional>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::runtime {
 

@@ -28,7 +28,7 @@
 #include <mutex>
 #include <string>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/runs/cpu_host.h"
 #include "programs/runs/cpu_ledger.h"
 

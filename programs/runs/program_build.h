@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/make/llvm_tools.h"
 #include "programs/runs/run_spec.h"
 

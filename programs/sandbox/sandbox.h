@@ -30,10 +30,10 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/sandbox_limits.h>
+#include <kiln/status.h>
 #include "common/process/subprocess.h"
 #include "programs/sandbox/file_view.h"
-#include "programs/sandbox/sandbox_limits.h"
 
 namespace kiln::sandbox {
 

@@ -1,8 +1,8 @@
-#include "programs/sandbox/sandbox_limits.h"
+#include <kiln/sandbox_limits.h>
 
 #include <fmt/format.h>
 
-#include "common/base/parameter_value.h"
+#include <kiln/parameter_value.h>
 
 namespace kiln::sandbox {
 namespace {

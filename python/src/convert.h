@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "common/base/space.h"
-#include "common/base/value.h"
+#include <kiln/space.h>
+#include <kiln/value.h>
 
 namespace kiln::python {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <kiln/kit/operator_settings.h>
 #include "python/src/status_error.h"
-#include "worker/kit/operator_settings.h"
 
 namespace kiln::python {
 

@@ -1,13 +1,13 @@
 // The cluster key file: written by `kiln keygen`, read by --key-file. Round
 // trip, and a clear error for every way a file can be wrong.
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <fstream>
 
-#include "common/base/logging.h"
+#include <kiln/logging.h>
 #include "common/security/zap_authenticator.h"
 #include "common/transport/listen_exposure.h"
 

@@ -1,8 +1,8 @@
 // Spaces check actions; values survive the wire unchanged; frames reject garbage.
 #include <gtest/gtest.h>
 
+#include <kiln/space.h>
 #include "common/base/near_names.h"
-#include "common/base/space.h"
 #include "common/base/wire_convert.h"
 #include "common/transport/frame.h"
 

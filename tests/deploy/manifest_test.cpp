@@ -16,8 +16,8 @@
 
 #include <fmt/format.h>
 
+#include <kiln/curve_keys.h>
 #include "common/process/working_directory.h"
-#include "common/security/curve_keys.h"
 #include "tests/deploy/deploy_support.h"
 
 namespace kiln {

@@ -9,10 +9,10 @@
 #include <functional>
 #include <thread>
 
+#include <kiln/kit/benchmark_cache.h>
 #include "common/base/sanitizers.h"
 #include "nesting/isolation_guard.h"
 #include "nesting/isolation_tokens.h"
-#include "worker/kit/benchmark_cache.h"
 #include "worker/noop_session.h"
 #include "worker/task_pool.h"
 

@@ -37,8 +37,8 @@
 #include <string_view>
 #include <thread>
 
-#include "common/base/clock.h"
-#include "common/base/logging.h"
+#include <kiln/clock.h>
+#include <kiln/logging.h>
 #include "coordinator/coordinator_core.h"
 #include "coordinator/coordinator_metrics.h"
 

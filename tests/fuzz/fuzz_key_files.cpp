@@ -1,5 +1,5 @@
 // The CURVE key files an operator hands to every kiln process
-// (common/security/curve_keys.h): the cluster key file (`parseKeyFile`, what
+// (include/kiln/curve_keys.h): the cluster key file (`parseKeyFile`, what
 // `loadKeyFile` reads) and the authorized-keys list (`parseAuthorizedKeys`,
 // what `loadAuthorizedKeys` reads). The first input byte picks the parser,
 // the rest is the file's text. Properties checked: a refusal is
@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
 
 namespace {
 

@@ -30,13 +30,13 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/clock.h"
-#include "common/base/logging.h"
+#include <kiln/clock.h>
+#include <kiln/kit/cache_parameters.h>
+#include <kiln/kit/session_types.h>
+#include <kiln/logging.h>
 #include "compilers/llvm_session/llvm_context.h"
 #include "compilers/mlgo_session/mlgo_context.h"
 #include "tools/local_cluster/builtin_types.h"
-#include "worker/kit/cache_parameters.h"
-#include "worker/kit/session_types.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
 #include "common/transport/frame.h"
 #include "common/types/program_graph.h"
 #include "common/types/underlying_wire.h"

@@ -7,9 +7,9 @@
 // experiment, yet still not the first client's sessions.
 #include <gtest/gtest.h>
 
+#include <kiln/curve_keys.h>
 #include "client/zmq_channel.h"
 #include "common/base/wire_convert.h"
-#include "common/security/curve_keys.h"
 #include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {

@@ -9,8 +9,8 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "client/client.h"
-#include "common/base/clock.h"
+#include <kiln/clock.h>
+#include <kiln/include/kiln/client/client.h>
 #include "coordinator/coordinator_server.h"
 #include "tests/support/child_cluster.h"
 

@@ -1,9 +1,9 @@
-// An operator's corpus (--dataset NAME=DIR, worker/kit/operator_settings.h) served by
+// An operator's corpus (--dataset NAME=DIR, include/kiln/kit/operator_settings.h) served by
 // a worker: listed with its modules, and started from by the llvm and
 // mlgo-inline session types as benchmark://NAME/<module>.
 #include <gtest/gtest.h>
 
-#include "client/datasets.h"
+#include <kiln/include/kiln/client/datasets.h>
 #include "tests/llvm_session/support.h"
 
 namespace kiln::llvmsession::testing {

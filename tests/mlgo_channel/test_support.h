@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
 
 namespace kiln::mlgo::testing {
 

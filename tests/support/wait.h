@@ -6,7 +6,7 @@
 #include <functional>
 #include <thread>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
 
 namespace kiln::testsupport {
 

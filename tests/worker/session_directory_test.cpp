@@ -6,9 +6,9 @@
 
 #include <fstream>
 
-#include "common/base/clock.h"
+#include <kiln/clock.h>
+#include <kiln/kit/service_context.h>
 #include "common/process/working_directory.h"
-#include "worker/kit/service_context.h"
 
 namespace kiln {
 namespace {

@@ -6,7 +6,7 @@
 // `kiln datasets check DIR` is cli/cmd_datasets_check.cpp.
 #include <fmt/format.h>
 
-#include "client/datasets.h"
+#include <kiln/include/kiln/client/datasets.h>
 #include "tools/cli/commands.h"
 #include "tools/local_cluster/local_cluster.h"
 #include "worker/worker_cli.h"

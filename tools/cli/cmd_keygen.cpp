@@ -2,7 +2,7 @@
 // prints its public key (for an --authorized-keys file elsewhere).
 #include <fmt/format.h>
 
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
 #include "tools/cli/commands.h"
 
 namespace kiln::cli {

@@ -1,5 +1,5 @@
 // `kiln replay states.csv`: replays every state of a CompilerGym-style states
-// file (client/env_state.h) on the cluster, in parallel over its slots, and
+// file (include/kiln/client/env_state.h) on the cluster, in parallel over its slots, and
 // prints which reproduce: the reward replayed against the one recorded, the
 // instruction count reached against the one the recorded reward implies.
 // Exits 1 if any state does not reproduce. With no --coordinator it starts
@@ -12,9 +12,9 @@
 
 #include <algorithm>
 
-#include "client/env_state.h"
-#include "client/state_replay.h"
-#include "client/work_pool.h"
+#include <kiln/include/kiln/client/env_state.h>
+#include <kiln/include/kiln/client/state_replay.h>
+#include <kiln/include/kiln/client/work_pool.h>
 #include "programs/make/json_tree.h"
 #include "tools/cli/commands.h"
 #include "tools/local_cluster/local_cluster.h"

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
 
 namespace kiln::cli {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/base/version.h"
+#include <kiln/version.h>
 #include "schema/kiln.capnp.h"
 #ifdef KILN_WITH_LLVM
 #include "llvm/Config/llvm-config.h"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
+#include <kiln/status.h>
 #include "tools/demo/search.h"
 
 namespace kiln::demo {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
+#include <kiln/status.h>
 #include "tools/demo/learning_report.h"
 #include "tools/demo/pass_learner.h"
 

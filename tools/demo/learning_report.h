@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "common/types/cluster_layout.h"
 #include "tools/demo/pass_learner.h"
 #include "tools/demo/timeline.h"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
+#include <kiln/include/kiln/client/client.h>
 #include "tools/demo/timeline.h"
 #include "tools/learn/ppo.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
+#include <kiln/include/kiln/client/client.h>
 
 namespace kiln::demo {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "tools/demo/search.h"
 
 namespace kiln::demo {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln::eval {
 

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "common/security/curve_keys.h"
+#include <kiln/curve_keys.h>
+#include <kiln/kit/operator_settings.h>
 #include "tools/eval/agents.h"
 #include "tools/eval/benchmark_set.h"
 #include "tools/eval/report.h"
 #include "tools/eval/session_scorer.h"
-#include "worker/kit/operator_settings.h"
 
 namespace kiln::eval {
 

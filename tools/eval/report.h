@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "client/env_state.h"
-#include "common/base/status.h"
+#include <kiln/include/kiln/client/env_state.h>
+#include <kiln/status.h>
 #include "tools/eval/sequence_scorer.h"
 
 namespace kiln::eval {
@@ -62,7 +62,7 @@ double geomean(std::span<const double> values);
 double sizeRatio(std::int64_t reference, std::int64_t size);
 
 // The best state of each benchmark in CompilerGym's state format
-// (client/env_state.h): its pass names, the search's walltime, its reward.
+// (include/kiln/client/env_state.h): its pass names, the search's walltime, its reward.
 std::vector<client::EnvState> bestStates(const EvalReport& report);
 
 std::string formatTable(const EvalReport& report);

@@ -1,7 +1,7 @@
 // The session types that kiln's own worker binary and local mode host.
 #pragma once
 
-#include "worker/kit/session_types.h"
+#include <kiln/kit/session_types.h>
 
 namespace kiln {
 

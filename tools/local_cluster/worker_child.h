@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/base/logging.h"
-#include "common/security/curve_keys.h"
-#include "worker/kit/session_types.h"
+#include <kiln/curve_keys.h>
+#include <kiln/kit/session_types.h>
+#include <kiln/logging.h>
 #include "worker/worker_server.h"
 
 namespace kiln {

@@ -1,4 +1,4 @@
-#include "worker/kit/benchmark_cache.h"
+#include <kiln/kit/benchmark_cache.h>
 
 #include <fmt/format.h>
 

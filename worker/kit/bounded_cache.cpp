@@ -1,4 +1,4 @@
-#include "worker/kit/bounded_cache.h"
+#include <kiln/kit/bounded_cache.h>
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
-#include "worker/kit/cache_parameters.h"
+#include <kiln/kit/cache_parameters.h>
 
 #include <fmt/format.h>
 
-#include "common/base/parameter_value.h"
-#include "worker/kit/operator_settings.h"
+#include <kiln/kit/operator_settings.h>
+#include <kiln/parameter_value.h>
 
 namespace kiln {
 

@@ -1,4 +1,4 @@
-#include "worker/kit/operator_settings.h"
+#include <kiln/kit/operator_settings.h>
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "worker/kit/service_context.h"
+#include <kiln/kit/service_context.h>
 
 #include <fmt/format.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "worker/kit/session_types.h"
+#include <kiln/kit/session_types.h>
 
 #include <fmt/format.h>
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/datasets/debian/project_build.h"
 #include "programs/datasets/debian/recipes.h"
 

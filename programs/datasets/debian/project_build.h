@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 #include "programs/datasets/debian/recipes.h"
 
 namespace kiln::debian {

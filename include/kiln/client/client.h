@@ -14,15 +14,14 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/ids.h"
-#include "common/base/secret.h"
-#include "common/base/space.h"
-#include "common/base/value.h"
-#include "common/security/curve_keys.h"
-#include "common/transport/frame_limits.h"
-#include "common/transport/local_transport.h"
-#include "common/types/underlying.h"
+#include <kiln/clock.h>
+#include <kiln/curve_keys.h>
+#include <kiln/frame_limits.h>
+#include <kiln/ids.h>
+#include <kiln/secret.h>
+#include <kiln/space.h>
+#include <kiln/underlying.h>
+#include <kiln/value.h>
 
 namespace kiln::client {
 

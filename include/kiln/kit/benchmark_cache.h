@@ -1,5 +1,5 @@
 // The per-process benchmark cache shared by all sessions of a worker: URI ->
-// program bytes, bounded in bytes only. A BoundedCache (worker/kit/bounded_cache.h)
+// program bytes, bounded in bytes only. A BoundedCache (include/kiln/kit/bounded_cache.h)
 // with its eviction policy and counters, keyed by URI and holding programs
 // rather than entries, as its users (sessions, hosts, the nesting host) want.
 // Thread-safe: sessions on different threads look up and insert concurrently.
@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "common/base/ids.h"
-#include "worker/kit/bounded_cache.h"
+#include <kiln/ids.h>
+#include <kiln/kit/bounded_cache.h>
 
 namespace kiln {
 
@@ -48,7 +48,7 @@ class BenchmarkCache : private BoundedCache<CachedProgram> {
   using BoundedCache::size;
   using BoundedCache::sizeInBytes;
 
-  // For its worker parameters (worker/kit/cache_parameters.h), which see no
+  // For its worker parameters (include/kiln/kit/cache_parameters.h), which see no
   // entry bound and so offer no entry-count keys.
   CacheControls& controls() { return *this; }
 };

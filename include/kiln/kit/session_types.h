@@ -13,8 +13,8 @@
 #include <typeindex>
 #include <vector>
 
-#include "worker/kit/compilation_session.h"
-#include "worker/kit/service_context.h"
+#include <kiln/kit/compilation_session.h>
+#include <kiln/kit/service_context.h>
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
 // How large and how deeply nested a message kiln accepts (common/transport/frame.h
 // decodes with these); a plain value, so that public headers such as
-// client/client.h need no Cap'n Proto or ZeroMQ to name it.
+// include/kiln/client/client.h need no Cap'n Proto or ZeroMQ to name it.
 #pragma once
 
 #include <cstddef>

@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "worker/kit/service_context.h"
-#include "worker/kit/session_types.h"
+#include <kiln/kit/service_context.h>
+#include <kiln/kit/session_types.h>
 
 namespace kiln {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace zmq {
 class socket_t;

@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/parameter_value.h"
-#include "common/base/status.h"
-#include "programs/sandbox/sandbox_limits.h"
+#include <kiln/parameter_value.h>
+#include <kiln/sandbox_limits.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

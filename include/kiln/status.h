@@ -10,7 +10,7 @@
 #include <utility>
 #include <variant>
 
-#include "common/base/error_codes.h"
+#include <kiln/error_codes.h>
 
 namespace kiln {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/status.h"
-#include "worker/kit/benchmark_cache.h"
-#include "worker/kit/bounded_cache.h"
+#include <kiln/kit/benchmark_cache.h>
+#include <kiln/kit/bounded_cache.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/base/status.h"
-#include "programs/make/llvm_tools.h"
+#include <kiln/programs/tool_limits.h>
+#include <kiln/status.h>
 
 namespace kiln::programs {
 

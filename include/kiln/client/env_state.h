@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/base/space.h"
-#include "common/base/status.h"
+#include <kiln/space.h>
+#include <kiln/status.h>
 
 namespace kiln::client {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "common/base/clock.h"
-#include "common/base/space.h"
-#include "common/base/status.h"
-#include "common/base/value.h"
+#include <kiln/clock.h>
+#include <kiln/space.h>
+#include <kiln/status.h>
+#include <kiln/value.h>
 
 namespace kiln {
 

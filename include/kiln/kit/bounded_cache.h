@@ -2,7 +2,7 @@
 // shared immutable entries, bounded in bytes and optionally in entries. When
 // an insert would exceed a bound it evicts down to half of it, least recently
 // used first by default (uniformly random, CompilerGym's policy, is kept for
-// comparison). Users: the benchmark cache (worker/kit/benchmark_cache.h, bytes
+// comparison). Users: the benchmark cache (include/kiln/kit/benchmark_cache.h, bytes
 // only) and the `llvm` type's parsed-module and transition caches. Entries
 // are shared: a holder keeps using an entry that has since been evicted.
 // Entry needs `const std::string& key() const` and
@@ -42,7 +42,7 @@ std::uint64_t evictionTarget(std::uint64_t bound, std::uint64_t incoming);
 std::size_t victimPosition(EvictionPolicy policy, std::size_t entries, std::mt19937_64& random);
 
 // What a cache's worker parameters read and set, whatever its entries, so
-// that one handler (worker/kit/cache_parameters.h) serves every cache.
+// that one handler (include/kiln/kit/cache_parameters.h) serves every cache.
 class CacheControls {
  public:
   virtual ~CacheControls() = default;
@@ -53,7 +53,7 @@ class CacheControls {
   virtual std::size_t maxSize() const = 0;
   virtual std::uint64_t maxSizeInBytes() const = 0;
   // The bounds the cache was built with: the operator's, which a client's
-  // parameter may lower but never raise (worker/kit/cache_parameters.h).
+  // parameter may lower but never raise (include/kiln/kit/cache_parameters.h).
   virtual std::size_t operatorMaxSize() const = 0;
   virtual std::uint64_t operatorMaxSizeInBytes() const = 0;
   // Changing a bound evicts down to it if needed.

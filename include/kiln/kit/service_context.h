@@ -10,13 +10,13 @@
 #include <optional>
 #include <string>
 
-#include "common/base/clock.h"
-#include "common/base/logging.h"
-#include "common/base/status.h"
-#include "common/security/file_access.h"
-#include "worker/kit/benchmark_cache.h"
-#include "worker/kit/compilation_session.h"
-#include "worker/kit/operator_settings.h"
+#include <kiln/clock.h>
+#include <kiln/file_access.h>
+#include <kiln/kit/benchmark_cache.h>
+#include <kiln/kit/compilation_session.h>
+#include <kiln/kit/operator_settings.h>
+#include <kiln/logging.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

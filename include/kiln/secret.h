@@ -1,6 +1,6 @@
 // A client's secret or an experiment's key as a plain value (common/security/identity.h
 // has what servers do with them); no Cap'n Proto here, so that public headers
-// such as client/client.h can hold one.
+// such as include/kiln/client/client.h can hold one.
 #pragma once
 
 #include <array>
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/base/status.h"
+#include <kiln/status.h>
 
 namespace kiln {
 

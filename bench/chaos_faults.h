@@ -32,7 +32,7 @@
 #include <string_view>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include <kiln/status.h>
 #include "bench/host_supervisor.h"
 #include "tests/support/child_cluster.h"

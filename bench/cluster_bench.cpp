@@ -5,7 +5,8 @@
 #include <future>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
+#include "bench/kiln_executable.h"
 #include "bench/placement_probe.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
@@ -248,7 +249,7 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
     return notFound(fmt::format(
         "{} not found: run from the repository's root, or pass --netbed PATH", o.netbed.string()));
   }
-  const std::filesystem::path kiln = testsupport::selfExecutable();
+  const std::filesystem::path kiln = kilnExecutable();
   KILN_ASSIGN_OR_RETURN(auto bed, testsupport::NetBed::create(o.netbed, o.hosts, kiln));
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster children,
                         testsupport::ChildCluster::create(kiln));

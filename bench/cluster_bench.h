@@ -20,7 +20,7 @@
 #include <filesystem>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include <kiln/status.h>
 #include "bench/stats.h"
 

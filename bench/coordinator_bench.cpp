@@ -11,7 +11,8 @@
 #include <set>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
+#include "bench/kiln_executable.h"
 #include "bench/placement_probe.h"
 #include "bench/simulated_fleet.h"
 #include "common/base/cpu_time.h"
@@ -646,8 +647,7 @@ Result<Report> runCoordinatorBench(const CoordinatorBenchOptions& options) {
   KILN_RETURN_IF_ERROR(raiseDescriptorLimit(most));
   zmq::context_t zmq(1);
   zmq.set(zmq::ctxopt::max_sockets, static_cast<int>(most + 1024));  // hosts, placers, clients
-  KILN_ASSIGN_OR_RETURN(auto cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(auto cluster, testsupport::ChildCluster::create(kilnExecutable()));
   Report report;
   report.title = fmt::format(
       "kiln bench coordinator: one coordinator process, simulated hosts ({}% nesting hosts, "

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <fstream>
 
-#include <kiln/include/kiln/client/client.h>
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/client.h>
+#include <kiln/client/datasets.h>
+#include "bench/kiln_executable.h"
 #include "common/process/working_directory.h"
 #include "programs/bundled/kiln_bench_v0.h"
 #include "programs/datasets/registry.h"
@@ -329,7 +330,7 @@ Result<Report> runDatasetsBench(const DatasetsBenchOptions& o) {
   KILN_RETURN_IF_ERROR(measureIndex(o, "mlgo", mlgo, report));
 
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+                        testsupport::ChildCluster::create(kilnExecutable()));
   const std::vector<std::string> datasetFlags = {"--dataset", "plain=" + plain.string(),
                                                  "--dataset", "mlgo=" + mlgo.string()};
   KILN_RETURN_IF_ERROR(measureStartUp(o, cluster, datasetFlags, report));

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include <kiln/status.h>
 #include <kiln/value.h>
 

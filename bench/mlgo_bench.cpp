@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "bench/kiln_executable.h"
 #include "bench/path_floors.h"
 #include "bench/relay_floor.h"
 #include "common/process/working_directory.h"
@@ -327,7 +328,7 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   // the cluster starts from this one) and the compilers they spawn inherit
   // this thread's CPU 0, as the clients' ZeroMQ threads do.
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+                        testsupport::ChildCluster::create(kilnExecutable()));
   KILN_ASSIGN_OR_RETURN(testsupport::CoordinatorAndWorker servers,
                         testsupport::spawnCoordinatorAndWorker(cluster, options.slots));
   testsupport::ChildProcess* coordinator = servers.coordinator;

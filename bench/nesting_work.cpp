@@ -5,7 +5,7 @@
 #include <optional>
 #include <random>
 
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/datasets.h>
 
 namespace kiln::bench {
 

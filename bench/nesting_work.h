@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include <kiln/status.h>
 
 namespace kiln::bench {

@@ -10,7 +10,8 @@
 #include <set>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
+#include "bench/kiln_executable.h"
 #include "programs/runs/timing.h"
 #include "tests/support/child_cluster.h"
 
@@ -174,8 +175,7 @@ Result<Report> runRuntimeBench(const RuntimeBenchOptions& o) {
   const unsigned most = *std::max_element(levels.begin(), levels.end());
 
   const std::string loadBefore = loadAverage();
-  KILN_ASSIGN_OR_RETURN(auto cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(auto cluster, testsupport::ChildCluster::create(kilnExecutable()));
   KILN_ASSIGN_OR_RETURN(
       testsupport::ChildProcess * coordinator,
       cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));

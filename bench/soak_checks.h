@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 
 namespace kiln::bench {
 

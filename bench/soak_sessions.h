@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "bench/soak_checks.h"
 
 namespace kiln::bench {

@@ -1,4 +1,4 @@
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include <kiln/include/kiln/client/env_state.h>
+#include <kiln/client/env_state.h>
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "client/channel.h"
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"

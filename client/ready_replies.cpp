@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "client/channel.h"
 #include "common/transport/readiness_poll.h"
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "client/channel.h"
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"

@@ -1,4 +1,4 @@
-#include <kiln/include/kiln/client/state_replay.h>
+#include <kiln/client/state_replay.h>
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // The FIFO mechanics of the channel; the record stream itself is parsed by
-// mlgo/record_stream over a FifoSource.
+// compilers/mlgo_channel/record_stream.h over a FifoSource.
 #include "compilers/mlgo_channel/channel.h"
 
 #include <system_error>

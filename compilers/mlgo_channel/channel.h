@@ -3,7 +3,7 @@
 // lines and {"observation":N} lines, each observation followed by the raw bytes
 // of every feature in header order and a '\n'; EOF ends the episode. After each
 // observation the host writes exactly the advice tensor's bytes to BASE.in.
-// The stream's parsing lives in mlgo/record_stream; this owns the FIFOs.
+// The stream's parsing lives in compilers/mlgo_channel/record_stream.h; this owns the FIFOs.
 #pragma once
 
 #include <cstdint>

@@ -17,13 +17,6 @@
 
 namespace kiln::programs {
 
-std::uint64_t memoryBytes = std::uint64_t{4} << 30;
-// Run under common/security/file_confinement.h's compiler rule: read system
-// directories, write only the working directory (for tools that read
-// what a client sent, e.g. the Runtime linker on a client's object).
-bool confined = false;
-};
-
 // True for LLVM bitcode: the raw magic 'B' 'C' 0xC0 0xDE or the wrapper
 // header 0x0B17C0DE (Darwin's), both as the reader checks them.
 bool hasBitcodeMagic(std::string_view bytes);

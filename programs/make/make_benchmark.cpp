@@ -8,6 +8,7 @@
 #include "common/process/working_directory.h"
 #include "common/security/file_reader.h"
 #include "programs/make/clang_command.h"
+#include "programs/make/llvm_tools.h"
 
 namespace kiln::programs {
 namespace {

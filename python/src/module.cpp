@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include <kiln/curve_keys.h>
-#include <kiln/include/kiln/client/env_state.h>
+#include <kiln/client/env_state.h>
 #include <kiln/version.h>
 #include "python/src/convert.h"
 #include "python/src/handles.h"

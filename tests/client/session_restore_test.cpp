@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "client/channel.h"
 #include "tests/client/fake_cluster.h"
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <set>
 
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/datasets.h>
 #include "programs/datasets/debian/dataset_install.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/local_cluster/local_cluster.h"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "tests/support/scratch_dir.h"
 #include "tools/eval/session_scorer.h"
 #include "tools/local_cluster/local_cluster.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "coordinator/coordinator_server.h"
 #include "tests/support/wait.h"
 

@@ -1,4 +1,4 @@
-// Where fuzz/make_seed_corpus writes: one file per seed under
+// Where tests/fuzz/make_seed_corpus writes: one file per seed under
 // <corpus>/<target>/<name>. Shared by the seed writers of each group of targets.
 #pragma once
 

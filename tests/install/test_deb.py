@@ -32,7 +32,7 @@ def main():
 
         root = os.path.join(scratch, "root")
         subprocess.run(["dpkg", "-x", packages[0], root], check=True)
-        for path in ("usr/bin/kiln", "usr/include/kiln/include/kiln/kit/run_worker.h",
+        for path in ("usr/bin/kiln", "usr/include/kiln/kit/run_worker.h",
                      "usr/lib/cmake/kiln/kilnConfig.cmake"):
             assert os.path.exists(os.path.join(root, path)), f"{path} is not in the package"
         version = subprocess.run([os.path.join(root, "usr", "bin", "kiln"), "--version"],

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "client/zmq_channel.h"
 #include "common/base/wire_convert.h"
 #include "common/security/zap_authenticator.h"

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "coordinator/coordinator_server.h"
 #include "tests/support/child_cluster.h"
 

@@ -14,7 +14,7 @@
 #include <future>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "common/process/subprocess.h"
 #include "common/transport/local_transport.h"
 #include "coordinator/coordinator_server.h"

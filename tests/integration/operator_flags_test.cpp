@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "common/process/subprocess.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/wait.h"

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "common/base/wire_convert.h"
 #include "coordinator/coordinator_server.h"
 #include "tests/support/wait.h"

@@ -10,7 +10,7 @@
 #include <zmq.hpp>
 
 #include <kiln/clock.h>
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "coordinator/coordinator_server.h"
 #include "tests/support/child_cluster.h"
 

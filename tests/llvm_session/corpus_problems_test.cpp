@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/datasets.h>
 #include "tests/datasets/bad_modules.h"
 #include "tests/llvm_session/support.h"
 

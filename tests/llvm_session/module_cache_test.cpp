@@ -2,7 +2,7 @@
 // eviction policy, counters, its worker parameters and hostile values.
 #include <gtest/gtest.h>
 
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/datasets.h>
 #include "compilers/llvm_session/llvm_context.h"
 #include "compilers/llvm_session/module_cache.h"
 

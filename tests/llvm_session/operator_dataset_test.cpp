@@ -3,7 +3,7 @@
 // mlgo-inline session types as benchmark://NAME/<module>.
 #include <gtest/gtest.h>
 
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/datasets.h>
 #include "tests/llvm_session/support.h"
 
 namespace kiln::llvmsession::testing {

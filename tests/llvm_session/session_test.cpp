@@ -11,7 +11,7 @@
 #include <random>
 #include <set>
 
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/datasets.h>
 #include "compilers/llvm_session/llvm_session.h"
 #include "tests/llvm_session/support.h"
 

@@ -11,7 +11,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#include <kiln/include/kiln/client/work_pool.h>
+#include <kiln/client/work_pool.h>
 #include "common/base/wire_convert.h"
 #include "tests/support/test_identity.h"
 #include "tools/local_cluster/local_cluster.h"

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/datasets.h>
 #include "programs/make/corpus_extract.h"
 #include "tests/programs/test_util.h"
 #include "tools/local_cluster/local_cluster.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "common/process/subprocess.h"
 #include "common/process/working_directory.h"
 

@@ -3,10 +3,10 @@
 // (--sizes: with their bytes), with --problems NAME the modules it skipped or
 // rejected and why. With no --coordinator it starts the embedded single-node
 // cluster, like `kiln demo`, serving the corpora given with --dataset.
-// `kiln datasets check DIR` is cli/cmd_datasets_check.cpp.
+// `kiln datasets check DIR` is tools/cli/cmd_datasets_check.cpp.
 #include <fmt/format.h>
 
-#include <kiln/include/kiln/client/datasets.h>
+#include <kiln/client/datasets.h>
 #include "tools/cli/commands.h"
 #include "tools/local_cluster/local_cluster.h"
 #include "worker/worker_cli.h"

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <kiln/include/kiln/client/env_state.h>
+#include <kiln/client/env_state.h>
 #include "tools/cli/commands.h"
 #include "tools/eval/harness.h"
 #include "worker/worker_cli.h"

@@ -12,9 +12,9 @@
 
 #include <algorithm>
 
-#include <kiln/include/kiln/client/env_state.h>
-#include <kiln/include/kiln/client/state_replay.h>
-#include <kiln/include/kiln/client/work_pool.h>
+#include <kiln/client/env_state.h>
+#include <kiln/client/state_replay.h>
+#include <kiln/client/work_pool.h>
 #include "programs/make/json_tree.h"
 #include "tools/cli/commands.h"
 #include "tools/local_cluster/local_cluster.h"

@@ -5,7 +5,7 @@
 
 #include <numeric>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "common/base/json_text.h"
 #include "tools/cli/commands.h"
 #include "worker/worker_cli.h"

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include <kiln/include/kiln/client/work_pool.h>
+#include <kiln/client/work_pool.h>
 #include "tools/demo/timeline.h"
 #include "tools/local_cluster/local_cluster.h"
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "tools/demo/timeline.h"
 #include "tools/learn/ppo.h"
 

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include <kiln/include/kiln/client/datasets.h>
-#include <kiln/include/kiln/client/work_pool.h>
+#include <kiln/client/datasets.h>
+#include <kiln/client/work_pool.h>
 #include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::eval {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/env_state.h>
+#include <kiln/client/env_state.h>
 #include <kiln/status.h>
 #include "tools/eval/sequence_scorer.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "tools/eval/sequence_scorer.h"
 
 namespace kiln::eval {

@@ -13,7 +13,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 #include "coordinator/coordinator_server.h"
 #include "tools/local_cluster/worker_child.h"
 #include "worker/worker_server.h"

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 
 namespace kiln::client {
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include <kiln/include/kiln/client/client.h>
-#include <kiln/include/kiln/client/env_state.h>
+#include <kiln/client/client.h>
+#include <kiln/client/env_state.h>
 
 namespace kiln::client {
 

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include <kiln/include/kiln/client/client.h>
+#include <kiln/client/client.h>
 
 namespace kiln::client {
 

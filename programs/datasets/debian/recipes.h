@@ -2,7 +2,7 @@
 // Debian source package and how its own build runs) and the datasets that
 // group them. Data and pure functions only: the table is in recipes.cpp, the
 // commands a recipe turns into are assembled here and run by
-// datasets/debian/project_build.h.
+// programs/datasets/debian/project_build.h.
 #pragma once
 
 #include <filesystem>

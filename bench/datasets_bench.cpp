@@ -52,7 +52,7 @@ Result<std::vector<fs::path>> writeSources(const DatasetsBenchOptions& o, const 
     sources.push_back(path);
     return okStatus();
   };
-  for (const auto& program : benchmarks::kilnBenchV0()) {
+  for (const auto& program : bundled::kilnBenchV0()) {
     KILN_RETURN_IF_ERROR(write(std::string(reinterpret_cast<const char*>(program.bitcode.data()),
                                            program.bitcode.size())));
   }
@@ -73,8 +73,7 @@ Result<std::vector<fs::path>> writeSources(const DatasetsBenchOptions& o, const 
   }
   report.notes.push_back(fmt::format(
       "sources: kiln-bench-v0's {} modules and {} csmith programs, linked {} times over",
-      benchmarks::kilnBenchV0().size(), built,
-      o.modules / std::max<std::size_t>(sources.size(), 1)));
+      bundled::kilnBenchV0().size(), built, o.modules / std::max<std::size_t>(sources.size(), 1)));
   return sources;
 }
 

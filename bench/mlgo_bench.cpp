@@ -93,14 +93,15 @@ constexpr double kColdAfterUs = 1000;
 
 Result<Episode> directEpisode(const std::filesystem::path& directory,
                               const std::filesystem::path& input) {
-  mlgo::CompilerOptions options;
+  mlgo_channel::CompilerOptions options;
   options.sessionDirectory = directory;
   options.input = input;
-  KILN_ASSIGN_OR_RETURN(mlgo::InteractiveCompiler compiler,
-                        mlgo::InteractiveCompiler::start(options, Clock::now() + 60s));
+  KILN_ASSIGN_OR_RETURN(mlgo_channel::InteractiveCompiler compiler,
+                        mlgo_channel::InteractiveCompiler::start(options, Clock::now() + 60s));
   Episode episode;
   auto deadline = Clock::now() + 120s;
-  KILN_ASSIGN_OR_RETURN(std::optional<mlgo::Observation> observation, compiler.next(deadline));
+  KILN_ASSIGN_OR_RETURN(std::optional<mlgo_channel::Observation> observation,
+                        compiler.next(deadline));
   while (observation) {
     auto sent = Clock::now();
     KILN_ASSIGN_OR_RETURN(std::int64_t advice, compiler.defaultAdvice(*observation));
@@ -112,7 +113,7 @@ Result<Episode> directEpisode(const std::filesystem::path& directory,
       episode.decisionUs.push_back(microsSince(sent));
       continue;
     }
-    KILN_ASSIGN_OR_RETURN(mlgo::CompileOutcome outcome, compiler.finish(deadline));
+    KILN_ASSIGN_OR_RETURN(mlgo_channel::CompileOutcome outcome, compiler.finish(deadline));
     episode.endUs = microsSince(sent);
     std::error_code ignored;
     std::filesystem::remove(outcome.output, ignored);

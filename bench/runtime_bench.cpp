@@ -105,7 +105,7 @@ Status measureRound(std::vector<Slot>& slots, std::size_t p, unsigned sessions, 
     KILN_RETURN_IF_ERROR(answer.status());
     KILN_ASSIGN_OR_RETURN(Observed observed, readStats(*answer));
     level.pooled.insert(level.pooled.end(), observed.samples.begin(), observed.samples.end());
-    level.sessionMedians.push_back(runtime::median(observed.samples));
+    level.sessionMedians.push_back(runs::median(observed.samples));
     level.cpus.insert(observed.cpu);
     level.queuedSeconds += observed.queuedSeconds;
   }
@@ -127,8 +127,8 @@ std::string cpuList(const std::set<int>& cpus) {
 }
 
 Row levelRow(const std::string& program, unsigned sessions, const Level& level,
-             const runtime::RuntimeSummary& alone) {
-  const runtime::RuntimeSummary s = runtime::summarize(level.pooled);
+             const runs::RuntimeSummary& alone) {
+  const runs::RuntimeSummary s = runs::summarize(level.pooled);
   const bool floor = sessions == 1;
   const double ratio = alone.median > 0 ? s.median / alone.median : 0;
   const double bound = alone.relativeCiHalfWidth() + s.relativeCiHalfWidth();
@@ -215,7 +215,7 @@ Result<Report> runRuntimeBench(const RuntimeBenchOptions& o) {
       o.runs, o.rounds, fmt::join(std::vector<unsigned>(levels.begin() + 1, levels.end()), "/"),
       o.workers, o.workers == 1 ? "" : "es");
   for (std::size_t p = 0; p < o.programs.size(); ++p) {
-    const runtime::RuntimeSummary alone = runtime::summarize(gathered[p][0].pooled);
+    const runs::RuntimeSummary alone = runs::summarize(gathered[p][0].pooled);
     for (std::size_t l = 0; l < levels.size(); ++l) {
       report.rows.push_back(levelRow(o.programs[p], levels[l], gathered[p][l], alone));
     }

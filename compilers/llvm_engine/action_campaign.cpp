@@ -5,7 +5,7 @@
 
 #include "compilers/llvm_engine/module_state.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -91,4 +91,4 @@ Result<CampaignReport> runActionCampaign(const std::shared_ptr<const PassTable>&
   return report;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

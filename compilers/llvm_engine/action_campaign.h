@@ -17,7 +17,7 @@
 #include <kiln/status.h>
 #include "compilers/llvm_engine/pass_table.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 struct CampaignProgram {
   std::string name;     // e.g. "kiln-bench-v0/quicksort"
@@ -71,4 +71,4 @@ Result<CampaignReport> runActionCampaign(const std::shared_ptr<const PassTable>&
                                          const std::vector<CampaignProgram>& programs,
                                          const CampaignOptions& options);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -8,7 +8,7 @@
 #include "compilers/llvm_engine/compiler_gym_flags.h"
 #include "llvm/Config/llvm-config.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 std::string actionRows(const PassTable& table, std::size_t first, std::size_t end) {
@@ -138,4 +138,4 @@ std::string actionsMarkdown(const PassTable& table) {
   return out;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

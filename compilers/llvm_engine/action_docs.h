@@ -10,8 +10,8 @@
 
 #include "compilers/llvm_engine/pass_table.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 std::string actionsMarkdown(const PassTable& table);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

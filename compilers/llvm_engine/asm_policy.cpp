@@ -6,7 +6,7 @@
 #include <array>
 #include <vector>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // Stands for an operand's text in an expanded inline asm template: what
@@ -340,4 +340,4 @@ AsmVerdict checkAssembly(std::string_view text, AsmSource source, std::size_t op
   return verdict;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // Bounds on what fill and alignment directives may ask of the assembler.
 inline constexpr std::uint64_t kMaxFillDirectiveBytes = 1 << 20;  // .zero/.space/.fill/.nops/.org
@@ -47,4 +47,4 @@ struct AsmVerdict {
 AsmVerdict checkAssembly(std::string_view text, AsmSource source,
                          std::size_t operandCount = 1000000);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

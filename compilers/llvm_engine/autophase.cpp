@@ -9,7 +9,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // Feature indices, in CompilerGym's output order.
@@ -265,4 +265,4 @@ std::vector<std::int64_t> computeAutophase(const llvm::Module& module) {
   return f;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -14,7 +14,7 @@ namespace llvm {
 class Module;
 }
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 inline constexpr std::size_t kAutophaseDims = 56;
 
@@ -23,4 +23,4 @@ std::span<const std::string_view> autophaseFeatureNames();
 
 std::vector<std::int64_t> computeAutophase(const llvm::Module& module);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

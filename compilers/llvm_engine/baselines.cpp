@@ -4,7 +4,7 @@
 
 #include "compilers/llvm_engine/module_state.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 struct Measured {
@@ -34,4 +34,4 @@ Result<Baselines> computeBaselines(const ModuleState& state) {
   return Baselines{o0.instCount, o3.instCount, oz.instCount, o0.textSize, o3.textSize, oz.textSize};
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

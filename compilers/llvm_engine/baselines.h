@@ -7,7 +7,7 @@
 
 #include <kiln/status.h>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 class ModuleState;
 
@@ -25,4 +25,4 @@ struct Baselines {
 // and three in-process codegens (tens of milliseconds for small programs).
 Result<Baselines> computeBaselines(const ModuleState& state);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

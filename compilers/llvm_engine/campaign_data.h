@@ -5,9 +5,9 @@
 
 #include <string_view>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 std::string_view validationCampaignJson();  // docs/data/action_validation.json
 std::string_view validationPutBackJson();   // docs/data/action_validation_put_back.json
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -8,7 +8,7 @@
 #include "compilers/llvm_engine/campaign_data.h"
 #include "llvm/Support/JSON.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using Object = llvm::json::Object;
@@ -138,4 +138,4 @@ std::string validationCampaignMarkdown() {
          campaignRunMarkdown(validationPutBackJson(), "action_validation_put_back.json");
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

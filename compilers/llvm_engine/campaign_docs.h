@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // The section for both committed runs: the default action space, and the
 // same campaign with the passes denied for miscompiling put back.
@@ -17,4 +17,4 @@ std::string validationCampaignMarkdown();
 // A JSON that does not parse renders as a line that says so.
 std::string campaignRunMarkdown(std::string_view json, std::string_view dataFile);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -26,7 +26,7 @@
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Instrumentation/AddressSanitizer.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 void initializeNativeTargetOnce() {
   // LLVM's target registry is process-wide; registering the native target
@@ -178,4 +178,4 @@ std::int64_t textSectionBytes(const llvm::object::ObjectFile& object) {
   return textBytes;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

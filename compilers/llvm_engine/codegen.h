@@ -17,7 +17,7 @@ class ObjectFile;
 }  // namespace object
 }  // namespace llvm
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // Thread-safe; every caller of the functions below goes through it.
 void initializeNativeTargetOnce();
@@ -46,4 +46,4 @@ Result<std::string> emitObject(const llvm::Module& module, bool addressSanitizer
 // kiln calls the native (code) size everywhere.
 std::int64_t textSectionBytes(const llvm::object::ObjectFile& object);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

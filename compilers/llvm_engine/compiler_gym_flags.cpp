@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // CompilerGym's flags.txt for LLVM 10, in its order. Where LLVM 19 renamed
@@ -148,4 +148,4 @@ std::string_view compilerGymFlagOf(std::string_view action) {
   return {};
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 struct CompilerGymFlag {
   std::string_view flag;    // as CompilerGym wrote it, e.g. "-functionattrs"
@@ -21,4 +21,4 @@ std::span<const CompilerGymFlag> compilerGymFlags();
 // The CompilerGym flag of the action called `action`, or "" if it had none.
 std::string_view compilerGymFlagOf(std::string_view action);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

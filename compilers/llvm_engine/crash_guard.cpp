@@ -13,7 +13,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // Where the fatal-error handler leaves its reason for the guarded call that is
@@ -118,4 +118,4 @@ std::string DiagnosticCollector::takeErrors() {
   return joined;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

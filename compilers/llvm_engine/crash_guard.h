@@ -16,7 +16,7 @@ namespace llvm {
 class LLVMContext;
 }
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // Runs `fn` inside an llvm::CrashRecoveryContext. Returns ok if it returned
 // normally, otherwise compileError("<what>: <reason>") where the reason is the
@@ -47,4 +47,4 @@ class DiagnosticCollector {
   std::vector<std::string> errors_;
 };
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

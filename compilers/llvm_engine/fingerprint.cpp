@@ -6,7 +6,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/xxhash.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // An order-sensitive 64-bit mix (multiply, xor-shift), several times cheaper
@@ -178,4 +178,4 @@ std::uint64_t moduleFingerprint(const llvm::Module& module) {
   return h.value();
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

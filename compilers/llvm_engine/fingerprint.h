@@ -21,8 +21,8 @@ namespace llvm {
 class Module;
 }
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 std::uint64_t moduleFingerprint(const llvm::Module& module);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

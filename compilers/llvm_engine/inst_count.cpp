@@ -5,7 +5,7 @@
 #include "llvm/IR/Instruction.h"
 #include "llvm/IR/Module.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 constexpr std::size_t kTotals = 3;
@@ -62,4 +62,4 @@ std::int64_t countInstructions(const llvm::Module& module) {
   return static_cast<std::int64_t>(module.getInstructionCount());
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -12,7 +12,7 @@ namespace llvm {
 class Module;
 }
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // "TotalInstsCount", "TotalBlocksCount", "TotalFuncsCount", "RetCount", ...
 // TotalFuncs counts every function including declarations, as CompilerGym's
@@ -24,4 +24,4 @@ std::vector<std::int64_t> computeInstCount(const llvm::Module& module);
 // Number of instructions in the module (CompilerGym's IrInstructionCount).
 std::int64_t countInstructions(const llvm::Module& module);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -6,7 +6,7 @@
 #include "llvm/Support/SHA1.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // Removes the first line starting with `prefix` (with its newline), if any,
@@ -53,4 +53,4 @@ std::string writeBitcode(const llvm::Module& module) {
   return bytes;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -15,7 +15,7 @@ namespace llvm {
 class Module;
 }
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 std::string canonicalIrText(const llvm::Module& module);
 
@@ -26,4 +26,4 @@ std::string sha1Hex(std::string_view text);
 // behaves exactly like the original under every pass.
 std::string writeBitcode(const llvm::Module& module);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -31,7 +31,7 @@
 
 namespace {
 
-using kiln::llvmenv::ModuleState;
+using kiln::llvm_engine::ModuleState;
 
 struct Stats {
   double p50;
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   buffer << in.rdbuf();
   const std::string bytes = buffer.str();
 
-  auto table = kiln::llvmenv::PassTable::fromRegistry();
+  auto table = kiln::llvm_engine::PassTable::fromRegistry();
   if (!table.ok()) {
     std::fprintf(stderr, "%s\n", fail(table.status()).c_str());
     return 1;
@@ -128,35 +128,35 @@ int main(int argc, char** argv) {
   bench("applyPass(gvn) x2", n, appliedOnce(gvn), [&] { return scratch->applyPass(gvn).ok(); });
   // The parts of a step, to see where its time goes.
   bench("step: run globaldce", n, freshCopy, [&] {
-    return kiln::llvmenv::runPipeline(*const_cast<llvm::Module*>(scratch->module()), nullptr,
-                                      "globaldce")
+    return kiln::llvm_engine::runPipeline(*const_cast<llvm::Module*>(scratch->module()), nullptr,
+                                          "globaldce")
         .ok();
   });
   bench("step: run gvn", n, freshCopy, [&] {
-    return kiln::llvmenv::runPipeline(*const_cast<llvm::Module*>(scratch->module()), nullptr,
-                                      scratch->passes().at(gvn).pipeline)
+    return kiln::llvm_engine::runPipeline(*const_cast<llvm::Module*>(scratch->module()), nullptr,
+                                          scratch->passes().at(gvn).pipeline)
         .ok();
   });
   bench("step: fingerprint", n, nullptr,
-        [&] { return kiln::llvmenv::moduleFingerprint(*state.module()) != 0; });
+        [&] { return kiln::llvm_engine::moduleFingerprint(*state.module()) != 0; });
   bench("step: verify", n, nullptr, [&] { return !llvm::verifyModule(*state.module()); });
   bench("step: writeBitcode", n, nullptr,
-        [&] { return !kiln::llvmenv::writeBitcode(*state.module()).empty(); });
+        [&] { return !kiln::llvm_engine::writeBitcode(*state.module()).empty(); });
   // The transition cache's costs (compilers/llvm_session/transition_cache.h): a state's
   // identity, and what a hit does instead of running a step.
   bench("identity (BLAKE3)", n, freshCopy, [&] { return scratch->identity().has_value(); });
-  const kiln::llvmenv::StateDigest digest = state.identity().value();
+  const kiln::llvm_engine::StateDigest digest = state.identity().value();
   bench("hit: adopt", n, freshCopy, [&] { return scratch->adopt(*cached, digest).ok(); });
   bench("hit: adopt+first use", n, freshCopy,
         [&] { return scratch->adopt(*cached, digest).ok() && scratch->instructionCount().ok(); });
   bench("printIr", n, nullptr,
-        [&] { return !kiln::llvmenv::canonicalIrText(*state.module()).empty(); });
+        [&] { return !kiln::llvm_engine::canonicalIrText(*state.module()).empty(); });
   bench("instCount", n, nullptr,
-        [&] { return !kiln::llvmenv::computeInstCount(*state.module()).empty(); });
+        [&] { return !kiln::llvm_engine::computeInstCount(*state.module()).empty(); });
   bench("autophase", n, nullptr,
-        [&] { return !kiln::llvmenv::computeAutophase(*state.module()).empty(); });
+        [&] { return !kiln::llvm_engine::computeAutophase(*state.module()).empty(); });
   bench("objectTextSize", std::max(1, n / 4), nullptr,
-        [&] { return kiln::llvmenv::objectTextSizeBytes(*state.module()).ok(); });
+        [&] { return kiln::llvm_engine::objectTextSizeBytes(*state.module()).ok(); });
   // What confining codegen adds to it (codegen.h): a ruleset, a thread, entering it.
   bench("confined thread (no work)", n, nullptr, [&] {
     auto confinement = kiln::FileConfinement::prepareIfSupported(kiln::ConfinementPaths{});
@@ -189,6 +189,6 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(tmp);
   // What the module policy adds to parse+verify (module_policy.h).
   bench("client module check", n, nullptr,
-        [&] { return kiln::llvmenv::checkClientModule(*state.module(), "bench").ok(); });
+        [&] { return kiln::llvm_engine::checkClientModule(*state.module(), "bench").ok(); });
   return 0;
 }

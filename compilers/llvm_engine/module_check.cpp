@@ -13,7 +13,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 bool startsWithBitcodeMagic(std::string_view bytes) {
@@ -131,4 +131,4 @@ Status checkModule(std::string_view bytes, const std::string& name) {
   return checkClientModule(*module, name);
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -11,7 +11,7 @@
 
 #include <kiln/status.h>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // The producer string that bitcode carries ("LLVM19.1.7", "LLVM17.0.6"),
 // nullopt when it has none or is not readable bitcode.
@@ -29,4 +29,4 @@ Status explainForeignBitcode(const Status& error, std::string_view bytes);
 // an error, and damages the process as runGuarded describes.
 Status checkModule(std::string_view bytes, const std::string& name);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

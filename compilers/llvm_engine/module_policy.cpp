@@ -18,7 +18,7 @@
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Module.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 constexpr std::string_view kWhereDocumented =
@@ -166,4 +166,4 @@ Status checkClientModule(const llvm::Module& module, std::string_view name) {
   return okStatus();
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -28,7 +28,7 @@ namespace llvm {
 class Module;
 }
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 inline constexpr std::uint64_t kMaxModuleDataBytes = std::uint64_t{256} << 20;
 
@@ -36,4 +36,4 @@ inline constexpr std::uint64_t kMaxModuleDataBytes = std::uint64_t{256} << 20;
 // module)".
 Status checkClientModule(const llvm::Module& module, std::string_view name);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

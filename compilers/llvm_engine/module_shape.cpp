@@ -3,7 +3,7 @@
 #include "compilers/llvm_engine/inst_count.h"
 #include "llvm/IR/Module.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 ModuleShape moduleShape(const llvm::Module& module) {
   ModuleShape shape = computeInstCount(module);  // opcodes, blocks, functions
@@ -14,4 +14,4 @@ ModuleShape moduleShape(const llvm::Module& module) {
   return shape;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -12,10 +12,10 @@ namespace llvm {
 class Module;
 }
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 using ModuleShape = std::vector<std::int64_t>;
 
 ModuleShape moduleShape(const llvm::Module& module);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -25,7 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // The first terminator that a pass handling only branches (and switches,
@@ -502,10 +502,10 @@ Result<std::int64_t> ModuleState::objectTextSizeBytes() const {
   KILN_RETURN_IF_ERROR(checkUsable());
   if (!textSize_) {
     KILN_RETURN_IF_ERROR(load());
-    KILN_ASSIGN_OR_RETURN(std::int64_t size, llvmenv::objectTextSizeBytes(*module_));
+    KILN_ASSIGN_OR_RETURN(std::int64_t size, llvm_engine::objectTextSizeBytes(*module_));
     textSize_ = size;
   }
   return *textSize_;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

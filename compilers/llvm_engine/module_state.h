@@ -26,7 +26,7 @@ class Module;
 class TargetMachine;
 }  // namespace llvm
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 struct PassOutcome {
   std::string pass;  // registry name, or the pipeline text for applyPipeline()
@@ -184,4 +184,4 @@ class ModuleState {
   bool readFromBitcode_ = true;
 };
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -5,7 +5,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/ValueSymbolTable.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // LLVM offers no way to reset the counter (ValueSymbolTable::LastUnique is
@@ -35,4 +35,4 @@ void resetNameCounters(llvm::Module& module) {
   for (llvm::Function& function : module) reset(function.getValueSymbolTable());
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

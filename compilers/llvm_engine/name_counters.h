@@ -13,11 +13,11 @@ namespace llvm {
 class Module;
 }
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // Sets the module's and every function's counter back to 0, as after
 // reading bitcode. Safe at any time: a counter is only where the search
 // for a free suffix starts.
 void resetNameCounters(llvm::Module& module);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -5,7 +5,7 @@
 
 #include "compilers/llvm_engine/module_state.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 constexpr std::array kSpecs = {
@@ -63,4 +63,4 @@ ValueDict toDict(std::span<const std::string_view> names, const std::vector<std:
   return dict;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -12,7 +12,7 @@
 #include <kiln/status.h>
 #include <kiln/value.h>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 class ModuleState;
 
@@ -33,4 +33,4 @@ Result<Value> observe(const ModuleState& state, std::string_view name);
 Int64Tensor toTensor(std::vector<std::int64_t> values);  // shape [n]
 ValueDict toDict(std::span<const std::string_view> names, const std::vector<std::int64_t>& values);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

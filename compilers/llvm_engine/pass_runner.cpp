@@ -12,7 +12,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 Status parseError(std::string_view pipeline, llvm::Error error) {
@@ -116,4 +116,4 @@ Result<std::vector<std::string>> passesRunBy(std::string_view pipeline) {
   return passes;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -18,7 +18,7 @@ class Module;
 class TargetMachine;
 }  // namespace llvm
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // Parses `pipeline` (PassBuilder syntax, exactly as `opt -passes=` takes it)
 // and runs it. Returns invalidArgument if the text does not parse. Not
@@ -37,4 +37,4 @@ Status runPipeline(llvm::Module& module, llvm::TargetMachine* tm, std::string_vi
 // invalidArgument if the text does not parse.
 Result<std::vector<std::string>> passesRunBy(std::string_view pipeline);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

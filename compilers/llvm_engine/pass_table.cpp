@@ -14,7 +14,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 struct Rule {
@@ -377,4 +377,4 @@ std::optional<std::size_t> PassTable::find(std::string_view name) const {
   return std::nullopt;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

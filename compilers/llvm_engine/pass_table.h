@@ -19,7 +19,7 @@
 
 #include <kiln/status.h>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 enum class PassKind { kModule, kCgscc, kFunction, kLoopNest, kLoop };
 
@@ -107,4 +107,4 @@ class PassTable {
   std::string fingerprint_;
 };
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -15,7 +15,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 constexpr const char* kRootText = "[external]";
@@ -222,4 +222,4 @@ Result<ProgramGraph> buildProgramGraph(const llvm::Module& module, std::uint32_t
   return GraphBuilder(maxNodes, nodeValues).build(module);
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

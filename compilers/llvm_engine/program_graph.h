@@ -29,7 +29,7 @@ class Module;
 class Value;
 }  // namespace llvm
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // invalid-argument when the graph would have more than `maxNodes` nodes
 // (counted before anything is built). `nodeValues`, when given, receives the
@@ -38,4 +38,4 @@ Result<ProgramGraph> buildProgramGraph(const llvm::Module& module,
                                        std::uint32_t maxNodes = kMaxGraphNodes,
                                        std::vector<const llvm::Value*>* nodeValues = nullptr);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 double delta(std::int64_t previous, std::int64_t current) {
@@ -35,4 +35,4 @@ double objectTextSizeOzReward(std::int64_t previous, std::int64_t current,
   return delta(previous, current) / ozNorm(baselines.textSizeO0, baselines.textSizeOz);
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -15,7 +15,7 @@
 
 #include "compilers/llvm_engine/baselines.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // IrInstructionCount: previous - current.
 double irInstructionCountReward(std::int64_t previous, std::int64_t current);
@@ -31,4 +31,4 @@ double objectTextSizeReward(std::int64_t previous, std::int64_t current);
 double objectTextSizeOzReward(std::int64_t previous, std::int64_t current,
                               const Baselines& baselines);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

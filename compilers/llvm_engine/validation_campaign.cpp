@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -349,4 +349,4 @@ Result<ValidationCampaignReport> runValidationCampaign(
   return report;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

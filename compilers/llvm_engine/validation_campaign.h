@@ -25,7 +25,7 @@
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_engine/validation_plan.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // What running a state's program showed.
 struct Behaviour {
@@ -105,4 +105,4 @@ Result<ValidationCampaignReport> runValidationCampaign(
     const std::shared_ptr<const PassTable>& table, const std::vector<CampaignProgram>& programs,
     const BehaviourCheck& check, const ValidationOptions& options);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -10,7 +10,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/Error.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 std::optional<std::size_t> findAction(const std::vector<CampaignAction>& actions,
@@ -131,4 +131,4 @@ Result<std::vector<CampaignSequence>> planSequences(const std::vector<CampaignAc
   return plan;
 }
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -17,7 +17,7 @@
 #include <kiln/status.h>
 #include "compilers/llvm_engine/pass_table.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 
 // One action a campaign may take: a pass of the table, or a registry pass
 // put back from outside it (to show what the campaign finds when a denied
@@ -67,4 +67,4 @@ Result<std::vector<CampaignSequence>> planSequences(const std::vector<CampaignAc
                                                     std::size_t programs,
                                                     const PlanOptions& options);
 
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

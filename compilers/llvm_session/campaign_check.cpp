@@ -8,17 +8,17 @@
 #include "common/process/working_directory.h"
 #include "compilers/llvm_session/program_runs.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 // The working directory outlives the runs that build into it.
 struct CheckState {
   WorkingDirectory directory;
-  std::vector<runtime::RunSpec> specs;
+  std::vector<runs::RunSpec> specs;
   ProgramCheckOptions options;
   ProgramRuns runs;
 
-  CheckState(WorkingDirectory dir, std::vector<runtime::RunSpec> programSpecs,
+  CheckState(WorkingDirectory dir, std::vector<runs::RunSpec> programSpecs,
              const ProgramCheckOptions& checkOptions, const OperatorSettings& settings)
       : directory(std::move(dir)),
         specs(std::move(programSpecs)),
@@ -35,30 +35,30 @@ bool textFileBusy(const Status& status) {
   return status.message().find("Text file busy") != std::string::npos;
 }
 
-llvmenv::Behaviour behaviourOf(const ValidationReport& report) {
+llvm_engine::Behaviour behaviourOf(const ValidationReport& report) {
   if (report.valid()) return {};
-  const runtime::ValidationError& first = report.errors.front();
+  const runs::ValidationError& first = report.errors.front();
   std::string message = first.message;
   if (!first.evidence.empty()) message += " (" + first.evidence + ")";
   if (report.errors.size() > 1) {
     message += fmt::format("; {} more difference(s)", report.errors.size() - 1);
   }
-  return {false, runtime::kindName(first.kind), std::move(message)};
+  return {false, runs::kindName(first.kind), std::move(message)};
 }
 
 }  // namespace
 
-Result<llvmenv::BehaviourCheck> makeProgramCheck(std::vector<runtime::RunSpec> specs,
-                                                 const ProgramCheckOptions& options) {
+Result<llvm_engine::BehaviourCheck> makeProgramCheck(std::vector<runs::RunSpec> specs,
+                                                     const ProgramCheckOptions& options) {
   KILN_ASSIGN_OR_RETURN(WorkingDirectory directory,
                         WorkingDirectory::create(options.scratch, "kiln-campaign"));
   OperatorSettings settings;
   settings.runtimeLinker = options.linker;
   auto state =
       std::make_shared<CheckState>(std::move(directory), std::move(specs), options, settings);
-  return llvmenv::BehaviourCheck(
-      [state](std::size_t program, const llvmenv::ModuleState& reference,
-              const llvmenv::ModuleState& candidate) -> Result<llvmenv::Behaviour> {
+  return llvm_engine::BehaviourCheck(
+      [state](std::size_t program, const llvm_engine::ModuleState& reference,
+              const llvm_engine::ModuleState& candidate) -> Result<llvm_engine::Behaviour> {
         if (program >= state->specs.size()) {
           return invalidArgument(fmt::format("no run spec for campaign program {}", program));
         }
@@ -70,8 +70,8 @@ Result<llvmenv::BehaviourCheck> makeProgramCheck(std::vector<runtime::RunSpec> s
         }
         KILN_ASSIGN_OR_RETURN(ValidationReport report, std::move(validated));
         // The program as it came failed: there is nothing to compare with.
-        for (const runtime::ValidationError& error : report.errors) {
-          if (error.kind == runtime::ValidationError::Kind::kReferenceFailed) {
+        for (const runs::ValidationError& error : report.errors) {
+          if (error.kind == runs::ValidationError::Kind::kReferenceFailed) {
             return invalidArgument(error.message);
           }
         }
@@ -79,4 +79,4 @@ Result<llvmenv::BehaviourCheck> makeProgramCheck(std::vector<runtime::RunSpec> s
       });
 }
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -13,7 +13,7 @@
 #include "compilers/llvm_engine/validation_campaign.h"
 #include "programs/runs/run_spec.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 struct ProgramCheckOptions {
   bool asan = true;  // run the ASan build of every state too
@@ -25,7 +25,7 @@ struct ProgramCheckOptions {
 // A thread-safe check of programs whose run specs are `specs` (one per
 // campaign program, same order). It owns its sandbox and a working
 // directory, removed when the last copy of the check goes.
-Result<llvmenv::BehaviourCheck> makeProgramCheck(std::vector<runtime::RunSpec> specs,
-                                                 const ProgramCheckOptions& options);
+Result<llvm_engine::BehaviourCheck> makeProgramCheck(std::vector<runs::RunSpec> specs,
+                                                     const ProgramCheckOptions& options);
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

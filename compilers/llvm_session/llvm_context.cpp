@@ -9,7 +9,7 @@
 #include "llvm/Support/xxhash.h"
 #include "programs/datasets/generators.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 bool looksLikeBitcode(std::string_view bytes) {
   auto startsWith = [&](std::initializer_list<unsigned char> magic) {
@@ -37,9 +37,9 @@ LlvmContext::LlvmContext(ContextResources& resources,
 
 Status LlvmContext::init() {
   KILN_ASSIGN_OR_RETURN(
-      passes_, llvmenv::PassTable::fromRegistry(settings().faultInjection
-                                                    ? llvmenv::PassTable::Crashers::kKept
-                                                    : llvmenv::PassTable::Crashers::kLeftOut));
+      passes_, llvm_engine::PassTable::fromRegistry(
+                   settings().faultInjection ? llvm_engine::PassTable::Crashers::kKept
+                                             : llvm_engine::PassTable::Crashers::kLeftOut));
   KILN_ASSIGN_OR_RETURN(registry_, sharedDatasets_->get([this] {
     std::vector<datasets::CorpusDirectory> corpora;
     for (const OperatorDataset& dataset : settings().datasets) {
@@ -79,24 +79,22 @@ Status LlvmContext::init() {
   return okStatus();
 }
 
-Result<runtime::RunSpec> LlvmContext::runSpecFor(const Benchmark& benchmark) const {
+Result<runs::RunSpec> LlvmContext::runSpecFor(const Benchmark& benchmark) const {
   const std::string& uri = benchmark.uri;
-  if (uri.starts_with("benchmark://kiln-bench-v0/")) return runtime::kilnBenchRunSpec();
+  if (uri.starts_with("benchmark://kiln-bench-v0/")) return runs::kilnBenchRunSpec();
   if (uri.starts_with(fmt::format("generator://{}/", datasets::kCsmithDataset))) {
-    return runtime::csmithRunSpec();
+    return runs::csmithRunSpec();
   }
   if (registry_ != nullptr && benchmark.program != nullptr) {
     KILN_ASSIGN_OR_RETURN(std::optional<datasets::DatasetRegistry::ModuleRunSpec> own,
                           registry_->moduleRunSpec(uri, *benchmark.program));
     if (own) {
-      return runtime::parseRunSpec(own->text,
-                                   fmt::format("the run spec of {} (its .run.json)", uri),
-                                   [&own](const std::string& name) {
-                                     return own->readBeside(name, runtime::kMaxStdinBytes);
-                                   });
+      return runs::parseRunSpec(
+          own->text, fmt::format("the run spec of {} (its .run.json)", uri),
+          [&own](const std::string& name) { return own->readBeside(name, runs::kMaxStdinBytes); });
     }
   }
-  return runtime::RunSpec{{runtime::ProgramInput{}}, {"m"}};
+  return runs::RunSpec{{runs::ProgramInput{}}, {"m"}};
 }
 
 Result<Benchmark> LlvmContext::resolveBenchmark(const std::string& uri) {
@@ -216,7 +214,7 @@ Result<std::string> LlvmContext::handleParameter(const std::string& key, const s
     // Where Runtime measurements run: the measuring CPUs are made on first
     // use, so asking makes them (and reports the lock directory's refusal).
     if (!programs_) return internalError("the llvm context was not initialized");
-    KILN_ASSIGN_OR_RETURN(runtime::MeasuringCpus * cpus, programs_->measuringCpus());
+    KILN_ASSIGN_OR_RETURN(runs::MeasuringCpus * cpus, programs_->measuringCpus());
     return cpus->describe();
   }
   if (key != "llvm.datasets" && key != "llvm.benchmarks" && key != "llvm.benchmark_sizes" &&
@@ -244,42 +242,45 @@ Result<std::shared_ptr<const CachedModule>> LlvmContext::module(const Benchmark&
   if (auto cached = moduleCache_.get(key)) return cached;
 
   const bool bitcode = looksLikeBitcode(bytes);
-  auto state = bitcode ? llvmenv::ModuleState::fromBitcode(passes_, bytes, benchmark.uri)
-                       : llvmenv::ModuleState::fromIrText(passes_, bytes, benchmark.uri);
+  auto state = bitcode ? llvm_engine::ModuleState::fromBitcode(passes_, bytes, benchmark.uri)
+                       : llvm_engine::ModuleState::fromIrText(passes_, bytes, benchmark.uri);
   if (!state.ok()) {
-    Status why = bitcode ? llvmenv::explainForeignBitcode(state.status(), bytes) : state.status();
+    Status why =
+        bitcode ? llvm_engine::explainForeignBitcode(state.status(), bytes) : state.status();
     Status refused(why.code(), fmt::format("benchmark '{}' ({}) cannot be used: {}", benchmark.uri,
                                            bitcode ? "bitcode" : "not bitcode, read as IR text",
                                            why.message()));
     if (registry_) registry_->recordRejectedBytes(benchmark.uri, bytes, refused.message());
     return refused;
   }
-  KILN_ASSIGN_OR_RETURN(llvmenv::SerializedModule serialized, (*state)->serialize());
+  KILN_ASSIGN_OR_RETURN(llvm_engine::SerializedModule serialized, (*state)->serialize());
   KILN_ASSIGN_OR_RETURN(std::int64_t count, (*state)->instructionCount());
   auto entry = std::make_shared<const CachedModule>(key, std::move(serialized), count);
   moduleCache_.insert(entry);
   return std::shared_ptr<const CachedModule>(std::move(entry));
 }
 
-Result<std::unique_ptr<llvmenv::ModuleState>> LlvmContext::readCached(
+Result<std::unique_ptr<llvm_engine::ModuleState>> LlvmContext::readCached(
     const CachedModule& module) const {
-  KILN_ASSIGN_OR_RETURN(auto state, llvmenv::ModuleState::materialize(passes_, module.module()));
+  KILN_ASSIGN_OR_RETURN(auto state,
+                        llvm_engine::ModuleState::materialize(passes_, module.module()));
   KILN_RETURN_IF_ERROR(state->readModule());
   return state;
 }
 
-Result<std::unique_ptr<llvmenv::ModuleState>> LlvmContext::materialize(
+Result<std::unique_ptr<llvm_engine::ModuleState>> LlvmContext::materialize(
     const std::shared_ptr<const CachedModule>& module) {
   if (auto ready = readyModules_.take(module)) return ready;
   return readCached(*module);
 }
 
-Result<llvmenv::Baselines> LlvmContext::baselines(const CachedModule& module) const {
+Result<llvm_engine::Baselines> LlvmContext::baselines(const CachedModule& module) const {
   return module.baselines(
-      [this](const llvmenv::SerializedModule& serialized) -> Result<llvmenv::Baselines> {
-        KILN_ASSIGN_OR_RETURN(auto state, llvmenv::ModuleState::materialize(passes_, serialized));
-        return llvmenv::computeBaselines(*state);
+      [this](const llvm_engine::SerializedModule& serialized) -> Result<llvm_engine::Baselines> {
+        KILN_ASSIGN_OR_RETURN(auto state,
+                              llvm_engine::ModuleState::materialize(passes_, serialized));
+        return llvm_engine::computeBaselines(*state);
       });
 }
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

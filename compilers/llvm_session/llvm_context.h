@@ -44,12 +44,12 @@
 #include "programs/datasets/registry.h"
 #include "programs/datasets/shared_registry.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 inline constexpr std::string_view kProgramGraphCachePrefix = "service.program_graph_cache.";
 
 // A program graph's wire form, kept by the identity of the state it is the
-// graph of (llvmenv::ModuleState::identity): sessions that reach the same
+// graph of (llvm_engine::ModuleState::identity): sessions that reach the same
 // module (every reset on one benchmark, a step another session took) are
 // served without walking it again.
 class CachedProgramGraph {
@@ -82,15 +82,15 @@ class LlvmContext : public ServiceContext {
   Result<std::string> handleParameter(const std::string& key, const std::string& value) override;
   // The parsed-module and transition caches' setters.
   bool changesSharedState(const std::string& key) const override;
-  // A crash caught inside LLVM in this process (llvmenv::firstCaughtCrash).
-  std::optional<std::string> damage() const override { return llvmenv::firstCaughtCrash(); }
+  // A crash caught inside LLVM in this process (llvm_engine::firstCaughtCrash).
+  std::optional<std::string> damage() const override { return llvm_engine::firstCaughtCrash(); }
 
-  const std::shared_ptr<const llvmenv::PassTable>& passes() const { return passes_; }
+  const std::shared_ptr<const llvm_engine::PassTable>& passes() const { return passes_; }
   ParsedModuleCache& moduleCache() { return moduleCache_; }
   TransitionCache& transitionCache() { return transitionCache_; }
   BoundedCache<CachedProgramGraph>& programGraphCache() { return programGraphCache_; }
   // Applies pass `pass` to `state` through the transition cache.
-  Result<StepThroughCache> applyPass(llvmenv::ModuleState& state, std::size_t pass) {
+  Result<StepThroughCache> applyPass(llvm_engine::ModuleState& state, std::size_t pass) {
     return applyPassThroughCache(state, pass, transitionCache_, hitCostModel_, clock());
   }
   // For tests and tools, before any session steps (not synchronized).
@@ -102,20 +102,20 @@ class LlvmContext : public ServiceContext {
   // A fresh state of a cached module, its bitcode read (no verification):
   // one read ahead when there is one (ready_modules.h), else read now, so
   // that the session's first step pays for its step alone.
-  Result<std::unique_ptr<llvmenv::ModuleState>> materialize(
+  Result<std::unique_ptr<llvm_engine::ModuleState>> materialize(
       const std::shared_ptr<const CachedModule>& module);
   ReadyModules& readyModules() { return readyModules_; }
   // The module's baselines, computed on first use only.
-  Result<llvmenv::Baselines> baselines(const CachedModule& module) const;
+  Result<llvm_engine::Baselines> baselines(const CachedModule& module) const;
   // Building and running programs (Runtime, Validation); after init().
   ProgramRuns& programs() { return *programs_; }
   // How the benchmark runs: kiln-bench-v0's inputs, a csmith program's, a
   // corpus module's run spec (<module>.run.json), else one run without
   // arguments, linking libm. invalid-argument for a corpus spec that is wrong.
-  Result<runtime::RunSpec> runSpecFor(const Benchmark& benchmark) const;
+  Result<runs::RunSpec> runSpecFor(const Benchmark& benchmark) const;
 
  private:
-  std::shared_ptr<const llvmenv::PassTable> passes_;
+  std::shared_ptr<const llvm_engine::PassTable> passes_;
   std::shared_ptr<datasets::SharedDatasetRegistry> sharedDatasets_;
   std::shared_ptr<const datasets::DatasetRegistry> registry_;
   ParsedModuleCache moduleCache_{256, std::uint64_t{128} << 20};
@@ -127,7 +127,7 @@ class LlvmContext : public ServiceContext {
   ReadyModules readyModules_{16, std::uint64_t{4} << 20, 2, std::chrono::milliseconds(2),
                              [this](const CachedModule& module) { return readCached(module); }};
 
-  Result<std::unique_ptr<llvmenv::ModuleState>> readCached(const CachedModule& module) const;
+  Result<std::unique_ptr<llvm_engine::ModuleState>> readCached(const CachedModule& module) const;
 };
 
 // True if `bytes` start like LLVM bitcode (raw or wrapped); otherwise the
@@ -139,4 +139,4 @@ bool looksLikeBitcode(std::string_view bytes);
 // again instead of served stale.
 std::string moduleCacheKey(const std::string& uri, std::string_view bytes);
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

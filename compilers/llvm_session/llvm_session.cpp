@@ -10,7 +10,7 @@
 #include "compilers/llvm_engine/rewards.h"
 #include "llvm/Config/llvm-config.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 // Observation spaces by index; the order is the contract with clients.
@@ -77,10 +77,10 @@ Result<Value> wrap(Result<T> result) {
 }  // namespace
 
 std::vector<Space> LlvmSession::actionSpaces() const {
-  // Each space is a prefix of the pass table (llvmenv::kActionSpaces): the
+  // Each space is a prefix of the pass table (llvm_engine::kActionSpaces): the
   // default holds single passes, the second adds the pipelines after them.
   std::vector<Space> spaces;
-  for (std::size_t index = 0; index < llvmenv::kActionSpaces.size(); ++index) {
+  for (std::size_t index = 0; index < llvm_engine::kActionSpaces.size(); ++index) {
     std::vector<std::string> names;
     std::vector<std::string> flags;
     ValueList pipelines;
@@ -90,14 +90,14 @@ std::vector<Space> LlvmSession::actionSpaces() const {
       flags.reserve(size);
       pipelines.reserve(size);
       for (std::size_t i = 0; i < size; ++i) {
-        const llvmenv::PassInfo& pass = passes->at(i);
+        const llvm_engine::PassInfo& pass = passes->at(i);
         names.push_back(pass.name);
         flags.push_back(pass.flag);
         pipelines.emplace_back(pass.pipeline);
       }
     }
     Space space =
-        Space::namedDiscrete(std::string(llvmenv::kActionSpaces[index].name), std::move(names));
+        Space::namedDiscrete(std::string(llvm_engine::kActionSpaces[index].name), std::move(names));
     space.aliases = std::move(flags);
     ValueDict metadata;
     metadata.emplace_back("pipelines", Value(std::move(pipelines)));
@@ -109,8 +109,8 @@ std::vector<Space> LlvmSession::actionSpaces() const {
 
 std::vector<Space> LlvmSession::observationSpaces() const {
   const Int64Range count{0, std::nullopt};
-  const auto instCountDims = static_cast<std::int64_t>(llvmenv::instCountFeatureNames().size());
-  const auto autophaseDims = static_cast<std::int64_t>(llvmenv::kAutophaseDims);
+  const auto instCountDims = static_cast<std::int64_t>(llvm_engine::instCountFeatureNames().size());
+  const auto autophaseDims = static_cast<std::int64_t>(llvm_engine::kAutophaseDims);
   std::vector<Space> spaces(kObservationCount);
   spaces[kIr] = withFlags(Space::string("Ir"), false);
   spaces[kIrSha1] = withFlags(Space::string("IrSha1", {40, 40}), false);
@@ -124,10 +124,10 @@ std::vector<Space> LlvmSession::observationSpaces() const {
       withFlags(Space::int64Scalar("IrInstructionCountOz", count), false);
   spaces[kInstCount] = withFlags(Space::int64Box("InstCount", {instCountDims}, count), false);
   spaces[kInstCountDict] =
-      withFlags(namedInt64Dict("InstCountDict", llvmenv::instCountFeatureNames()), false);
+      withFlags(namedInt64Dict("InstCountDict", llvm_engine::instCountFeatureNames()), false);
   spaces[kAutophase] = withFlags(Space::int64Box("Autophase", {autophaseDims}, count), false);
   spaces[kAutophaseDict] =
-      withFlags(namedInt64Dict("AutophaseDict", llvmenv::autophaseFeatureNames()), false);
+      withFlags(namedInt64Dict("AutophaseDict", llvm_engine::autophaseFeatureNames()), false);
   // Object code size depends on the host target and the LLVM build.
   spaces[kObjectTextSizeBytes] = withFlags(Space::int64Scalar("ObjectTextSizeBytes", count), true);
   spaces[kObjectTextSizeO0] = withFlags(Space::int64Scalar("ObjectTextSizeO0", count), true);
@@ -171,10 +171,10 @@ std::string LlvmSession::compilerVersion() const {
 }
 
 Status LlvmSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmark) {
-  if (actionSpaceIndex >= llvmenv::kActionSpaces.size()) {
+  if (actionSpaceIndex >= llvm_engine::kActionSpaces.size()) {
     return invalidArgument(fmt::format(
         "the llvm session type has action spaces 0 ({}) and 1 ({}), not {}",
-        llvmenv::kActionSpaces[0].name, llvmenv::kActionSpaces[1].name, actionSpaceIndex));
+        llvm_engine::kActionSpaces[0].name, llvm_engine::kActionSpaces[1].name, actionSpaceIndex));
   }
   KILN_ASSIGN_OR_RETURN(episode_.benchmark, context_.module(benchmark));
   KILN_ASSIGN_OR_RETURN(state_, context_.materialize(episode_.benchmark));
@@ -196,7 +196,7 @@ Status LlvmSession::initAsFork(const CompilationSession& parent) {
 
 Status LlvmSession::applyAction(const Value& action, ActionOutcome& outcome) {
   if (state_ == nullptr) return internalError("the llvm session was not initialized");
-  const std::string_view spaceName = llvmenv::kActionSpaces.at(episode_.actionSpace).name;
+  const std::string_view spaceName = llvm_engine::kActionSpaces.at(episode_.actionSpace).name;
   if (!action.is<std::int64_t>()) {
     return invalidArgument(fmt::format("an llvm action is the index of a pass in '{}'", spaceName));
   }
@@ -249,14 +249,14 @@ Result<Value> LlvmSession::observe(std::size_t spaceIndex) {
     case kIrInstructionCountO0:
     case kIrInstructionCountO3:
     case kIrInstructionCountOz: {
-      KILN_ASSIGN_OR_RETURN(llvmenv::Baselines b, baselines());
+      KILN_ASSIGN_OR_RETURN(llvm_engine::Baselines b, baselines());
       const std::int64_t values[] = {b.instCountO0, b.instCountO3, b.instCountOz};
       return Value(values[spaceIndex - kIrInstructionCountO0]);
     }
     case kObjectTextSizeO0:
     case kObjectTextSizeO3:
     case kObjectTextSizeOz: {
-      KILN_ASSIGN_OR_RETURN(llvmenv::Baselines b, baselines());
+      KILN_ASSIGN_OR_RETURN(llvm_engine::Baselines b, baselines());
       const std::int64_t values[] = {b.textSizeO0, b.textSizeO3, b.textSizeOz};
       return Value(values[spaceIndex - kObjectTextSizeO0]);
     }
@@ -283,7 +283,7 @@ Result<Value> LlvmSession::observe(std::size_t spaceIndex) {
 Result<double> LlvmSession::reward(Reward which) {
   const bool textSize = which == kTextSize || which == kTextSizeOz;
   const bool needsBaselines = which != kIrCount;
-  std::optional<llvmenv::Baselines> b;
+  std::optional<llvm_engine::Baselines> b;
   if (needsBaselines || (textSize && !episode_.lastCost[which])) {
     KILN_ASSIGN_OR_RETURN(b, baselines());
   }
@@ -300,20 +300,20 @@ Result<double> LlvmSession::reward(Reward which) {
   episode_.lastCost[which] = current;
   switch (which) {
     case kIrCount:
-      return llvmenv::irInstructionCountReward(previous, current);
+      return llvm_engine::irInstructionCountReward(previous, current);
     case kIrCountOz:
-      return llvmenv::irInstructionCountOzReward(previous, current, *b);
+      return llvm_engine::irInstructionCountOzReward(previous, current, *b);
     case kTextSize:
-      return llvmenv::objectTextSizeReward(previous, current);
+      return llvm_engine::objectTextSizeReward(previous, current);
     default:
-      return llvmenv::objectTextSizeOzReward(previous, current, *b);
+      return llvm_engine::objectTextSizeOzReward(previous, current, *b);
   }
 }
 
 Result<Value> LlvmSession::programGraph() {
   // The state's own graph first (no hash, no lock), then the worker's by the
   // state's identity; a state without one (read from text) walks its module.
-  const std::optional<llvmenv::StateDigest> identity =
+  const std::optional<llvm_engine::StateDigest> identity =
       state_->keepsProgramGraph() ? std::nullopt : state_->identity();
   if (!identity) return wrap(state_->programGraph());
   const std::string key(reinterpret_cast<const char*>(identity->data()), identity->size());
@@ -323,7 +323,7 @@ Result<Value> LlvmSession::programGraph() {
   return Value(Bytes{*graph});
 }
 
-Result<runtime::RunSpec> LlvmSession::runSpec() {
+Result<runs::RunSpec> LlvmSession::runSpec() {
   if (episode_.clientRunSpec) return *episode_.clientRunSpec;
   if (!episode_.datasetRunSpec) {
     KILN_ASSIGN_OR_RETURN(episode_.datasetRunSpec, context_.runSpecFor(episode_.source));
@@ -334,7 +334,7 @@ Result<runtime::RunSpec> LlvmSession::runSpec() {
 Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
   if (state_->module() == nullptr) return compileError("the module is broken: it cannot be built");
   ProgramRuns& programs = context_.programs();
-  KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
+  KILN_ASSIGN_OR_RETURN(const runs::RunSpec spec, runSpec());
   switch (spaceIndex) {
     case kBuildtime: {
       ProgramBuild built = programs.build(*state_, spec);
@@ -361,7 +361,7 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
                                episode_.runtimeSettings.rule(context_.settings().runtimeMaxRuns));
     }
     case kValidation: {
-      KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
+      KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm_engine::ModuleState> original,
                             context_.materialize(episode_.benchmark));
       KILN_ASSIGN_OR_RETURN(
           ValidationReport report,
@@ -373,20 +373,19 @@ Result<Value> LlvmSession::observeProgram(std::size_t spaceIndex) {
   }
 }
 
-Result<RuntimeMeasurement> LlvmSession::measureRuntime(const llvmenv::ModuleState& state) {
-  KILN_ASSIGN_OR_RETURN(const runtime::RunSpec spec, runSpec());
+Result<RuntimeMeasurement> LlvmSession::measureRuntime(const llvm_engine::ModuleState& state) {
+  KILN_ASSIGN_OR_RETURN(const runs::RunSpec spec, runSpec());
   return context_.programs().measure(
       state, spec, episode_.runtimeSettings.rule(context_.settings().runtimeMaxRuns),
       episode_.limits);
 }
 
 Result<RuntimeMeasurement> LlvmSession::runtimeO3() {
-  const runtime::StoppingRule rule =
-      episode_.runtimeSettings.rule(context_.settings().runtimeMaxRuns);
+  const runs::StoppingRule rule = episode_.runtimeSettings.rule(context_.settings().runtimeMaxRuns);
   if (episode_.runtimeO3 && episode_.runtimeO3->first == rule) return episode_.runtimeO3->second;
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> o3,
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm_engine::ModuleState> o3,
                         context_.materialize(episode_.benchmark));
-  KILN_ASSIGN_OR_RETURN(llvmenv::PassOutcome outcome, o3->applyPipeline("default<O3>"));
+  KILN_ASSIGN_OR_RETURN(llvm_engine::PassOutcome outcome, o3->applyPipeline("default<O3>"));
   (void)outcome;
   KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured, measureRuntime(*o3));
   episode_.runtimeO3.emplace(rule, measured);
@@ -404,7 +403,7 @@ Result<double> LlvmSession::runtimeReward() {
   };
   if (!episode_.lastSpeedup) {
     // The start of the episode is the benchmark as it came.
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvmenv::ModuleState> original,
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm_engine::ModuleState> original,
                           context_.materialize(episode_.benchmark));
     KILN_ASSIGN_OR_RETURN(RuntimeMeasurement o0, measureRuntime(*original));
     episode_.lastSpeedup = speedupOver(o0);
@@ -421,7 +420,7 @@ Result<std::string> LlvmSession::handleParameter(const std::string& key, const s
                                context_.settings().runtimeMaxRuns);
   }
   if (key == "llvm.run_spec") {
-    KILN_ASSIGN_OR_RETURN(episode_.clientRunSpec, runtime::parseRunSpec(value, "llvm.run_spec"));
+    KILN_ASSIGN_OR_RETURN(episode_.clientRunSpec, runs::parseRunSpec(value, "llvm.run_spec"));
     episode_.runtimeO3.reset();
     episode_.lastSpeedup.reset();
     return std::to_string(episode_.clientRunSpec->inputs.size());
@@ -442,4 +441,4 @@ Result<std::string> LlvmSession::handleParameter(const std::string& key, const s
   return CompilationSession::handleParameter(key, value);
 }
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -1,5 +1,5 @@
 // The `llvm` session type: LLVM 19 pass ordering as CompilerGym's llvm-v0.
-// Two action spaces (llvmenv::kActionSpaces): "PassesAll", the default, holds
+// Two action spaces (llvm_engine::kActionSpaces): "PassesAll", the default, holds
 // the single passes of llvmenv's PassTable (named as LLVM names the pass,
 // aliased by its CompilerGym flag, its exact `-passes=` text in the space's
 // metadata), as CompilerGym's does; "PassesAndPipelines" has the same
@@ -78,7 +78,7 @@
 #include "compilers/llvm_session/runtime_observation.h"
 #include "programs/runs/run_spec.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 class LlvmSession final : public CompilationSession {
  public:
@@ -119,22 +119,24 @@ class LlvmSession final : public CompilationSession {
   Result<double> reward(Reward which);
   // The benchmark's inputs: the client's (llvm.run_spec), else its
   // dataset's (read once a session).
-  Result<runtime::RunSpec> runSpec();
+  Result<runs::RunSpec> runSpec();
   // Runtime measurements under the session's stopping rule.
-  Result<RuntimeMeasurement> measureRuntime(const llvmenv::ModuleState& state);
+  Result<RuntimeMeasurement> measureRuntime(const llvm_engine::ModuleState& state);
   Result<RuntimeMeasurement> runtimeO3();
   Result<double> runtimeReward();
-  Result<llvmenv::Baselines> baselines() const { return context_.baselines(*episode_.benchmark); }
+  Result<llvm_engine::Baselines> baselines() const {
+    return context_.baselines(*episode_.benchmark);
+  }
 
   LlvmContext& context_;
   // The module as the actions left it; a fork clones it.
-  std::unique_ptr<llvmenv::ModuleState> state_;
+  std::unique_ptr<llvm_engine::ModuleState> state_;
   // Everything else a session holds, copied whole by a fork: a member added
   // here is forked without anyone having to remember it.
   struct Episode {
     std::shared_ptr<const CachedModule> benchmark;
     Benchmark source;             // the URI and bytes the session started from
-    std::size_t actionSpace = 0;  // index into llvmenv::kActionSpaces
+    std::size_t actionSpace = 0;  // index into llvm_engine::kActionSpaces
     // The cost when each reward space was last observed; nullopt = the
     // benchmark's unoptimized cost (not observed yet).
     std::array<std::optional<std::int64_t>, kRewardCount> lastCost;
@@ -142,13 +144,13 @@ class LlvmSession final : public CompilationSession {
     sandbox::SandboxLimits limits;
     RuntimeSettings runtimeSettings;
     bool validateAsan = false;
-    std::optional<runtime::RunSpec> clientRunSpec;
-    std::optional<runtime::RunSpec> datasetRunSpec;
+    std::optional<runs::RunSpec> clientRunSpec;
+    std::optional<runs::RunSpec> datasetRunSpec;
     // Measured once a session and stopping rule.
-    std::optional<std::pair<runtime::StoppingRule, RuntimeMeasurement>> runtimeO3;
+    std::optional<std::pair<runs::StoppingRule, RuntimeMeasurement>> runtimeO3;
     std::optional<double> lastSpeedup;  // Reward:RuntimeO3
   };
   Episode episode_;
 };
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -17,22 +17,22 @@
 #include "compilers/llvm_engine/baselines.h"
 #include "compilers/llvm_engine/module_state.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 class CachedModule {
  public:
-  CachedModule(std::string key, llvmenv::SerializedModule module, std::int64_t instructionCount)
+  CachedModule(std::string key, llvm_engine::SerializedModule module, std::int64_t instructionCount)
       : key_(std::move(key)), module_(std::move(module)), instructionCount_(instructionCount) {}
 
   const std::string& key() const { return key_; }
-  const llvmenv::SerializedModule& module() const { return module_; }
+  const llvm_engine::SerializedModule& module() const { return module_; }
   std::int64_t instructionCount() const { return instructionCount_; }
   std::uint64_t sizeInBytes() const { return module_.bitcode.size() + module_.irText.size(); }
 
   // The baselines, computed by `compute` on the first call only (later and
   // concurrent callers wait for and share that result, errors included).
   template <class Compute>
-  Result<llvmenv::Baselines> baselines(Compute&& compute) const {
+  Result<llvm_engine::Baselines> baselines(Compute&& compute) const {
     std::lock_guard lock(baselinesMutex_);
     if (!baselines_) baselines_ = compute(module_);
     return *baselines_;
@@ -40,10 +40,10 @@ class CachedModule {
 
  private:
   const std::string key_;
-  const llvmenv::SerializedModule module_;
+  const llvm_engine::SerializedModule module_;
   const std::int64_t instructionCount_;
   mutable std::mutex baselinesMutex_;
-  mutable std::optional<Result<llvmenv::Baselines>> baselines_;
+  mutable std::optional<Result<llvm_engine::Baselines>> baselines_;
 };
 
 using ParsedModuleCache = BoundedCache<CachedModule>;
@@ -56,4 +56,4 @@ inline constexpr std::string_view kModuleCachePrefix = "service.parsed_module_ca
 Result<std::string> handleModuleCacheParameter(ParsedModuleCache& cache, const std::string& key,
                                                const std::string& value);
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

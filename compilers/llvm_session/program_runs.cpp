@@ -6,7 +6,7 @@
 #include "compilers/llvm_engine/codegen.h"
 #include "llvm/Support/xxhash.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -30,8 +30,8 @@ std::string describeRun(const sandbox::RunRecord& run) {
 // cache keys states by, kept with the state), else the SHA-1 of its
 // canonical IR (a module read from text has no identity yet; printing it
 // costs more).
-Result<std::string> programKey(const llvmenv::ModuleState& state) {
-  if (const std::optional<llvmenv::StateDigest> identity = state.identity()) {
+Result<std::string> programKey(const llvm_engine::ModuleState& state) {
+  if (const std::optional<llvm_engine::StateDigest> identity = state.identity()) {
     return fmt::format("id:{:02x}", fmt::join(*identity, ""));
   }
   KILN_ASSIGN_OR_RETURN(std::string ir, state.irSha1());
@@ -44,16 +44,16 @@ std::string ValidationReport::json() const {
   std::string text = fmt::format(R"({{"valid": {}, "inputs": {}, "asan": {}, "errors": [)",
                                  valid() ? "true" : "false", inputs, asan ? "true" : "false");
   for (std::size_t i = 0; i < errors.size(); ++i) {
-    const runtime::ValidationError& error = errors[i];
+    const runs::ValidationError& error = errors[i];
     text += fmt::format(R"({}{{"kind": "{}", "input": "{}", "message": "{}", "evidence": "{}"}})",
-                        i == 0 ? "" : ", ", runtime::kindName(error.kind), jsonEscape(error.input),
+                        i == 0 ? "" : ", ", runs::kindName(error.kind), jsonEscape(error.input),
                         jsonEscape(error.message), jsonEscape(error.evidence));
   }
   return text + "]}";
 }
 
-runtime::RunEvidence evidenceOf(const sandbox::SandboxOutcome& outcome) {
-  runtime::RunEvidence evidence;
+runs::RunEvidence evidenceOf(const sandbox::SandboxOutcome& outcome) {
+  runs::RunEvidence evidence;
   if (!outcome.runs.empty()) {
     evidence.status = outcome.runs[0].status;
     evidence.timedOut = outcome.runs[0].timedOut;
@@ -66,7 +66,7 @@ runtime::RunEvidence evidenceOf(const sandbox::SandboxOutcome& outcome) {
 }
 
 ProgramRuns::ProgramRuns(const OperatorSettings& settings, std::filesystem::path workingDirectory,
-                         std::shared_ptr<runtime::MeasuringCpus> cpus)
+                         std::shared_ptr<runs::MeasuringCpus> cpus)
     : link_{settings.runtimeLinker, {}},
       requireNamespaces_(settings.sandboxRequireNamespaces),
       measuringCores_(settings.runtimeCpus),
@@ -74,17 +74,17 @@ ProgramRuns::ProgramRuns(const OperatorSettings& settings, std::filesystem::path
       workingDirectory_(std::move(workingDirectory)),
       cpus_(std::move(cpus)) {}
 
-Result<runtime::MeasuringCpus*> ProgramRuns::measuringCpus() {
+Result<runs::MeasuringCpus*> ProgramRuns::measuringCpus() {
   std::lock_guard lock(mutex_);
   if (!cpus_) {
     const std::filesystem::path locks = cpuLocks_ == "off"  ? std::filesystem::path()
-                                        : cpuLocks_.empty() ? runtime::defaultCpuLockDirectory()
+                                        : cpuLocks_.empty() ? runs::defaultCpuLockDirectory()
                                                             : std::filesystem::path(cpuLocks_);
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::SystemCpuHost> host,
-                          runtime::SystemCpuHost::create(locks));
-    runtime::MeasuringCpusOptions options;
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<runs::SystemCpuHost> host,
+                          runs::SystemCpuHost::create(locks));
+    runs::MeasuringCpusOptions options;
     options.cpus = measuringCores_;
-    cpus_ = std::make_shared<runtime::MeasuringCpus>(std::move(host), std::move(options));
+    cpus_ = std::make_shared<runs::MeasuringCpus>(std::move(host), std::move(options));
   }
   return cpus_.get();
 }
@@ -102,13 +102,12 @@ Result<const sandbox::Sandbox*> ProgramRuns::sandboxOnce() {
 
 std::uint64_t ProgramRuns::ReferenceRuns::sizeInBytes() const {
   std::uint64_t bytes = cacheKey.size();
-  for (const runtime::RunEvidence& run : runs)
-    bytes += run.stdoutText.size() + run.stderrText.size();
+  for (const runs::RunEvidence& run : runs) bytes += run.stdoutText.size() + run.stderrText.size();
   return bytes;
 }
 
 Result<std::shared_ptr<const ProgramRuns::Executable>> ProgramRuns::executable(
-    const llvmenv::ModuleState& state, const runtime::RunSpec& spec, bool asan) {
+    const llvm_engine::ModuleState& state, const runs::RunSpec& spec, bool asan) {
   const llvm::Module* module = state.module();
   if (module == nullptr) return compileError("the module is broken: it cannot be built");
   KILN_ASSIGN_OR_RETURN(std::string program, programKey(state));
@@ -125,11 +124,11 @@ Result<std::shared_ptr<const ProgramRuns::Executable>> ProgramRuns::executable(
 }
 
 std::shared_ptr<const ProgramRuns::Executable> ProgramRuns::buildExecutable(
-    const llvm::Module& module, const runtime::RunSpec& spec, bool asan, std::string key) {
+    const llvm::Module& module, const runs::RunSpec& spec, bool asan, std::string key) {
   auto built = std::make_shared<Executable>();
   built->cacheKey = std::move(key);
   const auto began = Clock::now();
-  auto object = llvmenv::emitObject(module, asan);
+  auto object = llvm_engine::emitObject(module, asan);
   if (!object.ok()) {
     built->status = object.status();
     return built;
@@ -141,8 +140,8 @@ std::shared_ptr<const ProgramRuns::Executable> ProgramRuns::buildExecutable(
     return built;
   }
   built->directory.emplace(std::move(*directory));
-  auto program = runtime::linkProgram(*object, spec, asan, built->directory->path(),
-                                      asan ? "program-asan" : "program", link_);
+  auto program = runs::linkProgram(*object, spec, asan, built->directory->path(),
+                                   asan ? "program-asan" : "program", link_);
   if (!program.ok()) {
     built->status = program.status();
     return built;
@@ -157,8 +156,7 @@ std::shared_ptr<const ProgramRuns::Executable> ProgramRuns::buildExecutable(
 }
 
 Result<sandbox::SandboxOutcome> ProgramRuns::run(const Executable& executable,
-                                                 const runtime::ProgramInput& input,
-                                                 unsigned repeats,
+                                                 const runs::ProgramInput& input, unsigned repeats,
                                                  const sandbox::SandboxLimits& limits, bool asan,
                                                  int cpu) {
   KILN_ASSIGN_OR_RETURN(const sandbox::Sandbox* box, sandboxOnce());
@@ -175,13 +173,13 @@ Result<sandbox::SandboxOutcome> ProgramRuns::run(const Executable& executable,
   return box->run(request, limits);
 }
 
-ProgramBuild ProgramRuns::build(const llvmenv::ModuleState& state, const runtime::RunSpec& spec) {
+ProgramBuild ProgramRuns::build(const llvm_engine::ModuleState& state, const runs::RunSpec& spec) {
   auto built = executable(state, spec, false);
   if (!built.ok()) return {built.status(), {}};
   return {(*built)->status, (*built)->time};
 }
 
-Status ProgramRuns::timeBatch(const Executable& built, const runtime::RunSpec& spec, unsigned runs,
+Status ProgramRuns::timeBatch(const Executable& built, const runs::RunSpec& spec, unsigned runs,
                               const sandbox::SandboxLimits& limits, int cpu,
                               std::vector<double>& seconds) {
   KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
@@ -189,7 +187,7 @@ Status ProgramRuns::timeBatch(const Executable& built, const runtime::RunSpec& s
   const sandbox::RunRecord& last = outcome.runs.back();
   if (outcome.runs.size() != runs + 1 || last.timedOut || !last.status.success()) {
     return invalidArgument(fmt::format(
-        "the program cannot be timed: {} {}{}", runtime::describeInput(spec, 0), describeRun(last),
+        "the program cannot be timed: {} {}{}", runs::describeInput(spec, 0), describeRun(last),
         outcome.stderrText.empty() ? "" : fmt::format(" ({})", outcome.stderrText.substr(0, 200))));
   }
   for (std::size_t i = 1; i < outcome.runs.size(); ++i) {
@@ -198,36 +196,36 @@ Status ProgramRuns::timeBatch(const Executable& built, const runtime::RunSpec& s
   return okStatus();
 }
 
-Result<RuntimeMeasurement> ProgramRuns::measure(const llvmenv::ModuleState& state,
-                                                const runtime::RunSpec& spec,
-                                                const runtime::StoppingRule& rule,
+Result<RuntimeMeasurement> ProgramRuns::measure(const llvm_engine::ModuleState& state,
+                                                const runs::RunSpec& spec,
+                                                const runs::StoppingRule& rule,
                                                 const sandbox::SandboxLimits& limits) {
   // Built first: the build is compile work, not to be done on a measuring CPU.
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built, executable(state, spec, false));
   KILN_RETURN_IF_ERROR(built->status);
-  KILN_ASSIGN_OR_RETURN(runtime::MeasuringCpus * cpus, measuringCpus());
-  KILN_ASSIGN_OR_RETURN(runtime::MeasuringCpus::Lease lease, cpus->acquire());
+  KILN_ASSIGN_OR_RETURN(runs::MeasuringCpus * cpus, measuringCpus());
+  KILN_ASSIGN_OR_RETURN(runs::MeasuringCpus::Lease lease, cpus->acquire());
   RuntimeMeasurement measured;
   measured.cpu = lease.cpu();
   measured.queued = lease.waited();
-  while (const unsigned runs = runtime::nextBatch(measured.summary, rule)) {
+  while (const unsigned runs = runs::nextBatch(measured.summary, rule)) {
     KILN_RETURN_IF_ERROR(timeBatch(*built, spec, runs, limits, lease.cpu(), measured.samples));
     ++measured.batches;
-    measured.summary = runtime::summarize(measured.samples);
+    measured.summary = runs::summarize(measured.samples);
   }
-  measured.stable = runtime::meetsTarget(measured.summary, rule);
+  measured.stable = runs::meetsTarget(measured.summary, rule);
   return measured;
 }
 
-Result<std::vector<double>> ProgramRuns::runtimes(const llvmenv::ModuleState& state,
-                                                  const runtime::RunSpec& spec, unsigned runs,
+Result<std::vector<double>> ProgramRuns::runtimes(const llvm_engine::ModuleState& state,
+                                                  const runs::RunSpec& spec, unsigned runs,
                                                   const sandbox::SandboxLimits& limits) {
   KILN_ASSIGN_OR_RETURN(RuntimeMeasurement measured,
-                        measure(state, spec, runtime::StoppingRule{runs, runs, 0}, limits));
+                        measure(state, spec, runs::StoppingRule{runs, runs, 0}, limits));
   return std::move(measured.samples);
 }
 
-Result<bool> ProgramRuns::runnable(const llvmenv::ModuleState& state, const runtime::RunSpec& spec,
+Result<bool> ProgramRuns::runnable(const llvm_engine::ModuleState& state, const runs::RunSpec& spec,
                                    const sandbox::SandboxLimits& limits) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> built, executable(state, spec, false));
   if (!built->status.ok()) return false;
@@ -236,15 +234,15 @@ Result<bool> ProgramRuns::runnable(const llvmenv::ModuleState& state, const runt
   return !outcome.runs[0].timedOut && !outcome.runs[0].status.signaled();
 }
 
-Result<std::vector<runtime::RunEvidence>> ProgramRuns::referenceRuns(
-    const llvmenv::ModuleState& reference, const runtime::RunSpec& spec,
+Result<std::vector<runs::RunEvidence>> ProgramRuns::referenceRuns(
+    const llvm_engine::ModuleState& reference, const runs::RunSpec& spec,
     const sandbox::SandboxLimits& limits) {
   // Kept per module, spec and limits: a client's own spec or lower limits
   // get runs of their own.
   KILN_ASSIGN_OR_RETURN(std::string program, programKey(reference));
   std::string key =
       fmt::format("{}|{}|{}", program, fmt::join(spec.libraries, ","), sandbox::describe(limits));
-  for (const runtime::ProgramInput& input : spec.inputs) {
+  for (const runs::ProgramInput& input : spec.inputs) {
     // A hash stands for the stdin (up to 1 MiB an input) in the key.
     key +=
         fmt::format("|{}:{:016x}:{}", fmt::join(input.args, "\x1f"),
@@ -261,7 +259,7 @@ Result<std::vector<runtime::RunEvidence>> ProgramRuns::referenceRuns(
   }
   auto kept = std::make_shared<ReferenceRuns>();
   kept->cacheKey = std::move(key);
-  for (const runtime::ProgramInput& input : spec.inputs) {
+  for (const runs::ProgramInput& input : spec.inputs) {
     KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome, run(*built, input, 1, limits, false));
     kept->runs.push_back(evidenceOf(outcome));
   }
@@ -269,11 +267,11 @@ Result<std::vector<runtime::RunEvidence>> ProgramRuns::referenceRuns(
   return kept->runs;
 }
 
-Result<ValidationReport> ProgramRuns::validate(const llvmenv::ModuleState& candidate,
-                                               const llvmenv::ModuleState& reference,
-                                               const runtime::RunSpec& spec,
+Result<ValidationReport> ProgramRuns::validate(const llvm_engine::ModuleState& candidate,
+                                               const llvm_engine::ModuleState& reference,
+                                               const runs::RunSpec& spec,
                                                const sandbox::SandboxLimits& limits, bool asan) {
-  KILN_ASSIGN_OR_RETURN(std::vector<runtime::RunEvidence> expected,
+  KILN_ASSIGN_OR_RETURN(std::vector<runs::RunEvidence> expected,
                         referenceRuns(reference, spec, limits));
   ValidationReport report;
   report.asan = asan;
@@ -284,7 +282,7 @@ Result<ValidationReport> ProgramRuns::validate(const llvmenv::ModuleState& candi
                           executable(candidate, spec, sanitized));
     if (!built->status.ok()) {
       report.errors.push_back(
-          {runtime::ValidationError::Kind::kBuildFailed, "",
+          {runs::ValidationError::Kind::kBuildFailed, "",
            fmt::format("the {} does not build", sanitized ? "ASan build" : "optimized program"),
            built->status.message()});
       continue;
@@ -292,11 +290,11 @@ Result<ValidationReport> ProgramRuns::validate(const llvmenv::ModuleState& candi
     for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(sandbox::SandboxOutcome outcome,
                             run(*built, spec.inputs[i], 1, limits, sanitized));
-      auto errors = runtime::compareRun(spec, i, expected[i], evidenceOf(outcome), sanitized);
+      auto errors = runs::compareRun(spec, i, expected[i], evidenceOf(outcome), sanitized);
       report.errors.insert(report.errors.end(), errors.begin(), errors.end());
     }
   }
   return report;
 }
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -33,7 +33,7 @@
 #include "programs/runs/validation.h"
 #include "programs/sandbox/sandbox.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 inline constexpr std::string_view kProgramCachePrefix = "service.program_cache.";
 
@@ -45,7 +45,7 @@ struct ProgramBuild {
 struct ValidationReport {
   bool asan = false;       // the ASan build ran too
   std::size_t inputs = 0;  // inputs compared
-  std::vector<runtime::ValidationError> errors;
+  std::vector<runs::ValidationError> errors;
   bool valid() const { return errors.empty(); }
   // {"valid": b, "inputs": n, "asan": b, "errors": [{"kind", "input", "message",
   // "evidence"}]}: the Validation observation.
@@ -55,7 +55,7 @@ struct ValidationReport {
 // A Runtime measurement: its samples and what they say, and where it ran.
 struct RuntimeMeasurement {
   std::vector<double> samples;  // seconds, in the order they were run
-  runtime::RuntimeSummary summary;
+  runs::RuntimeSummary summary;
   bool stable = false;  // the stopping rule's target was met
   unsigned batches = 0;
   int cpu = -1;                        // the measuring CPU (-1: unpinned)
@@ -67,37 +67,36 @@ class ProgramRuns {
   // `cpus`: the measuring CPUs; none = the host's, as the operator set them
   // (--runtime-cpus, --runtime-cpu-locks), made on the first measurement.
   ProgramRuns(const OperatorSettings& settings, std::filesystem::path workingDirectory,
-              std::shared_ptr<runtime::MeasuringCpus> cpus = nullptr);
+              std::shared_ptr<runs::MeasuringCpus> cpus = nullptr);
 
   // Builds the state's module: Buildtime, IsBuildable. The time is that of
   // the build the executable cache holds (the first of this IR and libraries).
-  ProgramBuild build(const llvmenv::ModuleState& state, const runtime::RunSpec& spec);
+  ProgramBuild build(const llvm_engine::ModuleState& state, const runs::RunSpec& spec);
   // Wall times in seconds of the spec's first input as `rule` says (batches
   // of runs, each in one sandbox after one unmeasured run: the page cache,
   // the dynamic loader), all on one measuring CPU held from the first batch
   // to the last. invalid-argument when the program does not build or a run
   // fails (its exit code, signal or timeout named); overloaded when no
   // measuring CPU came free in time.
-  Result<RuntimeMeasurement> measure(const llvmenv::ModuleState& state,
-                                     const runtime::RunSpec& spec,
-                                     const runtime::StoppingRule& rule,
+  Result<RuntimeMeasurement> measure(const llvm_engine::ModuleState& state,
+                                     const runs::RunSpec& spec, const runs::StoppingRule& rule,
                                      const sandbox::SandboxLimits& limits);
   // `runs` samples, no stopping rule: measure()'s samples.
-  Result<std::vector<double>> runtimes(const llvmenv::ModuleState& state,
-                                       const runtime::RunSpec& spec, unsigned runs,
+  Result<std::vector<double>> runtimes(const llvm_engine::ModuleState& state,
+                                       const runs::RunSpec& spec, unsigned runs,
                                        const sandbox::SandboxLimits& limits);
   // The measuring CPUs (made now if need be): the host's refusal as it came.
-  Result<runtime::MeasuringCpus*> measuringCpus();
+  Result<runs::MeasuringCpus*> measuringCpus();
   // Whether the program builds and runs its first input to an exit of its
   // own (any code) within the limits.
-  Result<bool> runnable(const llvmenv::ModuleState& state, const runtime::RunSpec& spec,
+  Result<bool> runnable(const llvm_engine::ModuleState& state, const runs::RunSpec& spec,
                         const sandbox::SandboxLimits& limits);
   // Every input of `spec` run by `candidate` (and by its ASan build when
   // `asan`) and by `reference`, the benchmark as it came.
-  Result<ValidationReport> validate(const llvmenv::ModuleState& candidate,
-                                    const llvmenv::ModuleState& reference,
-                                    const runtime::RunSpec& spec,
-                                    const sandbox::SandboxLimits& limits, bool asan);
+  Result<ValidationReport> validate(const llvm_engine::ModuleState& candidate,
+                                    const llvm_engine::ModuleState& reference,
+                                    const runs::RunSpec& spec, const sandbox::SandboxLimits& limits,
+                                    bool asan);
 
   // The executable cache's bounds and counters: the worker parameters
   // service.program_cache.* (set_max_size 0: every observation builds, as
@@ -109,7 +108,7 @@ class ProgramRuns {
   struct Executable {
     std::string cacheKey;
     std::optional<WorkingDirectory> directory;  // removed with the last holder
-    runtime::BuiltProgram program;
+    runs::BuiltProgram program;
     std::chrono::nanoseconds time{0};  // code generation and link
     Status status;
     std::uint64_t fileBytes = 0;
@@ -118,41 +117,40 @@ class ProgramRuns {
   };
   struct ReferenceRuns {
     std::string cacheKey;
-    std::vector<runtime::RunEvidence> runs;
+    std::vector<runs::RunEvidence> runs;
     const std::string& key() const { return cacheKey; }
     std::uint64_t sizeInBytes() const;
   };
   // The executable of the state's module, from the cache or built now.
-  Result<std::shared_ptr<const Executable>> executable(const llvmenv::ModuleState& state,
-                                                       const runtime::RunSpec& spec, bool asan);
+  Result<std::shared_ptr<const Executable>> executable(const llvm_engine::ModuleState& state,
+                                                       const runs::RunSpec& spec, bool asan);
   std::shared_ptr<const Executable> buildExecutable(const llvm::Module& module,
-                                                    const runtime::RunSpec& spec, bool asan,
+                                                    const runs::RunSpec& spec, bool asan,
                                                     std::string key);
   Result<const sandbox::Sandbox*> sandboxOnce();
   // One batch of `runs` samples on `cpu`, appended to `seconds`.
-  Status timeBatch(const Executable& built, const runtime::RunSpec& spec, unsigned runs,
+  Status timeBatch(const Executable& built, const runs::RunSpec& spec, unsigned runs,
                    const sandbox::SandboxLimits& limits, int cpu, std::vector<double>& seconds);
-  Result<sandbox::SandboxOutcome> run(const Executable& executable,
-                                      const runtime::ProgramInput& input, unsigned repeats,
-                                      const sandbox::SandboxLimits& limits, bool asan,
-                                      int cpu = -1);
-  Result<std::vector<runtime::RunEvidence>> referenceRuns(const llvmenv::ModuleState& reference,
-                                                          const runtime::RunSpec& spec,
-                                                          const sandbox::SandboxLimits& limits);
+  Result<sandbox::SandboxOutcome> run(const Executable& executable, const runs::ProgramInput& input,
+                                      unsigned repeats, const sandbox::SandboxLimits& limits,
+                                      bool asan, int cpu = -1);
+  Result<std::vector<runs::RunEvidence>> referenceRuns(const llvm_engine::ModuleState& reference,
+                                                       const runs::RunSpec& spec,
+                                                       const sandbox::SandboxLimits& limits);
 
-  const runtime::LinkSettings link_;
+  const runs::LinkSettings link_;
   const bool requireNamespaces_;
   const unsigned measuringCores_;
   const std::string cpuLocks_;
   const std::filesystem::path workingDirectory_;
   std::mutex mutex_;
   std::optional<Result<sandbox::Sandbox>> sandbox_;
-  std::shared_ptr<runtime::MeasuringCpus> cpus_;
+  std::shared_ptr<runs::MeasuringCpus> cpus_;
   BoundedCache<Executable> executables_{16, std::uint64_t{512} << 20};
   BoundedCache<ReferenceRuns> references_{1024, std::uint64_t{64} << 20};
 };
 
 // A sandbox outcome's first run as validation's evidence.
-runtime::RunEvidence evidenceOf(const sandbox::SandboxOutcome& outcome);
+runs::RunEvidence evidenceOf(const sandbox::SandboxOutcome& outcome);
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <iterator>
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 namespace {
 
@@ -66,9 +66,9 @@ ReadyModules::~ReadyModules() {
   if (reader_.joinable()) reader_.join();
 }
 
-std::unique_ptr<llvmenv::ModuleState> ReadyModules::take(
+std::unique_ptr<llvm_engine::ModuleState> ReadyModules::take(
     const std::shared_ptr<const CachedModule>& module) {
-  std::unique_ptr<llvmenv::ModuleState> state;
+  std::unique_ptr<llvm_engine::ModuleState> state;
   States dropped;
   {
     std::lock_guard lock(mutex_);
@@ -136,7 +136,7 @@ void ReadyModules::readerLoop() {
         std::next(benchmarks_.begin(), static_cast<long>(*next))->module;
     reading_ = true;
     lock.unlock();
-    Result<std::unique_ptr<llvmenv::ModuleState>> state = read_(*module);
+    Result<std::unique_ptr<llvm_engine::ModuleState>> state = read_(*module);
     lock.lock();
     reading_ = false;
     auto found = std::find_if(benchmarks_.begin(), benchmarks_.end(),
@@ -165,8 +165,8 @@ bool ReadyModules::idle() const {
   return !reading_ && !nextLocked();
 }
 
-std::unique_ptr<llvmenv::ModuleState> ReadyModules::popReadyLocked(Benchmark& benchmark) {
-  std::unique_ptr<llvmenv::ModuleState> state = std::move(benchmark.ready.back());
+std::unique_ptr<llvm_engine::ModuleState> ReadyModules::popReadyLocked(Benchmark& benchmark) {
+  std::unique_ptr<llvm_engine::ModuleState> state = std::move(benchmark.ready.back());
   benchmark.ready.pop_back();
   --heldEntries_;
   heldBytes_ -= benchmark.module->module().bitcode.size();
@@ -233,4 +233,4 @@ CacheCounters ReadyModules::counters() const {
   return counters_;
 }
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

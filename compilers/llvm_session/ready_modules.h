@@ -34,7 +34,7 @@
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_session/module_cache.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 // What the reader weighs for one benchmark started recently.
 struct ReadAheadWant {
@@ -64,7 +64,8 @@ inline constexpr std::string_view kReadyModulesPrefix = "service.ready_modules."
 class ReadyModules : public CacheControls {
  public:
   // Reads one state of a cached module in full (materialize + read).
-  using Read = std::function<Result<std::unique_ptr<llvmenv::ModuleState>>(const CachedModule&)>;
+  using Read =
+      std::function<Result<std::unique_ptr<llvm_engine::ModuleState>>(const CachedModule&)>;
 
   // `quiet`: how long after the last take the reader waits before it reads
   // (see readerLoop()).
@@ -78,7 +79,7 @@ class ReadyModules : public CacheControls {
   // `module` becomes the most recently started benchmark and the reader is
   // asked to read it again for the next start. The reader thread starts on
   // the first call, so a process that never starts a session has none.
-  std::unique_ptr<llvmenv::ModuleState> take(const std::shared_ptr<const CachedModule>& module);
+  std::unique_ptr<llvm_engine::ModuleState> take(const std::shared_ptr<const CachedModule>& module);
   // True while the reader has nothing to read: every recently started
   // benchmark has its states ready, or the bounds are reached.
   bool idle() const;
@@ -100,16 +101,16 @@ class ReadyModules : public CacheControls {
  private:
   struct Benchmark {
     std::shared_ptr<const CachedModule> module;
-    std::vector<std::unique_ptr<llvmenv::ModuleState>> ready;
+    std::vector<std::unique_ptr<llvm_engine::ModuleState>> ready;
     bool unreadable = false;
   };
-  using States = std::vector<std::unique_ptr<llvmenv::ModuleState>>;
+  using States = std::vector<std::unique_ptr<llvm_engine::ModuleState>>;
 
   void readerLoop();
   // The position in benchmarks_ to read next (see nextToRead).
   std::optional<std::size_t> nextLocked() const;
   // Takes one of `benchmark`'s ready states out of the held counts.
-  std::unique_ptr<llvmenv::ModuleState> popReadyLocked(Benchmark& benchmark);
+  std::unique_ptr<llvm_engine::ModuleState> popReadyLocked(Benchmark& benchmark);
   // Drops states, oldest benchmarks first, until within the bounds; the
   // dropped states go to `out`, destroyed by the caller outside the lock.
   void evictLocked(std::size_t maxEntries, std::uint64_t maxBytes, States& out);
@@ -134,4 +135,4 @@ class ReadyModules : public CacheControls {
   std::thread reader_;  // last: started after everything it reads is built
 };
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

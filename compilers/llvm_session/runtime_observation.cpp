@@ -8,7 +8,7 @@
 
 #include <kiln/parameter_value.h>
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 constexpr std::string_view kRuns = "llvm.runtime_runs";
@@ -28,7 +28,7 @@ Result<unsigned> runCount(const std::string& key, const std::string& value, std:
 
 }  // namespace
 
-runtime::StoppingRule RuntimeSettings::rule(std::uint32_t ceiling) const {
+runs::StoppingRule RuntimeSettings::rule(std::uint32_t ceiling) const {
   const unsigned batch = std::min<unsigned>(runs, ceiling);
   if (target <= 0) return {batch, batch, 0};
   const unsigned most = maxRuns == 0 ? ceiling : std::min<unsigned>(maxRuns, ceiling);
@@ -90,8 +90,8 @@ Value secondsValue(const std::vector<double>& seconds) {
   return Value(std::move(tensor));
 }
 
-Value runtimeStatsValue(const RuntimeMeasurement& measured, const runtime::StoppingRule& rule) {
-  const runtime::RuntimeSummary& s = measured.summary;
+Value runtimeStatsValue(const RuntimeMeasurement& measured, const runs::StoppingRule& rule) {
+  const runs::RuntimeSummary& s = measured.summary;
   ValueDict dict;
   dict.push_back({"samples", secondsValue(measured.samples)});
   dict.push_back({"count", Value(static_cast<std::int64_t>(s.count))});
@@ -114,4 +114,4 @@ Value runtimeStatsValue(const RuntimeMeasurement& measured, const runtime::Stopp
   return Value(std::move(dict));
 }
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -27,7 +27,7 @@
 #include "compilers/llvm_session/program_runs.h"
 #include "programs/runs/timing.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 struct RuntimeSettings {
   unsigned runs = 5;     // llvm.runtime_runs: a batch, and the count without a target
@@ -35,7 +35,7 @@ struct RuntimeSettings {
   double target = 0;     // llvm.runtime_target: the median's relative half-width, 0 = none
 
   // The stopping rule under the operator's `ceiling` (--runtime-max-runs).
-  runtime::StoppingRule rule(std::uint32_t ceiling) const;
+  runs::StoppingRule rule(std::uint32_t ceiling) const;
 };
 
 // Whether `key` is one of RuntimeSettings' parameters.
@@ -47,8 +47,8 @@ Result<std::string> setRuntimeParameter(RuntimeSettings& settings, const std::st
                                         const std::string& value, std::uint32_t ceiling);
 
 Space runtimeStatsSpace();
-Value runtimeStatsValue(const RuntimeMeasurement& measured, const runtime::StoppingRule& rule);
+Value runtimeStatsValue(const RuntimeMeasurement& measured, const runs::StoppingRule& rule);
 // Runtime's tensor of seconds.
 Value secondsValue(const std::vector<double>& seconds);
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

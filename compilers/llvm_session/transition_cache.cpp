@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 namespace {
 
@@ -13,8 +13,8 @@ constexpr std::uint64_t kEntryOverheadBytes = 160;
 }  // namespace
 
 Transition::Transition(std::string key, bool changed,
-                       std::optional<llvmenv::SerializedModule> after,
-                       llvmenv::StateDigest afterIdentity, Duration cost)
+                       std::optional<llvm_engine::SerializedModule> after,
+                       llvm_engine::StateDigest afterIdentity, Duration cost)
     : key_(std::move(key)),
       changed_(changed),
       after_(std::move(after)),
@@ -27,7 +27,7 @@ std::uint64_t Transition::sizeInBytes() const {
   return bytes;
 }
 
-std::string transitionKey(const llvmenv::StateDigest& before, std::size_t pass) {
+std::string transitionKey(const llvm_engine::StateDigest& before, std::size_t pass) {
   std::string key(before.size() + sizeof(std::uint32_t), '\0');
   std::memcpy(key.data(), before.data(), before.size());
   const auto index = static_cast<std::uint32_t>(pass);
@@ -46,18 +46,18 @@ Duration estimatedHitCost(const HitCostModel& model, bool replacesModule,
 
 bool worthRecording(Duration freshCost, Duration hitCost) { return freshCost > hitCost; }
 
-Result<StepThroughCache> applyPassThroughCache(llvmenv::ModuleState& state, std::size_t pass,
+Result<StepThroughCache> applyPassThroughCache(llvm_engine::ModuleState& state, std::size_t pass,
                                                TransitionCache& cache, const HitCostModel& model,
                                                const Clock& clock, const RunStep& run) {
   // Out-of-range indices and unusable states get their errors from the
   // fresh path, never a lookup.
-  std::optional<llvmenv::StateDigest> before;
+  std::optional<llvm_engine::StateDigest> before;
   if (pass < state.passes().size() && cache.enabled()) before = state.identity();
   std::string key;
   if (before) {
     key = transitionKey(*before, pass);
     if (std::shared_ptr<const Transition> hit = cache.get(key)) {
-      if (const llvmenv::SerializedModule* after = hit->after()) {
+      if (const llvm_engine::SerializedModule* after = hit->after()) {
         KILN_RETURN_IF_ERROR(state.adopt(*after, hit->afterIdentity()));
       }
       return StepThroughCache{{state.passes().at(pass).name, hit->changed()}, true};
@@ -65,7 +65,7 @@ Result<StepThroughCache> applyPassThroughCache(llvmenv::ModuleState& state, std:
   }
 
   const TimePoint start = clock.now();
-  Result<llvmenv::PassOutcome> outcome = run ? run(state, pass) : state.applyPass(pass);
+  Result<llvm_engine::PassOutcome> outcome = run ? run(state, pass) : state.applyPass(pass);
   const Duration cost = clock.now() - start;
   if (!outcome.ok()) return outcome.status();  // failures are never recorded
   if (!before) return StepThroughCache{*std::move(outcome), false};
@@ -73,19 +73,19 @@ Result<StepThroughCache> applyPassThroughCache(llvmenv::ModuleState& state, std:
   // A step that claims no change usually kept the bytes (and the identity,
   // so this costs nothing); one that changed them costs a hash, paid only
   // when recording.
-  std::optional<llvmenv::StateDigest> sameIdentity;
+  std::optional<llvm_engine::StateDigest> sameIdentity;
   if (!outcome->changed) sameIdentity = state.identity();
   const bool replaces = !(sameIdentity && *sameIdentity == *before);
-  const llvmenv::ModuleState::SerializedSize size =
-      replaces ? state.serializedSize() : llvmenv::ModuleState::SerializedSize{};
+  const llvm_engine::ModuleState::SerializedSize size =
+      replaces ? state.serializedSize() : llvm_engine::ModuleState::SerializedSize{};
   if (!worthRecording(cost, estimatedHitCost(model, replaces, size.bitcodeBytes, size.textBytes))) {
     return StepThroughCache{*std::move(outcome), false};
   }
-  std::optional<llvmenv::SerializedModule> after;
+  std::optional<llvm_engine::SerializedModule> after;
   if (replaces) {
     KILN_ASSIGN_OR_RETURN(after, state.serialize());
   }
-  const std::optional<llvmenv::StateDigest> afterIdentity = state.identity();
+  const std::optional<llvm_engine::StateDigest> afterIdentity = state.identity();
   if (afterIdentity) {
     cache.insert(std::make_shared<const Transition>(std::move(key), outcome->changed,
                                                     std::move(after), *afterIdentity, cost));
@@ -93,4 +93,4 @@ Result<StepThroughCache> applyPassThroughCache(llvmenv::ModuleState& state, std:
   return StepThroughCache{*std::move(outcome), false};
 }
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -26,33 +26,33 @@
 #include <kiln/kit/cache_parameters.h>
 #include "compilers/llvm_engine/module_state.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 
 class Transition {
  public:
   // `after` is empty when the step left the bytes as they were.
-  Transition(std::string key, bool changed, std::optional<llvmenv::SerializedModule> after,
-             llvmenv::StateDigest afterIdentity, Duration cost);
+  Transition(std::string key, bool changed, std::optional<llvm_engine::SerializedModule> after,
+             llvm_engine::StateDigest afterIdentity, Duration cost);
 
   const std::string& key() const { return key_; }
   bool changed() const { return changed_; }
-  const llvmenv::SerializedModule* after() const { return after_ ? &*after_ : nullptr; }
-  const llvmenv::StateDigest& afterIdentity() const { return afterIdentity_; }
+  const llvm_engine::SerializedModule* after() const { return after_ ? &*after_ : nullptr; }
+  const llvm_engine::StateDigest& afterIdentity() const { return afterIdentity_; }
   Duration cost() const { return cost_; }  // of the fresh step that was recorded
   std::uint64_t sizeInBytes() const;
 
  private:
   const std::string key_;
   const bool changed_;
-  const std::optional<llvmenv::SerializedModule> after_;
-  const llvmenv::StateDigest afterIdentity_;
+  const std::optional<llvm_engine::SerializedModule> after_;
+  const llvm_engine::StateDigest afterIdentity_;
   const Duration cost_;
 };
 
 using TransitionCache = BoundedCache<Transition>;
 
 // The cache key of applying pass `pass` to the state `before`.
-std::string transitionKey(const llvmenv::StateDigest& before, std::size_t pass);
+std::string transitionKey(const llvm_engine::StateDigest& before, std::size_t pass);
 
 // What a hit costs: a lookup, and when the step changed the bytes, a copy of
 // the resulting state, a fresh LLVMContext and the read of its bitcode on
@@ -77,11 +77,11 @@ bool worthRecording(Duration freshCost, Duration hitCost);
 
 // How one step runs when it is not replayed (ModuleState::applyPass by
 // default; tests substitute failing steps).
-using RunStep =
-    std::function<Result<llvmenv::PassOutcome>(llvmenv::ModuleState& state, std::size_t pass)>;
+using RunStep = std::function<Result<llvm_engine::PassOutcome>(llvm_engine::ModuleState& state,
+                                                               std::size_t pass)>;
 
 struct StepThroughCache {
-  llvmenv::PassOutcome outcome;
+  llvm_engine::PassOutcome outcome;
   bool hit = false;
 };
 
@@ -89,7 +89,7 @@ struct StepThroughCache {
 // transition is known, otherwise run (by `run`), timed with `clock` and
 // recorded if worthRecording. Errors are those of the fresh step; the state
 // is then as the fresh step left it.
-Result<StepThroughCache> applyPassThroughCache(llvmenv::ModuleState& state, std::size_t pass,
+Result<StepThroughCache> applyPassThroughCache(llvm_engine::ModuleState& state, std::size_t pass,
                                                TransitionCache& cache, const HitCostModel& model,
                                                const Clock& clock, const RunStep& run = {});
 
@@ -98,4 +98,4 @@ Result<StepThroughCache> applyPassThroughCache(llvmenv::ModuleState& state, std:
 // bound to 0 disables the cache.
 inline constexpr std::string_view kTransitionCachePrefix = "service.transition_cache.";
 
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

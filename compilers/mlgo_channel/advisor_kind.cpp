@@ -2,7 +2,7 @@
 // shared/notes/mlgo-interactive.md).
 #include "compilers/mlgo_channel/advisor_kind.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 AdvisorDescription describeAdvisor(AdvisorKind kind, int llvmMajorVersion) {
   AdvisorDescription d;
@@ -124,4 +124,4 @@ Result<std::int64_t> referenceAnswerAt(const AdvisorDescription& description,
   return *answer;
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -13,7 +13,7 @@
 #include <kiln/status.h>
 #include "compilers/mlgo_channel/channel.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 enum class AdvisorKind : std::uint8_t { kInliner, kRegallocEviction };
 
@@ -89,4 +89,4 @@ Result<std::int64_t> referenceAnswerAt(const AdvisorDescription& description,
                                        const ChannelHeader& header, const Observation& observation,
                                        std::size_t index);
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -7,7 +7,7 @@
 
 #include "compilers/mlgo_channel/tensor_codec.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 struct InteractiveChannel::State {
   std::filesystem::path base;
@@ -182,4 +182,4 @@ void InteractiveChannel::close() {
   state_->records.close();
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -21,7 +21,7 @@
 #include "compilers/mlgo_channel/record_ready.h"
 #include "compilers/mlgo_channel/record_stream.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 struct ChannelOptions {
   HeaderLimits limits;
@@ -78,4 +78,4 @@ class InteractiveChannel {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

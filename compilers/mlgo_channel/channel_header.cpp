@@ -8,7 +8,7 @@
 #include <array>
 #include <limits>
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 struct TypeInfo {
@@ -175,4 +175,4 @@ Result<ChannelHeader> parseHeader(std::string_view line, const HeaderLimits& lim
   return header;
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -12,7 +12,7 @@
 
 #include <kiln/status.h>
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 // The element types LLVM's TensorSpec supports (SUPPORTED_TENSOR_TYPES).
 enum class ElementType : std::uint8_t {
@@ -75,4 +75,4 @@ Result<ChannelHeader> parseHeader(std::string_view line, const HeaderLimits& lim
 // Validates a shape and fills elementCount / elementSize / byteSize of `spec`.
 Status computeSizes(FeatureSpec& spec, const HeaderLimits& limits = {});
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

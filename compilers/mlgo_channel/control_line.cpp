@@ -9,7 +9,7 @@
 #include <llvm/Support/Error.h>
 #include <llvm/Support/JSON.h>
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 std::string shown(std::string_view text) {
   constexpr std::size_t kShown = 80;
@@ -98,4 +98,4 @@ std::size_t bytesAfterLine(const ControlLine& line, const ChannelHeader& header,
   return 0;
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

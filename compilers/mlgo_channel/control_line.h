@@ -12,7 +12,7 @@
 #include <kiln/status.h>
 #include "compilers/mlgo_channel/channel_header.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 enum class ControlKind : std::uint8_t { kContext, kObservation, kOutcome };
 
@@ -41,4 +41,4 @@ std::string shown(std::string_view text);
 // A compile-error: the compiler broke the protocol as `what` says.
 Status protocolError(const std::string& what);
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <thread>
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 std::string errnoText(int err) { return std::strerror(err); }
@@ -270,4 +270,4 @@ Result<std::string> FifoReader::readExact(std::size_t n, TimePoint deadline,
   return out;
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -14,7 +14,7 @@
 #include <kiln/clock.h>
 #include <kiln/status.h>
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 // Returns false once the process on the other end has died; an empty function
 // means "unknown, assume alive". Called between short poll slices.
@@ -108,4 +108,4 @@ class FifoReader {
   std::size_t start_ = 0;  // consumed prefix of buffer_
 };
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -7,7 +7,7 @@
 
 #include "common/security/file_confinement.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 struct InteractiveCompiler::State {
   AdvisorDescription description;
@@ -206,4 +206,4 @@ Result<CompileOutcome> InteractiveCompiler::finish(TimePoint deadline) {
   return CompileOutcome{*exit, s.outputPath, s.decisions};
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

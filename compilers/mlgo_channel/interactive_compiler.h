@@ -20,7 +20,7 @@
 #include "compilers/mlgo_channel/advisor_kind.h"
 #include "compilers/mlgo_channel/channel.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 struct CompilerOptions {
   AdvisorKind kind = AdvisorKind::kInliner;
@@ -88,4 +88,4 @@ class InteractiveCompiler {
 // The last `maxBytes` of a text file (for error messages); empty if unreadable.
 std::string readTail(const std::filesystem::path& path, std::size_t maxBytes);
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

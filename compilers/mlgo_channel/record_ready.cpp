@@ -5,7 +5,7 @@
 
 #include "compilers/mlgo_channel/control_line.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 BufferedRecords scanRecords(std::string_view buffered, const ChannelHeader& header,
                             std::size_t observationBytes, std::size_t maxLineBytes, bool closed) {
@@ -56,4 +56,4 @@ RecordReadiness recordReadiness(std::string_view buffered, const ChannelHeader& 
   return scanRecords(buffered, header, header.observationBytes(), maxLineBytes, closed).readiness;
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

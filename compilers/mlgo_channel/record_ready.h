@@ -14,7 +14,7 @@
 
 #include "compilers/mlgo_channel/channel_header.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 enum class RecordReadiness {
   kIncomplete,   // more bytes must arrive first: keep waiting
@@ -39,4 +39,4 @@ BufferedRecords scanRecords(std::string_view buffered, const ChannelHeader& head
 RecordReadiness recordReadiness(std::string_view buffered, const ChannelHeader& header,
                                 std::size_t maxLineBytes, bool closed);
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

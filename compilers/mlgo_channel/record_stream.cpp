@@ -4,7 +4,7 @@
 
 #include "compilers/mlgo_channel/tensor_codec.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 Result<Value> decodeFeature(const ChannelHeader& header, const Observation& observation,
                             std::size_t index) {
@@ -122,4 +122,4 @@ BufferedObservation RecordReader::takeBuffered(std::string_view buffered, bool c
   return taken;
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -21,7 +21,7 @@
 #include "compilers/mlgo_channel/control_line.h"
 #include "compilers/mlgo_channel/record_ready.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 struct Observation {
   std::int64_t index = 0;  // the N of {"observation":N}
@@ -99,4 +99,4 @@ class RecordReader {
   std::string context_;
 };
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

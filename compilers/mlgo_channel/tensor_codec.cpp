@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 // LLVM writes host-endian bytes; kiln only runs compilers on the same host.
@@ -150,4 +150,4 @@ Result<std::string> encodeTensor(const FeatureSpec& spec, const Value& value) {
   return wrongFamily();
 }
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -10,7 +10,7 @@
 #include <kiln/value.h>
 #include "compilers/mlgo_channel/channel_header.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 
 // `bytes` must be exactly spec.byteSize long. Integer types become an
 // Int64Tensor (uint64 values above INT64_MAX wrap), float a FloatTensor,
@@ -24,4 +24,4 @@ Result<Value> decodeTensor(const FeatureSpec& spec, std::string_view bytes);
 // invalid-argument status, never silently truncated.
 Result<std::string> encodeTensor(const FeatureSpec& spec, const Value& value);
 
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 enum Observation : std::size_t { kNativeSize, kTrainingLog, kJobLog, kCount };
@@ -140,4 +140,4 @@ Status MlgoCompileSession::computeObservation(std::size_t spaceIndex, Value& obs
   }
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -14,7 +14,7 @@
 #include "compilers/mlgo_session/mlgo_context.h"
 #include "compilers/mlgo_session/pipeline.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 // The providers a worker's context offers to jobs (tools, clock, directory,
 // the benchmark with its own flags, ...).
@@ -49,4 +49,4 @@ class MlgoCompileSession final : public CompilationSession {
   KillSwitch killSwitch_;
 };
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -5,21 +5,21 @@
 
 #include <fmt/format.h>
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 
-mlgo::FeatureSpec makeSpec(std::string name, mlgo::ElementType type,
-                           std::vector<std::int64_t> shape) {
-  mlgo::FeatureSpec spec;
+mlgo_channel::FeatureSpec makeSpec(std::string name, mlgo_channel::ElementType type,
+                                   std::vector<std::int64_t> shape) {
+  mlgo_channel::FeatureSpec spec;
   spec.name = std::move(name);
   spec.type = type;
   spec.shape = std::move(shape);
-  (void)mlgo::computeSizes(spec);
+  (void)mlgo_channel::computeSizes(spec);
   return spec;
 }
 
-std::vector<mlgo::FeatureSpec> inlinerFeatures() {
+std::vector<mlgo_channel::FeatureSpec> inlinerFeatures() {
   static const char* const kNames[] = {
       "sroa_savings",
       "sroa_losses",
@@ -61,15 +61,16 @@ std::vector<mlgo::FeatureSpec> inlinerFeatures() {
       "is_caller_avail_external",
       "inlining_default",
   };
-  std::vector<mlgo::FeatureSpec> out;
-  for (const char* name : kNames) out.push_back(makeSpec(name, mlgo::ElementType::kInt64, {1}));
+  std::vector<mlgo_channel::FeatureSpec> out;
+  for (const char* name : kNames)
+    out.push_back(makeSpec(name, mlgo_channel::ElementType::kInt64, {1}));
   return out;
 }
 
-std::vector<mlgo::FeatureSpec> evictionFeatures() {
-  using mlgo::ElementType;
+std::vector<mlgo_channel::FeatureSpec> evictionFeatures() {
+  using mlgo_channel::ElementType;
   const std::vector<std::int64_t> row{1, kEvictionCandidates};
-  std::vector<mlgo::FeatureSpec> out;
+  std::vector<mlgo_channel::FeatureSpec> out;
   auto add = [&](const char* name, ElementType type) { out.push_back(makeSpec(name, type, row)); };
   add("mask", ElementType::kInt64);
   add("is_free", ElementType::kInt64);
@@ -90,21 +91,21 @@ std::vector<mlgo::FeatureSpec> evictionFeatures() {
   return out;
 }
 
-std::string describeSpec(const mlgo::FeatureSpec& spec) {
-  return fmt::format("{} {}[{}]", spec.name, mlgo::elementTypeName(spec.type),
+std::string describeSpec(const mlgo_channel::FeatureSpec& spec) {
+  return fmt::format("{} {}[{}]", spec.name, mlgo_channel::elementTypeName(spec.type),
                      fmt::join(spec.shape, ","));
 }
 
 }  // namespace
 
-const std::vector<mlgo::FeatureSpec>& expectedFeatures(mlgo::AdvisorKind kind) {
-  static const std::vector<mlgo::FeatureSpec> kInliner = inlinerFeatures();
-  static const std::vector<mlgo::FeatureSpec> kEviction = evictionFeatures();
-  return kind == mlgo::AdvisorKind::kInliner ? kInliner : kEviction;
+const std::vector<mlgo_channel::FeatureSpec>& expectedFeatures(mlgo_channel::AdvisorKind kind) {
+  static const std::vector<mlgo_channel::FeatureSpec> kInliner = inlinerFeatures();
+  static const std::vector<mlgo_channel::FeatureSpec> kEviction = evictionFeatures();
+  return kind == mlgo_channel::AdvisorKind::kInliner ? kInliner : kEviction;
 }
 
-Status checkHeader(const std::vector<mlgo::FeatureSpec>& expected,
-                   const mlgo::ChannelHeader& header) {
+Status checkHeader(const std::vector<mlgo_channel::FeatureSpec>& expected,
+                   const mlgo_channel::ChannelHeader& header) {
   const auto& got = header.features;
   for (std::size_t i = 0; i < std::max(expected.size(), got.size()); ++i) {
     if (i >= got.size()) {
@@ -127,18 +128,20 @@ Status checkHeader(const std::vector<mlgo::FeatureSpec>& expected,
                       i, describeSpec(got[i]), describeSpec(expected[i])));
     }
   }
-  if (header.advice.type != mlgo::ElementType::kInt64 || header.advice.elementCount != 1) {
+  if (header.advice.type != mlgo_channel::ElementType::kInt64 || header.advice.elementCount != 1) {
     return compileError("the compiler's advice tensor is " + describeSpec(header.advice) +
                         ", expected a single int64");
   }
   return okStatus();
 }
 
-Space featureSpace(const mlgo::FeatureSpec& spec) {
-  bool integer = spec.type != mlgo::ElementType::kFloat && spec.type != mlgo::ElementType::kDouble;
+Space featureSpace(const mlgo_channel::FeatureSpec& spec) {
+  bool integer = spec.type != mlgo_channel::ElementType::kFloat &&
+                 spec.type != mlgo_channel::ElementType::kDouble;
   if (integer) return Space::int64Box(spec.name, spec.shape, {});
-  if (spec.type == mlgo::ElementType::kFloat) return Space::floatBox(spec.name, spec.shape, {});
+  if (spec.type == mlgo_channel::ElementType::kFloat)
+    return Space::floatBox(spec.name, spec.shape, {});
   return Space::doubleBox(spec.name, spec.shape, {});
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -9,11 +9,11 @@
 #include "compilers/mlgo_session/feature_lists.h"
 #include "compilers/mlgo_session/native_size.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 
-std::size_t featureCount(mlgo::AdvisorKind kind) { return expectedFeatures(kind).size(); }
+std::size_t featureCount(mlgo_channel::AdvisorKind kind) { return expectedFeatures(kind).size(); }
 
 enum Extra : std::size_t {
   kFeatures,
@@ -26,11 +26,11 @@ enum Extra : std::size_t {
   kExtraCount
 };
 
-Value zeroTensor(const mlgo::FeatureSpec& spec) {
-  if (spec.type == mlgo::ElementType::kFloat) {
+Value zeroTensor(const mlgo_channel::FeatureSpec& spec) {
+  if (spec.type == mlgo_channel::ElementType::kFloat) {
     return FloatTensor{spec.shape, std::vector<float>(spec.elementCount, 0.0F)};
   }
-  if (spec.type == mlgo::ElementType::kDouble) {
+  if (spec.type == mlgo_channel::ElementType::kDouble) {
     return DoubleTensor{spec.shape, std::vector<double>(spec.elementCount, 0.0)};
   }
   return Int64Tensor{spec.shape, std::vector<std::int64_t>(spec.elementCount, 0)};
@@ -38,7 +38,7 @@ Value zeroTensor(const mlgo::FeatureSpec& spec) {
 
 }  // namespace
 
-MlgoInteractiveSession::MlgoInteractiveSession(MlgoContext& context, mlgo::AdvisorKind kind)
+MlgoInteractiveSession::MlgoInteractiveSession(MlgoContext& context, mlgo_channel::AdvisorKind kind)
     : context_(context), kind_(kind) {}
 
 MlgoInteractiveSession::~MlgoInteractiveSession() {
@@ -50,11 +50,11 @@ MlgoInteractiveSession::~MlgoInteractiveSession() {
 }
 
 std::string MlgoInteractiveSession::kindName() const {
-  return kind_ == mlgo::AdvisorKind::kInliner ? "mlgo-inline" : "mlgo-regalloc";
+  return kind_ == mlgo_channel::AdvisorKind::kInliner ? "mlgo-inline" : "mlgo-regalloc";
 }
 
 std::vector<Space> MlgoInteractiveSession::actionSpaces() const {
-  if (kind_ == mlgo::AdvisorKind::kInliner) {
+  if (kind_ == mlgo_channel::AdvisorKind::kInliner) {
     return {Space::namedDiscrete("InlineDecision", {"dont-inline", "inline"})};
   }
   return {Space::discrete("EvictIndex", kEvictionCandidates)};
@@ -63,14 +63,15 @@ std::vector<Space> MlgoInteractiveSession::actionSpaces() const {
 std::vector<Space> MlgoInteractiveSession::observationSpaces() const {
   std::vector<Space> spaces;
   std::vector<Space> members;
-  for (const mlgo::FeatureSpec& spec : expectedFeatures(kind_)) {
+  for (const mlgo_channel::FeatureSpec& spec : expectedFeatures(kind_)) {
     Space space = featureSpace(spec);
     space.defaultValue = zeroTensor(spec);  // observed after the episode ended
     spaces.push_back(space);
     members.push_back(std::move(space));
   }
   spaces.push_back(Space::dict("Features", std::move(members)));
-  std::int64_t maxAdvice = kind_ == mlgo::AdvisorKind::kInliner ? 1 : kEvictionCandidates - 1;
+  std::int64_t maxAdvice =
+      kind_ == mlgo_channel::AdvisorKind::kInliner ? 1 : kEvictionCandidates - 1;
   spaces.push_back(Space::int64Scalar("DefaultAdvice", {0, maxAdvice}));
   for (const char* name : {"NativeSize", "DefaultNativeSize"}) {
     Space size = Space::int64Scalar(name, {0, std::nullopt});
@@ -155,19 +156,19 @@ Status MlgoInteractiveSession::initAsFork(const CompilationSession& parentSessio
 }
 
 Status MlgoInteractiveSession::startCompiler(const std::vector<std::int64_t>& replay) {
-  mlgo::CompilerOptions options;
+  mlgo_channel::CompilerOptions options;
   options.kind = kind_;
   options.sessionDirectory = directory_;
   options.input = input_;
-  options.compiler = kind_ == mlgo::AdvisorKind::kInliner ? config_.opt : config_.llc;
+  options.compiler = kind_ == mlgo_channel::AdvisorKind::kInliner ? config_.opt : config_.llc;
   // The module's own target (and for llc its -O level and relocation
   // model); the inliner's pass pipeline stays kiln's. The builds the episode
   // is judged against take the same (buildRequest()).
   options.extraFlags = advisorModuleFlags(kind_, moduleFlags_);
   options.memoryLimitBytes = config_.memoryLimitBytes;
   options.onSpawn = [this](pid_t pid) { killSwitch_.arm(pid); };
-  Result<mlgo::InteractiveCompiler> started =
-      mlgo::InteractiveCompiler::start(options, decisionDeadline());
+  Result<mlgo_channel::InteractiveCompiler> started =
+      mlgo_channel::InteractiveCompiler::start(options, decisionDeadline());
   if (!started.ok()) return fail(started.status(), "while starting");
   compiler_.emplace(std::move(started).value());
   Status header = checkHeader(expectedFeatures(kind_), compiler_->header());
@@ -190,7 +191,7 @@ Status MlgoInteractiveSession::startCompiler(const std::vector<std::int64_t>& re
 }
 
 Status MlgoInteractiveSession::advance() {
-  Result<std::optional<mlgo::Observation>> next = compiler_->next(decisionDeadline());
+  Result<std::optional<mlgo_channel::Observation>> next = compiler_->next(decisionDeadline());
   if (!next.ok()) return fail(next.status(), "waiting for a decision");
   if (next->has_value()) {
     pending_ = std::move(**next);
@@ -200,7 +201,7 @@ Status MlgoInteractiveSession::advance() {
 }
 
 Status MlgoInteractiveSession::finishEpisode() {
-  Result<mlgo::CompileOutcome> outcome = compiler_->finish(decisionDeadline());
+  Result<mlgo_channel::CompileOutcome> outcome = compiler_->finish(decisionDeadline());
   if (!outcome.ok()) return fail(outcome.status(), "at the end of the episode");
   Result<std::int64_t> size = nativeTextSize(outcome->output);
   std::error_code ignored;
@@ -214,8 +215,8 @@ Status MlgoInteractiveSession::finishEpisode() {
 }
 
 Status MlgoInteractiveSession::answer(std::int64_t answer) {
-  if (kind_ == mlgo::AdvisorKind::kRegallocEviction) {
-    std::optional<Value> mask = mlgo::findFeature(compiler_->header(), *pending_, "mask");
+  if (kind_ == mlgo_channel::AdvisorKind::kRegallocEviction) {
+    std::optional<Value> mask = mlgo_channel::findFeature(compiler_->header(), *pending_, "mask");
     const auto* tensor = mask ? mask->getIf<Int64Tensor>() : nullptr;
     if (tensor == nullptr || answer >= static_cast<std::int64_t>(tensor->values.size()) ||
         tensor->values[static_cast<std::size_t>(answer)] == 0) {
@@ -263,11 +264,12 @@ Result<ActionProgress> MlgoInteractiveSession::beginAction(const Value& action,
 Result<ActionProgress> MlgoInteractiveSession::continueAction(ActionOutcome& outcome,
                                                               ActionWait& wait) {
   if (failure_) return *failure_;
-  Result<mlgo::RecordReadiness> ready = compiler_->nextReadiness();
+  Result<mlgo_channel::RecordReadiness> ready = compiler_->nextReadiness();
   // The end of the episode, and errors, which may need waiting for the
   // compiler to exit to be explained, are the pool's.
-  if (!ready.ok() || *ready == mlgo::RecordReadiness::kOther) return ActionProgress::kOnPool;
-  if (*ready == mlgo::RecordReadiness::kIncomplete) {
+  if (!ready.ok() || *ready == mlgo_channel::RecordReadiness::kOther)
+    return ActionProgress::kOnPool;
+  if (*ready == mlgo_channel::RecordReadiness::kIncomplete) {
     if (std::chrono::steady_clock::now() < wait.deadline) return ActionProgress::kWaiting;
     return fail(timeoutError("no decision arrived before the deadline"), "waiting for a decision");
   }
@@ -306,7 +308,7 @@ Result<std::int64_t> MlgoInteractiveSession::defaultAdvice() const {
 BuildRequest MlgoInteractiveSession::buildRequest(const std::string& stem) {
   BuildRequest request;
   request.kind = kind_;
-  request.compiler = kind_ == mlgo::AdvisorKind::kInliner ? config_.opt : config_.llc;
+  request.compiler = kind_ == mlgo_channel::AdvisorKind::kInliner ? config_.opt : config_.llc;
   request.input = input_;
   request.flags = advisorModuleFlags(kind_, moduleFlags_);
   request.workDirectory = directory_;
@@ -352,7 +354,7 @@ Result<std::int64_t> MlgoInteractiveSession::llvmDefaultNativeSize() {
 }
 
 Status MlgoInteractiveSession::computeObservation(std::size_t spaceIndex, Value& observation) {
-  const std::vector<mlgo::FeatureSpec>& features = expectedFeatures(kind_);
+  const std::vector<mlgo_channel::FeatureSpec>& features = expectedFeatures(kind_);
   std::size_t n = featureCount(kind_);
   // Features are decoded here, for the spaces a step asks for only.
   if (spaceIndex < n) {
@@ -361,14 +363,15 @@ Status MlgoInteractiveSession::computeObservation(std::size_t spaceIndex, Value&
       return okStatus();
     }
     KILN_ASSIGN_OR_RETURN(observation,
-                          mlgo::decodeFeature(compiler_->header(), *pending_, spaceIndex));
+                          mlgo_channel::decodeFeature(compiler_->header(), *pending_, spaceIndex));
     return okStatus();
   }
   switch (spaceIndex - n) {
     case kFeatures: {
       std::vector<Value> decoded;
       if (pending_) {
-        KILN_ASSIGN_OR_RETURN(decoded, mlgo::decodeFeatures(compiler_->header(), *pending_));
+        KILN_ASSIGN_OR_RETURN(decoded,
+                              mlgo_channel::decodeFeatures(compiler_->header(), *pending_));
       }
       ValueDict dict;
       dict.reserve(n);
@@ -414,4 +417,4 @@ Status MlgoInteractiveSession::computeObservation(std::size_t spaceIndex, Value&
   }
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -18,11 +18,11 @@
 #include "compilers/mlgo_session/mlgo_context.h"
 #include "compilers/mlgo_session/reference_build.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 class MlgoInteractiveSession : public CompilationSession, public SplitActions {
  public:
-  MlgoInteractiveSession(MlgoContext& context, mlgo::AdvisorKind kind);
+  MlgoInteractiveSession(MlgoContext& context, mlgo_channel::AdvisorKind kind);
   ~MlgoInteractiveSession() override;
 
   std::vector<Space> actionSpaces() const override;
@@ -84,15 +84,15 @@ class MlgoInteractiveSession : public CompilationSession, public SplitActions {
   TimePoint decisionDeadline() const;
 
   MlgoContext& context_;
-  mlgo::AdvisorKind kind_;
+  mlgo_channel::AdvisorKind kind_;
   MlgoConfig config_;
   Benchmark benchmark_;
   ModuleToolFlags moduleFlags_;      // from the module's .cmd (a corpus module's own flags)
   std::filesystem::path directory_;  // private to this session, removed on destruction
   std::filesystem::path input_;
-  std::optional<mlgo::InteractiveCompiler> compiler_;
-  std::optional<mlgo::Observation> pending_;  // the decision waiting for an answer
-  std::vector<std::int64_t> history_;         // answers given, for forks
+  std::optional<mlgo_channel::InteractiveCompiler> compiler_;
+  std::optional<mlgo_channel::Observation> pending_;  // the decision waiting for an answer
+  std::vector<std::int64_t> history_;                 // answers given, for forks
   bool ended_ = false;
   std::optional<Status> failure_;
   std::int64_t nativeSize_ = 0;
@@ -105,14 +105,14 @@ class MlgoInlineSession final : public MlgoInteractiveSession {
  public:
   static constexpr const char* kSessionTypeName = "mlgo-inline";
   explicit MlgoInlineSession(MlgoContext& context)
-      : MlgoInteractiveSession(context, mlgo::AdvisorKind::kInliner) {}
+      : MlgoInteractiveSession(context, mlgo_channel::AdvisorKind::kInliner) {}
 };
 
 class MlgoRegallocSession final : public MlgoInteractiveSession {
  public:
   static constexpr const char* kSessionTypeName = "mlgo-regalloc";
   explicit MlgoRegallocSession(MlgoContext& context)
-      : MlgoInteractiveSession(context, mlgo::AdvisorKind::kRegallocEviction) {}
+      : MlgoInteractiveSession(context, mlgo_channel::AdvisorKind::kRegallocEviction) {}
 };
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

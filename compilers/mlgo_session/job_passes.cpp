@@ -7,7 +7,7 @@
 
 #include "compilers/llvm_engine/pass_table.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 namespace {
 
 constexpr std::string_view kWhereListed =
@@ -122,9 +122,9 @@ class Parser {
 
 }  // namespace
 
-JobPasses JobPasses::fromTable(const llvmenv::PassTable& table) {
+JobPasses JobPasses::fromTable(const llvm_engine::PassTable& table) {
   JobPasses passes;
-  for (const llvmenv::PassInfo& action : table.passes()) {
+  for (const llvm_engine::PassInfo& action : table.passes()) {
     passes.names_.insert(action.name);
     passes.names_.insert(action.runs.begin(), action.runs.end());
   }
@@ -148,4 +148,4 @@ Status JobPasses::check(std::string_view pipeline) const {
   return okStatus();
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

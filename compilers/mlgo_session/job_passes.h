@@ -19,16 +19,16 @@
 
 #include <kiln/status.h>
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 class PassTable;
 }
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 class JobPasses {
  public:
   // The actions of `table` and the passes they run.
-  static JobPasses fromTable(const llvmenv::PassTable& table);
+  static JobPasses fromTable(const llvm_engine::PassTable& table);
   // Exactly `names` (tests).
   static JobPasses of(std::set<std::string, std::less<>> names);
 
@@ -43,4 +43,4 @@ class JobPasses {
   std::set<std::string, std::less<>> names_;
 };
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

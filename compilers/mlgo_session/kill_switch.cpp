@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 
@@ -56,4 +56,4 @@ void KillSwitch::reset() {
   fired_.store(false);
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

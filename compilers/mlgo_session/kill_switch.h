@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 class KillSwitch {
  public:
@@ -35,4 +35,4 @@ class KillSwitch {
   std::atomic<bool> fired_{false};
 };
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

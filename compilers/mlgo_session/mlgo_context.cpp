@@ -13,7 +13,7 @@
 #include "compilers/llvm_engine/module_check.h"
 #include "compilers/llvm_engine/pass_table.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 
@@ -79,7 +79,7 @@ MlgoContext::MlgoContext(ContextResources& resources,
                                           : std::make_shared<datasets::SharedDatasetRegistry>()) {}
 
 Status MlgoContext::init() {
-  KILN_ASSIGN_OR_RETURN(auto table, llvmenv::PassTable::fromRegistry());
+  KILN_ASSIGN_OR_RETURN(auto table, llvm_engine::PassTable::fromRegistry());
   jobPasses_ = JobPasses::fromTable(*table);
   if (int abi = FileConfinement::kernelAbi(); abi > 0) {
     logger().info(
@@ -125,7 +125,7 @@ Status MlgoContext::checkModule(const Benchmark& benchmark) {
     std::lock_guard lock(mutex_);
     if (acceptedModules_.count(key) != 0) return okStatus();
   }
-  Status checked = llvmenv::checkModule(*benchmark.program, benchmark.uri);
+  Status checked = llvm_engine::checkModule(*benchmark.program, benchmark.uri);
   if (!checked.ok()) {
     Status refused =
         invalidArgument("benchmark '" + benchmark.uri + "' cannot be used: " + checked.message());
@@ -193,4 +193,4 @@ std::string defaultSizeKey(const std::string& kind, const Benchmark& benchmark) 
   return fmt::format("{}|{}|{:x}", kind, benchmark.uri, hash);
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -20,7 +20,7 @@
 #include "programs/datasets/registry.h"
 #include "programs/datasets/shared_registry.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 struct MlgoConfig {
   std::string opt = "opt-19";  // a bare name is looked up in PATH
@@ -60,8 +60,8 @@ class MlgoContext : public ServiceContext {
   bool changesSharedState(const std::string& key) const override {
     return key == "mlgo.decision_timeout_ms" || key == "mlgo.compile_timeout_ms";
   }
-  // A crash caught inside LLVM in this process (llvmenv::firstCaughtCrash).
-  std::optional<std::string> damage() const override { return llvmenv::firstCaughtCrash(); }
+  // A crash caught inside LLVM in this process (llvm_engine::firstCaughtCrash).
+  std::optional<std::string> damage() const override { return llvm_engine::firstCaughtCrash(); }
 
   // A copy: sessions keep the configuration they started with.
   MlgoConfig config() const;
@@ -104,4 +104,4 @@ class MlgoContext : public ServiceContext {
 // "<kind>|<uri>|<hash of bytes>": the key of cachedDefaultSize().
 std::string defaultSizeKey(const std::string& kind, const Benchmark& benchmark);
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

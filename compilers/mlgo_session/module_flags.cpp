@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 namespace {
 
 // Triples, CPU names and features are short words of these characters: a
@@ -131,4 +131,4 @@ std::vector<std::string> ModuleToolFlags::llcFlags() const {
   return out;
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

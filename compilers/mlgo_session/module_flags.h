@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 struct ModuleToolFlags {
   std::optional<std::string> optLevel;  // "-O0".."-O3", "-Os", "-Oz" (opt spells them so)
@@ -33,4 +33,4 @@ struct ModuleToolFlags {
 // not). The last -O level, target, CPU wins, as with clang.
 ModuleToolFlags mapModuleFlags(const std::vector<std::string>& command);
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -23,7 +23,7 @@
 #include "compilers/llvm_engine/codegen.h"
 #include "compilers/llvm_engine/crash_guard.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 
@@ -45,13 +45,13 @@ Result<std::int64_t> objectTextSize(const std::filesystem::path& object) {
   std::int64_t size = 0;
   // The sections are walked inside the guard too: their headers are the
   // client's bytes as much as the file header is.
-  Status guard = llvmenv::runGuarded("reading object file " + name, [&] {
+  Status guard = llvm_engine::runGuarded("reading object file " + name, [&] {
     auto file = llvm::object::ObjectFile::createObjectFile(buffer->getMemBufferRef());
     if (!file) {
       parseError = llvm::toString(file.takeError());
       return;
     }
-    size = llvmenv::textSectionBytes(**file);
+    size = llvm_engine::textSectionBytes(**file);
   });
   if (!guard.ok()) {
     // The reader may have left the buffer's users half done: keep it alive.
@@ -67,12 +67,12 @@ Result<std::int64_t> bitcodeTextSize(const std::filesystem::path& bitcode) {
   const std::string name = bitcode.filename().string();
   // Errors the reader reports as diagnostics would otherwise make LLVM's
   // default handler exit the process; it outlives the context.
-  llvmenv::DiagnosticCollector diagnostics;
+  llvm_engine::DiagnosticCollector diagnostics;
   auto context = std::make_unique<llvm::LLVMContext>();
   diagnostics.install(*context);
   std::unique_ptr<llvm::Module> module;
   std::string parseError;
-  Status guard = llvmenv::runGuarded("reading bitcode " + name, [&] {
+  Status guard = llvm_engine::runGuarded("reading bitcode " + name, [&] {
     auto parsed = llvm::parseBitcodeFile(buffer->getMemBufferRef(), *context);
     if (!parsed) {
       parseError = "is not LLVM bitcode: " + llvm::toString(parsed.takeError());
@@ -95,7 +95,7 @@ Result<std::int64_t> bitcodeTextSize(const std::filesystem::path& bitcode) {
   }
   if (!parseError.empty()) return compileError(name + " " + parseError);
   if (diagnostics.hasErrors()) return compileError(name + ": " + diagnostics.takeErrors());
-  return llvmenv::objectTextSizeBytes(*module);
+  return llvm_engine::objectTextSizeBytes(*module);
 }
 
 Result<std::int64_t> nativeTextSize(const std::filesystem::path& file) {
@@ -109,4 +109,4 @@ Result<std::int64_t> nativeTextSize(const std::filesystem::path& file) {
   return objectTextSize(file);
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

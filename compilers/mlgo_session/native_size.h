@@ -8,7 +8,7 @@
 
 #include <kiln/status.h>
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 // .text bytes of an ELF/Mach-O/COFF object file; compile-error if unreadable.
 Result<std::int64_t> objectTextSize(const std::filesystem::path& object);
@@ -19,4 +19,4 @@ Result<std::int64_t> bitcodeTextSize(const std::filesystem::path& bitcode);
 // Dispatches on the file's magic bytes (bitcode or object).
 Result<std::int64_t> nativeTextSize(const std::filesystem::path& file);
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 
@@ -259,4 +259,4 @@ Result<JobOutputs> runJob(JobSpec& spec, const Dependencies& dependencies) {
   return outputs;
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

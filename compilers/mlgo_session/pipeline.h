@@ -24,7 +24,7 @@
 #include "compilers/mlgo_session/kill_switch.h"
 #include "compilers/mlgo_session/module_flags.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 enum class Dependency : std::uint8_t {
   kBenchmark,      // the module's bytes (from the benchmark cache) and its own flags
@@ -77,8 +77,8 @@ struct TrainingRecord {
 
 struct JobOutputs {
   std::optional<std::int64_t> nativeSize;
-  std::optional<mlgo::ChannelHeader> header;  // set by steps that talk to a compiler
-  std::string context;                        // the module's name in the log
+  std::optional<mlgo_channel::ChannelHeader> header;  // set by steps that talk to a compiler
+  std::string context;                                // the module's name in the log
   std::vector<TrainingRecord> records;
   std::string trainingLog;  // LLVM's training-log format (Utils/TrainingLogger.h)
   std::string log;          // one line per step: what ran, how long, how it ended
@@ -137,4 +137,4 @@ Result<JobOutputs> runJob(JobSpec& spec, const Dependencies& dependencies);
 // {"outcome":i} + decision bytes + '\n'.
 Result<std::string> serializeTrainingLog(const JobOutputs& outputs);
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -12,7 +12,7 @@
 #include "compilers/mlgo_session/reference_build.h"
 #include "compilers/mlgo_session/run_tool.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 
@@ -107,12 +107,12 @@ class InlineDefaultStep final : public Step {
   }
   Result<std::filesystem::path> run(const std::filesystem::path& input, const Resolved& deps,
                                     JobOutputs& outputs) override {
-    mlgo::CompilerOptions options;
-    options.kind = mlgo::AdvisorKind::kInliner;
+    mlgo_channel::CompilerOptions options;
+    options.kind = mlgo_channel::AdvisorKind::kInliner;
     options.sessionDirectory = deps.workDirectory;
     options.input = input;
     options.compiler = deps.opt;
-    options.extraFlags = advisorModuleFlags(mlgo::AdvisorKind::kInliner, deps.moduleFlags);
+    options.extraFlags = advisorModuleFlags(mlgo_channel::AdvisorKind::kInliner, deps.moduleFlags);
     options.outputStem = input.stem().string() + "-inl";
     options.channelBaseName = input.stem().string() + "-channel";
     options.memoryLimitBytes = deps.memoryLimitBytes;
@@ -121,20 +121,21 @@ class InlineDefaultStep final : public Step {
       if (killSwitch != nullptr) killSwitch->arm(pid);
     };
     TimePoint deadline = steadyDeadline(deps);
-    KILN_ASSIGN_OR_RETURN(mlgo::InteractiveCompiler compiler,
-                          mlgo::InteractiveCompiler::start(options, deadline));
+    KILN_ASSIGN_OR_RETURN(mlgo_channel::InteractiveCompiler compiler,
+                          mlgo_channel::InteractiveCompiler::start(options, deadline));
     outputs.header = compiler.header();
     while (true) {
-      KILN_ASSIGN_OR_RETURN(std::optional<mlgo::Observation> observation, compiler.next(deadline));
+      KILN_ASSIGN_OR_RETURN(std::optional<mlgo_channel::Observation> observation,
+                            compiler.next(deadline));
       if (!observation) break;
       KILN_ASSIGN_OR_RETURN(std::int64_t decision, compiler.defaultAdvice(*observation));
       KILN_RETURN_IF_ERROR(compiler.advise(Value(decision), deadline));
       // The training log keeps every feature: decode them all.
       KILN_ASSIGN_OR_RETURN(std::vector<Value> features,
-                            mlgo::decodeFeatures(compiler.header(), *observation));
+                            mlgo_channel::decodeFeatures(compiler.header(), *observation));
       outputs.records.push_back({std::move(features), decision});
     }
-    KILN_ASSIGN_OR_RETURN(mlgo::CompileOutcome outcome, compiler.finish(deadline));
+    KILN_ASSIGN_OR_RETURN(mlgo_channel::CompileOutcome outcome, compiler.finish(deadline));
     return outcome.output;
   }
 };
@@ -162,9 +163,9 @@ class TrainingLogStep final : public Step {
   }
 };
 
-std::string specJson(const mlgo::FeatureSpec& spec) {
+std::string specJson(const mlgo_channel::FeatureSpec& spec) {
   return fmt::format(R"({{"name":"{}","port":{},"shape":[{}],"type":"{}"}})", spec.name, spec.port,
-                     fmt::join(spec.shape, ","), mlgo::elementTypeName(spec.type));
+                     fmt::join(spec.shape, ","), mlgo_channel::elementTypeName(spec.type));
 }
 
 }  // namespace
@@ -182,9 +183,9 @@ Result<std::string> serializeTrainingLog(const JobOutputs& outputs) {
     return invalidArgument(
         "no decisions were recorded: put an inline-default step before training-log");
   }
-  const mlgo::ChannelHeader& header = *outputs.header;
+  const mlgo_channel::ChannelHeader& header = *outputs.header;
   std::vector<std::string> features;
-  for (const mlgo::FeatureSpec& spec : header.features) features.push_back(specJson(spec));
+  for (const mlgo_channel::FeatureSpec& spec : header.features) features.push_back(specJson(spec));
   std::string log = fmt::format(R"({{"features":[{}],"advice":{}}})", fmt::join(features, ","),
                                 specJson(header.advice));
   log += fmt::format("\n{{\"context\":\"{}\"}}\n", outputs.context);
@@ -197,16 +198,16 @@ Result<std::string> serializeTrainingLog(const JobOutputs& outputs) {
     log += fmt::format("{{\"observation\":{}}}\n", i);
     for (std::size_t f = 0; f < header.features.size(); ++f) {
       KILN_ASSIGN_OR_RETURN(std::string bytes,
-                            mlgo::encodeTensor(header.features[f], record.features[f]));
+                            mlgo_channel::encodeTensor(header.features[f], record.features[f]));
       log += bytes;
     }
     log += fmt::format("\n{{\"outcome\":{}}}\n", i);
     KILN_ASSIGN_OR_RETURN(std::string advice,
-                          mlgo::encodeTensor(header.advice, Value(record.decision)));
+                          mlgo_channel::encodeTensor(header.advice, Value(record.decision)));
     log += advice;
     log += '\n';
   }
   return log;
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -10,7 +10,7 @@
 #include "compilers/mlgo_session/native_size.h"
 #include "compilers/mlgo_session/run_tool.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 namespace {
 
@@ -32,12 +32,13 @@ Result<Build> takeOutput(const std::filesystem::path& path, std::int64_t decisio
 
 }  // namespace
 
-std::vector<std::string> advisorModuleFlags(mlgo::AdvisorKind kind, const ModuleToolFlags& flags) {
-  return kind == mlgo::AdvisorKind::kInliner ? flags.optTargetFlags() : flags.llcFlags();
+std::vector<std::string> advisorModuleFlags(mlgo_channel::AdvisorKind kind,
+                                            const ModuleToolFlags& flags) {
+  return kind == mlgo_channel::AdvisorKind::kInliner ? flags.optTargetFlags() : flags.llcFlags();
 }
 
 Result<Build> referenceBuild(const BuildRequest& request) {
-  mlgo::CompilerOptions options;
+  mlgo_channel::CompilerOptions options;
   options.kind = request.kind;
   options.sessionDirectory = request.workDirectory;
   options.input = request.input;
@@ -50,26 +51,26 @@ Result<Build> referenceBuild(const BuildRequest& request) {
   options.onSpawn = [killSwitch](pid_t pid) {
     if (killSwitch != nullptr) killSwitch->arm(pid);
   };
-  KILN_ASSIGN_OR_RETURN(mlgo::InteractiveCompiler compiler,
-                        mlgo::InteractiveCompiler::start(options, request.deadline));
+  KILN_ASSIGN_OR_RETURN(mlgo_channel::InteractiveCompiler compiler,
+                        mlgo_channel::InteractiveCompiler::start(options, request.deadline));
   while (true) {
-    KILN_ASSIGN_OR_RETURN(std::optional<mlgo::Observation> decision,
+    KILN_ASSIGN_OR_RETURN(std::optional<mlgo_channel::Observation> decision,
                           compiler.next(request.deadline));
     if (!decision) break;
     KILN_ASSIGN_OR_RETURN(std::int64_t answer, compiler.defaultAdvice(*decision));
     KILN_RETURN_IF_ERROR(compiler.advise(Value(answer), request.deadline));
   }
-  KILN_ASSIGN_OR_RETURN(mlgo::CompileOutcome outcome, compiler.finish(request.deadline));
+  KILN_ASSIGN_OR_RETURN(mlgo_channel::CompileOutcome outcome, compiler.finish(request.deadline));
   return takeOutput(outcome.output, outcome.decisions);
 }
 
 Result<Build> llvmDefaultBuild(const BuildRequest& request) {
-  mlgo::AdvisorDescription advisor = mlgo::describeAdvisor(request.kind);
+  mlgo_channel::AdvisorDescription advisor = mlgo_channel::describeAdvisor(request.kind);
   std::filesystem::path output = request.workDirectory / (request.stem + advisor.outputExtension);
   ToolRun run;
   run.argv = {request.compiler.empty() ? advisor.defaultCompiler : request.compiler};
   std::vector<std::string> args =
-      mlgo::llvmDefaultArguments(advisor, request.flags, request.input, output);
+      mlgo_channel::llvmDefaultArguments(advisor, request.flags, request.input, output);
   run.argv.insert(run.argv.end(), args.begin(), args.end());
   run.workingDirectory = request.workDirectory;
   run.deadline = request.deadline;
@@ -84,4 +85,4 @@ Result<Build> llvmDefaultBuild(const BuildRequest& request) {
   return takeOutput(output, 0);
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

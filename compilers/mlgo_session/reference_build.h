@@ -19,14 +19,15 @@
 #include "compilers/mlgo_session/kill_switch.h"
 #include "compilers/mlgo_session/module_flags.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 // The module's flags each advisor's compiler takes: the target for opt (the
 // inliner's pipeline stays kiln's), everything llcFlags() maps for llc.
-std::vector<std::string> advisorModuleFlags(mlgo::AdvisorKind kind, const ModuleToolFlags& flags);
+std::vector<std::string> advisorModuleFlags(mlgo_channel::AdvisorKind kind,
+                                            const ModuleToolFlags& flags);
 
 struct BuildRequest {
-  mlgo::AdvisorKind kind = mlgo::AdvisorKind::kInliner;
+  mlgo_channel::AdvisorKind kind = mlgo_channel::AdvisorKind::kInliner;
   std::string compiler;                 // empty = the advisor's opt-19 / llc-19
   std::filesystem::path input;          // LLVM IR or bitcode
   std::vector<std::string> flags;       // the module's (advisorModuleFlags())
@@ -43,11 +44,11 @@ struct Build {
   std::int64_t decisions = 0;   // decisions answered; 0 for LLVM's default build
 };
 
-// Every decision answered with the reference answer (mlgo::referenceAnswerAt:
+// Every decision answered with the reference answer (mlgo_channel::referenceAnswerAt:
 // the compiler's own decision for the inliner, kiln's fixed policy for eviction).
 Result<Build> referenceBuild(const BuildRequest& request);
 
-// The advisor's pipeline with LLVM's default advisor (mlgo::llvmDefaultArguments).
+// The advisor's pipeline with LLVM's default advisor (mlgo_channel::llvmDefaultArguments).
 Result<Build> llvmDefaultBuild(const BuildRequest& request);
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -11,7 +11,7 @@
 #include "common/security/file_confinement.h"
 #include "compilers/mlgo_channel/interactive_compiler.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 Status runTool(const ToolRun& run) {
   if (run.argv.empty()) return invalidArgument("runTool needs a command");
@@ -59,7 +59,7 @@ Status runTool(const ToolRun& run) {
     }
     Result<ExitStatus> exit = child.waitFor(std::min(left, std::chrono::milliseconds(50)));
     if (!exit.ok()) continue;
-    std::string tail = mlgo::readTail(stderrPath, 2048);
+    std::string tail = mlgo_channel::readTail(stderrPath, 2048);
     removeLog();
     if (exit->success()) return okStatus();
     if (run.killSwitch != nullptr && run.killSwitch->fired()) {
@@ -71,4 +71,4 @@ Status runTool(const ToolRun& run) {
   }
 }
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

@@ -14,7 +14,7 @@
 #include <kiln/status.h>
 #include "compilers/mlgo_session/kill_switch.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 
 struct ToolRun {
   std::vector<std::string> argv;
@@ -30,4 +30,4 @@ struct ToolRun {
 // through the switch is a compile-error saying it was cancelled.
 Status runTool(const ToolRun& run);
 
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

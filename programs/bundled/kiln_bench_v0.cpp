@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace kiln::benchmarks {
+namespace kiln::bundled {
 
 const EmbeddedBenchmark* findKilnBenchV0(std::string_view name) {
   auto table = kilnBenchV0();
@@ -13,4 +13,4 @@ const EmbeddedBenchmark* findKilnBenchV0(std::string_view name) {
   return &*it;
 }
 
-}  // namespace kiln::benchmarks
+}  // namespace kiln::bundled

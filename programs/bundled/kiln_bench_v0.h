@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-namespace kiln::benchmarks {
+namespace kiln::bundled {
 
 struct EmbeddedBenchmark {
   std::string_view name;                  // "crc32"
@@ -21,4 +21,4 @@ std::span<const EmbeddedBenchmark> kilnBenchV0();
 // The program called `name`, or nullptr.
 const EmbeddedBenchmark* findKilnBenchV0(std::string_view name);
 
-}  // namespace kiln::benchmarks
+}  // namespace kiln::bundled

@@ -26,7 +26,7 @@ Result<CorpusCheckReport> checkCorpus(
     Status checked = okStatus();
     auto bytes = index.read(*entry, maxBytes);
     if (bytes.ok()) {
-      checked = llvmenv::checkModule(*bytes, "benchmark://" + name + "/" + module);
+      checked = llvm_engine::checkModule(*bytes, "benchmark://" + name + "/" + module);
     } else {
       checked = bytes.status();
     }

@@ -41,7 +41,7 @@ const CorpusIndex* DatasetRegistry::findCorpus(std::string_view name) const {
 std::vector<DatasetInfo> DatasetRegistry::list() const {
   std::vector<DatasetInfo> out;
   out.push_back({datasetUri("benchmark", kKilnBenchDataset),
-                 static_cast<std::int64_t>(benchmarks::kilnBenchV0().size()),
+                 static_cast<std::int64_t>(bundled::kilnBenchV0().size()),
                  "kiln's own small C programs (checksums, sorting, graphs, kernels, parsers), "
                  "unoptimized bitcode"});
   out.push_back({datasetUri("generator", kCsmithDataset), std::nullopt,
@@ -49,7 +49,7 @@ std::vector<DatasetInfo> DatasetRegistry::list() const {
   out.push_back({datasetUri("generator", kLlvmStressDataset), std::nullopt,
                  "random IR from llvm-stress (textual IR); name = seed"});
   std::uint64_t suiteBytes = 0;
-  for (const auto& program : benchmarks::kilnBenchV0()) suiteBytes += program.bitcode.size();
+  for (const auto& program : bundled::kilnBenchV0()) suiteBytes += program.bitcode.size();
   out.front().bytes = suiteBytes;
   std::lock_guard lock(rejections_->mutex);
   for (const CorpusIndex& corpus : corpora_) {
@@ -86,7 +86,7 @@ Result<std::vector<BenchmarkListing>> DatasetRegistry::benchmarks(std::string_vi
                                                                   std::size_t limit) const {
   std::vector<BenchmarkListing> out;
   if (dataset == datasetUri("benchmark", kKilnBenchDataset)) {
-    for (const auto& program : benchmarks::kilnBenchV0()) {
+    for (const auto& program : bundled::kilnBenchV0()) {
       if (out.size() >= limit) break;
       out.push_back(
           {std::string(dataset) + "/" + std::string(program.name), program.bitcode.size()});
@@ -201,7 +201,7 @@ Result<BenchmarkBytes> DatasetRegistry::resolveBenchmark(const std::string& data
                                                          const std::string& name,
                                                          const std::string& canonical) const {
   if (dataset == kKilnBenchDataset) {
-    const auto* program = benchmarks::findKilnBenchV0(name);
+    const auto* program = bundled::findKilnBenchV0(name);
     if (program == nullptr) {
       return notFound("no benchmark '" + name + "' in benchmark://" + dataset +
                       "; benchmarkUris() lists them");

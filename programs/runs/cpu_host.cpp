@@ -17,7 +17,7 @@
 
 #include "programs/runs/cpu_ledger.h"
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 std::vector<int> cpusOf(const cpu_set_t& set) {
@@ -152,4 +152,4 @@ void SystemCpuHost::keepCompileWorkOn(const std::vector<int>& cpus) {
   given_ = cpus;
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -21,7 +21,7 @@
 
 #include <kiln/status.h>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 class CpuHost {
  public:
@@ -66,4 +66,4 @@ class SystemCpuHost final : public CpuHost {
 // started side by side) takes turns on the same CPUs.
 std::filesystem::path defaultCpuLockDirectory();
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

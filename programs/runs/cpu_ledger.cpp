@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 MeasuringPlan planMeasuringCpus(const std::vector<std::vector<int>>& cores, unsigned requested) {
   MeasuringPlan plan;
@@ -120,4 +120,4 @@ std::vector<std::size_t> CpuLedger::held() const {
   return units;
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 // One place a measurement runs: `cpu` runs the program; every CPU of
 // `core` (its hyperthread siblings among the allowed ones, `cpu` included)
@@ -83,4 +83,4 @@ class CpuLedger {
   Ticket next_ = 1;
 };
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -121,4 +121,4 @@ std::string MeasuringCpus::describe() const {
           : fmt::format("compile work kept on {} while they all measure", describeCpus(compile)));
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -32,7 +32,7 @@
 #include "programs/runs/cpu_host.h"
 #include "programs/runs/cpu_ledger.h"
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 struct LeaseEvent {
   enum class Kind { kQueued, kGranted, kReleased, kAbandoned };
@@ -99,4 +99,4 @@ class MeasuringCpus {
   CpuLedger ledger_;
 };
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

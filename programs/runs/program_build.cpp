@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 Result<BuiltProgram> linkProgram(std::string_view object, const RunSpec& spec, bool asan,
                                  const std::filesystem::path& directory, std::string_view name,
@@ -34,4 +34,4 @@ Result<BuiltProgram> linkProgram(std::string_view object, const RunSpec& spec, b
   return built;
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -14,7 +14,7 @@
 #include "programs/make/llvm_tools.h"
 #include "programs/runs/run_spec.h"
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 struct LinkSettings {
   std::string driver = "clang-19";  // the operator's --runtime-linker
@@ -33,4 +33,4 @@ Result<BuiltProgram> linkProgram(std::string_view object, const RunSpec& spec, b
                                  const std::filesystem::path& directory, std::string_view name,
                                  const LinkSettings& settings);
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

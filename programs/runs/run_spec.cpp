@@ -6,7 +6,7 @@
 
 #include "programs/make/json_tree.h"
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 using programs::JsonValue;
@@ -167,4 +167,4 @@ std::string describeInput(const RunSpec& spec, std::size_t index) {
   return text + ")";
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -19,7 +19,7 @@
 
 #include <kiln/status.h>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 struct ProgramInput {
   std::vector<std::string> args;  // after argv[0]
@@ -62,4 +62,4 @@ RunSpec csmithRunSpec();
 // "input 2 (args: 1)" / "input 1 (no args, 12 bytes of stdin)", for messages.
 std::string describeInput(const RunSpec& spec, std::size_t index);
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <numeric>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 // The p-quantile of sorted samples, linear between order statistics.
@@ -105,4 +105,4 @@ unsigned nextBatch(const RuntimeSummary& summary, const StoppingRule& rule) {
   return std::min(batch, left);
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

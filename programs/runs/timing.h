@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 // The median of `times` (0 for none).
 double median(std::vector<double> times);
@@ -64,4 +64,4 @@ bool meetsTarget(const RuntimeSummary& summary, const StoppingRule& rule);
 // beyond maxRuns; 0 = stop.
 unsigned nextBatch(const RuntimeSummary& summary, const StoppingRule& rule);
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

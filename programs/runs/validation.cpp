@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 constexpr std::size_t kEvidenceLineBytes = 200;
@@ -140,4 +140,4 @@ std::vector<ValidationError> compareRun(const RunSpec& spec, std::size_t input,
   return errors;
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

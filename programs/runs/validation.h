@@ -12,7 +12,7 @@
 #include "common/process/subprocess.h"
 #include "programs/runs/run_spec.h"
 
-namespace kiln::runtime {
+namespace kiln::runs {
 
 // What one run of one build did, as the sandbox saw it.
 struct RunEvidence {
@@ -50,4 +50,4 @@ std::vector<ValidationError> compareRun(const RunSpec& spec, std::size_t input,
                                         const RunEvidence& reference, const RunEvidence& candidate,
                                         bool sanitized);
 
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -19,7 +19,7 @@ using testsupport::writeFile;
 
 // Real bitcode to put into test corpora: one of the embedded programs.
 inline std::string sampleBitcode() {
-  const auto* program = benchmarks::findKilnBenchV0("crc32");
+  const auto* program = bundled::findKilnBenchV0("crc32");
   return std::string(reinterpret_cast<const char*>(program->bitcode.data()),
                      program->bitcode.size());
 }

@@ -24,7 +24,7 @@
 
 namespace {
 
-namespace ms = kiln::mlgosession;
+namespace ms = kiln::mlgo_session;
 
 // The passes a worker's mlgo context allows, built once (LLVMFuzzerInitialize).
 const ms::JobPasses* jobPasses = nullptr;
@@ -145,12 +145,12 @@ void checkFlag(std::string_view flag) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  auto table = kiln::llvmenv::PassTable::fromRegistry();
+  auto table = kiln::llvm_engine::PassTable::fromRegistry();
   require(table.ok(), "the pass table builds");
   static const ms::JobPasses passes = ms::JobPasses::fromTable(**table);
   jobPasses = &passes;
   static std::set<std::string, std::less<>> reviewed;
-  for (const kiln::llvmenv::PassInfo& action : (*table)->passes()) {
+  for (const kiln::llvm_engine::PassInfo& action : (*table)->passes()) {
     reviewed.insert(action.name);
     reviewed.insert(action.runs.begin(), action.runs.end());
   }

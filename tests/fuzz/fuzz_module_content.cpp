@@ -1,6 +1,6 @@
 // What a client's module holds (issue 48), not only the flags around it: the
 // first input byte picks what the rest is, and the module is checked where a
-// worker checks it (llvmenv::ModuleState::fromIrText, module_policy.h).
+// worker checks it (llvm_engine::ModuleState::fromIrText, module_policy.h).
 //   0: module-level assembly (`module asm`);
 //   1: an inline asm template, with operand $0 a symbol and $1 a register;
 //   2: a whole module as IR text (checked, not compiled).
@@ -24,7 +24,7 @@
 
 namespace {
 
-namespace le = kiln::llvmenv;
+namespace le = kiln::llvm_engine;
 
 std::shared_ptr<const le::PassTable> passes;
 

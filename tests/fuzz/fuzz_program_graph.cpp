@@ -57,14 +57,14 @@ void checkGraph(std::string_view bytes) {
 
 void checkRunSpec(std::string_view json, bool corpus) {
   const std::string what = corpus ? "the corpus's run.json" : "the client's llvm.run_spec";
-  kiln::runtime::InputFileReader reader;
+  kiln::runs::InputFileReader reader;
   if (corpus) {
     reader = [](const std::string& name) -> kiln::Result<std::string> {
       if (name == "inputs/a.txt") return std::string("1 2 3\n");
       return kiln::notFound("there is no such file beside the module");
     };
   }
-  auto spec = kiln::runtime::parseRunSpec(json, what, reader);
+  auto spec = kiln::runs::parseRunSpec(json, what, reader);
   if (!spec.ok()) {
     require(spec.status().code() == kiln::ErrorCode::kInvalidArgument,
             "a refused run spec is not invalid-argument");
@@ -73,17 +73,17 @@ void checkRunSpec(std::string_view json, bool corpus) {
     require(spec.status().message().size() < 1024, "a run spec error grows with the input");
     return;
   }
-  require(!spec->inputs.empty() && spec->inputs.size() <= kiln::runtime::kMaxInputs,
+  require(!spec->inputs.empty() && spec->inputs.size() <= kiln::runs::kMaxInputs,
           "an accepted spec has no input or too many");
-  for (const kiln::runtime::ProgramInput& input : spec->inputs) {
-    require(input.args.size() <= kiln::runtime::kMaxArgs, "too many arguments accepted");
+  for (const kiln::runs::ProgramInput& input : spec->inputs) {
+    require(input.args.size() <= kiln::runs::kMaxArgs, "too many arguments accepted");
     for (const std::string& arg : input.args) {
-      require(arg.size() <= kiln::runtime::kMaxArgBytes, "an argument over its bound accepted");
+      require(arg.size() <= kiln::runs::kMaxArgBytes, "an argument over its bound accepted");
     }
-    require(input.stdinBytes.size() <= kiln::runtime::kMaxStdinBytes, "stdin over its bound");
+    require(input.stdinBytes.size() <= kiln::runs::kMaxStdinBytes, "stdin over its bound");
   }
   for (const std::string& library : spec->libraries) {
-    require(kiln::runtime::isAllowedLibrary(library), "a library not allowed was accepted");
+    require(kiln::runs::isAllowedLibrary(library), "a library not allowed was accepted");
   }
 }
 

@@ -93,7 +93,7 @@ struct Fixture {
     auto benchmark = contexts[1]->resolveBenchmark("benchmark://kiln-bench-v0/adler32");
     require(benchmark.ok() && sessions[1]->init(0, *benchmark).ok(),
             "the llvm session does not start");
-    mlgo = static_cast<kiln::mlgosession::MlgoContext*>(contexts[2]);
+    mlgo = static_cast<kiln::mlgo_session::MlgoContext*>(contexts[2]);
     mlgoConfig = mlgo->config();
     // The llvm caches start empty, so their contents are the same for every
     // input; their bounds are put back after each.
@@ -128,8 +128,8 @@ struct Fixture {
   kiln::SessionTypeRegistry types;
   std::array<kiln::ServiceContext*, kTypes.size()> contexts{};
   std::array<std::unique_ptr<kiln::CompilationSession>, kTypes.size()> sessions;
-  kiln::mlgosession::MlgoContext* mlgo = nullptr;
-  kiln::mlgosession::MlgoConfig mlgoConfig;
+  kiln::mlgo_session::MlgoContext* mlgo = nullptr;
+  kiln::mlgo_session::MlgoConfig mlgoConfig;
   struct Bound {
     std::string prefix, setter, value;
   };
@@ -216,7 +216,7 @@ void checkContextAnswer(Fixture& fixture, const Operation& op,
   }
   if (!answer.ok()) return;
   if (op.which == 1) {
-    auto& llvm = static_cast<kiln::llvmsession::LlvmContext&>(*fixture.contexts[1]);
+    auto& llvm = static_cast<kiln::llvm_session::LlvmContext&>(*fixture.contexts[1]);
     if (op.key.starts_with("service.parsed_module_cache.")) {
       checkCacheSetter(llvm.moduleCache(), op.key, op.value, *answer);
     } else if (op.key.starts_with("service.transition_cache.")) {

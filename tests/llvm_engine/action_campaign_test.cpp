@@ -16,7 +16,7 @@
 #include "programs/datasets/generators.h"
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using testing::loadKilnBenchProgram;
@@ -24,7 +24,7 @@ using testing::passTable;
 
 std::vector<CampaignProgram> kilnBenchPrograms() {
   std::vector<CampaignProgram> programs;
-  for (const benchmarks::EmbeddedBenchmark& b : benchmarks::kilnBenchV0()) {
+  for (const bundled::EmbeddedBenchmark& b : bundled::kilnBenchV0()) {
     programs.push_back(
         {"kiln-bench-v0/" + std::string(b.name),
          std::string(reinterpret_cast<const char*>(b.bitcode.data()), b.bitcode.size())});
@@ -112,12 +112,12 @@ TEST(ActionCampaignTest, NoProgramsOrBadBitcodeIsAClearError) {
 // and a csmith program.
 struct ValidationSet {
   std::vector<CampaignProgram> programs;
-  std::vector<runtime::RunSpec> specs;
+  std::vector<runs::RunSpec> specs;
 };
 
 ValidationSet validationSet() {
   ValidationSet set;
-  for (const benchmarks::EmbeddedBenchmark& b : benchmarks::kilnBenchV0()) {
+  for (const bundled::EmbeddedBenchmark& b : bundled::kilnBenchV0()) {
     const std::string name(b.name);
     for (const char* wanted : {"adler32", "bfs", "crc32", "dijkstra", "expr_parser", "huffman",
                                "json_tokenizer", "quicksort"}) {
@@ -125,14 +125,14 @@ ValidationSet validationSet() {
       set.programs.push_back(
           {"kiln-bench-v0/" + name,
            std::string(reinterpret_cast<const char*>(b.bitcode.data()), b.bitcode.size())});
-      set.specs.push_back(runtime::kilnBenchRunSpec());
+      set.specs.push_back(runs::kilnBenchRunSpec());
     }
   }
   auto csmith = datasets::generateCsmith(datasets::DatasetConfig{}, 1);
   EXPECT_TRUE(csmith.ok()) << csmith.status().toString();
   if (csmith.ok()) {
     set.programs.push_back({"csmith-v0/1", std::move(csmith->bytes)});
-    set.specs.push_back(runtime::csmithRunSpec());
+    set.specs.push_back(runs::csmithRunSpec());
   }
   return set;
 }
@@ -165,7 +165,7 @@ TEST(ActionCampaignTest, EveryDefaultActionKeepsTheProgramsBehaviour) {
   ValidationSet set = validationSet();
   // Without ASan builds, which would double its time (kiln bench actions
   // --validate runs them).
-  auto check = llvmsession::makeProgramCheck(set.specs, {.asan = false});
+  auto check = llvm_session::makeProgramCheck(set.specs, {.asan = false});
   ASSERT_TRUE(check.ok()) << check.status().toString();
   ValidationOptions options = boundedValidation();
   options.plan.sequences = 2 * passTable()->size();
@@ -182,7 +182,7 @@ TEST(ActionCampaignTest, EveryDefaultActionKeepsTheProgramsBehaviour) {
 
 TEST(ActionCampaignTest, TheBoundedCampaignFindsStructurizeCfgWhenItIsPutBack) {
   ValidationSet set = validationSet();
-  auto check = llvmsession::makeProgramCheck(set.specs, {.asan = false});
+  auto check = llvm_session::makeProgramCheck(set.specs, {.asan = false});
   ASSERT_TRUE(check.ok()) << check.status().toString();
   // The default space's campaign, but its sequences planned for
   // structurizecfg alone, as if it were an action again.
@@ -201,4 +201,4 @@ TEST(ActionCampaignTest, TheBoundedCampaignFindsStructurizeCfgWhenItIsPutBack) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -9,7 +9,7 @@
 #include "compilers/llvm_engine/action_docs.h"
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 TEST(ActionDocsTest, DocsActionsMdMatchesThePassTable) {
@@ -57,4 +57,4 @@ TEST(ActionDocsTest, NamesEveryActionFlagAndLeftOutPass) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -2,7 +2,7 @@
 // verified module (applyPass verifies; a failure would be a compileError).
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using testing::loadBenchmark;
@@ -40,4 +40,4 @@ INSTANTIATE_TEST_SUITE_P(Benchmarks, AllPassesTest,
                          ::testing::Values("matrix", "calls", "strings", "stencil"));
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -10,7 +10,7 @@
 
 #include "llvm/Support/ErrorHandling.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 // A store into the first page, which Linux never maps: a real SIGSEGV. Not
@@ -69,4 +69,4 @@ TEST(CrashGuardTest, AFatalErrorIsNotACrash) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

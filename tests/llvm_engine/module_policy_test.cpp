@@ -21,7 +21,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using testing::passTable;
@@ -279,4 +279,4 @@ TEST(AsmPolicyTest, VerdictsOnText) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -7,7 +7,7 @@
 #include "compilers/llvm_engine/ir_text.h"
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using testing::loadBenchmark;
@@ -332,4 +332,4 @@ TEST(ModuleStateTest, ARealLlvmPassCrashIsCaughtAndRecorded) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -43,7 +43,7 @@
 #include "programs/datasets/generators.h"
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 namespace fs = std::filesystem;
@@ -384,4 +384,4 @@ INSTANTIATE_TEST_SUITE_P(Benchmarks, BaselineEquivalenceTest,
                          ::testing::Values("matrix", "calls", "strings", "stencil"));
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -7,7 +7,7 @@
 #include "compilers/llvm_engine/pass_runner.h"
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using testing::passTable;
@@ -173,4 +173,4 @@ TEST(PassTableTest, PrerequisitesAndVariantsAreInThePipeline) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

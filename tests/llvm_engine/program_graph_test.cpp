@@ -24,7 +24,7 @@
 #include "programs/datasets/generators.h"
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using testing::passIndex;
@@ -37,7 +37,7 @@ struct Program {
 
 std::vector<Program> programs() {
   std::vector<Program> all;
-  for (const benchmarks::EmbeddedBenchmark& b : benchmarks::kilnBenchV0()) {
+  for (const bundled::EmbeddedBenchmark& b : bundled::kilnBenchV0()) {
     all.push_back({"kiln-bench-v0/" + std::string(b.name),
                    std::string(reinterpret_cast<const char*>(b.bitcode.data()), b.bitcode.size())});
   }
@@ -296,4 +296,4 @@ TEST(ProgramGraphTest, TheDecoderRefusesEveryTruncationAndCorruption) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

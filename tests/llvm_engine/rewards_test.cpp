@@ -3,7 +3,7 @@
 
 #include "compilers/llvm_engine/rewards.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 TEST(RewardsTest, DeltasArePreviousMinusCurrent) {
@@ -32,4 +32,4 @@ TEST(RewardsTest, NormNeverBelowOne) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

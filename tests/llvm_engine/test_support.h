@@ -13,7 +13,7 @@
 #include "compilers/llvm_engine/module_state.h"
 #include "compilers/llvm_engine/pass_table.h"
 
-namespace kiln::llvmenv::testing {
+namespace kiln::llvm_engine::testing {
 
 inline std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -66,4 +66,4 @@ inline std::size_t passIndex(const std::string& name) {
   return index.value_or(0);
 }
 
-}  // namespace kiln::llvmenv::testing
+}  // namespace kiln::llvm_engine::testing

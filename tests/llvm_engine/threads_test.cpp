@@ -4,7 +4,7 @@
 
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using testing::loadBenchmark;
@@ -41,4 +41,4 @@ TEST(ThreadsTest, ParallelStatesMatchSequential) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -11,7 +11,7 @@
 #include "compilers/llvm_engine/validation_campaign.h"
 #include "tests/llvm_engine/test_support.h"
 
-namespace kiln::llvmenv {
+namespace kiln::llvm_engine {
 namespace {
 
 using testing::passTable;
@@ -230,4 +230,4 @@ TEST(CampaignDocsTest, ARunRendersFromItsJsonAndBadJsonSaysSo) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmenv
+}  // namespace kiln::llvm_engine

@@ -10,7 +10,7 @@
 #include "tests/datasets/bad_modules.h"
 #include "tests/llvm_session/support.h"
 
-namespace kiln::llvmsession::testing {
+namespace kiln::llvm_session::testing {
 namespace {
 
 using datasets::testing::foreignBitcode;
@@ -146,4 +146,4 @@ TEST(CorpusProblemsTest, ACorruptDescriptionStopsTheWorkerWithWhy) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession::testing
+}  // namespace kiln::llvm_session::testing

@@ -11,7 +11,7 @@
 #include "compilers/llvm_session/llvm_session.h"
 #include "tests/llvm_session/support.h"
 
-namespace kiln::llvmsession::testing {
+namespace kiln::llvm_session::testing {
 
 // One process's llvm context, without a worker around it.
 class Process {
@@ -115,4 +115,4 @@ inline std::vector<std::string> runEpisode(Process& process, const std::string& 
   return trace;
 }
 
-}  // namespace kiln::llvmsession::testing
+}  // namespace kiln::llvm_session::testing

@@ -6,11 +6,11 @@
 #include "compilers/llvm_session/llvm_context.h"
 #include "compilers/llvm_session/module_cache.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 std::shared_ptr<const CachedModule> entry(const std::string& key, std::size_t bytes) {
-  llvmenv::SerializedModule module{key, std::string(bytes, 'b'), ""};
+  llvm_engine::SerializedModule module{key, std::string(bytes, 'b'), ""};
   return std::make_shared<const CachedModule>(key, std::move(module), 1);
 }
 
@@ -58,9 +58,9 @@ TEST(ParsedModuleCacheTest, EvictedEntriesStayAliveForTheirHolders) {
 TEST(ParsedModuleCacheTest, BaselinesAreComputedOnce) {
   auto e = entry("a", 10);
   int calls = 0;
-  auto compute = [&](const llvmenv::SerializedModule&) -> Result<llvmenv::Baselines> {
+  auto compute = [&](const llvm_engine::SerializedModule&) -> Result<llvm_engine::Baselines> {
     ++calls;
-    llvmenv::Baselines b;
+    llvm_engine::Baselines b;
     b.instCountOz = 7;
     return b;
   };
@@ -107,7 +107,7 @@ TEST(LlvmContextHelpersTest, BitcodeDetectionAndContentKeyedCacheKeys) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session
 
 namespace kiln::client {
 namespace {

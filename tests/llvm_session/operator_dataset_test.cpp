@@ -6,7 +6,7 @@
 #include <kiln/client/datasets.h>
 #include "tests/llvm_session/support.h"
 
-namespace kiln::llvmsession::testing {
+namespace kiln::llvm_session::testing {
 namespace {
 
 TEST(OperatorDatasetTest, AWorkersCorpusIsListedAndServedToEverySessionType) {
@@ -66,4 +66,4 @@ TEST(OperatorDatasetTest, AWorkersCorpusIsListedAndServedToEverySessionType) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession::testing
+}  // namespace kiln::llvm_session::testing

@@ -8,7 +8,7 @@
 #include "compilers/llvm_engine/module_state.h"
 #include "tests/llvm_session/support.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 using namespace testing;
@@ -28,8 +28,8 @@ std::string canonicalText(const fs::path& ll) {
 }
 
 std::int64_t countOf(const fs::path& ll) {
-  static const auto table = llvmenv::PassTable::fromRegistry().value();
-  auto state = llvmenv::ModuleState::fromIrText(table, readFile(ll), ll.string());
+  static const auto table = llvm_engine::PassTable::fromRegistry().value();
+  auto state = llvm_engine::ModuleState::fromIrText(table, readFile(ll), ll.string());
   EXPECT_TRUE(state.ok()) << state.status().toString();
   return state.ok() ? *(*state)->instructionCount() : -1;
 }
@@ -87,7 +87,7 @@ TEST_F(OptMatchTest, RandomSequencesEndWhereOneOptCallPerPassEnds) {
       ASSERT_TRUE(run(opt() + " -S " + current.string() + " -o " + ll.string()));
       auto final = s.step({}, std::vector<std::string>{"IrSha1", "IrInstructionCount"});
       ASSERT_TRUE(final.ok());
-      EXPECT_EQ(final->observations[0].as<std::string>(), llvmenv::sha1Hex(canonicalText(ll)))
+      EXPECT_EQ(final->observations[0].as<std::string>(), llvm_engine::sha1Hex(canonicalText(ll)))
           << programs[p] << " seed " << seed << ": " << trace;
       EXPECT_EQ(final->observations[1].as<std::int64_t>(), countOf(ll)) << trace;
     }
@@ -114,4 +114,4 @@ TEST_F(OptMatchTest, BaselinesEqualOptDefaultPipelines) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -7,7 +7,7 @@
 #include "programs/make/json_tree.h"
 #include "tests/llvm_session/support.h"
 
-namespace kiln::llvmsession::testing {
+namespace kiln::llvm_session::testing {
 namespace {
 
 // Prints its argument count, its first argument and the sum of the numbers
@@ -153,4 +153,4 @@ TEST_F(ProgramRunsTest, OneStateIsBuiltOnceForAllItsObservations) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession::testing
+}  // namespace kiln::llvm_session::testing

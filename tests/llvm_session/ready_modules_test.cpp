@@ -10,7 +10,7 @@
 
 #include "tests/llvm_session/episodes.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 using namespace testing;
@@ -53,8 +53,8 @@ TEST(NextToReadTest, OneMoreFitsOnlyWithinBothBounds) {
 
 std::shared_ptr<const CachedModule> cachedModule(const std::string& program) {
   const std::string bytes = readFile(benchPath(program));
-  auto state = llvmenv::ModuleState::fromBitcode(llvmenv::PassTable::fromRegistry().value(), bytes,
-                                                 benchUri(program));
+  auto state = llvm_engine::ModuleState::fromBitcode(llvm_engine::PassTable::fromRegistry().value(),
+                                                     bytes, benchUri(program));
   EXPECT_TRUE(state.ok()) << state.status().toString();
   return std::make_shared<const CachedModule>(moduleCacheKey(benchUri(program), bytes),
                                               (*state)->serialize().value(), 0);
@@ -62,12 +62,14 @@ std::shared_ptr<const CachedModule> cachedModule(const std::string& program) {
 
 // A reader over real states that counts its reads.
 struct CountingReader {
-  std::shared_ptr<const llvmenv::PassTable> passes = llvmenv::PassTable::fromRegistry().value();
+  std::shared_ptr<const llvm_engine::PassTable> passes =
+      llvm_engine::PassTable::fromRegistry().value();
   std::atomic<int> reads{0};
   ReadyModules::Read read() {
-    return [this](const CachedModule& module) -> Result<std::unique_ptr<llvmenv::ModuleState>> {
+    return [this](const CachedModule& module) -> Result<std::unique_ptr<llvm_engine::ModuleState>> {
       ++reads;
-      KILN_ASSIGN_OR_RETURN(auto state, llvmenv::ModuleState::materialize(passes, module.module()));
+      KILN_ASSIGN_OR_RETURN(auto state,
+                            llvm_engine::ModuleState::materialize(passes, module.module()));
       KILN_RETURN_IF_ERROR(state->readModule());
       return state;
     };
@@ -93,7 +95,7 @@ TEST(ReadyModulesTest, AStartedBenchmarkIsReadAheadForTheNextStarts) {
   auto state = ready.take(crc32);
   ASSERT_NE(state, nullptr);
   // Already read: exactly the module a fresh read gives.
-  auto fresh = llvmenv::ModuleState::materialize(reader.passes, crc32->module()).value();
+  auto fresh = llvm_engine::ModuleState::materialize(reader.passes, crc32->module()).value();
   EXPECT_EQ(state->irSha1().value(), fresh->irSha1().value());
   ASSERT_TRUE(settles(ready));
   EXPECT_EQ(ready.size(), 2u);  // read again for the next start
@@ -149,7 +151,7 @@ TEST(ReadyModulesTest, BoundsHoldAndLoweringThemDropsStates) {
 TEST(ReadyModulesTest, AFailedReadIsNeverRetried) {
   std::atomic<int> reads{0};
   ReadyModules ready(16, 4u << 20, 2, 1ms,
-                     [&](const CachedModule&) -> Result<std::unique_ptr<llvmenv::ModuleState>> {
+                     [&](const CachedModule&) -> Result<std::unique_ptr<llvm_engine::ModuleState>> {
                        ++reads;
                        return compileError("its bitcode does not read back");
                      });
@@ -165,12 +167,13 @@ TEST(ReadyModulesTest, AFailedReadIsNeverRetried) {
 TEST(ReadyModulesTest, StopsWhileAReadIsInFlight) {
   std::atomic<bool> reading{false};
   {
-    ReadyModules ready(16, 4u << 20, 2, 1ms,
-                       [&](const CachedModule&) -> Result<std::unique_ptr<llvmenv::ModuleState>> {
-                         reading = true;
-                         std::this_thread::sleep_for(50ms);
-                         return compileError("slow");
-                       });
+    ReadyModules ready(
+        16, 4u << 20, 2, 1ms,
+        [&](const CachedModule&) -> Result<std::unique_ptr<llvm_engine::ModuleState>> {
+          reading = true;
+          std::this_thread::sleep_for(50ms);
+          return compileError("slow");
+        });
     (void)ready.take(cachedModule("crc32"));
     for (int i = 0; i < 1000 && !reading; ++i) std::this_thread::sleep_for(1ms);
     EXPECT_TRUE(reading.load());
@@ -203,4 +206,4 @@ TEST(ReadyModulesSessionTest, StartsFromModulesReadAheadStepLikeStartsThatRead) 
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

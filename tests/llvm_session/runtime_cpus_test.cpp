@@ -19,10 +19,10 @@
 #include "programs/runs/run_spec.h"
 #include "tests/llvm_session/support.h"
 
-namespace kiln::llvmsession::testing {
+namespace kiln::llvm_session::testing {
 namespace {
 
-using runtime::LeaseEvent;
+using runs::LeaseEvent;
 
 // Events of every context in one line, in the order they happened (a grant
 // is told after its host-wide lock is taken, a release before it goes).
@@ -37,20 +37,21 @@ struct SharedLog {
   }
 };
 
-std::shared_ptr<runtime::MeasuringCpus> hostCpus(const std::filesystem::path& locks,
-                                                 unsigned measuring, SharedLog& log, int context) {
-  auto host = runtime::SystemCpuHost::create(locks);
+std::shared_ptr<runs::MeasuringCpus> hostCpus(const std::filesystem::path& locks,
+                                              unsigned measuring, SharedLog& log, int context) {
+  auto host = runs::SystemCpuHost::create(locks);
   EXPECT_TRUE(host.ok()) << host.status().toString();
-  runtime::MeasuringCpusOptions options;
+  runs::MeasuringCpusOptions options;
   options.cpus = measuring;
   options.observer = log.observer(context);
-  return std::make_shared<runtime::MeasuringCpus>(std::move(host).value(), options);
+  return std::make_shared<runs::MeasuringCpus>(std::move(host).value(), options);
 }
 
-std::unique_ptr<llvmenv::ModuleState> benchState(const std::string& name) {
-  auto table = llvmenv::PassTable::fromRegistry();
+std::unique_ptr<llvm_engine::ModuleState> benchState(const std::string& name) {
+  auto table = llvm_engine::PassTable::fromRegistry();
   EXPECT_TRUE(table.ok()) << table.status().toString();
-  auto state = llvmenv::ModuleState::fromBitcode(*table, readFile(benchPath(name)), benchUri(name));
+  auto state =
+      llvm_engine::ModuleState::fromBitcode(*table, readFile(benchPath(name)), benchUri(name));
   EXPECT_TRUE(state.ok()) << state.status().toString();
   return std::move(state).value();
 }
@@ -79,9 +80,9 @@ std::size_t checkOneHolderPerCpu(const SharedLog& log) {
 // Two measurements of `program` started together, each through `programs[i]`.
 std::vector<Result<RuntimeMeasurement>> measureTogether(const std::vector<ProgramRuns*>& programs,
                                                         const std::string& program) {
-  const runtime::RunSpec spec = runtime::kilnBenchRunSpec();
+  const runs::RunSpec spec = runs::kilnBenchRunSpec();
   const OperatorSettings settings;
-  std::vector<std::unique_ptr<llvmenv::ModuleState>> states;
+  std::vector<std::unique_ptr<llvm_engine::ModuleState>> states;
   for (ProgramRuns* runs : programs) {
     states.push_back(benchState(program));
     // Built before: the measurements below overlap in their runs.
@@ -94,8 +95,8 @@ std::vector<Result<RuntimeMeasurement>> measureTogether(const std::vector<Progra
     for (std::size_t i = 0; i < programs.size(); ++i) {
       threads.emplace_back([&, i] {
         start.arrive_and_wait();
-        results[i] = programs[i]->measure(*states[i], spec, runtime::StoppingRule{3, 3, 0},
-                                          settings.sandbox);
+        results[i] =
+            programs[i]->measure(*states[i], spec, runs::StoppingRule{3, 3, 0}, settings.sandbox);
       });
     }
   }
@@ -208,7 +209,7 @@ TEST(RuntimeStatsTest, TheSamplesAndWhatTheySay) {
   const auto& seconds = samples->as<DoubleTensor>().values;
   ASSERT_EQ(seconds.size(), 4u);
   EXPECT_EQ(number(fixed, "count"), 4);
-  EXPECT_DOUBLE_EQ(number(fixed, "median"), runtime::median(seconds));
+  EXPECT_DOUBLE_EQ(number(fixed, "median"), runs::median(seconds));
   EXPECT_LE(number(fixed, "min"), number(fixed, "q1"));
   EXPECT_LE(number(fixed, "q1"), number(fixed, "median"));
   EXPECT_LE(number(fixed, "median"), number(fixed, "q3"));
@@ -259,4 +260,4 @@ TEST(RuntimeStatsTest, AClientOnlyLowersTheOperatorsCeilingAndNamesWhatIsWrong) 
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession::testing
+}  // namespace kiln::llvm_session::testing

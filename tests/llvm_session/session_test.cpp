@@ -15,7 +15,7 @@
 #include "compilers/llvm_session/llvm_session.h"
 #include "tests/llvm_session/support.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 using namespace testing;
@@ -393,4 +393,4 @@ TEST(LlvmSessionTest, ModulesThatReachForHostFilesAreRefusedAndTellNothing) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

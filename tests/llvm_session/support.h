@@ -16,7 +16,7 @@
 
 #include "tools/local_cluster/local_cluster.h"
 
-namespace kiln::llvmsession::testing {
+namespace kiln::llvm_session::testing {
 
 using namespace std::chrono_literals;
 
@@ -112,4 +112,4 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-}  // namespace kiln::llvmsession::testing
+}  // namespace kiln::llvm_session::testing

@@ -5,7 +5,7 @@
 // failed steps are never recorded; real transitions stay within the bounds.
 #include "tests/llvm_session/episodes.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 using namespace testing;
@@ -78,12 +78,12 @@ TEST(TransitionCacheSessionTest, FailedStepsAreNeverRecordedAndFailAgainTheSameW
   const std::string bytes = readFile(benchPath("crc32"));
   // The verifier-breaking pass is not an action; it stands in for a pass
   // that breaks the module, under a real action's index.
-  const RunStep breakModule = [](llvmenv::ModuleState& state, std::size_t) {
+  const RunStep breakModule = [](llvm_engine::ModuleState& state, std::size_t) {
     return state.applyPipeline("trigger-verifier-error");
   };
   std::vector<std::string> errors;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto state = llvmenv::ModuleState::fromBitcode(context.passes(), bytes, benchUri("crc32"));
+    auto state = llvm_engine::ModuleState::fromBitcode(context.passes(), bytes, benchUri("crc32"));
     ASSERT_TRUE(state.ok()) << state.status().toString();
     auto stepped = applyPassThroughCache(**state, 0, context.transitionCache(), recordEverything(),
                                          SteadyClock(), breakModule);
@@ -125,4 +125,4 @@ TEST(TransitionCacheSessionTest, RealTransitionsStayWithinBothBounds) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

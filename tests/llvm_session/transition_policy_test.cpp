@@ -4,21 +4,21 @@
 
 #include "compilers/llvm_session/transition_cache.h"
 
-namespace kiln::llvmsession {
+namespace kiln::llvm_session {
 namespace {
 
 using std::chrono::microseconds;
 using std::chrono::nanoseconds;
 
-llvmenv::StateDigest digestOf(std::uint8_t seed) {
-  llvmenv::StateDigest digest{};
+llvm_engine::StateDigest digestOf(std::uint8_t seed) {
+  llvm_engine::StateDigest digest{};
   for (std::size_t i = 0; i < digest.size(); ++i) digest[i] = static_cast<std::uint8_t>(seed + i);
   return digest;
 }
 
 std::shared_ptr<const Transition> changing(std::uint8_t state, std::size_t pass,
                                            std::size_t bytes) {
-  llvmenv::SerializedModule after{"m", std::string(bytes, 'b'), ""};
+  llvm_engine::SerializedModule after{"m", std::string(bytes, 'b'), ""};
   return std::make_shared<const Transition>(transitionKey(digestOf(state), pass), true,
                                             std::move(after), digestOf(state + 1),
                                             microseconds(500));
@@ -121,4 +121,4 @@ TEST(TransitionCacheTest, ZeroBoundDisablesAndParametersControlIt) {
 }
 
 }  // namespace
-}  // namespace kiln::llvmsession
+}  // namespace kiln::llvm_session

@@ -4,7 +4,7 @@
 
 #include "tests/mlgo_channel/test_support.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 using testing::specJson;
@@ -105,4 +105,4 @@ TEST(ChannelHeaderTest, BoundsTheWholeObservationAndLine) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -10,7 +10,7 @@
 
 #include "tests/mlgo_channel/test_support.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 using std::chrono::milliseconds;
@@ -269,4 +269,4 @@ TEST(InteractiveChannelTest, AdviceToAVanishedCompilerIsDisconnectedNotSigpipe) 
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

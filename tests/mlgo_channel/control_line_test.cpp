@@ -10,7 +10,7 @@
 
 #include "tests/mlgo_channel/test_support.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 using testing::specJson;
@@ -89,4 +89,4 @@ TEST(ControlLineTest, CanonicalNumberLinesAgreeWithJson) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

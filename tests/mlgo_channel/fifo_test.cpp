@@ -10,7 +10,7 @@
 
 #include <filesystem>
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 struct FifoPair {
@@ -64,4 +64,4 @@ TEST(FifoTest, AWriterThatLeftWithNothingIsTheEnd) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

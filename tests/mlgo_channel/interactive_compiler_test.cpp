@@ -9,7 +9,7 @@
 #include "tests/mlgo_channel/test_support.h"
 #include "tests/support/process_probe.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 using std::chrono::milliseconds;
@@ -265,4 +265,4 @@ TEST(AdvisorKindTest, ReferenceAnswerReadsEachAdvisorsFeature) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -11,7 +11,7 @@
 #include "tests/mlgo_channel/test_support.h"
 #include "tests/support/process_probe.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 using std::chrono::milliseconds;
@@ -193,4 +193,4 @@ TEST(MlgoLlvmIntegrationTest, AbandonedEpisodeKillsTheCompiler) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

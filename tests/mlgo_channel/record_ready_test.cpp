@@ -11,7 +11,7 @@
 #include "compilers/mlgo_channel/record_stream.h"
 #include "tests/mlgo_channel/test_support.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 using testing::FakeCompilerThread;
@@ -222,4 +222,4 @@ TEST(RecordReadiness, ChannelTakesWholeRecordsAndLeavesGarbageToNext) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -6,7 +6,7 @@
 
 #include "tests/mlgo_channel/test_support.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 using testing::smallHeader;
@@ -79,4 +79,4 @@ TEST(RecordStreamTest, OutcomeWithoutScoreIsAProtocolError) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -4,7 +4,7 @@
 
 #include "tests/mlgo_channel/test_support.h"
 
-namespace kiln::mlgo {
+namespace kiln::mlgo_channel {
 namespace {
 
 using testing::bytesOf;
@@ -62,4 +62,4 @@ TEST(TensorCodecTest, RejectsAdviceOfWrongSizeTypeOrRange) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgo
+}  // namespace kiln::mlgo_channel

@@ -11,7 +11,7 @@
 
 #include "compilers/mlgo_channel/fifo.h"
 
-namespace kiln::mlgo::testing {
+namespace kiln::mlgo_channel::testing {
 
 TempDir::TempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "kiln-mlgo-XXXXXX").string();
@@ -109,4 +109,4 @@ bool noChildProcesses() {
   return ::waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD;
 }
 
-}  // namespace kiln::mlgo::testing
+}  // namespace kiln::mlgo_channel::testing

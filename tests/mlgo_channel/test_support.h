@@ -16,7 +16,7 @@
 
 #include <kiln/clock.h>
 
-namespace kiln::mlgo::testing {
+namespace kiln::mlgo_channel::testing {
 
 class TempDir {
  public:
@@ -72,4 +72,4 @@ class FakeCompilerThread {
 // True when this process has no child at all, neither running nor a zombie.
 bool noChildProcesses();
 
-}  // namespace kiln::mlgo::testing
+}  // namespace kiln::mlgo_channel::testing

@@ -11,11 +11,11 @@
 #include "tests/mlgo_session/session_test_support.h"
 #include "tests/support/wait.h"
 
-namespace kiln::mlgosession::testing {
+namespace kiln::mlgo_session::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using mlgo::testing::noChildProcesses;
+using mlgo_channel::testing::noChildProcesses;
 
 client::SessionOptions sessionOn(const std::string& type, const std::string& benchmark) {
   client::SessionOptions options;
@@ -302,7 +302,7 @@ TEST(MlgoInteractiveSessionTest, BadParametersAreRefused) {
 // The exploit this closes: a client that could set mlgo.opt made the worker
 // run any program it named with the next mlgo-inline session.
 TEST(MlgoInteractiveSessionTest, AClientCannotChooseTheCompilerTheWorkerRuns) {
-  mlgo::testing::TempDir scripts;
+  mlgo_channel::testing::TempDir scripts;
   // Each script leaves a marker in its working directory, the session's: a
   // compiler runs confined and may write nowhere else (file_confinement.h).
   auto writeScript = [&](const std::string& name, const std::string& marker) {
@@ -404,4 +404,4 @@ TEST(MlgoInteractiveSessionTest, HundredSessionsLeaveNoProcessAndNoFile) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgosession::testing
+}  // namespace kiln::mlgo_session::testing

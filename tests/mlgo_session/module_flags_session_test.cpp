@@ -10,10 +10,10 @@
 #include "programs/datasets/registry.h"
 #include "tests/mlgo_session/session_test_support.h"
 
-namespace kiln::mlgosession::testing {
+namespace kiln::mlgo_session::testing {
 namespace {
 
-using mlgo::testing::TempDir;
+using mlgo_channel::testing::TempDir;
 
 void write(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
@@ -101,4 +101,4 @@ TEST(ModuleFlagsSessionTest, EachModuleCompilesWithItsOwnFlags) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgosession::testing
+}  // namespace kiln::mlgo_session::testing

@@ -4,7 +4,7 @@
 
 #include "compilers/mlgo_session/module_flags.h"
 
-namespace kiln::mlgosession {
+namespace kiln::mlgo_session {
 namespace {
 
 using Args = std::vector<std::string>;
@@ -91,4 +91,4 @@ TEST(ModuleFlagsTest, MarchNamesACpuOnlyOnX86) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgosession
+}  // namespace kiln::mlgo_session

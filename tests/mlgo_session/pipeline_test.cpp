@@ -18,12 +18,12 @@
 #include "tests/mlgo_session/session_test_support.h"
 #include "tests/support/wait.h"
 
-namespace kiln::mlgosession::testing {
+namespace kiln::mlgo_session::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using mlgo::testing::noChildProcesses;
-using mlgo::testing::TempDir;
+using mlgo_channel::testing::noChildProcesses;
+using mlgo_channel::testing::TempDir;
 
 std::shared_ptr<const std::string> benchmarkBytes(const std::string& uri) {
   auto registry = datasets::DatasetRegistry::create({});
@@ -34,15 +34,16 @@ std::shared_ptr<const std::string> benchmarkBytes(const std::string& uri) {
 
 // The passes a job may name, as a worker's mlgo context allows them.
 const JobPasses& jobPasses() {
-  static const JobPasses passes = JobPasses::fromTable(*llvmenv::PassTable::fromRegistry().value());
+  static const JobPasses passes =
+      JobPasses::fromTable(*llvm_engine::PassTable::fromRegistry().value());
   return passes;
 }
 
 Result<JobSpec> parseJobSpec(std::string_view json) {
-  return mlgosession::parseJobSpec(json, jobPasses());
+  return mlgo_session::parseJobSpec(json, jobPasses());
 }
 
-Status allowedFlag(std::string_view flag) { return mlgosession::allowedFlag(flag, jobPasses()); }
+Status allowedFlag(std::string_view flag) { return mlgo_session::allowedFlag(flag, jobPasses()); }
 
 struct JobFixture {
   JobFixture() : benchmark(benchmarkBytes("benchmark://kiln-bench-v0/huffman")) {
@@ -566,4 +567,4 @@ TEST(MlgoPipelineTest, CompileSessionThroughTheCluster) {
 }
 
 }  // namespace
-}  // namespace kiln::mlgosession::testing
+}  // namespace kiln::mlgo_session::testing

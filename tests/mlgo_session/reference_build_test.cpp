@@ -16,12 +16,12 @@
 #include "programs/datasets/registry.h"
 #include "tests/mlgo_session/session_test_support.h"
 
-namespace kiln::mlgosession::testing {
+namespace kiln::mlgo_session::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using mlgo::AdvisorKind;
-using mlgo::testing::TempDir;
+using mlgo_channel::AdvisorKind;
+using mlgo_channel::testing::TempDir;
 
 void write(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
@@ -239,4 +239,4 @@ TEST(ReferenceBuildTest, OnKilnBenchTheReferenceBuildIsLlvmsDefaultByteForByte) 
 }
 
 }  // namespace
-}  // namespace kiln::mlgosession::testing
+}  // namespace kiln::mlgo_session::testing

@@ -6,7 +6,7 @@
 
 #include "compilers/mlgo_session/mlgo_context.h"
 
-namespace kiln::mlgosession::testing {
+namespace kiln::mlgo_session::testing {
 
 using namespace std::chrono_literals;
 
@@ -84,4 +84,4 @@ Result<EpisodeResult> playDefaultEpisode(client::Session& session) {
   return result;
 }
 
-}  // namespace kiln::mlgosession::testing
+}  // namespace kiln::mlgo_session::testing

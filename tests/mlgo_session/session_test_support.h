@@ -11,7 +11,7 @@
 #include "tests/mlgo_channel/test_support.h"
 #include "tools/local_cluster/local_cluster.h"
 
-namespace kiln::mlgosession::testing {
+namespace kiln::mlgo_session::testing {
 
 inline const std::filesystem::path kSourceDir = KILN_MLGOSESSION_TEST_SOURCE_DIR;
 
@@ -32,7 +32,7 @@ struct ClusterFixture {
   // Entries left under the worker's working directory (recursively).
   std::size_t leftoverFiles() const;
 
-  mlgo::testing::TempDir temp;
+  mlgo_channel::testing::TempDir temp;
   std::unique_ptr<LocalCluster> cluster;
   std::unique_ptr<client::Client> client;
 };
@@ -48,4 +48,4 @@ struct EpisodeResult {
 // 200,000 steps or 120 s), then reads the sizes and the reward.
 Result<EpisodeResult> playDefaultEpisode(client::Session& session);
 
-}  // namespace kiln::mlgosession::testing
+}  // namespace kiln::mlgo_session::testing

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 TEST(CpuPlanTest, HalfTheCoresMeasureTheLastOnes) {
@@ -106,4 +106,4 @@ TEST(CpuLedgerTest, AUnitTakenElsewhereIsSkippedAndAWithdrawnTicketLeavesTheLine
 }
 
 }  // namespace
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

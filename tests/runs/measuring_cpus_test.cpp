@@ -12,7 +12,7 @@
 #include <set>
 #include <thread>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 using Kind = LeaseEvent::Kind;
@@ -201,4 +201,4 @@ TEST(MeasuringCpusTest, DescribeNamesWhereCompileWorkGoes) {
 }
 
 }  // namespace
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -13,7 +13,7 @@
 #include "common/security/file_confinement.h"
 #include "programs/runs/program_build.h"
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 struct TempDir {
@@ -78,4 +78,4 @@ TEST(ProgramBuildTest, TheLinkerCannotReadAHostFileAnObjectNames) {
 }
 
 }  // namespace
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 TEST(RunSpecTest, ParsesInputsAndLibraries) {
@@ -92,4 +92,4 @@ TEST(RunSpecTest, TheBuiltInSpecs) {
 }
 
 }  // namespace
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

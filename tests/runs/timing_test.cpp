@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 TEST(TimingTest, ASummaryOfKnownSamples) {
@@ -110,4 +110,4 @@ TEST(TimingTest, SpeedupComparesMedians) {
 }
 
 }  // namespace
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -6,7 +6,7 @@
 
 #include <csignal>
 
-namespace kiln::runtime {
+namespace kiln::runs {
 namespace {
 
 RunEvidence exited(int code, std::string out) {
@@ -83,4 +83,4 @@ TEST(ValidationTest, AReferenceThatFailsIsSaidSo) {
 }
 
 }  // namespace
-}  // namespace kiln::runtime
+}  // namespace kiln::runs

@@ -17,21 +17,21 @@ void addActionsCommand(CLI::App& app) {
   command->add_flag("--markdown", *markdown,
                     "print docs/actions.md (actions, flags without one, passes left out)");
   command->callback([markdown] {
-    auto table = llvmenv::PassTable::fromRegistry();
+    auto table = llvm_engine::PassTable::fromRegistry();
     if (!table.ok()) {
       fmt::print(stderr, "kiln actions: {}\n", table.status().toString());
       throw CLI::RuntimeError(1);
     }
     if (*markdown) {
-      fmt::print("{}", llvmenv::actionsMarkdown(**table));
+      fmt::print("{}", llvm_engine::actionsMarkdown(**table));
       return;
     }
     // Indices as both spaces number them; the pipelines (PassesAndPipelines
     // only) come after the single passes.
     for (std::size_t i = 0; i < (*table)->size(); ++i) {
-      const llvmenv::PassInfo& pass = (*table)->at(i);
+      const llvm_engine::PassInfo& pass = (*table)->at(i);
       if (i == (*table)->singlePassCount()) {
-        fmt::print("# {} only:\n", llvmenv::kActionSpaces[1].name);
+        fmt::print("# {} only:\n", llvm_engine::kActionSpaces[1].name);
       }
       fmt::print("{:<4} {:<36} {:<36} {}\n", i, pass.name, pass.flag, pass.pipeline);
     }

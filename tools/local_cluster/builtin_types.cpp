@@ -21,9 +21,9 @@ void registerBuiltinSessionTypes(SessionTypeRegistry& types) {
   auto datasets = std::make_shared<datasets::SharedDatasetRegistry>();
 #endif
 #ifdef KILN_WITH_LLVM_SESSION
-  types.add<llvmsession::LlvmSession, llvmsession::LlvmContext>(
-      llvmsession::LlvmSession::kSessionTypeName, [datasets](ContextResources& resources) {
-        return std::make_unique<llvmsession::LlvmContext>(resources, datasets);
+  types.add<llvm_session::LlvmSession, llvm_session::LlvmContext>(
+      llvm_session::LlvmSession::kSessionTypeName, [datasets](ContextResources& resources) {
+        return std::make_unique<llvm_session::LlvmContext>(resources, datasets);
       });
 #endif
 #ifdef KILN_WITH_MLGO_SESSION

@@ -327,10 +327,10 @@ bool SessionHost::runsInline(const SessionRecord& record) const {
 
 void SessionHost::startSplit(SessionRecord& record, SplitActions& split, std::uint64_t ticket,
                              InboundMessage message) {
-  auto split = std::make_unique<Split>(
+  auto running = std::make_unique<Split>(
       Split{SplitStep(record, split, std::move(message)), std::chrono::steady_clock::now()});
-  SplitPhase phase = split->step.start();
-  advanceSplit(ticket, std::move(split), phase);
+  SplitPhase phase = running->step.start();
+  advanceSplit(ticket, std::move(running), phase);
 }
 
 void SessionHost::advanceSplit(std::uint64_t ticket, std::unique_ptr<Split> split,

@@ -31,6 +31,7 @@ class Channel;
 class ChannelFactory;
 class LeaseKeeper;
 struct RequestIdentity;
+struct SameHostRoutes;
 
 struct ClientOptions {
   std::string coordinator;                             // e.g. tcp://10.0.0.1:7700
@@ -286,7 +287,7 @@ class Client {
   friend class Session;
   Client(ClientOptions options, std::unique_ptr<ChannelFactory> channels);
   Channel& channelTo(const std::string& endpoint);
-  void noteRoute(const std::string& endpoint, LocalRoute route);
+  void noteRoute(const std::string& endpoint, std::string localEndpoint, std::string hostIdentity);
   // Remembers the pass a placement on `endpoint` carried (Placement.clientPass).
   void notePass(const std::string& endpoint, std::string_view pass);
   Result<std::unique_ptr<Session>> startOn(const std::string& endpoint, std::uint64_t target,
@@ -344,8 +345,8 @@ class Client {
   std::unique_ptr<ChannelFactory> channels_;  // outlives every channel below
   std::unique_ptr<Channel> coordinator_;
   std::map<std::string, std::unique_ptr<Channel>> workers_;
-  std::string hostIdentity_;                  // ours, for same-host routes
-  std::map<std::string, LocalRoute> routes_;  // worker endpoint -> its same-host route
+  std::string hostIdentity_;                // ours, for same-host routes
+  std::unique_ptr<SameHostRoutes> routes_;  // worker endpoint -> its same-host route
   std::map<std::string, SessionTypeSpaces> spaces_;
   std::unique_ptr<LeaseKeeper> leases_;
   // Recently seen dying: the worker (one process's registration) where a

@@ -27,7 +27,7 @@ void registerBuiltinSessionTypes(SessionTypeRegistry& types) {
       });
 #endif
 #ifdef KILN_WITH_MLGO_SESSION
-  using namespace mlgosession;
+  using namespace mlgo_session;
   // Each session drives an opt or llc of its own (inline and regalloc keep it
   // alive between steps; compile runs one per step): the worker bounds them
   // per client (--max-compilers-per-client).

@@ -17,9 +17,11 @@ def check_public_headers(include_dir):
     (e.g. the session host), and none brings ZeroMQ, Cap'n Proto or kiln's
     generated schema into a user's code."""
     headers = os.path.join(include_dir, "kiln")
-    assert os.path.exists(os.path.join(headers, "worker", "kit", "compilation_session.h"))
-    assert os.path.exists(os.path.join(headers, "worker", "run_worker.h"))
-    assert not os.path.exists(os.path.join(headers, "worker", "session_host.h"))
+    for public in ("kit/compilation_session.h", "kit/run_worker.h", "client/client.h",
+                   "status.h", "version.h", "error_codes.h"):
+        assert os.path.exists(os.path.join(headers, public)), f"{public} is not installed"
+    installed = {name for _, _, files in os.walk(headers) for name in files}
+    assert "session_host.h" not in installed, "the worker's session host is installed"
     # A user's own programs as benchmarks, for kiln::client users.
     assert os.path.exists(os.path.join(headers, "programs", "make_benchmark.h"))
     assert not os.path.exists(os.path.join(headers, "schema")), "schema headers installed"

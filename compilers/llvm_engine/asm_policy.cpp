@@ -165,9 +165,67 @@ std::optional<std::string> fillBytes(std::string_view text, std::size_t at, cons
                      kMaxFillDirectiveBytes);
 }
 
+bool isOperator(char c) {
+  return std::string_view("+-*/%&|^~!<>=([").find(c) != std::string_view::npos;
+}
+
+// Whether a statement (lower-cased) gives a symbol a value that later
+// expressions evaluate through.
+bool assigns(std::string_view lowered) {
+  if (lowered.find('=') != std::string_view::npos) return true;
+  for (std::string_view word : {".set", ".equ", ".eqv", ".weakref", ".lto_set_conditional"}) {
+    if (lowered.find(word) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// Counts operators statement by statement (a statement ends at a newline or
+// ';' outside a quoted string). Counting errs towards refusing: operators in
+// strings and comments count too, and a quote that opens no string for the
+// target only joins statements.
+std::optional<std::string> expressionCost(std::string_view text, std::uint64_t& assignments) {
+  std::uint64_t operators = 0;
+  std::string lowered;
+  bool quoted = false;
+  auto endStatement = [&]() -> std::optional<std::string> {
+    if (operators > kMaxStatementOperators) {
+      return fmt::format(
+          "a statement holds {} operator characters, over {}: the assembler parses and "
+          "evaluates expressions recursively, and one this deep overflows its stack",
+          operators, kMaxStatementOperators);
+    }
+    if (assigns(lowered)) assignments += operators + 1;
+    operators = 0;
+    lowered.clear();
+    return std::nullopt;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '\\' && i + 1 < text.size()) {
+        lowered += lower(text[++i]);
+      } else if (c == '"') {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '\n' || c == '\r' || c == ';') {
+      if (auto why = endStatement()) return why;
+      continue;
+    }
+    if (isOperator(c)) ++operators;
+    lowered += lower(c);
+  }
+  return endStatement();
+}
+
 // Checks text as the assembler will read it.
 AsmVerdict scan(std::string_view text) {
   AsmVerdict verdict;
+  if (auto why = expressionCost(text, verdict.assignmentCost)) {
+    verdict.refused = std::move(why);
+    return verdict;
+  }
   for (std::size_t dot = text.find('.'); dot != std::string_view::npos;
        dot = text.find('.', dot + 1)) {
     std::size_t end = dot + 1;
@@ -336,6 +394,7 @@ AsmVerdict checkAssembly(std::string_view text, AsmSource source, std::size_t op
     if (one.refused) return one;
     // One variant is assembled: the largest bounds them all.
     verdict.fillBytes = std::max(verdict.fillBytes, one.fillBytes);
+    verdict.assignmentCost = std::max(verdict.assignmentCost, one.assignmentCost);
   }
   return verdict;
 }

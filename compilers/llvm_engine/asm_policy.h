@@ -28,6 +28,19 @@ inline constexpr std::uint64_t kMaxFillDirectiveBytes = 1 << 20;  // .zero/.spac
 inline constexpr std::uint64_t kMaxAlignExponent = 16;            // .align/.p2align (2^16 bytes)
 inline constexpr std::uint64_t kMaxAlignBytes = 1 << 16;          // .balign
 
+// Bounds on how deep the assembler's expressions can nest. It parses and
+// evaluates them recursively (parseParenExpr, parseUnaryExpr,
+// MCExpr::evaluateAsRelocatableImpl), and a symbol assigned an expression
+// (`.set`, `=`, `.equ`, `.weakref`) is evaluated through its definition:
+// `.long -----...1`, `1+1+...+1` or a chain of such assignments a few
+// hundred kilobytes long overflow the stack, which no crash guard survives
+// (the process dies). A statement may hold at most kMaxStatementOperators
+// operator characters, and all assignment statements of a module together
+// at most kMaxAssignmentCost (each costs its operators plus one), so no
+// expression is deeper than their sum.
+inline constexpr std::uint64_t kMaxStatementOperators = 1024;
+inline constexpr std::uint64_t kMaxAssignmentCost = 4096;
+
 enum class AsmSource {
   kModule,  // `module asm`: given to the assembler as written
   kInline,  // an inline asm template: `$` operands and `$(a$|b$)` variants first
@@ -40,6 +53,10 @@ struct AsmVerdict {
   // Bytes the accepted text's fill and alignment directives may emit, at
   // most (for a module-wide bound).
   std::uint64_t fillBytes = 0;
+  // What the accepted text's assignments cost, counted against
+  // kMaxAssignmentCost for the whole module: every inline asm and the module
+  // asm share one symbol table.
+  std::uint64_t assignmentCost = 0;
 };
 
 // `operandCount`: how many operands an inline asm template may name ($0 ..

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -17,6 +19,8 @@
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvmenv/asm_policy.h"
 
 namespace kiln::llvm_engine {
 namespace {
@@ -126,6 +130,105 @@ std::uint64_t dataBytes(const llvm::Module& module) {
   return total;
 }
 
+// What one value costs the code generator, in 64-bit pieces of work: it
+// splits a vector or an aggregate held in registers into its elements, and
+// an integer wider than a register into 64-bit parts, multiplying (and
+// constant-folding) those pairwise. A load, multiply and store of
+// <65536 x i8> or of i16384 take llc-19 over a minute; a module of a few such
+// instructions is a request that holds a worker for hours.
+constexpr std::uint64_t kMaxValueCost = 512;
+constexpr std::uint64_t kMaxModuleValueCost = std::uint64_t{1} << 22;
+constexpr int kMaxTypeDepth = 32;
+
+std::uint64_t saturatingMultiply(std::uint64_t a, std::uint64_t b) {
+  return b != 0 && a > std::numeric_limits<std::uint64_t>::max() / b
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a * b;
+}
+
+std::uint64_t valueCost(const llvm::Type* type, int depth = 0) {
+  if (depth > kMaxTypeDepth) return std::numeric_limits<std::uint64_t>::max();
+  if (const auto* integer = llvm::dyn_cast<llvm::IntegerType>(type)) {
+    std::uint64_t parts = (integer->getBitWidth() + 63) / 64;
+    return saturatingMultiply(parts, parts);
+  }
+  if (const auto* vector = llvm::dyn_cast<llvm::VectorType>(type)) {
+    return saturatingMultiply(vector->getElementCount().getKnownMinValue(),
+                              valueCost(vector->getElementType(), depth + 1));
+  }
+  if (const auto* array = llvm::dyn_cast<llvm::ArrayType>(type)) {
+    return saturatingMultiply(array->getNumElements(),
+                              valueCost(array->getElementType(), depth + 1));
+  }
+  if (const auto* structure = llvm::dyn_cast<llvm::StructType>(type)) {
+    std::uint64_t total = 0;
+    for (const llvm::Type* element : structure->elements()) {
+      total = saturatingAdd(total, valueCost(element, depth + 1));
+    }
+    return total;
+  }
+  return 1;
+}
+
+// The values of a module, instruction by instruction and in function
+// signatures: none may cost over kMaxValueCost, all together not over
+// kMaxModuleValueCost (a module of ordinary instructions costs one each).
+std::optional<std::string> valueCosts(const llvm::Module& module) {
+  std::uint64_t total = 0;
+  // The largest value among `types`, or why one is too large.
+  auto largest = [](std::initializer_list<const llvm::Type*> first, const llvm::User* user,
+                    const llvm::Function& function,
+                    std::uint64_t& cost) -> std::optional<std::string> {
+    auto check = [&](const llvm::Type* type) -> std::optional<std::string> {
+      std::uint64_t one = valueCost(type);
+      cost = std::max(cost, one);
+      if (one <= kMaxValueCost) return std::nullopt;
+      std::string shown;
+      llvm::raw_string_ostream out(shown);
+      type->print(out);
+      return fmt::format(
+          "function '{}' has a value of type {} that code generation splits into more than {} "
+          "pieces (wide vectors, aggregates and integers take the code generator minutes to "
+          "hours)",
+          function.getName().take_front(80).str(), llvm::StringRef(shown).take_front(60).str(),
+          kMaxValueCost);
+    };
+    for (const llvm::Type* type : first) {
+      if (auto why = check(type)) return why;
+    }
+    if (user == nullptr) return std::nullopt;
+    for (const llvm::Use& operand : user->operands()) {
+      if (auto why = check(operand->getType())) return why;
+    }
+    return std::nullopt;
+  };
+  for (const llvm::Function& function : module) {
+    for (const llvm::Type* type : function.getFunctionType()->params()) {
+      std::uint64_t cost = 0;
+      if (auto why = largest({type}, nullptr, function, cost)) return why;
+      total = saturatingAdd(total, cost);
+    }
+    for (const llvm::BasicBlock& block : function) {
+      for (const llvm::Instruction& instruction : block) {
+        // An instruction costs its largest value (result or operand).
+        std::uint64_t cost = 0;
+        if (auto why = largest({instruction.getType()}, &instruction, function, cost)) return why;
+        total = saturatingAdd(total, cost);
+      }
+    }
+    std::uint64_t cost = 0;
+    if (auto why = largest({function.getReturnType()}, nullptr, function, cost)) return why;
+    total = saturatingAdd(total, cost);
+  }
+  if (total > kMaxModuleValueCost) {
+    return fmt::format(
+        "its instructions would cost code generation {} pieces of work (vector and aggregate "
+        "elements, 64-bit parts of wide integers), over the limit of {}",
+        total, kMaxModuleValueCost);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status checkClientModule(const llvm::Module& module, std::string_view name) {
@@ -138,6 +241,7 @@ Status checkClientModule(const llvm::Module& module, std::string_view name) {
   AsmVerdict moduleAsm = checkAssembly(module.getModuleInlineAsm(), AsmSource::kModule);
   if (moduleAsm.refused) return refuse(name, "module asm " + *moduleAsm.refused);
   fill = moduleAsm.fillBytes;
+  std::uint64_t assignments = moduleAsm.assignmentCost;
   for (const llvm::Function& function : module) {
     for (const llvm::BasicBlock& block : function) {
       for (const llvm::Instruction& instruction : block) {
@@ -154,9 +258,17 @@ Status checkClientModule(const llvm::Module& module, std::string_view name) {
         if (verdict.refused) return refuse(name, where + ": " + *verdict.refused);
         if (auto why = directiveLikeSymbol(*call)) return refuse(name, where + ": " + *why);
         fill = saturatingAdd(fill, verdict.fillBytes);
+        assignments = saturatingAdd(assignments, verdict.assignmentCost);
       }
     }
   }
+  if (assignments > kMaxAssignmentCost) {
+    return refuse(name, fmt::format("its assembly assigns symbols at a cost of {} (each "
+                                    "assignment its operators plus one), over {}: evaluating a "
+                                    "chain of them overflows the assembler's stack",
+                                    assignments, kMaxAssignmentCost));
+  }
+  if (auto why = valueCosts(module)) return refuse(name, *why);
   std::uint64_t data = saturatingAdd(dataBytes(module), fill);
   if (data > kMaxModuleDataBytes) {
     return refuse(name, fmt::format("its code would hold at least {} bytes of data (initialized "

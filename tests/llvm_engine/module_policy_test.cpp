@@ -216,6 +216,89 @@ TEST(ModulePolicyTest, OrdinaryAssemblyStillCompiles) {
   }
 }
 
+// llc-19's exit on the module, as the mlgo types run it.
+ExitStatus llcExit(const Scratch& scratch, const std::string& ir) {
+  std::ofstream(scratch.path / "m.ll") << ir;
+  auto run = runSubprocess({"llc-19", "-filetype=obj", "-o", (scratch.path / "m.o").string(),
+                            (scratch.path / "m.ll").string()},
+                           std::chrono::seconds(120));
+  return run.ok() ? run->status : ExitStatus{};
+}
+
+// Issue 48's attacker: a few hundred kilobytes of module asm whose
+// expressions nest deeper than the assembler's stack took the worker process
+// down (no crash guard survives a stack overflow), and the client's replay
+// took down each restarted worker after it.
+TEST(ModulePolicyTest, AssemblyExpressionsTooDeepForTheAssemblersStackAreRefused) {
+  Scratch scratch;
+  const std::string unary = ".long " + std::string(200000, '-') + "1";
+  std::string sum = ".long 1";
+  for (int i = 0; i < 300000; ++i) sum += "+1";
+  const std::string parens = ".long " + std::string(200000, '(') + "1" + std::string(200000, ')');
+  for (const std::string& text : {unary, sum, parens}) {
+    SCOPED_TRACE(text.substr(0, 20));
+    EXPECT_TRUE(llcExit(scratch, moduleWithAsm(text)).signaled())
+        << "llc-19 no longer overflows its stack on this; the case shows nothing";
+    expectRefusedEverywhere(moduleWithAsm(text), "operator characters");
+  }
+  // Symbols assigned through one another are evaluated down the chain, also
+  // when each link is in an inline asm of its own (they share one symbol
+  // table): the links are counted for the whole module.
+  std::string chain = ".set a0, 1";
+  for (int i = 1; i < 5000; ++i) {
+    chain += "\\0A.weakref a" + std::to_string(i) + ", a" + std::to_string(i - 1);
+  }
+  expectRefusedEverywhere(moduleWithAsm(chain), "assigns symbols");
+  std::string calls = "target triple = \"x86_64-unknown-linux-gnu\"\ndefine i32 @main() {\n";
+  for (int i = 1; i < 5000; ++i) {
+    calls += "  call void asm sideeffect \".weakref b" + std::to_string(i) + ", b" +
+             std::to_string(i - 1) + "\", \"\"()\n";
+  }
+  calls += "  ret i32 0\n}\n";
+  expectRefusedEverywhere(calls, "assigns symbols");
+  // What real assembly writes stays allowed: data with signs, a few constants.
+  for (std::string fine : {".long -1, -2, 3+4*(5-6)", ".set k, 4\\0A.equ j, k*2\\0A.long j"}) {
+    auto state = ModuleState::fromIrText(passTable(), moduleWithAsm(fine), "fine.ll");
+    EXPECT_TRUE(state.ok()) << state.status().toString();
+  }
+}
+
+// Issue 48's attacker: a 300-byte module of one load, multiply and store of
+// <1048576 x i64> held a worker's code generation for minutes at 1.9 GiB
+// and growing; wide integers are the same in 64-bit parts, multiplied
+// pairwise.
+TEST(ModulePolicyTest, ValuesCodeGenerationSplitsWithoutBoundAreRefused) {
+  const std::string triple = "target triple = \"x86_64-unknown-linux-gnu\"\n";
+  auto arithmetic = [&](const std::string& type) {
+    return triple + "define void @f(ptr %p, ptr %q) {\n  %v = load " + type +
+           ", ptr %p\n  %w = mul " + type + " %v, %v\n  store " + type +
+           " %w, ptr %q\n  ret void\n}\n";
+  };
+  for (const std::string& hostile : {
+           arithmetic("<1048576 x i64>"),
+           arithmetic("<65536 x i8>"),
+           arithmetic("i16384"),
+           triple + "define void @f(ptr %p, ptr %q) {\n  %v = load [100000 x i64], ptr %p\n"
+                    "  store [100000 x i64] %v, ptr %q\n  ret void\n}\n",
+           triple + "define <100000 x i8> @f(<100000 x i8> %v) {\n  ret <100000 x i8> %v\n}\n",
+       }) {
+    SCOPED_TRACE(hostile);
+    expectRefusedEverywhere(hostile, "splits into more than");
+  }
+  // Each allowed on its own, but not 10,000 times over.
+  std::string many = triple + "define void @f(ptr %p) {\n";
+  for (int i = 0; i < 10000; ++i) {
+    many += "  %v" + std::to_string(i) + " = load <512 x i8>, ptr %p\n";
+  }
+  many += "  ret void\n}\n";
+  expectRefusedEverywhere(many, "pieces of work");
+  // Ordinary vectors and integers are fine.
+  for (std::string type : {"<64 x i8>", "<16 x i32>", "i128", "i1024"}) {
+    auto state = ModuleState::fromIrText(passTable(), arithmetic(type), "fine.ll");
+    EXPECT_TRUE(state.ok()) << type << ": " << state.status().toString();
+  }
+}
+
 // IR text parsed by LLVM alone, without kiln's checks.
 std::unique_ptr<llvm::Module> parsedPastThePolicy(const std::string& ir,
                                                   llvm::LLVMContext& context) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compilers/llvm_engine/asm_policy.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
@@ -19,6 +19,7 @@
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/TypeFinder.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvmenv/asm_policy.h"
 
@@ -229,9 +230,54 @@ std::optional<std::string> valueCosts(const llvm::Module& module) {
   return std::nullopt;
 }
 
+// How deep a module's types nest (a struct of a struct of ...): LLVM walks
+// them recursively (DataLayout's struct layouts, the bitcode writer's type
+// enumeration), and a chain of 100,000 named structs, under a megabyte of
+// bitcode that LLVM's reader takes, overflowed the worker's stack. Walked
+// here without recursion, every type once.
+constexpr unsigned kMaxTypeNesting = 64;
+
+std::optional<std::string> typeNesting(const llvm::Module& module) {
+  llvm::TypeFinder types;
+  types.run(module, /*onlyNamed=*/false);
+  llvm::DenseMap<const llvm::Type*, unsigned> depth;
+  std::vector<std::pair<const llvm::Type*, bool>> stack;
+  for (const llvm::Type* root : types) {
+    stack.push_back({root, false});
+    while (!stack.empty()) {
+      auto [type, expanded] = stack.back();
+      stack.pop_back();
+      if (depth.count(type) != 0) continue;
+      if (!expanded) {
+        stack.push_back({type, true});
+        for (const llvm::Type* element : type->subtypes()) {
+          if (depth.count(element) == 0) stack.push_back({element, false});
+        }
+        continue;
+      }
+      unsigned deepest = 0;
+      for (const llvm::Type* element : type->subtypes()) {
+        auto found = depth.find(element);
+        // An element still open is this type's own ancestor (a pointer
+        // cycle cannot be: pointers are opaque); count it as a leaf.
+        if (found != depth.end()) deepest = std::max(deepest, found->second);
+      }
+      depth[type] = deepest + 1;
+      if (deepest + 1 > kMaxTypeNesting) {
+        return fmt::format(
+            "its types nest {} deep or more, over {}: LLVM walks types "
+            "recursively, and a deeper one overflows its stack",
+            deepest + 1, kMaxTypeNesting);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status checkClientModule(const llvm::Module& module, std::string_view name) {
+  if (auto why = typeNesting(module)) return refuse(name, *why);
   for (const NamedRule& rule : kRefusedMetadata) {
     if (module.getNamedMetadata(llvm::StringRef(rule.name.data(), rule.name.size())) != nullptr) {
       return refuse(name, fmt::format("metadata !{} {}", rule.name, rule.why));

@@ -16,6 +16,9 @@
 #include "compilers/llvm_engine/module_check.h"
 #include "compilers/llvm_engine/module_policy.h"
 #include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
@@ -297,6 +300,30 @@ TEST(ModulePolicyTest, ValuesCodeGenerationSplitsWithoutBoundAreRefused) {
     auto state = ModuleState::fromIrText(passTable(), arithmetic(type), "fine.ll");
     EXPECT_TRUE(state.ok()) << type << ": " << state.status().toString();
   }
+}
+
+// Issue 48's attacker: 900 KB of bitcode (100,000 named structs, each
+// holding the one before) that LLVM's reader and verifier take killed the
+// worker: LLVM walks types recursively afterwards. Built in memory here, as
+// the reader builds it.
+TEST(ModulePolicyTest, TypesNestedDeeperThanLlvmsStackAreRefused) {
+  llvm::LLVMContext context;
+  llvm::Module module("deep", context);
+  module.setTargetTriple("x86_64-unknown-linux-gnu");
+  llvm::Type* type = llvm::Type::getInt8Ty(context);
+  for (int i = 0; i < 100000; ++i) type = llvm::StructType::create({type}, "t");
+  new llvm::GlobalVariable(module, type, false, llvm::GlobalValue::ExternalLinkage,
+                           llvm::Constant::getNullValue(type), "g");
+  Status checked = checkClientModule(module, "deep.bc");
+  EXPECT_EQ(checked.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(checked.message().find("nest"), std::string::npos) << checked.toString();
+  // Ordinary nesting passes.
+  llvm::Module shallow("shallow", context);
+  llvm::Type* few = llvm::Type::getInt8Ty(context);
+  for (int i = 0; i < 10; ++i) few = llvm::ArrayType::get(llvm::StructType::create({few}), 2);
+  new llvm::GlobalVariable(shallow, few, false, llvm::GlobalValue::ExternalLinkage,
+                           llvm::Constant::getNullValue(few), "g");
+  EXPECT_TRUE(checkClientModule(shallow, "shallow.bc").ok());
 }
 
 // IR text parsed by LLVM alone, without kiln's checks.

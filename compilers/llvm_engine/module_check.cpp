@@ -75,6 +75,7 @@ Status explainForeignBitcode(const Status& error, std::string_view bytes) {
 Status checkModule(std::string_view bytes, const std::string& name) {
   if (bytes.empty()) return invalidArgument("module '" + name + "' is empty");
   const bool bitcode = startsWithBitcodeMagic(bytes);
+  if (!bitcode) KILN_RETURN_IF_ERROR(checkIrTextNesting(bytes, name));
   auto context = std::make_unique<llvm::LLVMContext>();
   DiagnosticCollector diagnostics;
   diagnostics.install(*context);

@@ -276,6 +276,31 @@ std::optional<std::string> typeNesting(const llvm::Module& module) {
 
 }  // namespace
 
+Status checkIrTextNesting(std::string_view text, std::string_view name) {
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      // IR strings escape with \XX hex digits: a '"' always ends them.
+      std::size_t end = text.find('"', i + 1);
+      i = end == std::string_view::npos ? text.size() : end;
+    } else if (c == ';') {
+      std::size_t end = text.find('\n', i);
+      i = end == std::string_view::npos ? text.size() : end;
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > kMaxIrTextNesting) {
+        return refuse(name, fmt::format("its IR text nests brackets over {} deep (at byte {}): "
+                                        "LLVM's parser recurses on each, and a deeper text "
+                                        "overflows its stack",
+                                        kMaxIrTextNesting, i));
+      }
+    } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) {
+      --depth;
+    }
+  }
+  return okStatus();
+}
+
 Status checkClientModule(const llvm::Module& module, std::string_view name) {
   if (auto why = typeNesting(module)) return refuse(name, *why);
   for (const NamedRule& rule : kRefusedMetadata) {

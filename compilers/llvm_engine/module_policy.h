@@ -19,6 +19,7 @@
 //   object is made, in the worker's memory.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -31,6 +32,13 @@ class Module;
 namespace kiln::llvm_engine {
 
 inline constexpr std::uint64_t kMaxModuleDataBytes = std::uint64_t{256} << 20;
+
+// LLVM's IR text parser recurses once per bracket ((, [, {, <) it is
+// inside: 400 KB of `[1 x [1 x ...` overflowed the worker's stack before any
+// module existed to check. ok, or invalid-argument naming the depth, for
+// text nested at most kMaxIrTextNesting deep (outside strings and comments).
+inline constexpr std::size_t kMaxIrTextNesting = 256;
+Status checkIrTextNesting(std::string_view text, std::string_view name);
 
 // ok, or invalid-argument "module 'NAME': ... ; kiln refuses it (docs/security.md, A client's
 // module)".

@@ -133,6 +133,7 @@ Result<std::unique_ptr<ModuleState>> ModuleState::fromBitcode(
 Result<std::unique_ptr<ModuleState>> ModuleState::fromIrText(
     std::shared_ptr<const PassTable> passes, std::string_view text, std::string name) {
   if (passes == nullptr) return invalidArgument("a ModuleState needs a pass table");
+  KILN_RETURN_IF_ERROR(checkIrTextNesting(text, name));
   std::unique_ptr<ModuleState> state(new ModuleState(std::move(passes), std::move(name)));
   std::string parseError;
   Status guard = runGuarded("parsing IR text", [&] {

@@ -326,6 +326,31 @@ TEST(ModulePolicyTest, TypesNestedDeeperThanLlvmsStackAreRefused) {
   EXPECT_TRUE(checkClientModule(shallow, "shallow.bc").ok());
 }
 
+// Issue 48's attacker: 400 KB of IR text nesting array types 100,000 deep
+// killed the worker inside LLVM's parser, before there was a module to check.
+TEST(ModulePolicyTest, IrTextNestedDeeperThanTheParsersStackIsRefused) {
+  Scratch scratch;
+  const std::string main = "define i32 @main() {\n  ret i32 0\n}\n";
+  std::string deep = "@g = global ";
+  for (int i = 0; i < 100000; ++i) deep += "[1 x ";
+  deep += "i8";
+  deep += std::string(100000, ']') + " zeroinitializer\n" + main;
+  std::ofstream(scratch.path / "deep.ll") << deep;
+  auto assembled = runSubprocess({"llvm-as-19", "-o", (scratch.path / "deep.bc").string(),
+                                  (scratch.path / "deep.ll").string()},
+                                 std::chrono::seconds(60));
+  ASSERT_TRUE(assembled.ok());
+  EXPECT_TRUE(assembled->status.signaled())
+      << "llvm-as-19 no longer overflows its stack on this; the case shows nothing";
+  expectRefusedEverywhere(deep, "nests brackets");
+  // Brackets in strings and comments do not count; ordinary nesting passes.
+  const std::string quiet = "; " + std::string(1000, '[') + "\n@s = constant [1001 x i8] c\"" +
+                            std::string(1000, '{') + "\\00\"\n" + main;
+  auto state = ModuleState::fromIrText(passTable(), quiet, "quiet.ll");
+  EXPECT_TRUE(state.ok()) << state.status().toString();
+  EXPECT_TRUE(checkModule(quiet, "quiet.ll").ok());
+}
+
 // IR text parsed by LLVM alone, without kiln's checks.
 std::unique_ptr<llvm::Module> parsedPastThePolicy(const std::string& ir,
                                                   llvm::LLVMContext& context) {

@@ -15,6 +15,8 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalAlias.h"
+#include "llvm/IR/GlobalIFunc.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstrTypes.h"
@@ -274,6 +276,84 @@ std::optional<std::string> typeNesting(const llvm::Module& module) {
   return std::nullopt;
 }
 
+// How deep a module's constants nest (constant expressions and aggregates
+// inside one another): LLVM prints, folds and lowers them recursively, and
+// 300 KB of bitcode with one initializer of 50,000 nested `xor`/`add`
+// constant expressions, which LLVM's reader and verifier take, killed the
+// worker when it was compiled or printed. Walked here without recursion,
+// every constant once.
+constexpr unsigned kMaxConstantNesting = 128;
+
+std::optional<std::string> constantNesting(const llvm::Module& module) {
+  llvm::DenseMap<const llvm::Constant*, unsigned> depth;
+  std::vector<std::pair<const llvm::Constant*, bool>> stack;
+  auto nested = [](const llvm::Constant* constant) {
+    // Globals are leaves: their initializers are walked as roots.
+    return !llvm::isa<llvm::GlobalValue>(constant) &&
+           (llvm::isa<llvm::ConstantExpr>(constant) ||
+            llvm::isa<llvm::ConstantAggregate>(constant));
+  };
+  auto walk = [&](const llvm::Constant* root) -> std::optional<std::string> {
+    if (root == nullptr || !nested(root) || depth.count(root) != 0) return std::nullopt;
+    stack.push_back({root, false});
+    while (!stack.empty()) {
+      auto [constant, expanded] = stack.back();
+      stack.pop_back();
+      if (depth.count(constant) != 0) continue;
+      if (!expanded) {
+        stack.push_back({constant, true});
+        for (const llvm::Use& operand : constant->operands()) {
+          const auto* inner = llvm::dyn_cast<llvm::Constant>(operand.get());
+          if (inner != nullptr && nested(inner) && depth.count(inner) == 0) {
+            stack.push_back({inner, false});
+          }
+        }
+        continue;
+      }
+      unsigned deepest = 0;
+      for (const llvm::Use& operand : constant->operands()) {
+        const auto* inner = llvm::dyn_cast<llvm::Constant>(operand.get());
+        auto found = inner == nullptr ? depth.end() : depth.find(inner);
+        if (found != depth.end()) deepest = std::max(deepest, found->second);
+      }
+      depth[constant] = deepest + 1;
+      if (deepest + 1 > kMaxConstantNesting) {
+        return fmt::format(
+            "its constants nest {} deep or more, over {}: LLVM prints, folds and "
+            "lowers constants recursively, and a deeper one overflows its stack",
+            deepest + 1, kMaxConstantNesting);
+      }
+    }
+    return std::nullopt;
+  };
+  for (const llvm::GlobalVariable& global : module.globals()) {
+    if (!global.hasInitializer()) continue;
+    if (auto why = walk(global.getInitializer())) return why;
+  }
+  for (const llvm::GlobalAlias& alias : module.aliases()) {
+    if (auto why = walk(alias.getAliasee())) return why;
+  }
+  for (const llvm::GlobalIFunc& ifunc : module.ifuncs()) {
+    if (auto why = walk(ifunc.getResolver())) return why;
+  }
+  for (const llvm::Function& function : module) {
+    for (const llvm::Constant* attached :
+         {function.hasPrefixData() ? function.getPrefixData() : nullptr,
+          function.hasPrologueData() ? function.getPrologueData() : nullptr,
+          function.hasPersonalityFn() ? function.getPersonalityFn() : nullptr}) {
+      if (auto why = walk(attached)) return why;
+    }
+    for (const llvm::BasicBlock& block : function) {
+      for (const llvm::Instruction& instruction : block) {
+        for (const llvm::Use& operand : instruction.operands()) {
+          if (auto why = walk(llvm::dyn_cast<llvm::Constant>(operand.get()))) return why;
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status checkIrTextNesting(std::string_view text, std::string_view name) {
@@ -303,6 +383,7 @@ Status checkIrTextNesting(std::string_view text, std::string_view name) {
 
 Status checkClientModule(const llvm::Module& module, std::string_view name) {
   if (auto why = typeNesting(module)) return refuse(name, *why);
+  if (auto why = constantNesting(module)) return refuse(name, *why);
   for (const NamedRule& rule : kRefusedMetadata) {
     if (module.getNamedMetadata(llvm::StringRef(rule.name.data(), rule.name.size())) != nullptr) {
       return refuse(name, fmt::format("metadata !{} {}", rule.name, rule.why));

@@ -351,6 +351,35 @@ TEST(ModulePolicyTest, IrTextNestedDeeperThanTheParsersStackIsRefused) {
   EXPECT_TRUE(checkModule(quiet, "quiet.ll").ok());
 }
 
+// Issue 48's attacker: 300 KB of bitcode whose one initializer nests 50,000
+// xor/add constant expressions (LLVM's reader and verifier take it) killed
+// the worker when it was compiled or printed. Built in memory here, as the
+// reader builds it.
+TEST(ModulePolicyTest, ConstantsNestedDeeperThanLlvmsStackAreRefused) {
+  auto deepInitializer = [](int levels) {
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>("deep", *context);
+    llvm::Type* i64 = llvm::Type::getInt64Ty(*context);
+    auto* target = new llvm::GlobalVariable(*module, i64, false, llvm::GlobalValue::ExternalLinkage,
+                                            llvm::ConstantInt::get(i64, 0), "h");
+    llvm::Constant* value = llvm::ConstantExpr::getPtrToInt(target, i64);
+    for (int i = 0; i < levels; ++i) {
+      // Alternating operations, so that nothing folds them together.
+      llvm::Constant* one = llvm::ConstantInt::get(i64, 1 + i % 3);
+      value =
+          i % 2 ? llvm::ConstantExpr::getAdd(value, one) : llvm::ConstantExpr::getXor(value, one);
+    }
+    new llvm::GlobalVariable(*module, i64, false, llvm::GlobalValue::ExternalLinkage, value, "g");
+    return std::make_pair(std::move(context), std::move(module));
+  };
+  auto deep = deepInitializer(50000);
+  Status checked = checkClientModule(*deep.second, "deep.bc");
+  EXPECT_EQ(checked.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(checked.message().find("constants nest"), std::string::npos) << checked.toString();
+  auto shallow = deepInitializer(20);
+  EXPECT_TRUE(checkClientModule(*shallow.second, "shallow.bc").ok());
+}
+
 // IR text parsed by LLVM alone, without kiln's checks.
 std::unique_ptr<llvm::Module> parsedPastThePolicy(const std::string& ir,
                                                   llvm::LLVMContext& context) {

@@ -105,7 +105,10 @@ TEST(LocalTransportTest, AHotDirectClientDoesNotStarveOthers) {
   ASSERT_TRUE(cluster->waitUntilReady(5s).ok());
   auto hotClient = connect(cluster->coordinatorEndpoint());
   auto hot = hotClient->startSession({"noop", "benchmark://t/hot"}).value();
-  ASSERT_TRUE(hotClient->usesDirectChannel(hot->endpoint()));
+  // Read now: once the hot loop runs, `hot` is its thread's (a Session
+  // belongs to one thread).
+  const std::string hotEndpoint = hot->endpoint();
+  ASSERT_TRUE(hotClient->usesDirectChannel(hotEndpoint));
   std::atomic<bool> stop{false};
   std::atomic<std::int64_t> hotSteps{0};
   std::jthread hotLoop([&] {
@@ -150,7 +153,7 @@ TEST(LocalTransportTest, AHotDirectClientDoesNotStarveOthers) {
     }
     EXPECT_TRUE(session->end().ok());
   }
-  EXPECT_TRUE(direct->usesDirectChannel(hot->endpoint()));
+  EXPECT_TRUE(direct->usesDirectChannel(hotEndpoint));
   const std::int64_t before = hotSteps;
   std::this_thread::sleep_for(20ms);
   EXPECT_GT(hotSteps.load(), before);  // the hot client was stepping all along

@@ -10,10 +10,12 @@
 #include "bench/placement_probe.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
-#include "common/base/wire_convert.h"
-#include "common/transport/frame.h"
-#include "tests/support/child_cluster.h"
-#include "tests/support/net_bed.h"
+#include "client/client.h"
+#include "common/frame.h"
+#include "common/identity.h"
+#include "common/wire_convert.h"
+#include "testing/child_cluster.h"
+#include "testing/net_bed.h"
 
 namespace kiln::bench {
 
@@ -396,8 +398,10 @@ Status lateStep(const std::string& endpoint, std::uint64_t session,
     KILN_ASSIGN_OR_RETURN(Secret key, Secret::fromHex(underlying.experimentKey));
     envelope.setTarget(underlying.target);
     envelope.setExperiment(underlying.experiment);
-    envelope.setExperimentKey(capnp::Data::Reader(
-        reinterpret_cast<const kj::byte*>(key.bytes().data()), key.bytes().size()));
+    // A host is shown the experiment's pass for itself, never the key.
+    const std::string pass = experimentPassOf(key, endpoint);
+    envelope.setExperimentPass(
+        capnp::Data::Reader(reinterpret_cast<const kj::byte*>(pass.data()), pass.size()));
   }
   auto step = envelope.initRequest().initStep();
   step.setSessionId(session);

@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <zmq.hpp>
 
-#include "common/base/wire_convert.h"
-#include "common/security/identity.h"
-#include "common/transport/frame.h"
+#include "client/channel.h"
+#include "common/frame.h"
+#include "common/identity.h"
+#include "common/wire_convert.h"
 
 namespace kiln::bench {
 
@@ -114,6 +115,60 @@ double checkNanos(bool byPass, unsigned calls) {
   return double(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()) / calls;
 }
 
+// ns per check of an experiment's proof on a nesting host when each request
+// comes from another of two experiments: the key against its digest (a
+// BLAKE2b of the key, hosts before #48) or the pass for this host (#48).
+double experimentCheckNanos(bool byPass, unsigned calls) {
+  const std::string host = "tcp://bench-host:1";
+  std::string stored[2], presented[2];
+  for (int i = 0; i < 2; ++i) {
+    const Secret key = Secret::draw();
+    stored[i] = byPass ? experimentPassOf(key, host) : keyDigest(key.bytes());
+    presented[i] = byPass ? stored[i] : std::string(key.bytes());
+  }
+  auto data = [](const std::string& bytes) {
+    return capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(bytes.data()), bytes.size());
+  };
+  unsigned matched = 0;
+  const auto started = Clock::now();
+  for (unsigned i = 0; i < calls; ++i) {
+    const std::string& want = stored[i & 1];
+    const capnp::Data::Reader got = data(presented[i & 1]);
+    matched += byPass ? passMatches(got, want) : keyMatches(got, want);
+  }
+  const auto took = Clock::now() - started;
+  if (matched != calls) return -1;
+  return double(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()) / calls;
+}
+
+// ns per request the client spends stamping its experiment's proof for a
+// worker, each request to another of two hosts: the key (before #48), or the
+// pass for that host, made once per host and key (#48).
+double experimentStampNanos(bool byPass, unsigned calls) {
+  client::RequestIdentity identity;
+  identity.experiment = "bench";
+  identity.experimentKey = Secret::draw();
+  const std::string hosts[2] = {"tcp://bench-host:1", "tcp://bench-host:2"};
+  capnp::MallocMessageBuilder builder(1024);
+  auto envelope = builder.initRoot<wire::Envelope>();
+  std::size_t sum = 0;
+  const auto started = Clock::now();
+  for (unsigned i = 0; i < calls; ++i) {
+    if (byPass) {
+      identity.stampForWorker(envelope, hosts[i & 1]);
+      sum += envelope.getExperimentPass().size();
+    } else {
+      envelope.setExperiment(identity.experiment);  // what stampForWorker did before #48
+      envelope.setExperimentKey(wireBytes(identity.experimentKey));
+      sum += envelope.getExperimentKey().size();
+    }
+    if ((i & 1023) == 1023) envelope = builder.initRoot<wire::Envelope>();  // bounds the arena
+  }
+  const auto took = Clock::now() - started;
+  if (sum == 0) return -1;
+  return double(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()) / calls;
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values.empty() ? 0 : values[values.size() / 2];
@@ -144,6 +199,7 @@ Result<IdentityStepFigures> measureIdentitySteps(const std::string& coordinatorE
   KILN_ASSIGN_OR_RETURN(std::uint64_t passSession, startNoop(worker, byPass));
   IdentityStepFigures figures;
   std::vector<double> secretNs, passNs;
+  std::vector<double> experimentCheckNs[2], experimentStampNs[2];  // [by pass]
   for (unsigned run = 0; run < runs; ++run) {
     KILN_ASSIGN_OR_RETURN(LatencySummary s, stepRun(worker, bySecret, secretSession, iterations));
     KILN_ASSIGN_OR_RETURN(LatencySummary p, stepRun(worker, byPass, passSession, iterations));
@@ -151,9 +207,17 @@ Result<IdentityStepFigures> measureIdentitySteps(const std::string& coordinatorE
     figures.byPass.push_back(p);
     secretNs.push_back(checkNanos(false, 200000));
     passNs.push_back(checkNanos(true, 200000));
+    for (bool byPass : {false, true}) {
+      experimentCheckNs[byPass].push_back(experimentCheckNanos(byPass, 200000));
+      experimentStampNs[byPass].push_back(experimentStampNanos(byPass, 200000));
+    }
   }
   figures.secretCheckNs = median(secretNs);
   figures.passCheckNs = median(passNs);
+  for (bool byPass : {false, true}) {
+    figures.experimentCheckNs[byPass] = median(experimentCheckNs[byPass]);
+    figures.experimentStampNs[byPass] = median(experimentStampNs[byPass]);
+  }
   for (auto [caller, session] : {std::pair{&bySecret, secretSession}, {&byPass, passSession}}) {
     (void)worker.call(*caller,
                       [&](wire::Request::Builder r) { r.initEndSession().setSessionId(session); });
@@ -180,10 +244,24 @@ std::vector<Row> identityStepRows(const std::string& mode, const IdentityStepFig
     return r;
   };
   const double ratio = median(secret) > 0 ? median(pass) / median(secret) : 0;
+  // The experiment's proof on a nesting host: checks alone, no steps.
+  auto experimentRow = [&](const char* path, bool byPass, const char* judged) {
+    Row r;
+    r.text = {{"mode", mode}, {"path", path}, {"judged_against", judged}};
+    const double before = figures.experimentCheckNs[0];
+    r.numbers = {
+        {"runs", double(figures.bySecret.size())},
+        {"check_ns_other_client", figures.experimentCheckNs[byPass]},
+        {"client_stamp_ns", figures.experimentStampNs[byPass]},
+        {"x_judged_check", byPass && before > 0 ? figures.experimentCheckNs[1] / before : 0}};
+    return r;
+  };
   return {
       row("raw step, client by secret (workers before #48)", secret, figures.secretCheckNs, "-", 0),
       row("raw step, client by pass (#48)", pass, figures.passCheckNs, "raw step, client by secret",
-          ratio)};
+          ratio),
+      experimentRow("experiment request, by key (hosts before #48)", false, "-"),
+      experimentRow("experiment request, by pass (#48)", true, "experiment request, by key")};
 }
 
 }  // namespace kiln::bench

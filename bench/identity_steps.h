@@ -5,6 +5,8 @@
 // interleaved, so that drift on a shared machine hits both alike. Also the
 // check alone, per request, when every request comes from another client
 // (the worker's memo never hits: a hash of the secret, or a MAC of the id).
+// And an experiment's proof on a nesting host, checks alone: the key a host
+// hashed before issue 48 against the pass for that host it compares now.
 #pragma once
 
 #include <string>
@@ -18,6 +20,11 @@ namespace kiln::bench {
 struct IdentityStepFigures {
   std::vector<LatencySummary> bySecret, byPass;  // one per run
   double secretCheckNs = 0, passCheckNs = 0;     // median over the runs
+  // An experiment's proof on a nesting host, [0] by key (before #48), [1] by
+  // the pass for that host: the host's check and the client's stamp, per
+  // request, median over the runs.
+  double experimentCheckNs[2] = {0, 0};
+  double experimentStampNs[2] = {0, 0};
 };
 
 // `coordinator` and `worker`: endpoints of running kiln processes (the

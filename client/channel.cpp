@@ -22,7 +22,20 @@ void RequestIdentity::stampForWorker(wire::Envelope::Builder envelope,
     envelope.setClientSecret(wireBytes(clientSecret));
   }
   if (!experiment.empty()) envelope.setExperiment(experiment);
-  if (!experimentKey.empty()) envelope.setExperimentKey(wireBytes(experimentKey));
+  if (!experimentKey.empty()) {
+    const std::string& pass = experimentPassFor(endpoint);
+    envelope.setExperimentPass(
+        capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(pass.data()), pass.size()));
+  }
+}
+
+const std::string& RequestIdentity::experimentPassFor(const std::string& endpoint) const {
+  MadePass& made = experimentPasses_[endpoint];
+  if (made.pass.empty() || made.key != experimentKey.bytes()) {
+    made.key = std::string(experimentKey.bytes());
+    made.pass = experimentPassOf(experimentKey, endpoint);
+  }
+  return made.pass;
 }
 
 Channel::Channel(std::string endpoint, const RequestIdentity& identity, FrameLimits limits)

@@ -48,11 +48,23 @@ struct RequestIdentity {
   // them, and they can know the client only by its secret.
   std::set<std::string> named;
 
-  // For the coordinator: the secret.
+  // For the coordinator: the secret, and the experiment's key.
   void stamp(wire::Envelope::Builder envelope) const;
   // For the worker at `endpoint`: its pass, if a placement gave one; the
-  // secret if the user named it and the coordinator does not list it.
+  // secret if the user named it and the coordinator does not list it. And
+  // the experiment's pass for that endpoint, never its key: a nesting host
+  // checks it, and it is good on no other host nor at the coordinator.
   void stampForWorker(wire::Envelope::Builder envelope, const std::string& endpoint) const;
+
+ private:
+  // The experiment's pass for `endpoint` (common/identity.h), made once per
+  // endpoint and key: a keyed hash per request would cost ~0.5 us.
+  const std::string& experimentPassFor(const std::string& endpoint) const;
+  struct MadePass {
+    std::string key;  // the experiment key's bytes it was made from
+    std::string pass;
+  };
+  mutable std::map<std::string, MadePass> experimentPasses_;
 };
 
 class Channel {

@@ -337,7 +337,12 @@ void CoordinatorCore::listCluster(const std::string& peer, std::uint64_t request
       if (visible(status.spec.experiment)) shown.push_back(&status);
     }
     auto underlying = info.initUnderlying(shown.size());
-    for (unsigned u = 0; u < shown.size(); ++u) toWire(*shown[u], underlying[u]);
+    for (unsigned u = 0; u < shown.size(); ++u) {
+      // A view never carries an experiment's pass: it is what opens the host.
+      UnderlyingStatus status = *shown[u];
+      status.spec.experimentPass.clear();
+      toWire(status, underlying[u]);
+    }
     const auto& samples = worker.utilization.samples();
     auto utilization = info.initUtilization(samples.size());
     for (unsigned u = 0; u < samples.size(); ++u) utilization.set(u, samples[u]);

@@ -106,6 +106,18 @@ Status ExperimentBook::authorize(const std::string& name, capnp::Data::Reader ke
   return okStatus();
 }
 
+std::string ExperimentRecord::passOn(const WorkerRecord& host) const {
+  return experimentPass(keyDigest, host.endpoint);
+}
+
+bool ExperimentRecord::owns(const UnderlyingStatus& status, const WorkerRecord& host) const {
+  return status.spec.experiment == spec.name &&
+         passMatches(capnp::Data::Reader(
+                         reinterpret_cast<const capnp::byte*>(status.spec.experimentPass.data()),
+                         status.spec.experimentPass.size()),
+                     passOn(host));
+}
+
 void ExperimentBook::touch(const std::string& name) {
   auto found = experiments_.find(name);
   if (found != experiments_.end()) found->second.lastHeard = clock_.now();
@@ -142,7 +154,7 @@ void ExperimentBook::sendCreate(const WorkerRecord& host, const ExperimentRecord
                       experiment.spec.weight,
                       experiment.spec.maxSessions,
                       experiment.spec.sessionTypes,
-                      experiment.keyDigest};
+                      experiment.passOn(host)};
   toWire(spec, envelope.initRequest().initCreateWorker().initSpec());
   out.push_back({host.routingId, encodeFrame(builder)});
   logger_->info("experiment worker create: {} worker={:x} host={}",
@@ -170,9 +182,9 @@ void ExperimentBook::onHostReport(const WorkerRecord& host, std::vector<Outgoing
     std::uint64_t id = status.spec.workerId;
     reported.insert(id);
     auto experiment = experiments_.find(status.spec.experiment);
-    // Only a worker made for this very experiment (its key's digest) is its:
-    // another of the same name is a stray.
-    if (experiment != experiments_.end() && experiment->second.keyDigest == status.spec.keyDigest) {
+    // Only a worker made for this very experiment (its pass for this host,
+    // made from its key's digest) is its: another of the same name is a stray.
+    if (experiment != experiments_.end() && experiment->second.owns(status, host)) {
       ExperimentRecord& record = experiment->second;
       auto worker = record.workers.find(id);
       if (worker == record.workers.end() && record.workers.size() < record.spec.workers) {
@@ -217,7 +229,7 @@ void ExperimentBook::adoptReported(ExperimentRecord& record, const HostTable& ho
     for (const UnderlyingStatus& status : host.underlying) {
       if (record.workers.size() >= record.spec.workers) return;
       if (status.spec.experiment != record.spec.name) continue;
-      if (status.spec.keyDigest != record.keyDigest) continue;
+      if (!record.owns(status, host)) continue;
       std::uint64_t id = status.spec.workerId;
       if (record.workers.contains(id)) continue;
       ExperimentWorkerState adopted{hostId};

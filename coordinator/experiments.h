@@ -42,6 +42,12 @@ struct ExperimentRecord {
   std::map<std::uint64_t, ExperimentWorkerState> workers;  // by underlying worker id
   std::string problem;                                     // why workers are missing, if they are
   SampleRing utilization;
+
+  // Its pass on `host` (common/identity.h), which createWorker gives the host.
+  std::string passOn(const WorkerRecord& host) const;
+  // Whether `status`, as `host` reported it, is a worker made for this very
+  // experiment: its name and its pass for that host.
+  bool owns(const UnderlyingStatus& status, const WorkerRecord& host) const;
 };
 
 struct ExperimentPlacement {

@@ -7,17 +7,17 @@
 namespace kiln::nesting {
 
 bool visibleTo(const UnderlyingSpec& worker, bool releasing, bool fromCoordinator,
-               const std::string& experiment, capnp::Data::Reader key) {
+               const std::string& experiment, capnp::Data::Reader pass) {
   if (releasing) return false;
   if (fromCoordinator) return true;
-  return worker.experiment == experiment && keyMatches(key, worker.keyDigest);
+  return worker.experiment == experiment && passMatches(pass, worker.experimentPass);
 }
 
 Status unknownWorker(std::uint64_t workerId, const std::string& experiment) {
   return notFound(
       fmt::format("no underlying worker {:x} for experiment '{}' on this host "
-                  "(released, never created, another experiment's, or the experiment key "
-                  "is missing or wrong)",
+                  "(released, never created, another experiment's, or the experiment's pass "
+                  "for this host is missing or wrong)",
                   workerId, experiment));
 }
 
@@ -31,11 +31,11 @@ Status checkCreate(const UnderlyingSpec& spec, bool fromCoordinator,
   if (spec.experiment.empty()) {
     return invalidArgument("an underlying worker needs an owning experiment");
   }
-  if (spec.keyDigest.size() != kKeyDigestBytes) {
+  if (spec.experimentPass.size() != kExperimentPassBytes) {
     return invalidArgument(
-        fmt::format("an underlying worker needs its experiment's key digest ({} "
+        fmt::format("an underlying worker needs its experiment's pass for this host ({} "
                     "bytes), got {} bytes",
-                    kKeyDigestBytes, spec.keyDigest.size()));
+                    kExperimentPassBytes, spec.experimentPass.size()));
   }
   for (const std::string& type : spec.sessionTypes) {
     if (types.find(type) == nullptr) {

@@ -17,9 +17,10 @@ namespace kiln::nesting {
 
 // A worker (not being released) is visible to any request that came down the
 // coordinator link, and to a request acting for its experiment that presents
-// the experiment's key (common/security/identity.h). A name alone shows nothing.
+// the experiment's pass for this host (common/identity.h). A name alone shows
+// nothing; the experiment's key shows nothing either (hosts never see it).
 bool visibleTo(const UnderlyingSpec& worker, bool releasing, bool fromCoordinator,
-               const std::string& experiment, capnp::Data::Reader key);
+               const std::string& experiment, capnp::Data::Reader pass);
 
 // The answer for a worker that does not exist or is not visible: the same
 // in both cases, so that clients cannot see other experiments' workers.
@@ -27,7 +28,7 @@ Status unknownWorker(std::uint64_t workerId, const std::string& experiment);
 
 // Checks a createWorker spec. Only the coordinator, on the link this host
 // opened to it, creates or releases underlying workers: it plans them and
-// issues their experiment's key.
+// gives each its experiment's pass for this host.
 Status checkCreate(const UnderlyingSpec& spec, bool fromCoordinator,
                    const SessionTypeRegistry& types);
 Status checkRelease(bool fromCoordinator);

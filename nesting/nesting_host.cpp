@@ -41,7 +41,7 @@ void NestingHost::handle(const std::string& routingId, InboundMessage message) {
     std::string experiment = envelope.getExperiment().cStr();
     if (found == workers_.end() ||
         !visibleTo(found->second.spec, found->second.releasing, routingId == kCoordinatorRoute,
-                   experiment, envelope.getExperimentKey())) {
+                   experiment, envelope.getExperimentPass())) {
       return reply(routingId, requestId, unknownWorker(target, experiment));
     }
     backend_->forward(found->second.spec, routingId, std::move(message));
@@ -52,10 +52,10 @@ void NestingHost::handle(const std::string& routingId, InboundMessage message) {
 }
 
 std::vector<std::uint64_t> NestingHost::visibleWorkers(const std::string& experiment,
-                                                       capnp::Data::Reader key) const {
+                                                       capnp::Data::Reader pass) const {
   std::vector<std::uint64_t> visible;
   for (const auto& [id, worker] : workers_) {
-    if (visibleTo(worker.spec, worker.releasing, false, experiment, key)) visible.push_back(id);
+    if (visibleTo(worker.spec, worker.releasing, false, experiment, pass)) visible.push_back(id);
   }
   return visible;
 }
@@ -75,16 +75,16 @@ void NestingHost::handleHostRequest(const std::string& routingId, InboundMessage
                            request.getReleaseWorker().getWorkerId());
     case wire::Request::LIST_UNDERLYING:
       return listUnderlying(routingId, requestId, fromCoordinator, experiment,
-                            envelope.getExperimentKey());
+                            envelope.getExperimentPass());
     case wire::Request::KEEP_ALIVE: {
       // One keep-alive refreshes the client's leases on every worker it may use.
       ClientId client = clientOf(envelope, parts_.limits.passKey);
-      auto visible = visibleWorkers(experiment, envelope.getExperimentKey());
+      auto visible = visibleWorkers(experiment, envelope.getExperimentPass());
       if (client.valid() && !visible.empty()) backend_->keepAlive(client, visible);
       return lobby_.handle(routingId, std::move(message));
     }
     case wire::Request::ADD_BENCHMARK: {
-      auto visible = visibleWorkers(experiment, envelope.getExperimentKey());
+      auto visible = visibleWorkers(experiment, envelope.getExperimentPass());
       if (!visible.empty()) backend_->addBenchmark(visible, message);
       return lobby_.handle(routingId, std::move(message));
     }
@@ -108,7 +108,7 @@ void NestingHost::createWorker(const std::string& routingId, std::uint64_t reque
     // Creating what exists is idempotent for its owner (the coordinator may
     // repeat a request whose answer it missed), an error for anyone else.
     if (existing->second.spec.experiment != spec.experiment ||
-        existing->second.spec.keyDigest != spec.keyDigest || existing->second.releasing) {
+        existing->second.spec.experimentPass != spec.experimentPass || existing->second.releasing) {
       return reply(
           routingId, requestId,
           invalidArgument(fmt::format("underlying worker {:x} already exists", spec.workerId)));
@@ -174,11 +174,16 @@ void NestingHost::updateWeights() {
 
 void NestingHost::listUnderlying(const std::string& routingId, std::uint64_t requestId,
                                  bool fromCoordinator, const std::string& experiment,
-                                 capnp::Data::Reader key) {
+                                 capnp::Data::Reader pass) {
   LoadReport report = load();
   std::erase_if(report.underlying, [&](const UnderlyingStatus& status) {
-    return !visibleTo(status.spec, false, fromCoordinator, experiment, key);
+    return !visibleTo(status.spec, false, fromCoordinator, experiment, pass);
   });
+  // A client is shown its workers, never the pass it proved (the coordinator
+  // is told it, in heartbeats, to recognise its own workers).
+  if (!fromCoordinator) {
+    for (UnderlyingStatus& status : report.underlying) status.spec.experimentPass.clear();
+  }
   capnp::MallocMessageBuilder builder;
   auto list = initEnvelope(builder, requestId)
                   .initReply()

@@ -7,8 +7,8 @@
 // underlying worker; target 0 is the host itself (version, spaces,
 // keep-alive, worker parameters, and the control requests createWorker /
 // releaseWorker / listUnderlying, of which only the coordinator may send the
-// first two). A request for a worker without its experiment's name and key
-// is answered exactly like one for an id that does not exist: clients cannot
+// first two). A request for a worker without its experiment's name and pass
+// for this host is answered exactly like one for an id that does not exist: clients cannot
 // see other experiments. Requests that come down the coordinator link may
 // address every worker. The rules themselves are pure functions
 // (nesting/host_policy.h).
@@ -61,10 +61,10 @@ class NestingHost final : public WorkerFrontend, private UnderlyingDirectory {
   void releaseWorker(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
                      std::uint64_t workerId);
   void listUnderlying(const std::string& routingId, std::uint64_t requestId, bool fromCoordinator,
-                      const std::string& experiment, capnp::Data::Reader key);
-  // The workers a client acting for `experiment` with `key` may use.
+                      const std::string& experiment, capnp::Data::Reader pass);
+  // The workers a client acting for `experiment` with `pass` may use.
   std::vector<std::uint64_t> visibleWorkers(const std::string& experiment,
-                                            capnp::Data::Reader key) const;
+                                            capnp::Data::Reader pass) const;
   void updateWeights();
   void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
 

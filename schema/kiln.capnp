@@ -216,8 +216,8 @@ struct UnderlyingSpec {
   weight @2 :UInt32;                # share of the host's slots under contention (0 = 1)
   maxSessions @3 :UInt32;           # 0 = the host's limit
   sessionTypes @4 :List(Text);      # empty = every type the host serves
-  keyDigest @5 :Data;               # BLAKE2b-256 of the experiment's key (common/security/identity.h):
-                                    # requests for this worker must present the key
+  experimentPass @5 :Data;          # the experiment's pass on this host (common/identity.h):
+                                    # requests for this worker must present it; views strip it
 }
 struct UnderlyingStatus { spec @0 :UnderlyingSpec; load @1 :Load; }
 
@@ -365,14 +365,15 @@ struct Envelope {
   clientSecret @3 :Data;        # 16 random bytes the client drew; servers know it by a hash
                                 # of them, which owns the sessions it creates (leases, quotas)
   target @4 :UInt64;            # underlying worker id on a nesting host; 0 = this process
-  experiment @5 :Text;          # the experiment it acts for (with experimentKey)
+  experiment @5 :Text;          # the experiment it acts for (with experimentKey or experimentPass)
   union {
     request @6 :Request;
     reply @7 :Reply;
     heartbeat @8 :Heartbeat;
     disconnect @9 :Error;       # "I do not know you": re-register on a fresh socket
   }
-  experimentKey @10 :Data;      # the key of `experiment`, as openExperiment answered it
+  experimentKey @10 :Data;      # the key of `experiment`, as openExperiment answered it: to
+                                # the coordinator only
   # A client's identity on a worker it was placed on, instead of its secret,
   # which only the coordinator sees: clientId = the hash of its secret, and
   # clientPass = the pass the placement carried, a MAC of clientId under the
@@ -380,4 +381,8 @@ struct Envelope {
   # captures it cannot act as the client anywhere else.
   clientId @11 :UInt64;
   clientPass @12 :Data;
+  # An experiment's identity on a nesting host, instead of its key, which
+  # only the coordinator sees: a MAC of the host's endpoint under the key's
+  # digest (common/identity.h). Good on that host alone.
+  experimentPass @13 :Data;
 }

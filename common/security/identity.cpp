@@ -197,4 +197,31 @@ bool keyMatches(capnp::Data::Reader presented, std::string_view digest) {
   return sodium_memcmp(computed.data(), digest.data(), kKeyDigestBytes) == 0;
 }
 
+std::string experimentPass(std::string_view keyDigest, std::string_view hostEndpoint) {
+  ensureSodium();
+  // A domain tag keeps the pass apart from any other keyed hash of a digest.
+  static constexpr std::string_view kDomain = "kiln experiment pass on host\n";
+  std::string pass(kExperimentPassBytes, '\0');
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, reinterpret_cast<const unsigned char*>(keyDigest.data()),
+                          keyDigest.size(), pass.size());
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(kDomain.data()),
+                            kDomain.size());
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(hostEndpoint.data()),
+                            hostEndpoint.size());
+  crypto_generichash_final(&state, reinterpret_cast<unsigned char*>(pass.data()), pass.size());
+  return pass;
+}
+
+std::string experimentPassOf(const Secret& key, std::string_view hostEndpoint) {
+  return experimentPass(keyDigest(key.bytes()), hostEndpoint);
+}
+
+bool passMatches(capnp::Data::Reader presented, std::string_view pass) {
+  if (presented.size() != kExperimentPassBytes || pass.size() != kExperimentPassBytes) {
+    return false;
+  }
+  return sodium_memcmp(presented.begin(), pass.data(), kExperimentPassBytes) == 0;
+}
+
 }  // namespace kiln

@@ -9,8 +9,12 @@
 //     (RegisterWorker.passKey), so it is good on that worker alone, and a
 //     worker that captures it cannot act as the client anywhere else;
 //   - the coordinator issues each experiment a 16-byte key when it is opened
-//     (Envelope.experimentKey); servers keep only its digest
-//     (UnderlyingSpec.keyDigest) and check presented keys against it;
+//     (Envelope.experimentKey) and keeps only its digest; only the
+//     coordinator sees the key. A nesting host sees the experiment's pass
+//     for itself (Envelope.experimentPass): a MAC of the host's endpoint
+//     under the key's digest, which the coordinator gives the host with each
+//     worker it creates there (UnderlyingSpec.experimentPass) and the client
+//     derives from its key, so it is good on that host alone;
 //   - a worker or nesting host registers with the operator's token
 //     (RegisterWorker.token, --worker-token-file) where the coordinator has one.
 // Hashing is BLAKE2b, passes SipHash-2-4 (libsodium); comparisons take
@@ -34,6 +38,7 @@ namespace kiln {
 inline constexpr std::size_t kKeyDigestBytes = 32;
 inline constexpr std::size_t kPassKeyBytes = 16;
 inline constexpr std::size_t kClientPassBytes = 16;
+inline constexpr std::size_t kExperimentPassBytes = 32;
 
 // The key a worker process's client passes are made with: drawn when the
 // process starts, sent only to its coordinator (RegisterWorker.passKey). A
@@ -110,5 +115,18 @@ std::string keyDigest(std::string_view key);
 
 // Whether `presented` is the key of `digest`. False when either is empty.
 bool keyMatches(capnp::Data::Reader presented, std::string_view digest);
+
+// An experiment's pass on the nesting host whose advertised endpoint is
+// `hostEndpoint`: BLAKE2b-256 of the endpoint keyed with the digest of the
+// experiment's key (kExperimentPassBytes raw bytes). The coordinator makes
+// it from the digest it keeps; a client from its key (experimentPassOf).
+// A host that captures its own learns neither the key nor the digest, so it
+// cannot make the pass of another host or open the experiment's door at
+// the coordinator.
+std::string experimentPass(std::string_view keyDigest, std::string_view hostEndpoint);
+std::string experimentPassOf(const Secret& key, std::string_view hostEndpoint);
+
+// Whether `presented` is `pass` (constant time). False when either is empty.
+bool passMatches(capnp::Data::Reader presented, std::string_view pass);
 
 }  // namespace kiln

@@ -25,18 +25,18 @@ void toWire(const UnderlyingSpec& spec, wire::UnderlyingSpec::Builder out) {
   out.setWeight(spec.weight);
   out.setMaxSessions(spec.maxSessions);
   setNames(spec.sessionTypes, out.initSessionTypes(spec.sessionTypes.size()));
-  out.setKeyDigest(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(spec.keyDigest.data()),
-                                       spec.keyDigest.size()));
+  out.setExperimentPass(capnp::Data::Reader(
+      reinterpret_cast<const kj::byte*>(spec.experimentPass.data()), spec.experimentPass.size()));
 }
 
 UnderlyingSpec fromWire(wire::UnderlyingSpec::Reader in) {
-  auto digest = in.getKeyDigest();
+  auto pass = in.getExperimentPass();
   return UnderlyingSpec{in.getWorkerId(),
                         in.getExperiment().cStr(),
                         std::max<std::uint32_t>(in.getWeight(), 1),
                         in.getMaxSessions(),
                         getNames(in.getSessionTypes()),
-                        std::string(reinterpret_cast<const char*>(digest.begin()), digest.size())};
+                        std::string(reinterpret_cast<const char*>(pass.begin()), pass.size())};
 }
 
 void toWire(const LoadFigures& load, wire::Load::Builder out) {

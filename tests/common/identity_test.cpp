@@ -1,9 +1,10 @@
 // Client identities: clientIdOf is a hash of the secret, and ClientIdMemo,
 // which remembers the last one, always answers exactly as clientIdOf does.
 // A client pass (the coordinator's MAC of a client id under one worker's
-// key) names that client on that worker only; registration tokens compare
-// in constant time.
-#include "common/security/identity.h"
+// key) names that client on that worker only; an experiment pass (a MAC of
+// a host's endpoint under the experiment key's digest) is good on that host
+// only; registration tokens compare in constant time.
+#include "common/identity.h"
 
 #include <capnp/message.h>
 #include <gtest/gtest.h>
@@ -112,6 +113,28 @@ TEST(WorkerTokenTest, OnlyTheTokenItselfMatches) {
   EXPECT_FALSE(tokenMatches(
       capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(prefix.data()), prefix.size()),
       token));
+}
+
+TEST(ExperimentPassTest, APassIsBoundToItsHostAndKeyAndIsNeitherTheKeyNorItsDigest) {
+  const Secret key = Secret::draw(), other = Secret::draw();
+  const std::string a = "tcp://10.0.0.1:7701", b = "tcp://10.0.0.2:7701";
+  const std::string pass = experimentPassOf(key, a);
+  ASSERT_EQ(pass.size(), kExperimentPassBytes);
+  // What the coordinator makes from the digest is what the client makes from the key.
+  EXPECT_EQ(pass, experimentPass(keyDigest(key.bytes()), a));
+  EXPECT_NE(pass, experimentPassOf(key, b));
+  EXPECT_NE(pass, experimentPassOf(other, a));
+  EXPECT_NE(pass, keyDigest(key.bytes()));
+  auto data = [](const std::string& bytes) {
+    return capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(bytes.data()), bytes.size());
+  };
+  EXPECT_TRUE(passMatches(data(pass), pass));
+  EXPECT_FALSE(passMatches(data(experimentPassOf(key, b)), pass));
+  EXPECT_FALSE(passMatches(wireBytes(key), pass));  // the key itself opens nothing on a host
+  EXPECT_FALSE(passMatches(data(keyDigest(key.bytes())), pass));
+  EXPECT_FALSE(passMatches(data(pass.substr(0, 16)), pass));
+  EXPECT_FALSE(passMatches(capnp::Data::Reader(), pass));
+  EXPECT_FALSE(passMatches(data(pass), ""));
 }
 
 }  // namespace

@@ -221,10 +221,13 @@ TEST_F(CoordinatorCoreTest, BadRegistrationIsRefused) {
 // experiment, hands it out once, and acts for the experiment only on it.
 class ExperimentKeyTest : public CoordinatorCoreTest {
  protected:
-  void registerNestingHost(const std::string& peer, std::vector<UnderlyingStatus> running = {}) {
+  static constexpr const char* kHostEndpoint = "tcp://127.0.0.1:9";
+
+  void registerNestingHost(const std::string& peer, std::vector<UnderlyingStatus> running = {},
+                           const std::string& endpoint = kHostEndpoint) {
     auto out = send(peer, [&](wire::Envelope::Builder e) {
       auto r = e.initRequest().initRegisterWorker();
-      r.setEndpoint("tcp://127.0.0.1:9");
+      r.setEndpoint(endpoint);
       r.setSlots(2);
       r.setNesting(true);
       r.setPassKey(PassKey::draw().wire());
@@ -271,32 +274,80 @@ class ExperimentKeyTest : public CoordinatorCoreTest {
     return reply.isError() ? fromWire(reply.getError()) : okStatus();
   }
 
-  // Opens `name`; returns the key (raw) and the digest sent in createWorker.
+  // The experiment passes that createWorker requests among `out` carry, by host.
+  std::map<std::string, std::string> passesSent(std::vector<Outgoing>& out) {
+    std::map<std::string, std::string> passes;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      std::optional<InboundMessage> created;
+      auto envelope = decode(out, i, created);
+      if (envelope.isRequest() && envelope.getRequest().isCreateWorker()) {
+        auto bytes = envelope.getRequest().getCreateWorker().getSpec().getExperimentPass();
+        passes[out[i].routingId].assign(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+      }
+    }
+    return passes;
+  }
+
+  // Opens `name`; returns the key (raw) and the pass sent in createWorker.
   std::pair<std::string, std::string> open(const std::string& name, const std::string& key = {}) {
     auto out = request(name, key, [&](wire::Request::Builder r) { openSpec(r, name); });
     std::optional<InboundMessage> keep;
     auto view = replyIn(out, keep).getExperimentView();
     std::string issued(reinterpret_cast<const char*>(view.getKey().begin()), view.getKey().size());
-    std::string digest;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      std::optional<InboundMessage> created;
-      auto envelope = decode(out, i, created);
-      if (envelope.isRequest() && envelope.getRequest().isCreateWorker()) {
-        auto bytes = envelope.getRequest().getCreateWorker().getSpec().getKeyDigest();
-        digest.assign(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
-      }
-    }
-    return {issued, digest};
+    auto passes = passesSent(out);
+    return {issued, passes.empty() ? std::string() : passes.begin()->second};
   }
 };
 
-TEST_F(ExperimentKeyTest, OpeningIssuesAKeyAndHostsGetOnlyItsDigest) {
+TEST_F(ExperimentKeyTest, OpeningIssuesAKeyAndHostsGetOnlyTheirPass) {
   registerNestingHost("h1");
-  auto [key, digest] = open("alpha");
+  auto [key, pass] = open("alpha");
   ASSERT_EQ(key.size(), kSecretBytes);
-  EXPECT_EQ(digest, keyDigest(key));
+  EXPECT_EQ(pass, experimentPass(keyDigest(key), kHostEndpoint));
+  EXPECT_NE(pass, keyDigest(key));
   // Another experiment gets another key.
   EXPECT_NE(open("beta").first, key);
+}
+
+// Issue 48: each host is given a pass made for its own endpoint, so what one
+// host holds opens no other; and the cluster view shows no pass at all.
+TEST_F(ExperimentKeyTest, EachHostGetsItsOwnPassAndNoViewShowsOne) {
+  registerNestingHost("h1", {}, "tcp://127.0.0.1:9");
+  registerNestingHost("h2", {}, "tcp://127.0.0.1:10");
+  auto out = request("alpha", "", [&](wire::Request::Builder r) {
+    openSpec(r, "alpha");
+    r.getOpenExperiment().getSpec().setWorkers(2);
+  });
+  std::optional<InboundMessage> keep;
+  auto view = replyIn(out, keep).getExperimentView();
+  const std::string key(reinterpret_cast<const char*>(view.getKey().begin()), view.getKey().size());
+  auto passes = passesSent(out);
+  ASSERT_EQ(passes.size(), 2u) << "expected one worker on each host";
+  EXPECT_EQ(passes["h1"], experimentPass(keyDigest(key), "tcp://127.0.0.1:9"));
+  EXPECT_EQ(passes["h2"], experimentPass(keyDigest(key), "tcp://127.0.0.1:10"));
+  EXPECT_NE(passes["h1"], passes["h2"]);
+  // The hosts report their workers with the passes; no view shows them.
+  for (const auto& [peer, pass] : passes) {
+    UnderlyingStatus running;
+    running.spec.experiment = "alpha";
+    running.spec.experimentPass = pass;
+    send(peer, [&](wire::Envelope::Builder e) {
+      auto list = e.initHeartbeat().initUnderlying(1);
+      toWire(running, list[0]);
+    });
+  }
+  auto listed =
+      send("client", [](wire::Envelope::Builder e) { e.initRequest().initListCluster(); });
+  std::optional<InboundMessage> listing;
+  auto hosts = replyIn(listed, listing).getClusterView().getWorkers();
+  std::size_t shown = 0;
+  for (auto host : hosts) {
+    for (auto worker : host.getUnderlying()) {
+      ++shown;
+      EXPECT_EQ(worker.getSpec().getExperimentPass().size(), 0u) << "a view showed a pass";
+    }
+  }
+  EXPECT_EQ(shown, 2u);
 }
 
 TEST_F(ExperimentKeyTest, OnlyTheKeyHolderActsForTheExperiment) {
@@ -419,10 +470,11 @@ TEST_F(ExperimentKeyTest, ARestartedCoordinatorHandsWorkersBackOnlyForTheirKey) 
   UnderlyingStatus running;
   running.spec.workerId = 0xabc;
   running.spec.experiment = "alpha";
-  running.spec.keyDigest = keyDigest(key);
+  running.spec.experimentPass = experimentPass(keyDigest(key), kHostEndpoint);
   registerNestingHost("h1", {running});
-  auto [squatterKey, squatterDigest] = open("alpha", std::string(Secret::draw().bytes()));
-  EXPECT_EQ(squatterDigest, keyDigest(squatterKey));  // a worker of its own is created
+  auto [squatterKey, squatterPass] = open("alpha", std::string(Secret::draw().bytes()));
+  // A worker of its own is created.
+  EXPECT_EQ(squatterPass, experimentPass(keyDigest(squatterKey), kHostEndpoint));
   const ExperimentRecord* record = core_.experiments().find("alpha");
   ASSERT_NE(record, nullptr);
   EXPECT_FALSE(record->workers.contains(0xabc));

@@ -25,6 +25,10 @@ std::string pickSecret(FuzzedDataProvider& data) {
 
 using testsupport::asData;
 
+// The endpoint the fuzzed experiment passes are made for: one fixed host, so
+// that a pass and a worker's spec match now and then.
+constexpr std::string_view kFuzzHost = "tcp://fuzz-host:1";
+
 constexpr std::array<const char*, 9> kParameterKeys = {
     "service.benchmark_cache.get_size",
     "service.benchmark_cache.set_max_size_in_bytes",
@@ -149,7 +153,7 @@ void fillSpec(FuzzedDataProvider& data, const KnownIds& known, wire::UnderlyingS
   spec.setMaxSessions(pickSmall32(data));
   fillTexts(data, spec.initSessionTypes(pickCount(data) % 4), kSessionTypes);
   std::string key = pickSecret(data);
-  if (!key.empty()) spec.setKeyDigest(asData(keyDigest(key)));
+  if (!key.empty()) spec.setExperimentPass(asData(experimentPass(keyDigest(key), kFuzzHost)));
 }
 
 void fillUnderlying(FuzzedDataProvider& data, const KnownIds& known,
@@ -292,6 +296,9 @@ void buildEnvelope(FuzzedDataProvider& data, const KnownIds& known,
   envelope.setTarget(data.ConsumeBool() ? 0 : pickId(data, known.workers));
   envelope.setExperiment(pickText(data, kExperiments));
   envelope.setExperimentKey(asData(pickSecret(data)));
+  if (std::string key = pickSecret(data); !key.empty()) {
+    envelope.setExperimentPass(asData(experimentPass(keyDigest(key), kFuzzHost)));
+  }
   switch (data.ConsumeIntegralInRange<int>(0, 11)) {
     case 0: {
       auto heartbeat = envelope.initHeartbeat();

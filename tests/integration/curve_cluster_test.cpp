@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,12 +16,11 @@
 
 #include <kiln/client/client.h>
 #include "client/zmq_channel.h"
-#include "common/base/wire_convert.h"
-#include "common/security/zap_authenticator.h"
-#include "coordinator/coordinator_server.h"
-#include "tests/support/wait.h"
+#include "common/wire_convert.h"
+#include "common/zap_authenticator.h"
+#include "testing/loopback_cluster.h"
+#include "testing/wait.h"
 #include "worker/noop_session.h"
-#include "worker/worker_server.h"
 
 namespace kiln {
 namespace {
@@ -33,78 +31,11 @@ constexpr const char* kCanary = "benchmark://canary/PLAINTEXT-CANARY-7f3a";
 
 using testsupport::waitUntil;
 
-// A logger whose lines the test can read.
-struct CapturedLog {
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink =
-      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(512);
-  Logger logger = std::make_shared<spdlog::logger>("auth", sink);
-  std::string text() const {
-    std::string all;
-    for (const std::string& line : sink->last_formatted()) all += line;
-    return all;
-  }
-  bool contains(const std::string& text) const {
-    for (const std::string& line : sink->last_formatted()) {
-      if (line.find(text) != std::string::npos) return true;
-    }
-    return false;
-  }
-};
-
-// A coordinator and one noop worker sharing a context (and its authenticator).
-struct Cluster {
-  explicit Cluster(std::optional<ClusterKeys> keys, std::vector<std::string> authorized = {}) {
-    if (keys) {
-      auth = ZapAuthenticator::start(zmq, *keys, authorized, log.logger).value();
-    }
-    ServerSecurity security{keys, auth.get()};
-    CoordinatorConfig config;
-    config.listen = "tcp://127.0.0.1:0";
-    config.heartbeatInterval = 100ms;
-    config.security = security;
-    coordinator = CoordinatorServer::create(config, zmq, clock, makeNullLogger("c")).value();
-    coordinatorThread = std::thread([this] { coordinator->run(); });
-    types.add<NoopSession>("noop");
-    worker = startWorker(zmq, security, types);
-    workerThread = std::thread([this] { worker->run(); });
-  }
-  std::unique_ptr<WorkerServer> startWorker(zmq::context_t& context, ServerSecurity security,
-                                            SessionTypeRegistry& registry) {
-    WorkerConfig config;
-    config.coordinator = coordinator->endpoint();
-    config.link.heartbeatInterval = 100ms;
-    config.localListen.clear();  // the relay test needs every byte on TCP
-    config.security = std::move(security);
-    return WorkerServer::create(config, registry, context, clock, makeNullLogger("w")).value();
-  }
-  ~Cluster() {
-    worker->stop();
-    workerThread.join();
-    worker.reset();
-    coordinator->stop();
-    coordinatorThread.join();
-    coordinator.reset();
-    auth.reset();
-  }
-  std::unique_ptr<client::Client> client(std::optional<ClusterKeys> keys,
-                                         bool forceTcp = true) const {
-    client::ClientOptions options;
-    options.coordinator = coordinator->endpoint();
-    options.requestTimeout = 20s;  // a refusal must not wait for this
-    options.forceTcp = forceTcp;
-    options.keys = std::move(keys);
-    return client::Client::connect(options).value();
-  }
-
-  zmq::context_t zmq{1};
-  CapturedLog log;
-  std::unique_ptr<ZapAuthenticator> auth;
-  SteadyClock clock;
-  SessionTypeRegistry types;
-  std::unique_ptr<CoordinatorServer> coordinator;
-  std::thread coordinatorThread;
-  std::unique_ptr<WorkerServer> worker;
-  std::thread workerThread;
+// The shared loopback cluster (testing/loopback_cluster.h) with every byte
+// on TCP: the relay test records the wire.
+struct Cluster : testsupport::LoopbackCluster {
+  explicit Cluster(std::optional<ClusterKeys> keys, std::vector<std::string> authorized = {})
+      : LoopbackCluster({std::move(keys), std::move(authorized), Secret{}, /*tcpOnly=*/true}) {}
 };
 
 // Forwards TCP connections to `upstreamPort`, keeping a copy of every byte.

@@ -83,6 +83,14 @@ class RecordingBackend final : public UnderlyingBackend {
 
 const std::string kKeyA(kSecretBytes, 'a');
 const std::string kKeyB(kSecretBytes, 'b');
+// The endpoint the host under test is known by: its experiments' passes are
+// made for it (common/identity.h).
+const std::string kHost = "tcp://host-under-test:1";
+const std::string kOtherHost = "tcp://another-host:1";
+
+std::string passOn(const std::string& key, const std::string& host = kHost) {
+  return experimentPass(keyDigest(key), host);
+}
 
 class NestingHostTest : public ::testing::Test {
  protected:
@@ -99,6 +107,8 @@ class NestingHostTest : public ::testing::Test {
     std::string route = "client";
     std::string experiment;
     std::string key;
+    std::string host = kHost;  // whose pass of `key` to present
+    bool keyItself = false;    // present the key instead, as clients did before issue 48
   };
   static As coordinator() { return As{kCoordinatorRoute, "", ""}; }
 
@@ -110,7 +120,9 @@ class NestingHostTest : public ::testing::Test {
     testsupport::setTestClient(envelope, 7);
     envelope.setTarget(target);
     if (!as.experiment.empty()) envelope.setExperiment(as.experiment);
-    if (!as.key.empty()) envelope.setExperimentKey(asData(as.key));
+    if (!as.key.empty() && as.keyItself) envelope.setExperimentKey(asData(as.key));
+    if (!as.key.empty() && !as.keyItself)
+      envelope.setExperimentPass(asData(passOn(as.key, as.host)));
     fill(envelope.initRequest());
     const std::size_t before = sink_.replies.size();
     host_.handle(as.route, InboundMessage::decode(encodeFrame(builder), FrameLimits{}).value());
@@ -121,7 +133,7 @@ class NestingHostTest : public ::testing::Test {
   // Creates worker `id` of `experiment` (key `key`, weight `weight`) as the coordinator.
   wire::Reply::Reader create(std::uint64_t id, const std::string& experiment,
                              const std::string& key, std::uint32_t weight = 1) {
-    UnderlyingSpec spec{id, experiment, weight, 0, {}, keyDigest(key)};
+    UnderlyingSpec spec{id, experiment, weight, 0, {}, passOn(key)};
     return *send(coordinator(), 0, [&](auto r) { toWire(spec, r.initCreateWorker().initSpec()); });
   }
   std::optional<wire::Reply::Reader> step(const As& as, std::uint64_t target) {
@@ -145,7 +157,7 @@ class NestingHostTest : public ::testing::Test {
 };
 
 TEST_F(NestingHostTest, OnlyTheCoordinatorCreatesAndReleasesWorkers) {
-  UnderlyingSpec spec{5, "a", 1, 0, {}, keyDigest(kKeyA)};
+  UnderlyingSpec spec{5, "a", 1, 0, {}, passOn(kKeyA)};
   auto refused = send({"client", "a", kKeyA}, 0,
                       [&](auto r) { toWire(spec, r.initCreateWorker().initSpec()); });
   EXPECT_EQ(errorOf(refused).code(), ErrorCode::kPermissionDenied);
@@ -266,6 +278,21 @@ TEST_F(NestingHostTest, ListingShowsEachCallerItsOwnWorkers) {
   EXPECT_THAT(listed({"client", "a", kKeyA}), ElementsAre(1u));
   EXPECT_THAT(listed({"client", "b", kKeyA}), ElementsAre());
   EXPECT_THAT(listed(coordinator()), ElementsAre(1u, 2u));
+}
+
+// Issue 48: a host is given the experiment's pass for itself, never the key.
+// Neither the key (which a host never sees) nor the pass made for another
+// host reaches a worker, and a listing does not show the pass back.
+TEST_F(NestingHostTest, OnlyThePassForThisHostReachesAWorker) {
+  ASSERT_TRUE(create(1, "a", kKeyA).isWorkerCreated());
+  EXPECT_FALSE(step({"client", "a", kKeyA}, 1).has_value());  // passed to the backend
+  for (const As& as : {As{"client", "a", kKeyA, kHost, true}, As{"client", "a", kKeyA, kOtherHost},
+                       As{"client", "a", keyDigest(kKeyA).substr(0, kSecretBytes)}}) {
+    EXPECT_EQ(errorOf(step(as, 1)).code(), ErrorCode::kNotFound) << as.host << as.keyItself;
+  }
+  auto reply = send({"client", "a", kKeyA}, 0, [](auto r) { r.initListUnderlying(); });
+  ASSERT_EQ(reply->getUnderlyingView().getWorkers().size(), 1u);
+  EXPECT_EQ(reply->getUnderlyingView().getWorkers()[0].getSpec().getExperimentPass().size(), 0u);
 }
 
 TEST_F(NestingHostTest, SessionRequestsAtTheHostAndNonRequestsAreRefusedClearly) {

@@ -79,7 +79,8 @@ struct HostPeer {
       : socket(zmq, zmq::socket_type::dealer),
         experiment(std::move(experimentName)),
         clientId(clientNumber) {
-    if (!keyHex.empty()) key = std::string(Secret::fromHex(keyHex).value().bytes());
+    // A host is shown the experiment's pass for itself, never the key.
+    if (!keyHex.empty()) pass = experimentPassOf(Secret::fromHex(keyHex).value(), endpoint);
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::rcvtimeo, 5000);
     socket.connect(endpoint);
@@ -91,7 +92,7 @@ struct HostPeer {
     auto envelope = initEnvelope(builder, ++requestId);
     testsupport::setTestClient(envelope, clientId);
     envelope.setExperiment(experiment);
-    envelope.setExperimentKey(testsupport::asData(key));
+    envelope.setExperimentPass(testsupport::asData(pass));
     envelope.setTarget(target);
     fill(envelope.initRequest());
     socket.send(encodeFrame(builder), zmq::send_flags::none);
@@ -109,7 +110,7 @@ struct HostPeer {
                 [&](wire::Request::Builder r) {
                   auto spec = r.initCreateWorker().initSpec();
                   spec.setExperiment(owner);
-                  spec.setKeyDigest(testsupport::asData(keyDigest(key)));
+                  spec.setExperimentPass(testsupport::asData(pass));
                 })
         .status();
   }
@@ -142,7 +143,7 @@ struct HostPeer {
   zmq::context_t zmq{1};
   zmq::socket_t socket;
   std::string experiment;
-  std::string key;  // raw bytes
+  std::string pass;  // raw bytes: the experiment's pass for this host
   std::uint64_t clientId;
   std::uint64_t requestId = 0;
 };

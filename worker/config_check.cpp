@@ -28,6 +28,8 @@ Status checkWorkerConfig(const WorkerConfig& c) {
       inRange("--max-message-bytes", c.frames.maxMessageBytes, kMinMessageBytes, kMaxMessageBytes));
   KILN_RETURN_IF_ERROR(
       inRange("--max-benchmark-bytes", c.limits.maxBenchmarkBytes, 1, kMaxBenchmarkBytes));
+  KILN_RETURN_IF_ERROR(
+      inRange("--max-module-data-bytes", c.limits.maxModuleDataBytes, 1, kMaxModuleDataBytes));
   KILN_RETURN_IF_ERROR(inRange("--cache-bytes", c.cacheBytes, kMinCacheBytes, kMaxCacheBytes));
   KILN_RETURN_IF_ERROR(inRange("--max-sessions", c.limits.maxSessions, 1, 10'000'000));
   KILN_RETURN_IF_ERROR(

@@ -18,6 +18,7 @@ inline constexpr unsigned kMaxSlots = 1024;
 inline constexpr std::uint64_t kMinMessageBytes = 4096;
 inline constexpr std::uint64_t kMaxMessageBytes = std::uint64_t{1} << 30;  // 1 GiB
 inline constexpr std::uint64_t kMaxBenchmarkBytes = std::uint64_t{1} << 32;
+inline constexpr std::uint64_t kMaxModuleDataBytes = std::uint64_t{16} << 30;  // 16 GiB
 inline constexpr std::uint64_t kMinCacheBytes = std::uint64_t{1} << 20;
 inline constexpr std::uint64_t kMaxCacheBytes = std::uint64_t{1} << 40;
 inline constexpr std::uint64_t kMaxCompileMemoryMb = std::uint64_t{1} << 24;  // 16 TiB

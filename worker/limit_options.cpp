@@ -45,6 +45,11 @@ void addHostLimitOptions(CLI::App& app, WorkerConfig& c) {
                  "once however many sessions share it")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 42));
+  app.add_option("--max-module-data-bytes", limits.maxModuleDataBytes,
+                 "data a client's module may make the code generator write (initialized globals, "
+                 "alignment, assembler fills); a module over it is refused where it enters")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, kMaxModuleDataBytes));
   app.add_option("--max-message-bytes", c.frames.maxMessageBytes, "largest message accepted")
       ->capture_default_str()
       ->check(CLI::Range(kMinMessageBytes, kMaxMessageBytes));

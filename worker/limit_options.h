@@ -12,7 +12,8 @@
 namespace kiln {
 
 // --max-sessions-per-client, --max-sessions, --max-compilers-per-client,
-// --max-compilers, --cache-bytes, --max-benchmark-bytes, --max-message-bytes,
+// --max-compilers, --cache-bytes, --max-benchmark-bytes,
+// --max-benchmark-bytes-per-client, --max-module-data-bytes, --max-message-bytes,
 // --lease-seconds, --deadline-seconds and --max-deadline-seconds into `config`.
 void addHostLimitOptions(CLI::App& app, WorkerConfig& config);
 

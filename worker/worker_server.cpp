@@ -109,7 +109,8 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                         describeFileAccess(files));
   server->resources_ = std::make_unique<ContextResources>(ContextResources{
       server->workingDirectory_->path(), server->cache_, server->logger_, clock,
-      c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes, std::move(files), c.settings});
+      c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes, std::move(files), c.settings,
+      c.limits.maxModuleDataBytes});
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 

@@ -72,7 +72,7 @@ Status explainForeignBitcode(const Status& error, std::string_view bytes) {
                     " and older bitcode; regenerate the module with an LLVM 19 toolchain)");
 }
 
-Status checkModule(std::string_view bytes, const std::string& name) {
+Status checkModule(std::string_view bytes, const std::string& name, std::uint64_t maxDataBytes) {
   if (bytes.empty()) return invalidArgument("module '" + name + "' is empty");
   const bool bitcode = startsWithBitcodeMagic(bytes);
   if (!bitcode) KILN_RETURN_IF_ERROR(checkIrTextNesting(bytes, name));
@@ -129,7 +129,7 @@ Status checkModule(std::string_view bytes, const std::string& name) {
   }
   // opt-19 and llc-19 would assemble and obey what is in it with the
   // worker's rights (module_policy.h).
-  return checkClientModule(*module, name);
+  return checkClientModule(*module, name, maxDataBytes);
 }
 
 }  // namespace kiln::llvm_engine

@@ -5,11 +5,13 @@
 // A module checkClientModule (module_policy.h) refuses is refused here too.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <kiln/status.h>
+#include "common/status.h"
+#include "llvmenv/module_policy.h"
 
 namespace kiln::llvm_engine {
 
@@ -26,7 +28,9 @@ Status explainForeignBitcode(const Status& error, std::string_view bytes);
 // ok when `bytes` (bitcode if they start with its magic, else IR text) parse
 // and pass the verifier; otherwise invalid-argument naming `name` and what
 // LLVM said. Runs guarded (crash_guard.h): a crash inside LLVM comes back as
-// an error, and damages the process as runGuarded describes.
-Status checkModule(std::string_view bytes, const std::string& name);
+// an error, and damages the process as runGuarded describes. `maxDataBytes`:
+// the operator's --max-module-data-bytes (module_policy.h).
+Status checkModule(std::string_view bytes, const std::string& name,
+                   std::uint64_t maxDataBytes = kDefaultModuleDataBytes);
 
 }  // namespace kiln::llvm_engine

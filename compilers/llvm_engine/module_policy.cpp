@@ -381,7 +381,8 @@ Status checkIrTextNesting(std::string_view text, std::string_view name) {
   return okStatus();
 }
 
-Status checkClientModule(const llvm::Module& module, std::string_view name) {
+Status checkClientModule(const llvm::Module& module, std::string_view name,
+                         std::uint64_t maxDataBytes) {
   if (auto why = typeNesting(module)) return refuse(name, *why);
   if (auto why = constantNesting(module)) return refuse(name, *why);
   for (const NamedRule& rule : kRefusedMetadata) {
@@ -422,10 +423,11 @@ Status checkClientModule(const llvm::Module& module, std::string_view name) {
   }
   if (auto why = valueCosts(module)) return refuse(name, *why);
   std::uint64_t data = saturatingAdd(dataBytes(module), fill);
-  if (data > kMaxModuleDataBytes) {
+  if (data > maxDataBytes) {
     return refuse(name, fmt::format("its code would hold at least {} bytes of data (initialized "
-                                    "globals, alignment, assembler fills), over the limit of {}",
-                                    data, kMaxModuleDataBytes));
+                                    "globals, alignment, assembler fills), over the limit of {} "
+                                    "bytes (the worker's --max-module-data-bytes)",
+                                    data, maxDataBytes));
   }
   return okStatus();
 }

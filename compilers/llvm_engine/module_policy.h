@@ -13,10 +13,11 @@
 //   !llvm.gcov (insert-gcov-profiling writes its notes and data files there),
 //   !llvm.dependent-libraries and !llvm.linker.options (lld and link.exe
 //   load the libraries they name);
-// - more data than kMaxModuleDataBytes for the code generator to write
-//   (initialized globals, their alignment, function alignment and patchable
-//   entries, assembler fills), which would otherwise appear only once the
-//   object is made, in the worker's memory.
+// - more data than the operator's --max-module-data-bytes (default
+//   kDefaultModuleDataBytes) for the code generator to write (initialized
+//   globals, their alignment, function alignment and patchable entries,
+//   assembler fills), which would otherwise appear only once the object is
+//   made, in the worker's memory.
 #pragma once
 
 #include <cstddef>
@@ -31,7 +32,8 @@ class Module;
 
 namespace kiln::llvm_engine {
 
-inline constexpr std::uint64_t kMaxModuleDataBytes = std::uint64_t{256} << 20;
+// The default of --max-module-data-bytes (HostLimits::maxModuleDataBytes).
+inline constexpr std::uint64_t kDefaultModuleDataBytes = std::uint64_t{256} << 20;
 
 // LLVM's IR text parser recurses once per bracket ((, [, {, <) it is
 // inside: 400 KB of `[1 x [1 x ...` overflowed the worker's stack before any
@@ -41,7 +43,8 @@ inline constexpr std::size_t kMaxIrTextNesting = 256;
 Status checkIrTextNesting(std::string_view text, std::string_view name);
 
 // ok, or invalid-argument "module 'NAME': ... ; kiln refuses it (docs/security.md, A client's
-// module)".
-Status checkClientModule(const llvm::Module& module, std::string_view name);
+// module)". `maxDataBytes` is the operator's --max-module-data-bytes.
+Status checkClientModule(const llvm::Module& module, std::string_view name,
+                         std::uint64_t maxDataBytes = kDefaultModuleDataBytes);
 
 }  // namespace kiln::llvm_engine

@@ -91,8 +91,8 @@ Status ModuleState::verifyParsed(std::string_view what) {
 }
 
 Result<std::unique_ptr<ModuleState>> ModuleState::parseBitcode(
-    std::shared_ptr<const PassTable> passes, std::string_view bytes, std::string name,
-    bool verify) {
+    std::shared_ptr<const PassTable> passes, std::string_view bytes, std::string name, bool verify,
+    std::uint64_t maxDataBytes) {
   if (passes == nullptr) return invalidArgument("a ModuleState needs a pass table");
   if (bytes.empty()) return invalidArgument("empty bitcode for module '" + name + "'");
   std::unique_ptr<ModuleState> state(new ModuleState(std::move(passes), std::move(name)));
@@ -120,18 +120,20 @@ Result<std::unique_ptr<ModuleState>> ModuleState::parseBitcode(
     KILN_RETURN_IF_ERROR(state->verifyParsed("bitcode of '" + state->name_ + "'"));
     // Bytes that came from outside: nothing in them may reach beyond the
     // compile (module_policy.h).
-    KILN_RETURN_IF_ERROR(checkClientModule(*state->module_, state->name_));
+    KILN_RETURN_IF_ERROR(checkClientModule(*state->module_, state->name_, maxDataBytes));
   }
   return state;
 }
 
 Result<std::unique_ptr<ModuleState>> ModuleState::fromBitcode(
-    std::shared_ptr<const PassTable> passes, std::string_view bytes, std::string name) {
-  return parseBitcode(std::move(passes), bytes, std::move(name), /*verify=*/true);
+    std::shared_ptr<const PassTable> passes, std::string_view bytes, std::string name,
+    std::uint64_t maxDataBytes) {
+  return parseBitcode(std::move(passes), bytes, std::move(name), /*verify=*/true, maxDataBytes);
 }
 
 Result<std::unique_ptr<ModuleState>> ModuleState::fromIrText(
-    std::shared_ptr<const PassTable> passes, std::string_view text, std::string name) {
+    std::shared_ptr<const PassTable> passes, std::string_view text, std::string name,
+    std::uint64_t maxDataBytes) {
   if (passes == nullptr) return invalidArgument("a ModuleState needs a pass table");
   KILN_RETURN_IF_ERROR(checkIrTextNesting(text, name));
   std::unique_ptr<ModuleState> state(new ModuleState(std::move(passes), std::move(name)));
@@ -156,7 +158,7 @@ Result<std::unique_ptr<ModuleState>> ModuleState::fromIrText(
   }
   state->readFromBitcode_ = false;  // until the first change reloads it from bitcode
   KILN_RETURN_IF_ERROR(state->verifyParsed("IR of '" + state->name_ + "'"));
-  KILN_RETURN_IF_ERROR(checkClientModule(*state->module_, state->name_));
+  KILN_RETURN_IF_ERROR(checkClientModule(*state->module_, state->name_, maxDataBytes));
   return state;
 }
 
@@ -341,7 +343,8 @@ Result<PassOutcome> ModuleState::applyPipeline(std::string_view pipeline) {
   KILN_RETURN_IF_ERROR(reload(std::move(afterBitcode)));
   if (!sameShape) return PassOutcome{std::string(pipeline), true};
   if (!beforeIr) {
-    KILN_ASSIGN_OR_RETURN(auto before, parseBitcode(passes_, beforeBytes, name_, false));
+    KILN_ASSIGN_OR_RETURN(
+        auto before, parseBitcode(passes_, beforeBytes, name_, false, kDefaultModuleDataBytes));
     beforeIr = before->cachedIr();
   }
   return PassOutcome{std::string(pipeline), cachedIr() != *beforeIr};

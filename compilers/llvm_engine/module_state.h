@@ -14,11 +14,12 @@
 #include <string>
 #include <string_view>
 
-#include <kiln/status.h>
-#include <kiln/value.h>
-#include "compilers/llvm_engine/crash_guard.h"
-#include "compilers/llvm_engine/module_shape.h"
-#include "compilers/llvm_engine/pass_table.h"
+#include "common/status.h"
+#include "common/value.h"
+#include "llvmenv/crash_guard.h"
+#include "llvmenv/module_policy.h"
+#include "llvmenv/module_shape.h"
+#include "llvmenv/pass_table.h"
 
 namespace llvm {
 class LLVMContext;
@@ -54,12 +55,13 @@ class ModuleState {
   // are the doors of bytes from outside. Bad input (random bytes, truncated
   // bitcode, syntax errors, invalid IR, assembly that reads files, ...)
   // gives invalidArgument with LLVM's diagnostic text or the policy's reason.
-  static Result<std::unique_ptr<ModuleState>> fromBitcode(std::shared_ptr<const PassTable> passes,
-                                                          std::string_view bytes,
-                                                          std::string name = "module");
-  static Result<std::unique_ptr<ModuleState>> fromIrText(std::shared_ptr<const PassTable> passes,
-                                                         std::string_view text,
-                                                         std::string name = "module");
+  // `maxDataBytes`: the operator's --max-module-data-bytes.
+  static Result<std::unique_ptr<ModuleState>> fromBitcode(
+      std::shared_ptr<const PassTable> passes, std::string_view bytes, std::string name = "module",
+      std::uint64_t maxDataBytes = kDefaultModuleDataBytes);
+  static Result<std::unique_ptr<ModuleState>> fromIrText(
+      std::shared_ptr<const PassTable> passes, std::string_view text, std::string name = "module",
+      std::uint64_t maxDataBytes = kDefaultModuleDataBytes);
   // Rebuilds a state from serialize() output without re-verifying it; the
   // bitcode is read on the state's first use.
   static Result<std::unique_ptr<ModuleState>> materialize(std::shared_ptr<const PassTable> passes,
@@ -142,7 +144,7 @@ class ModuleState {
   ModuleState(std::shared_ptr<const PassTable> passes, std::string name);
   static Result<std::unique_ptr<ModuleState>> parseBitcode(std::shared_ptr<const PassTable> passes,
                                                            std::string_view bytes, std::string name,
-                                                           bool verify);
+                                                           bool verify, std::uint64_t maxDataBytes);
   Status checkUsable() const;
   // Reads bitcode_ into module_ if this state was made without reading it.
   Status load() const;

@@ -109,7 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (!object.ok()) return 0;
   // Code from the text is a few bytes per input byte; data is bounded.
-  require(object->size() <= le::kMaxModuleDataBytes + 64 * size + (1 << 16),
+  require(object->size() <= le::kDefaultModuleDataBytes + 64 * size + (1 << 16),
           "accepted assembly made an object over the data bound", text);
   return 0;
 }

@@ -56,6 +56,8 @@ TEST(OperatorFlags, NumbersOutOfRangeStopTheServerWithTheFlagsName) {
     expectRefusedAtStart({command, "--lease-seconds", "0"}, "--lease-seconds");
     expectRefusedAtStart({command, "--max-benchmark-bytes-per-client", "0"},
                          "--max-benchmark-bytes-per-client");
+    expectRefusedAtStart({command, "--max-module-data-bytes", "0"}, "--max-module-data-bytes");
+    expectRefusedAtStart({command, "--max-module-data-bytes", huge}, "--max-module-data-bytes");
   }
   for (const char* command : {"coordinator", "local"}) {
     SCOPED_TRACE(command);

@@ -392,5 +392,30 @@ TEST(LlvmSessionTest, ModulesThatReachForHostFilesAreRefusedAndTellNothing) {
   }
 }
 
+// Issue 48: the bound on the data a module makes the code generator write
+// was a constant; it is the operator's --max-module-data-bytes now, and a
+// module over a lowered bound is refused naming it, before any compile.
+TEST(LlvmSessionTest, AModuleOverTheOperatorsDataLimitIsRefusedNamingTheFlag) {
+  Cluster c = startCluster(
+      [](LocalClusterOptions& options) { options.worker.limits.maxModuleDataBytes = 4096; });
+  const std::string triple = "target triple = \"x86_64-unknown-linux-gnu\"\n";
+  const std::string main = "define i32 @main() {\n  ret i32 0\n}\n";
+  auto big = llvmOptions("inline://data/big.ll");
+  // A constant goes to .rodata: its bytes are in the object, zeros or not.
+  big.program = triple + "@g = constant [8192 x i8] zeroinitializer\n" + main;
+  auto refused = c.client->startSession(big);
+  ASSERT_FALSE(refused.ok()) << "a module over the limit was accepted";
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument) << refused.status().toString();
+  EXPECT_NE(refused.status().message().find("--max-module-data-bytes"), std::string::npos)
+      << refused.status().toString();
+  EXPECT_NE(refused.status().message().find("limit of 4096 bytes"), std::string::npos)
+      << refused.status().toString();
+  auto small = llvmOptions("inline://data/small.ll");
+  small.program = triple + "@g = constant [1024 x i8] zeroinitializer\n" + main;
+  auto accepted = c.client->startSession(small);
+  ASSERT_TRUE(accepted.ok()) << accepted.status().toString();
+  EXPECT_TRUE((*accepted)->step({}, std::vector<std::string>{"ObjectTextSizeBytes"}).ok());
+}
+
 }  // namespace
 }  // namespace kiln::llvm_session

@@ -28,6 +28,10 @@ TEST(CheckWorkerConfig, EveryNumericSettingOutOfRangeIsRefusedByItsFlag) {
   expectRefused([](WorkerConfig& c) { c.frames.maxMessageBytes = 0; }, "--max-message-bytes");
   expectRefused([&](WorkerConfig& c) { c.frames.maxMessageBytes = huge; }, "--max-message-bytes");
   expectRefused([](WorkerConfig& c) { c.limits.maxBenchmarkBytes = 0; }, "--max-benchmark-bytes");
+  expectRefused([](WorkerConfig& c) { c.limits.maxModuleDataBytes = 0; },
+                "--max-module-data-bytes");
+  expectRefused([&](WorkerConfig& c) { c.limits.maxModuleDataBytes = huge; },
+                "--max-module-data-bytes");
   expectRefused([&](WorkerConfig& c) { c.limits.maxBenchmarkBytes = huge; },
                 "--max-benchmark-bytes");
   expectRefused([](WorkerConfig& c) { c.cacheBytes = 0; }, "--cache-bytes");

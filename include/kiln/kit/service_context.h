@@ -34,6 +34,9 @@ struct ContextResources {
   FileAccess files;
   // The operator's flags for the contexts (programs, ceilings, fault hooks).
   OperatorSettings settings;
+  // Data a client's module may make the code generator write
+  // (--max-module-data-bytes; llvmenv/module_policy.h).
+  std::uint64_t maxModuleDataBytes = std::uint64_t{256} << 20;
 };
 
 class ServiceContext {
@@ -77,6 +80,7 @@ class ServiceContext {
   const Clock& clock() const { return resources_.clock; }
   std::uint64_t maxBenchmarkBytes() const { return resources_.maxBenchmarkBytes; }
   std::uint64_t compileMemoryBytes() const { return resources_.compileMemoryBytes; }
+  std::uint64_t maxModuleDataBytes() const { return resources_.maxModuleDataBytes; }
   const FileAccess& fileAccess() const { return resources_.files; }
 
   // A file a client named (e.g. by a file:// URI): read only below the

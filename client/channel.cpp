@@ -1,5 +1,6 @@
 #include "client/channel.h"
 
+#include <capnp/serialize.h>
 #include <fmt/format.h>
 
 #include "common/base/wire_convert.h"
@@ -42,6 +43,13 @@ Channel::Channel(std::string endpoint, const RequestIdentity& identity, FrameLim
     : endpoint_(std::move(endpoint)), identity_(identity), limits_(limits) {}
 
 Channel::~Channel() = default;
+
+Status Channel::checkRequestSize(capnp::MessageBuilder& builder) const {
+  if (serverLimit_ == 0) return okStatus();
+  // The frame the server would read: the message, serialized.
+  const std::size_t bytes = capnp::computeSerializedSizeInWords(builder) * sizeof(capnp::word);
+  return bytes > serverLimit_ ? oversizedRequest(bytes, serverLimit_) : okStatus();
+}
 
 wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration timeout,
                                        std::uint64_t target) {

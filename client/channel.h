@@ -82,6 +82,12 @@ class Channel {
   // client's secret. Every other channel's carry at most a worker's pass.
   void carrySecret() { carriesSecret_ = true; }
 
+  // The server's own --max-message-bytes, as its placement said (0 = not
+  // known): send() refuses a larger request before it leaves. Over ZeroMQ
+  // the server would cut a frame over twice its limit, and that looks here
+  // like a lost server, whose sessions would be restored for nothing.
+  void limitRequests(std::uint64_t serverMaxMessageBytes) { serverLimit_ = serverMaxMessageBytes; }
+
   // Starts an envelope for a new request; fill its request and call send().
   // `target` names an underlying worker on a nesting host (0: the server itself).
   wire::Envelope::Builder begin(capnp::MessageBuilder& builder, Duration timeout,
@@ -135,6 +141,9 @@ class Channel {
   bool isPending(std::uint64_t requestId) const { return pending_.contains(requestId); }
   // Stops expecting `requestId` (it failed as a whole: timeout, loss).
   void forget(std::uint64_t requestId) { pending_.erase(requestId); }
+  // invalid-argument naming the size, the server's limit and its flag when
+  // the request in `builder` is over limitRequests(); ok otherwise.
+  Status checkRequestSize(capnp::MessageBuilder& builder) const;
   // Takes one received frame: the reply to `requestId` is returned, any
   // other expected reply kept for later, anything else dropped.
   // kNoRequest keeps every reply.
@@ -148,6 +157,7 @@ class Channel {
   const RequestIdentity& identity_;
   bool carriesSecret_ = false;
   FrameLimits limits_;
+  std::uint64_t serverLimit_ = 0;
   std::uint64_t nextRequestId_ = 1;
   std::unordered_map<std::uint64_t, bool> pending_;            // sent, not yet received
   std::unordered_map<std::uint64_t, InboundMessage> arrived_;  // received early

@@ -90,6 +90,9 @@ Channel& Client::channelTo(const std::string& endpoint) {
     // each request there with why, not the process.
     channel = opened.ok() ? std::move(opened).value()
                           : unreachableChannel(endpoint, *identity_, opened.status());
+    if (auto limit = messageLimits_.find(endpoint); limit != messageLimits_.end()) {
+      channel->limitRequests(limit->second);
+    }
     const bool sameHost = address != endpoint;
     const bool acrossHosts = !sameHost && options_.directAcrossHosts && !options_.forceTcp &&
                              !options_.keys && endpoint.starts_with("tcp://");
@@ -410,6 +413,7 @@ Result<Client::Placed> Client::awaitPlace(std::uint64_t request, TimePoint deadl
   noteRoute(endpoint, placement.getLocalEndpoint().cStr(), placement.getHostIdentity().cStr());
   auto pass = placement.getClientPass();
   notePass(endpoint, {reinterpret_cast<const char*>(pass.begin()), pass.size()});
+  noteMessageLimit(endpoint, placement.getMaxMessageBytes());
   return Placed{std::move(endpoint), placement.getTarget(), placement.getWorkerId()};
 }
 
@@ -420,6 +424,13 @@ void Client::notePass(const std::string& endpoint, std::string_view bytes) {
   // A worker started again at the endpoint has a new key: the newest pass.
   identity_->passes[endpoint] = pass;
   leases_->setPass(endpoint, pass);
+}
+
+void Client::noteMessageLimit(const std::string& endpoint, std::uint64_t bytes) {
+  // A worker started again at the endpoint may have another: the newest.
+  messageLimits_[endpoint] = bytes;
+  auto open = workers_.find(endpoint);
+  if (open != workers_.end() && open->second) open->second->limitRequests(bytes);
 }
 
 Result<std::unique_ptr<Session>> Client::startSessionOn(const std::string& endpoint,

@@ -215,6 +215,8 @@ void ZmqChannel::readEvents() {
 }
 
 Result<std::uint64_t> ZmqChannel::send(capnp::MessageBuilder& builder) {
+  // Refused here, not cut by ZeroMQ: the caller's mistake, not a lost worker.
+  KILN_RETURN_IF_ERROR(checkRequestSize(builder));
   auto envelope = builder.getRoot<wire::Envelope>();
   std::uint64_t id = envelope.getRequestId();
   // A drop ends the direct stream (readEvents); once ZeroMQ has reconnected,

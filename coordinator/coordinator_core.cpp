@@ -30,6 +30,9 @@ void setWorkerRoute(const WorkerRecord& worker, ClientId client,
                     wire::Placement::Builder placement) {
   placement.setLocalEndpoint(worker.localEndpoint);
   placement.setHostIdentity(worker.hostIdentity);
+  // The client refuses a request over it before sending: a frame ZeroMQ
+  // cuts would look to it like a lost worker (docs/security.md, Limits).
+  placement.setMaxMessageBytes(worker.maxMessageBytes);
   if (client.valid()) {
     const ClientPass pass = clientPass(worker.passKey, client);
     placement.setClientPass(capnp::Data::Reader(pass.data(), pass.size()));
@@ -236,6 +239,7 @@ void CoordinatorCore::registerWorker(const std::string& peer, std::uint64_t requ
   worker.hostname = request.getHostname().cStr();
   worker.pid = request.getPid();
   worker.passKey = *passKey;
+  worker.maxMessageBytes = request.getMaxMessageBytes();
   worker.lastHeard = clock_.now();
   worker.nextPing = worker.lastHeard + config_.heartbeatInterval;
   logger_->info("worker {} registered: {} on {} ({} slots, types {})", id.value, endpoint,

@@ -46,6 +46,7 @@ struct WorkerRecord {
   std::uint32_t pid = 0;
   bool nesting = false;
   PassKey passKey;                           // makes the client passes that placements here carry
+  std::uint64_t maxMessageBytes = 0;         // its --max-message-bytes, passed on in placements
   std::vector<UnderlyingStatus> underlying;  // as last reported (nesting hosts)
   std::uint32_t queuedRequests = 0;
   std::uint64_t stepsTotal = 0;

@@ -198,7 +198,9 @@ struct RegisterWorker {
                                     # a coordinator that has one registers only its holders
   passKey @12 :Data;                # 16 random bytes this worker process drew: the coordinator
                                     # makes the client passes it hands out for this worker with
-                                    # it (common/security/identity.h); never sent anywhere else
+                                    # it (common/identity.h); never sent anywhere else
+  maxMessageBytes @13 :UInt64;      # its --max-message-bytes, which placements pass on to
+                                    # clients; 0 = not said (an older worker)
 }
 struct Registered { workerId @0 :UInt64; heartbeatIntervalMs @1 :UInt32; }
 
@@ -303,6 +305,10 @@ struct Placement {
   hostIdentity @4 :Text;
   clientPass @5 :Data;              # the caller's pass for this worker (Envelope.clientPass):
                                     # good on this worker only; empty = the caller sent no secret
+  maxMessageBytes @6 :UInt64;       # the worker's --max-message-bytes: the client refuses a
+                                    # larger request before sending it (over ZeroMQ a frame over
+                                    # twice that is cut, which looks like a lost worker);
+                                    # 0 = not known (an older coordinator or worker)
 }
 
 # ---------------------------------------------------------------- envelope

@@ -51,6 +51,7 @@ void CoordinatorLink::connect(const LoadReport& load) {
   if (advert_.reloadToken) advert_.token = advert_.reloadToken();
   if (!advert_.token.empty()) reg.setToken(wireBytes(advert_.token));
   reg.setPassKey(advert_.passKey.wire());
+  reg.setMaxMessageBytes(advert_.maxMessageBytes);
   // A host that re-registers (the coordinator restarted) says at once which
   // underlying workers it runs, so that their experiments can adopt them.
   auto underlying = reg.initUnderlying(load.underlying.size());

@@ -38,6 +38,8 @@ struct WorkerAdvert {
   // Set: `token` is read again before each registration (the operator may
   // write or replace the file while this worker waits).
   std::function<Secret()> reloadToken;
+  // Its --max-message-bytes, which clients learn from their placements.
+  std::uint64_t maxMessageBytes = 0;
 };
 
 struct LinkTiming {

@@ -24,10 +24,7 @@ constexpr std::size_t kRoutePrefixSize = sizeof(kRoutePrefix) - 1;
 
 // The answer to a request over the worker's message limit.
 Status oversized(std::size_t length, const FrameLimits& limits) {
-  return invalidArgument(fmt::format(
-      "the request is {} bytes, over this worker's limit of {} bytes (its operator's "
-      "--max-message-bytes): send a program this large as a file:// benchmark or from a dataset",
-      length, limits.maxMessageBytes));
+  return oversizedRequest(length, limits.maxMessageBytes);
 }
 
 Result<std::string> randomToken() {

@@ -145,6 +145,7 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                         c.registrationToken,
                         c.limits.passKey,
                         {}};
+    advert.maxMessageBytes = c.frames.maxMessageBytes;
     if (!c.registrationTokenFile.empty()) {
       advert.reloadToken = [file = c.registrationTokenFile, token = c.registrationToken] {
         auto read = loadWorkerToken(file);

@@ -67,6 +67,13 @@ zmq::message_t encodeErrorReply(std::uint64_t requestId, const Status& status) {
   return encodeFrame(message);
 }
 
+Status oversizedRequest(std::size_t bytes, std::uint64_t limit) {
+  return invalidArgument(fmt::format(
+      "the request is {} bytes, over this worker's limit of {} bytes (its operator's "
+      "--max-message-bytes): send a program this large as a file:// benchmark or from a dataset",
+      bytes, limit));
+}
+
 Status checkProtocolVersion(wire::Envelope::Reader envelope) {
   if (envelope.getProtocolVersion() != wire::PROTOCOL_VERSION) {
     return invalidArgument(fmt::format(

@@ -59,6 +59,11 @@ wire::Envelope::Builder initEnvelope(capnp::MessageBuilder& message, std::uint64
 // A complete error reply to `requestId`.
 zmq::message_t encodeErrorReply(std::uint64_t requestId, const Status& status);
 
+// The refusal of a request of `bytes` over a server's `limit` (its
+// operator's --max-message-bytes): what a worker answers on a direct
+// channel, and what a client says before sending one over ZeroMQ.
+Status oversizedRequest(std::size_t bytes, std::uint64_t limit);
+
 // A clear refusal if the envelope speaks another protocol version.
 Status checkProtocolVersion(wire::Envelope::Reader envelope);
 

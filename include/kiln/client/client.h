@@ -290,6 +290,9 @@ class Client {
   void noteRoute(const std::string& endpoint, std::string localEndpoint, std::string hostIdentity);
   // Remembers the pass a placement on `endpoint` carried (Placement.clientPass).
   void notePass(const std::string& endpoint, std::string_view pass);
+  // The worker's --max-message-bytes, as its placement said (0 = not said):
+  // its channel refuses larger requests before sending (Channel::limitRequests).
+  void noteMessageLimit(const std::string& endpoint, std::uint64_t bytes);
   Result<std::unique_ptr<Session>> startOn(const std::string& endpoint, std::uint64_t target,
                                            const SessionOptions& options,
                                            const SessionTypeSpaces& spaces);
@@ -345,8 +348,9 @@ class Client {
   std::unique_ptr<ChannelFactory> channels_;  // outlives every channel below
   std::unique_ptr<Channel> coordinator_;
   std::map<std::string, std::unique_ptr<Channel>> workers_;
-  std::string hostIdentity_;                // ours, for same-host routes
-  std::unique_ptr<SameHostRoutes> routes_;  // worker endpoint -> its same-host route
+  std::string hostIdentity_;                            // ours, for same-host routes
+  std::map<std::string, LocalRoute> routes_;            // worker endpoint -> its same-host route
+  std::map<std::string, std::uint64_t> messageLimits_;  // worker endpoint -> its message limit
   std::map<std::string, SessionTypeSpaces> spaces_;
   std::unique_ptr<LeaseKeeper> leases_;
   // Recently seen dying: the worker (one process's registration) where a

@@ -3,9 +3,11 @@
 // 100-session leak check.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <sstream>
 
 #include "compilers/mlgo_session/mlgo_context.h"
 #include "tests/mlgo_session/session_test_support.h"
@@ -401,6 +403,66 @@ TEST(MlgoInteractiveSessionTest, HundredSessionsLeaveNoProcessAndNoFile) {
   EXPECT_TRUE(
       testsupport::waitUntil([&] { return fixture.leftoverFiles() == 0; }, std::chrono::seconds(5)))
       << fixture.leftoverFiles() << " files left in the worker's directory";
+}
+
+// The live opt-19 processes this test process started (the cluster's
+// worker runs in it): their parent is this process, their name opt-19.
+std::size_t optChildren() {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces, the last ')' ends it.
+    const std::size_t open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    const std::string comm = line.substr(open + 1, close - open - 1);
+    if (parent == ::getpid() && state != 'Z' && comm == "opt-19") ++count;
+  }
+  return count;
+}
+
+// Issue 48: 40 mlgo-inline sessions were 40 opt-19 processes. End to end
+// with the real opt-19: each session is one opt process of the worker; a
+// client's session past --max-compilers-per-client is refused naming it and
+// starts none, another client is still served, and an ended session gives
+// its place back.
+TEST(MlgoInteractiveSessionTest, RealCompilerProcessesAreBoundedPerClient) {
+  HostLimits limits;
+  limits.maxCompilersPerClient = 2;
+  ClusterFixture fixture(2, HostLimits{}.compileMemoryBytes, {}, limits);
+  ASSERT_EQ(optChildren(), 0u);
+  const std::string uri = "benchmark://kiln-bench-v0/huffman";
+  auto first = fixture.client->startSession(sessionOn("mlgo-inline", uri));
+  ASSERT_TRUE(first.ok()) << first.status().toString();
+  auto second = fixture.client->startSession(sessionOn("mlgo-inline", uri));
+  ASSERT_TRUE(second.ok()) << second.status().toString();
+  EXPECT_TRUE(testsupport::waitUntil([] { return optChildren() == 2; }, 10s)) << optChildren();
+  auto third = fixture.client->startSession(sessionOn("mlgo-inline", uri));
+  ASSERT_FALSE(third.ok()) << "a third compiler process was started for one client";
+  EXPECT_EQ(third.status().code(), ErrorCode::kOverloaded) << third.status().toString();
+  EXPECT_NE(third.status().message().find("--max-compilers-per-client"), std::string::npos)
+      << third.status().toString();
+  EXPECT_EQ(optChildren(), 2u);
+  // Another client has its own share.
+  client::ClientOptions otherOptions;
+  otherOptions.coordinator = fixture.cluster->coordinatorEndpoint();
+  otherOptions.requestTimeout = 60s;
+  auto other = client::Client::connect(otherOptions);
+  ASSERT_TRUE(other.ok()) << other.status().toString();
+  auto theirs = (*other)->startSession(sessionOn("mlgo-inline", uri));
+  ASSERT_TRUE(theirs.ok()) << theirs.status().toString();
+  EXPECT_TRUE(testsupport::waitUntil([] { return optChildren() == 3; }, 10s)) << optChildren();
+  // Ending one gives its place back, and its process goes.
+  ASSERT_TRUE((*first)->end().ok());
+  EXPECT_TRUE(testsupport::waitUntil([] { return optChildren() == 2; }, 10s)) << optChildren();
+  auto again = fixture.client->startSession(sessionOn("mlgo-inline", uri));
+  ASSERT_TRUE(again.ok()) << again.status().toString();
+  EXPECT_TRUE((*again)->step({Value(std::int64_t{0})}, std::vector<std::string>{}).ok());
 }
 
 }  // namespace

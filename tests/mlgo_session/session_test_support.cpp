@@ -11,8 +11,9 @@ namespace kiln::mlgo_session::testing {
 using namespace std::chrono_literals;
 
 ClusterFixture::ClusterFixture(unsigned slots, std::uint64_t compileMemoryBytes,
-                               OperatorSettings settings) {
+                               OperatorSettings settings, HostLimits limits) {
   LocalClusterOptions options;
+  options.worker.limits = std::move(limits);
   options.worker.limits.compileMemoryBytes = compileMemoryBytes;
   options.worker.settings = std::move(settings);
   // These tests lower the mlgo time limits as a client: their worker is theirs alone.

@@ -17,10 +17,11 @@ inline const std::filesystem::path kSourceDir = KILN_MLGOSESSION_TEST_SOURCE_DIR
 
 struct ClusterFixture {
   // `compileMemoryBytes`: the worker's --compile-memory-mb, in bytes;
-  // `settings`: its other operator flags (--mlgo-opt, ...).
+  // `settings`: its other operator flags (--mlgo-opt, ...); `limits`: its
+  // host limits (--max-compilers-per-client, ...), compileMemoryBytes aside.
   explicit ClusterFixture(unsigned slots = 2,
                           std::uint64_t compileMemoryBytes = HostLimits{}.compileMemoryBytes,
-                          OperatorSettings settings = {});
+                          OperatorSettings settings = {}, HostLimits limits = {});
   // The worker's endpoint, for worker parameters (e.g. "mlgo.decision_timeout_ms").
   std::string worker() const { return cluster->workerEndpoints().front(); }
   // A symlink "fake-opt-<mode>" to fake_opt.py in the temp directory.

@@ -107,10 +107,10 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   KILN_ASSIGN_OR_RETURN(FileAccess files, resolveFileAccess(c.allowFiles, requestEndpoints(c)));
   server->logger_->info("{} {}", c.mode.nesting ? "nesting host" : "worker",
                         describeFileAccess(files));
-  server->resources_ = std::make_unique<ContextResources>(ContextResources{
-      server->workingDirectory_->path(), server->cache_, server->logger_, clock,
-      c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes, std::move(files), c.settings,
-      c.limits.maxModuleDataBytes});
+  server->resources_ = std::make_unique<ContextResources>(
+      ContextResources{server->workingDirectory_->path(), server->cache_, server->logger_, clock,
+                       c.limits.maxBenchmarkBytes, c.limits.compileMemoryBytes, std::move(files),
+                       c.settings, c.limits.maxModuleDataBytes});
   Status started = types.start(*server->resources_);
   if (!started.ok()) return started;
 

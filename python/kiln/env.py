@@ -4,7 +4,10 @@ An Env owns one session at a time on its cluster: reset() starts one on a
 benchmark, step()/multistep() apply actions in one round trip each and bring
 back the observation and the reward, fork() copies the session on its worker.
 An Env is used from one thread at a time (as a gym env); separate envs may run
-in separate threads, and their blocking calls do not hold the GIL.
+in separate threads, and their blocking calls do not hold the GIL. A fork
+shares its parent's client, which serves one call at a time: forks may be
+used from separate threads, but their requests take turns (an env made with
+kiln.make in each thread steps in parallel).
 """
 
 import atexit
@@ -563,7 +566,9 @@ class Env(Closing):
             out.write(data)
 
     def fork(self):
-        """A new env whose session is a copy of this one's (same worker, same state)."""
+        """A new env whose session is a copy of this one's (same worker, same state).
+        It shares this env's client: its calls and this env's take turns, from
+        whatever threads they come."""
         self._check_session()
         child_session = self._session.fork()
         child = Env.__new__(Env)

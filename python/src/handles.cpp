@@ -90,14 +90,31 @@ client::StepResult SessionHandle::step(const std::vector<Value>& actions,
   if (actionSpace != nullptr) {
     for (const Value& action : actions) throwIfError(actionSpace->check(action));
   }
-  const std::size_t stepsBefore = session_->history().steps.size();
-  auto result =
-      client_->locked([&](client::Client&) { return session_->step(actions, observations); });
+  std::size_t applied = 0;
+  auto result = client_->locked([&](client::Client&) {
+    const std::size_t stepsBefore = session_->history().steps.size();
+    auto stepped = session_->step(actions, observations);
+    // An action refused after others of the step ran: the session recorded
+    // those (they stay applied), and the caller's own record must too. Read
+    // here, before another thread's request of this session can add to it.
+    const auto& steps = session_->history().steps;
+    if (!stepped.ok() && steps.size() > stepsBefore) applied = steps.back().size();
+    return stepped;
+  });
   if (result.ok()) return std::move(result).value();
-  // An action refused after others of the step ran: the session recorded
-  // those (they stay applied), and the caller's own record must too.
-  const auto& steps = session_->history().steps;
-  throw StatusError(result.status(), steps.size() > stepsBefore ? steps.back().size() : 0);
+  throw StatusError(result.status(), applied);
+}
+
+std::uint64_t SessionHandle::id() {
+  return client_->locked([&](client::Client&) { return session_->id().value; });
+}
+
+std::string SessionHandle::endpoint() {
+  return client_->locked([&](client::Client&) { return session_->endpoint(); });
+}
+
+bool SessionHandle::ended() {
+  return client_->locked([&](client::Client&) { return session_->ended(); });
 }
 
 std::string SessionHandle::compilerVersion() {

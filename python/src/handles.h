@@ -74,6 +74,14 @@ class SessionHandle {
   void end();
   std::string setParameter(const std::string& key, const std::string& value);
 
+  // What a request of this session may change (a restore moves it, an end
+  // ends it): read with the client to itself, as another thread may be
+  // stepping this session right now.
+  std::uint64_t id();
+  std::string endpoint();
+  bool ended();
+
+  // Only for what never changes after the start (spaces, first observations).
   const client::Session& session() const { return *session_; }
   const std::shared_ptr<ClientHandle>& client() const { return client_; }
 

@@ -233,10 +233,9 @@ void bindClient(py::module_& m) {
 
 void bindSession(py::module_& m) {
   py::class_<SessionHandle, std::shared_ptr<SessionHandle>>(m, "Session")
-      .def_property_readonly("id", [](const SessionHandle& s) { return s.session().id().value; })
-      .def_property_readonly("endpoint",
-                             [](const SessionHandle& s) { return s.session().endpoint(); })
-      .def_property_readonly("ended", [](const SessionHandle& s) { return s.session().ended(); })
+      .def_property_readonly("id", &SessionHandle::id)
+      .def_property_readonly("endpoint", &SessionHandle::endpoint)
+      .def_property_readonly("ended", &SessionHandle::ended)
       .def_property_readonly(
           "initial_observations",
           [](const SessionHandle& s) { return valuesToPython(s.session().initialObservations()); })

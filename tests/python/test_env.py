@@ -176,3 +176,76 @@ def test_envs_step_in_parallel_threads(cluster):
         thread.join(timeout=60)
     assert not errors, errors
     assert ticks > 10
+
+
+def test_forks_of_one_env_step_from_threads_at_once(cluster):
+    """As CompilerGym scripts do: fork one env from several threads and step
+    each fork on its own thread. The forks share their parent's client, which
+    is single-threaded in C++: the binding serializes its use, so every sum
+    stays exact and nothing crashes."""
+    errors = []
+    with kiln.make("noop-v0", cluster=cluster, reward_space="Sum", timeout=10) as env:
+        env.reset()
+        env.multistep([3, 4])
+        go = threading.Barrier(4, timeout=30)
+
+        def run(seed):
+            try:
+                go.wait()
+                with env.fork() as child:
+                    expected = 7
+                    for i in range(200):
+                        add = 1 + (seed + i) % 7  # the adding actions
+                        expected += add
+                        assert child.step(add)[0] == expected
+                    assert child.set_parameter("noop.sum", "") == str(expected)
+                    assert child.observation["Sum"] == expected
+            except Exception as error:  # noqa: BLE001 - reported by the main thread
+                errors.append(error)
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not any(t.is_alive() for t in threads)
+        assert not errors, errors
+        assert env.observation["Sum"] == 7  # the parent is untouched
+
+
+def test_a_session_read_from_another_thread_waits_for_its_step(cluster):
+    """A step may move its session (a restore) or end it: the session's
+    endpoint, id and ended, read from another thread meanwhile, wait for the
+    step instead of reading what it is changing."""
+    busy = 4.0  # seconds of worker CPU for the step: the worker answers no sooner
+    with kiln.make("noop-v0", cluster=cluster, timeout=30) as env:
+        env.reset()
+        env.set_parameter("noop.busy_us", str(int(busy * 1e6)))
+        session = env._session
+        endpoint = session.endpoint
+        observer = kiln._kiln.Client(cluster.endpoint, 10.0)
+        sent, done = [], []
+
+        def step():
+            sent.append(time.monotonic())
+            env.step(1)
+            done.append(True)
+
+        stepping = threading.Thread(target=step)
+        stepping.start()
+        try:
+            # The worker's heartbeat (every second) shows the step running,
+            # so the stepping thread holds the client now.
+            deadline = time.monotonic() + busy
+            while not done and time.monotonic() < deadline and not any(
+                w["endpoint"] == endpoint and w["busy_slots"] > 0 for w in observer.list_cluster()
+            ):
+                time.sleep(0.02)
+            assert not done, "the step ended before its worker was seen running it"
+            read = (session.endpoint, session.id, session.ended)
+            waited = time.monotonic() - sent[0]
+        finally:
+            stepping.join(timeout=30)
+        assert done, "the step did not end"
+        assert waited >= busy, f"the read came {waited:.2f} s after the step was sent"
+        assert read[0] == endpoint and not read[2]

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -53,8 +54,13 @@ void sendParts(zmq::socket_t& socket, std::initializer_list<std::string_view> pa
 
 class DealerSink final : public ReplySink {
  public:
-  explicit DealerSink(zmq::socket_t& dealer) : dealer_(dealer) {}
+  DealerSink(zmq::socket_t& dealer, const FrameLimits& limits) : dealer_(dealer), limits_(limits) {}
   void send(const std::string& routingId, zmq::message_t frame) override {
+    // The host would drop a reply it cannot read, and its client would wait
+    // for its deadline: it gets the refusal instead.
+    if (frame.size() > limits_.maxMessageBytes) {
+      frame = refuseOversizedReply(std::move(frame), limits_);
+    }
     (void)dealer_.send(zmq::buffer(&kReply, 1), zmq::send_flags::sndmore);
     (void)dealer_.send(zmq::buffer(routingId), zmq::send_flags::sndmore);
     (void)dealer_.send(frame, zmq::send_flags::none);
@@ -62,6 +68,7 @@ class DealerSink final : public ReplySink {
 
  private:
   zmq::socket_t& dealer_;
+  const FrameLimits& limits_;
 };
 
 struct ChildWorker {
@@ -79,7 +86,7 @@ class ChildLoop {
         gate_(new TokenGatedQueue(tokens_)),
         pool_(setup.slots, std::unique_ptr<TaskQueue>(gate_)),
         executor_(pool_),
-        sink_(dealer_) {
+        sink_(dealer_, setup.frames) {
     dealer_.set(zmq::sockopt::linger, 0);
     dealer_.set(zmq::sockopt::routing_id, setup_.identity);
     dealer_.set(zmq::sockopt::sndhwm, 0);
@@ -168,7 +175,7 @@ class ChildLoop {
   }
 
   void onHostMessage(std::vector<zmq::message_t>& parts) {
-    auto message = decodeHostMessage(partViews(parts), parts_.limits.passKey);
+    auto message = decodeHostMessage(partViews(parts), setup_.frames, parts_.limits.passKey);
     if (!message.ok()) {
       // Only the host talks to this socket, and it sends nothing malformed.
       parts_.logger->warn("isolated child of experiment '{}' ignores a message from its host: {}",
@@ -187,6 +194,22 @@ class ChildLoop {
       return;
     }
     found->second.host->handle(request.routingId, std::move(request.message));
+  }
+
+  // The host reads requests with the limits it gave this child, so this is
+  // a fault of the link; its client still gets an answer now, not silence
+  // until its deadline.
+  void onHostMessage(UnreadableRequest& unreadable) {
+    parts_.logger->warn("isolated child of experiment '{}' cannot read a request: {}",
+                        setup_.experiment, unreadable.why.message());
+    sink_.send(unreadable.routingId,
+               encodeErrorReply(unreadable.requestId,
+                                internalError(fmt::format(
+                                    "the compile process of experiment '{}' cannot read this "
+                                    "request its nesting host accepted ({}); the host's "
+                                    "--max-message-bytes ({} bytes) applies to both",
+                                    setup_.experiment, unreadable.why.message(),
+                                    setup_.frames.maxMessageBytes))));
   }
 
   void onHostMessage(CreateWorker& create) {

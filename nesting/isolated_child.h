@@ -30,6 +30,9 @@ struct ChildSetup {
   unsigned slots = 1;  // threads; tokens bound how many run at once
   pid_t hostPid = 0;
   std::uint64_t memoryLimitBytes = 0;  // RLIMIT_AS set first thing in the child; 0 = none
+  // The host's (--max-message-bytes): what it accepted, its child reads, and
+  // what the host reads of the child's replies.
+  FrameLimits frames;
 };
 
 // Forks a child that serves `setup` with the parts of the host (used

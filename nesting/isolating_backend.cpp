@@ -63,6 +63,10 @@ ChildProcessWorkers::ChildProcessWorkers(const FrontendParts& parts, UnderlyingD
   router_.set(zmq::sockopt::linger, 0);
   router_.set(zmq::sockopt::sndhwm, 0);
   router_.set(zmq::sockopt::rcvhwm, 0);
+  // As a worker's own socket: a frame a child's reply could be (up to the
+  // operator's limit) fits; a damaged child's far larger one is cut off
+  // before it is buffered.
+  router_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(2 * parts.frames.maxMessageBytes));
   // A private directory (mode 0700) keeps other local users off the socket.
   auto socketDirectory = WorkingDirectory::create({}, "kiln-isolate");
   if (!socketDirectory.ok()) {
@@ -272,6 +276,9 @@ void ChildProcessWorkers::pump(Child& child) {
     (void)router_.send(zmq::buffer(child.identity), zmq::send_flags::sndmore);
     (void)router_.send(zmq::buffer(&kRequest, 1), zmq::send_flags::sndmore);
     (void)router_.send(zmq::buffer(next.flight.routingId), zmq::send_flags::sndmore);
+    std::string requestId;
+    putU64(requestId, next.flight.requestId);
+    (void)router_.send(zmq::buffer(requestId), zmq::send_flags::sndmore);
     (void)router_.send(next.frame, zmq::send_flags::none);
     auto key = std::make_pair(next.flight.routingId, next.flight.requestId);
     child.inflight[key] = std::move(next.flight);
@@ -316,7 +323,7 @@ void ChildProcessWorkers::onChildMessage(const std::string& identity,
   if (found == children_.end() || found->second.identity != identity) return;
   Child& child = found->second;
   child.lastHeard = parts_.clock.now();  // any message shows it alive
-  auto message = decodeChildMessage(partViews(parts));
+  auto message = decodeChildMessage(partViews(parts), parts_.frames);
   if (!message.ok()) {
     parts_.logger->warn("ignoring a message from the child process of experiment '{}': {}",
                         child.experiment, message.status().message());
@@ -424,7 +431,8 @@ Status ChildProcessWorkers::spawn(Child& child) {
   ++child.generation;
   ChildSetup setup{endpoint_,        child.identity,
                    child.experiment, parts_.pool.threads(),
-                   ::getpid(),       parts_.limits.compileMemoryBytes};
+                   ::getpid(),       parts_.limits.compileMemoryBytes,
+                   parts_.frames};
   KILN_ASSIGN_OR_RETURN(child.pid, forkIsolatedChild(setup, parts_));
   byIdentity_[child.identity] = child.experiment;
   return okStatus();

@@ -52,8 +52,8 @@ Result<std::uint32_t> u32Count(char kind, std::uint64_t value) {
 
 // Everything the host reads of a reply, read here where a malformed pointer
 // deep in the frame throws into a catch rather than out of the host's loop.
-std::optional<ReplySummary> summarize(std::string_view frame) {
-  auto message = InboundMessage::decode(frame.data(), frame.size(), FrameLimits{});
+std::optional<ReplySummary> summarize(std::string_view frame, const FrameLimits& limits) {
+  auto message = InboundMessage::decode(frame.data(), frame.size(), limits);
   if (!message.ok()) return std::nullopt;
   try {
     auto envelope = message->envelope();
@@ -74,14 +74,14 @@ std::optional<ReplySummary> summarize(std::string_view frame) {
   }
 }
 
-Result<InboundMessage> decodeFrame(char kind, std::string_view frame) {
-  auto message = InboundMessage::decode(frame.data(), frame.size(), FrameLimits{});
+Result<InboundMessage> decodeFrame(char kind, std::string_view frame, const FrameLimits& limits) {
+  auto message = InboundMessage::decode(frame.data(), frame.size(), limits);
   if (!message.ok()) return malformed(kind, message.status().message());
   return message;
 }
 
-Result<HostMessage> decodeCreate(std::string_view frame) {
-  KILN_ASSIGN_OR_RETURN(InboundMessage message, decodeFrame(kCreate, frame));
+Result<HostMessage> decodeCreate(std::string_view frame, const FrameLimits& limits) {
+  KILN_ASSIGN_OR_RETURN(InboundMessage message, decodeFrame(kCreate, frame, limits));
   try {
     auto envelope = message.envelope();
     if (!envelope.isRequest() || !envelope.getRequest().isCreateWorker()) {
@@ -93,8 +93,9 @@ Result<HostMessage> decodeCreate(std::string_view frame) {
   }
 }
 
-Result<HostMessage> decodeBenchmarks(std::string_view frame, const PassKey& passKey) {
-  KILN_ASSIGN_OR_RETURN(InboundMessage message, decodeFrame(kBenchmark, frame));
+Result<HostMessage> decodeBenchmarks(std::string_view frame, const FrameLimits& limits,
+                                     const PassKey& passKey) {
+  KILN_ASSIGN_OR_RETURN(InboundMessage message, decodeFrame(kBenchmark, frame, limits));
   try {
     auto envelope = message.envelope();
     if (!envelope.isRequest() || !envelope.getRequest().isAddBenchmark()) {
@@ -117,9 +118,23 @@ Result<HostMessage> decodeBenchmarks(std::string_view frame, const PassKey& pass
   }
 }
 
+// The routing and request ids travel beside the frame, so that a frame the
+// child cannot read still gets its answer.
+Result<HostMessage> decodeRequest(const std::vector<std::string_view>& parts,
+                                  const FrameLimits& limits) {
+  KILN_RETURN_IF_ERROR(expectParts(kRequest, parts, 4));
+  KILN_ASSIGN_OR_RETURN(std::uint64_t requestId, u64Field(kRequest, parts[2]));
+  auto message = decodeFrame(kRequest, parts[3], limits);
+  if (!message.ok()) {
+    return HostMessage(UnreadableRequest{std::string(parts[1]), requestId, message.status()});
+  }
+  return HostMessage(ForwardedRequest{std::string(parts[1]), std::move(message).value()});
+}
+
 }  // namespace
 
-Result<ChildMessage> decodeChildMessage(const std::vector<std::string_view>& parts) {
+Result<ChildMessage> decodeChildMessage(const std::vector<std::string_view>& parts,
+                                        const FrameLimits& limits) {
   if (parts.empty() || parts[0].size() != 1) {
     return invalidArgument("isolation message without a one-byte kind");
   }
@@ -130,7 +145,7 @@ Result<ChildMessage> decodeChildMessage(const std::vector<std::string_view>& par
       return ChildMessage(Hello{});
     case kReply:
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 3));
-      return ChildMessage(ChildReply{std::string(parts[1]), summarize(parts[2])});
+      return ChildMessage(ChildReply{std::string(parts[1]), summarize(parts[2], limits)});
     case kAcquire:
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 1));
       return ChildMessage(AcquireToken{});
@@ -175,20 +190,17 @@ Result<ChildMessage> decodeChildMessage(const std::vector<std::string_view>& par
 }
 
 Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts,
-                                      const PassKey& passKey) {
+                                      const FrameLimits& limits, const PassKey& passKey) {
   if (parts.empty() || parts[0].size() != 1) {
     return invalidArgument("isolation message without a one-byte kind");
   }
   const char kind = parts[0][0];
   switch (kind) {
-    case kRequest: {
-      KILN_RETURN_IF_ERROR(expectParts(kind, parts, 3));
-      KILN_ASSIGN_OR_RETURN(InboundMessage message, decodeFrame(kind, parts[2]));
-      return HostMessage(ForwardedRequest{std::string(parts[1]), std::move(message)});
-    }
+    case kRequest:
+      return decodeRequest(parts, limits);
     case kCreate:
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 2));
-      return decodeCreate(parts[1]);
+      return decodeCreate(parts[1], limits);
     case kRelease: {
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 2));
       KILN_ASSIGN_OR_RETURN(std::uint64_t worker, u64Field(kind, parts[1]));
@@ -204,7 +216,7 @@ Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts
     }
     case kBenchmark:
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 2));
-      return decodeBenchmarks(parts[1], passKey);
+      return decodeBenchmarks(parts[1], limits, passKey);
     case kDropSilentClients: {
       KILN_RETURN_IF_ERROR(expectParts(kind, parts, 3));
       KILN_ASSIGN_OR_RETURN(std::uint64_t nanoseconds, u64Field(kind, parts[1]));
@@ -218,6 +230,18 @@ Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts
       return invalidArgument(fmt::format("unknown isolation message kind {:#04x} from the host",
                                          static_cast<unsigned char>(kind)));
   }
+}
+
+zmq::message_t refuseOversizedReply(zmq::message_t frame, const FrameLimits& limits) {
+  FrameLimits own = limits;  // the child's own reply: only its request id is read
+  own.maxMessageBytes = std::numeric_limits<std::size_t>::max();
+  auto message = InboundMessage::decode(frame.data(), frame.size(), own);
+  if (!message.ok()) return frame;
+  return encodeErrorReply(
+      message->envelope().getRequestId(),
+      invalidArgument(fmt::format("the reply is {} bytes, over this nesting host's limit of {} "
+                                  "bytes (its operator's --max-message-bytes)",
+                                  frame.size(), limits.maxMessageBytes)));
 }
 
 std::vector<std::string_view> partViews(const std::vector<zmq::message_t>& parts) {

@@ -5,7 +5,9 @@
 // field of the wrong size or a frame that cannot be read is invalid-argument,
 // never an exception, so that neither side's loop can be brought down by
 // what the other sends (a child's memory may be damaged by the compile work
-// it ran). Each side sends exactly the sizes decoded here.
+// it ran). Each side sends exactly the sizes decoded here. Frames are read
+// with the operator's limits (--max-message-bytes), which both sides are
+// given: a request the host accepted is one its child can read.
 //
 // Protocol (ZeroMQ, host ROUTER bound on ipc:// in a private directory,
 // child DEALER with its routing id), every message = [kind][fields...],
@@ -16,7 +18,8 @@
 //                   t <ns ran, u64>            returns a token after a task
 //                   l <load records>           loads of its workers (5 x u64 each)
 //                   d <worker id> <u64 ended>  a released worker's sessions ended
-//   host -> child   R <routing id> <frame>     a request for one of its workers
+//   host -> child   R <routing id> <request id, u64> <frame>
+//                                              a request for one of its workers
 //                   C <frame>                  createWorker (its spec)
 //                   D <worker id, u64>         release that worker
 //                   G                          one slot token granted
@@ -96,14 +99,28 @@ struct Released {
 };
 using ChildMessage = std::variant<Hello, ChildReply, AcquireToken, TokenBack, Loads, Released>;
 
-// `parts` without the routing id the host's ROUTER puts first.
-Result<ChildMessage> decodeChildMessage(const std::vector<std::string_view>& parts);
+// `parts` without the routing id the host's ROUTER puts first; `limits`: the
+// host's own (its operator's --max-message-bytes), which replies are read with.
+Result<ChildMessage> decodeChildMessage(const std::vector<std::string_view>& parts,
+                                        const FrameLimits& limits);
+
+// A child's reply over `limits` (the host would not read it, and its client
+// would wait for its deadline) as an error reply to the same request, naming
+// the flag; the frame as it was if its request id cannot be read.
+zmq::message_t refuseOversizedReply(zmq::message_t frame, const FrameLimits& limits);
 
 // --- host -> child -------------------------------------------------------
 
 struct ForwardedRequest {
   std::string routingId;
-  InboundMessage message;  // decoded with the default FrameLimits
+  InboundMessage message;
+};
+// A request whose frame the child cannot read: it answers `requestId` with
+// an error rather than leave the client waiting for its deadline.
+struct UnreadableRequest {
+  std::string routingId;
+  std::uint64_t requestId = 0;
+  Status why;
 };
 struct CreateWorker {
   UnderlyingSpec spec;
@@ -123,12 +140,13 @@ struct DropSilentClients {
   std::chrono::nanoseconds silentFor{};
   std::string why;
 };
-using HostMessage = std::variant<ForwardedRequest, CreateWorker, ReleaseWorker, GrantToken,
-                                 KeepAlive, AddBenchmarks, DropSilentClients>;
+using HostMessage = std::variant<ForwardedRequest, UnreadableRequest, CreateWorker, ReleaseWorker,
+                                 GrantToken, KeepAlive, AddBenchmarks, DropSilentClients>;
 
+// `limits`: the host's, which it gave the child (ChildSetup::frames).
 // `passKey`: the host process's (HostLimits::passKey), which the client pass
 // of a relayed AddBenchmark is checked with.
 Result<HostMessage> decodeHostMessage(const std::vector<std::string_view>& parts,
-                                      const PassKey& passKey = {});
+                                      const FrameLimits& limits, const PassKey& passKey = {});
 
 }  // namespace kiln::nesting::isolation

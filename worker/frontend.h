@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/frame_limits.h"
 #include "worker/coordinator_link.h"
 #include "worker/session_host.h"
 #include "worker/task_pool.h"
@@ -32,6 +33,9 @@ struct FrontendParts {
   Logger logger;
   // The process's working directory (ServiceContext::makeSessionDirectory).
   std::filesystem::path workingDirectory;
+  // The operator's (--max-message-bytes): what an isolating nesting host and
+  // its children read of each other (nesting/isolation_messages.h).
+  FrameLimits frames;
 };
 
 class WorkerFrontend {

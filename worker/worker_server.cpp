@@ -128,7 +128,8 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
                                                server->direct_);
   server->frontend_ = c.mode.makeFrontend(
       FrontendParts{types, server->cache_, c.limits, clock, *server->pool_, *server->sink_,
-                    server->completions_, server->logger_, server->workingDirectory_->path()});
+                    server->completions_, server->logger_, server->workingDirectory_->path(),
+                    c.frames});
   if (!c.coordinator.empty()) {
     char hostname[256] = {};
     ::gethostname(hostname, sizeof(hostname) - 1);

@@ -344,5 +344,39 @@ TEST(Isolation, TheOperatorsFlagsReachTheChildProcesses) {
   EXPECT_FALSE(host->process.poll().has_value());
 }
 
+// Issue 48: an operator who raises --max-message-bytes raises it for the
+// children too. They read their host's messages with the default 64 MiB
+// limit, so a larger request the host accepted was dropped in the child and
+// its client heard only the host's timeout, after its deadline.
+TEST(Isolation, RaisedMessageLimitsReachTheChildProcesses) {
+  InProcessCoordinator coordinator;
+  IsolatedHost host(coordinator.endpoint(),
+                    {"--max-message-bytes", std::to_string(std::uint64_t{128} << 20),
+                     "--max-benchmark-bytes", std::to_string(std::uint64_t{96} << 20)});
+  client::ClientOptions options;
+  options.coordinator = coordinator.endpoint();
+  options.experiment = "alpha";
+  options.requestTimeout = 20s;
+  options.leasePeriod = 100ms;
+  options.frames.maxMessageBytes = std::uint64_t{128} << 20;
+  auto alpha = std::move(client::Client::connect(options).value());
+  ExperimentSpec spec;
+  spec.name = "alpha";
+  spec.workers = 1;
+  ASSERT_TRUE(alpha->openExperiment(spec).ok());
+  ASSERT_TRUE(alpha->waitForExperiment("alpha", 1, 10s).ok());
+
+  client::SessionOptions large{"noop", "benchmark://iso/large"};
+  large.program = std::string(std::size_t{70} << 20, 'x');
+  const auto sent = std::chrono::steady_clock::now();
+  auto session = alpha->startSession(large);
+  const auto took = std::chrono::steady_clock::now() - sent;
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  // Answered by the child, not by the host once the deadline passed.
+  EXPECT_LT(took, 15s);
+  EXPECT_TRUE((*session)->step({Value(std::int64_t{1})}, std::vector<std::string>{}).ok());
+  EXPECT_FALSE(host.host->process.poll().has_value());
+}
+
 }  // namespace
 }  // namespace kiln::fault

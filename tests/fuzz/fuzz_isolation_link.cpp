@@ -2,17 +2,19 @@
 // (nesting/isolation_messages.h): what a child sends its host (hello,
 // replies to relay, token requests and returns, loads, released workers) and
 // what the host sends a child (requests, createWorker, release, grants,
-// lease refreshes, benchmarks), each through its decoder. Input: a first
-// byte (bit 0: which direction; bit 1: raw parts or a structured message),
-// then for raw parts up to 8 records of tests/fuzz/fuzz_input.h, one part each,
-// and for a structured message FuzzedDataProvider bytes that pick a kind,
-// fields of the right size or not, an envelope built by
-// tests/fuzz/envelope_builder.h and a few bytes of it overwritten.
+// lease refreshes, benchmarks), each through its decoder (with the default
+// frame limits). Input: a first byte (bit 0: which direction; bit 1: raw
+// parts or a structured message), then for raw parts up to 8 records of
+// fuzz/fuzz_input.h, one part each, and for a structured message
+// FuzzedDataProvider bytes that pick a kind, fields of the right size or
+// not, an envelope built by fuzz/envelope_builder.h and a few bytes of it
+// overwritten.
 //
 // Properties checked: decoding never throws and refuses only with
 // invalid-argument; an accepted fixed-field message is exactly what its
 // sender writes for the decoded values; a reply summary agrees with the
-// frame it came from; a decoded worker spec survives toWire/fromWire.
+// frame it came from; a request whose frame cannot be read keeps the ids
+// its answer goes to; a decoded worker spec survives toWire/fromWire.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <capnp/message.h>
@@ -90,8 +92,12 @@ std::vector<std::string> structuredParts(FuzzedDataProvider& input, bool fromChi
   std::vector<std::string> parts{std::string(1, kind)};
   switch (kind) {
     case iso::kReply:
+      parts.push_back(input.ConsumeRandomLengthString(16));
+      parts.push_back(envelopeFrame(input));
+      break;
     case iso::kRequest:
       parts.push_back(input.ConsumeRandomLengthString(16));
+      parts.push_back(u64Field(input));
       parts.push_back(envelopeFrame(input));
       break;
     case iso::kCreate:
@@ -131,7 +137,7 @@ void requireCanonical(const Parts& parts, const std::vector<std::string>& writte
 }
 
 void checkChildMessage(const Parts& parts) {
-  auto decoded = iso::decodeChildMessage(parts);
+  auto decoded = iso::decodeChildMessage(parts, kiln::FrameLimits{});
   if (!decoded.ok()) {
     require(decoded.status().code() == kiln::ErrorCode::kInvalidArgument,
             "a refused child message is not invalid-argument");
@@ -168,7 +174,7 @@ void checkChildMessage(const Parts& parts) {
 }
 
 void checkHostMessage(const Parts& parts) {
-  auto decoded = iso::decodeHostMessage(parts);
+  auto decoded = iso::decodeHostMessage(parts, kiln::FrameLimits{});
   if (!decoded.ok()) {
     require(decoded.status().code() == kiln::ErrorCode::kInvalidArgument,
             "a refused host message is not invalid-argument");
@@ -182,10 +188,16 @@ void checkHostMessage(const Parts& parts) {
   } else if (auto* keepAlive = std::get_if<iso::KeepAlive>(&*decoded)) {
     requireCanonical(parts, {kind, u64(keepAlive->clientId)});
   } else if (auto* request = std::get_if<iso::ForwardedRequest>(&*decoded)) {
-    require(parts.size() == 3 && request->routingId == parts[1], "a request lost its routing id");
+    require(parts.size() == 4 && request->routingId == parts[1], "a request lost its routing id");
     // What the child reads before handing the request to the worker's host.
     (void)request->message.envelope().getTarget();
     (void)request->message.envelope().getRequestId();
+  } else if (auto* unreadable = std::get_if<iso::UnreadableRequest>(&*decoded)) {
+    // The child answers it: it must be told whom, and to which request.
+    require(parts.size() == 4 && unreadable->routingId == parts[1] &&
+                parts[2] == u64(unreadable->requestId),
+            "an unreadable request lost the ids it is answered with");
+    require(!unreadable->why.ok(), "an unreadable request carries no reason");
   } else if (auto* create = std::get_if<iso::CreateWorker>(&*decoded)) {
     require(create->spec.weight >= 1, "a decoded worker spec has weight 0");
     capnp::MallocMessageBuilder builder;

@@ -25,12 +25,14 @@ std::string frameOf(capnp::MallocMessageBuilder& builder) {
   return std::string(frame.data<char>(), frame.size());
 }
 
-Result<ChildMessage> fromChild(const std::vector<std::string>& parts) {
-  return decodeChildMessage(std::vector<std::string_view>(parts.begin(), parts.end()));
+Result<ChildMessage> fromChild(const std::vector<std::string>& parts,
+                               const FrameLimits& limits = {}) {
+  return decodeChildMessage(std::vector<std::string_view>(parts.begin(), parts.end()), limits);
 }
 
-Result<HostMessage> fromHost(const std::vector<std::string>& parts) {
-  return decodeHostMessage(std::vector<std::string_view>(parts.begin(), parts.end()));
+Result<HostMessage> fromHost(const std::vector<std::string>& parts,
+                             const FrameLimits& limits = {}) {
+  return decodeHostMessage(std::vector<std::string_view>(parts.begin(), parts.end()), limits);
 }
 
 std::string sessionStartedReply(std::uint64_t requestId, std::uint64_t session) {
@@ -136,7 +138,7 @@ TEST(IsolationMessagesTest, HostMessagesDecodeAsSent) {
   auto envelope = initEnvelope(step, 9);
   envelope.setTarget(5);
   envelope.initRequest().initStep().setSessionId(3);
-  auto request = fromHost({"R", "client-1", frameOf(step)});
+  auto request = fromHost({"R", "client-1", u64(9), frameOf(step)});
   ASSERT_TRUE(request.ok()) << request.status().toString();
   EXPECT_EQ(std::get<ForwardedRequest>(*request).routingId, "client-1");
   EXPECT_EQ(std::get<ForwardedRequest>(*request).message.envelope().getTarget(), 5u);
@@ -183,6 +185,7 @@ TEST(IsolationMessagesTest, MalformedHostMessagesAreRefused) {
   const std::vector<std::vector<std::string>> cases = {
       {"R", "client-1"},
       {"R", "client-1", "not a frame"},
+      {"R", "client-1", "short", "not a frame"},  // the request id is not a u64
       {"C"},
       {"C", frameOf(step)},  // a frame, but not createWorker
       {"B", frameOf(step)},
@@ -198,6 +201,83 @@ TEST(IsolationMessagesTest, MalformedHostMessagesAreRefused) {
     auto decoded = fromHost(parts);
     ASSERT_FALSE(decoded.ok()) << parts.size() << " parts, first '" << parts[0] << "'";
     EXPECT_EQ(decoded.status().code(), ErrorCode::kInvalidArgument);
+  }
+}
+
+// Issue 48: frames are read with the limits the host was given
+// (--max-message-bytes), not with the default 64 MiB: a request the host
+// accepted reaches its child, and a reply the child sent reaches its host.
+TEST(IsolationMessagesTest, FramesAreReadWithTheOperatorsLimits) {
+  capnp::MallocMessageBuilder start;
+  auto envelope = initEnvelope(start, 12);
+  auto program = envelope.initRequest().initStartSession().initBenchmark().initProgram(
+      (std::size_t{64} << 20) + 8);
+  std::memset(program.begin(), 'x', program.size());
+  const std::string large = frameOf(start);
+  FrameLimits raised;
+  raised.maxMessageBytes = std::size_t{128} << 20;
+
+  auto request = fromHost({"R", "client-1", u64(12), large}, raised);
+  ASSERT_TRUE(request.ok()) << request.status().toString();
+  ASSERT_TRUE(std::holds_alternative<ForwardedRequest>(*request));
+  EXPECT_EQ(std::get<ForwardedRequest>(*request).message.envelope().getRequestId(), 12u);
+
+  // The default limit is what the child used to read with: it dropped the
+  // request unanswered.
+  EXPECT_TRUE(std::holds_alternative<UnreadableRequest>(
+      *fromHost({"R", "client-1", u64(12), large}, FrameLimits{})));
+
+  zmq::message_t error =
+      encodeErrorReply(12, invalidArgument(std::string((std::size_t{64} << 20) + 8, 'e')));
+  const std::string largeReply(error.data<char>(), error.size());
+  auto relayed = fromChild({"r", "client-1", largeReply}, raised);
+  ASSERT_TRUE(relayed.ok()) << relayed.status().toString();
+  ASSERT_TRUE(std::get<ChildReply>(*relayed).summary.has_value());
+  EXPECT_EQ(std::get<ChildReply>(*relayed).summary->requestId, 12u);
+}
+
+// A reply over the host's limit, which the host could not read, reaches its
+// client as an error to the same request naming the flag; a frame that is
+// no reply at all goes on as it was.
+TEST(IsolationMessagesTest, AReplyOverTheLimitBecomesARefusalOfItsRequest) {
+  FrameLimits small;
+  small.maxMessageBytes = 256;
+  zmq::message_t refused =
+      refuseOversizedReply(encodeErrorReply(12, compileError(std::string(1024, 'e'))), small);
+  ASSERT_LE(refused.size(), small.maxMessageBytes);
+  auto relayed =
+      fromChild({"r", "client-1", std::string(refused.data<char>(), refused.size())}, small);
+  ASSERT_TRUE(relayed.ok()) << relayed.status().toString();
+  ASSERT_TRUE(std::get<ChildReply>(*relayed).summary.has_value());
+  EXPECT_EQ(std::get<ChildReply>(*relayed).summary->requestId, 12u);
+  auto decoded = InboundMessage::decode(refused, small);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().toString();
+  auto reply = decoded->envelope().getReply();
+  ASSERT_TRUE(reply.isError());
+  EXPECT_NE(std::string(reply.getError().getMessage().cStr()).find("--max-message-bytes"),
+            std::string::npos);
+
+  const std::string garbage(1024, 'g');
+  zmq::message_t kept = refuseOversizedReply(zmq::message_t(garbage.data(), garbage.size()), small);
+  EXPECT_EQ(std::string(kept.data<char>(), kept.size()), garbage);
+}
+
+// A frame the child cannot read is still answered: the decoder hands back
+// the request's routing and request ids beside the reason, never nothing.
+TEST(IsolationMessagesTest, AnUnreadableRequestKeepsItsIdsForTheAnswer) {
+  capnp::MallocMessageBuilder step;
+  initEnvelope(step, 9).initRequest().initStep().setSessionId(3);
+  FrameLimits small;
+  small.maxMessageBytes = 16;
+  for (const std::string& frame : {frameOf(step), std::string("not a frame")}) {
+    auto decoded = fromHost({"R", "client-1", u64(9), frame}, small);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().toString();
+    ASSERT_TRUE(std::holds_alternative<UnreadableRequest>(*decoded));
+    const auto& unreadable = std::get<UnreadableRequest>(*decoded);
+    EXPECT_EQ(unreadable.routingId, "client-1");
+    EXPECT_EQ(unreadable.requestId, 9u);
+    EXPECT_EQ(unreadable.why.code(), ErrorCode::kInvalidArgument);
+    EXPECT_FALSE(unreadable.why.message().empty());
   }
 }
 

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -27,6 +28,34 @@ namespace kiln::nesting {
 namespace {
 
 using namespace isolation;
+
+// Set by SIGTERM or SIGINT from the host: a clean stop (the host drains).
+volatile std::sig_atomic_t gStopAsked = 0;
+// The sender of such a signal that was not the host: a terminal's Ctrl-C
+// or a service manager reaches the host as well, which passes its stop on;
+// stopping here on its own would have the host take the exit for a crash.
+volatile std::sig_atomic_t gIgnoredFrom = 0;
+volatile std::sig_atomic_t gHostPid = 0;
+
+void onStopSignal(int, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_pid == gHostPid) {
+    gStopAsked = 1;
+  } else {
+    gIgnoredFrom = info != nullptr ? info->si_pid : -1;
+  }
+}
+
+// A handler, not SIG_IGN: compilers the child starts get the default back
+// at exec.
+void takeStopsFromHost(pid_t host) {
+  gHostPid = host;
+  struct sigaction action {};
+  action.sa_sigaction = onStopSignal;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+}
 
 // The host's descriptors (its client sockets, listening port, ZeroMQ's
 // internals) must not stay open in a child: a dead host's clients would not
@@ -127,6 +156,8 @@ class ChildLoop {
       for (auto& [id, worker] : workers_) worker.host->tick();
       finishReleases();
       reportLoad();
+      noteStopSignals();
+      if (stopping_ && idle()) stopCleanly();
     }
   }
 
@@ -159,6 +190,65 @@ class ChildLoop {
     ::_exit(kExitRestartAfterCaughtCrash);
   }
 
+  void noteStopSignals() {
+    if (gIgnoredFrom != 0) {
+      parts_.logger->warn(
+          "the child process of experiment '{}' ignores a stop signal from process {}: it stops "
+          "when its nesting host does (stop the host, or SIGKILL this child to have it restarted)",
+          setup_.experiment, static_cast<int>(gIgnoredFrom));
+      gIgnoredFrom = 0;
+    }
+    if (gStopAsked == 0 || stopping_) return;
+    stopping_ = true;
+    std::size_t running = 0;
+    for (auto& [id, worker] : workers_) running += worker.host->inflight();
+    parts_.logger->info(
+        "the child process of experiment '{}' is stopping (its host drains): taking no new "
+        "requests, {} in flight are answered first",
+        setup_.experiment, running);
+  }
+
+  bool idle() const {
+    for (const auto& [id, worker] : workers_) {
+      HostLoad load = worker.host->load();
+      if (worker.host->inflight() != 0 || load.busySessions != 0 || load.waitingRequests != 0) {
+        return false;
+      }
+    }
+    return pool_.busy() == 0;
+  }
+
+  // What the host's clean stop asks (isolating_backend.h): the sessions
+  // end, every context of this process runs its shutdown(), the session
+  // directories go, and the process exits 0. The host waits for that within
+  // its --drain-seconds and kills a child that overruns it.
+  [[noreturn]] void stopCleanly() {
+    std::size_t sessions = 0;
+    for (auto& [id, worker] : workers_) {
+      sessions += worker.host->load().liveSessions;
+      worker.host->clear();
+    }
+    workers_.clear();
+    // This process's copy of the host's registry (fork): its contexts are
+    // this process's own, and nothing of them is used after this.
+    Status stopped = const_cast<SessionTypeRegistry&>(parts_.types).shutdown();
+    if (!stopped.ok()) {
+      parts_.logger->error("the child process of experiment '{}': context shutdown failed: {}",
+                           setup_.experiment, stopped.toString());
+    }
+    removeSessionDirectoriesOf(parts_.workingDirectory, ::getpid());
+    parts_.logger->info(
+        "the child process of experiment '{}' stopped cleanly: {} sessions ended, its contexts "
+        "shut down",
+        setup_.experiment, sessions);
+    parts_.logger->flush();
+    // The answers must leave before the process does.
+    dealer_.set(zmq::sockopt::linger, 2000);
+    dealer_.close();
+    zmq_.close();
+    ::_exit(stopped.ok() ? 0 : 1);
+  }
+
   void readHost() {
     for (int i = 0; i < 4096; ++i) {
       std::vector<zmq::message_t> parts;
@@ -186,6 +276,17 @@ class ChildLoop {
   }
 
   void onHostMessage(ForwardedRequest& request) {
+    if (stopping_) {
+      sink_.send(request.routingId,
+                 encodeErrorReply(request.message.envelope().getRequestId(),
+                                  disconnected(fmt::format(
+                                      "the nesting host is stopping (the operator sent it SIGTERM "
+                                      "or SIGINT) and its compile process of experiment '{}' "
+                                      "takes no more requests: restore the session on another "
+                                      "worker",
+                                      setup_.experiment))));
+      return;
+    }
     auto found = workers_.find(request.message.envelope().getTarget());
     if (found == workers_.end() || found->second.releasing) {
       sink_.send(request.routingId,
@@ -214,7 +315,7 @@ class ChildLoop {
 
   void onHostMessage(CreateWorker& create) {
     UnderlyingSpec& spec = create.spec;
-    if (workers_.contains(spec.workerId)) return;
+    if (stopping_ || workers_.contains(spec.workerId)) return;
     HostLimits limits = parts_.limits;
     // The host's metrics live in the host: a copy here would be read by
     // no one, and a lock another host thread held at fork stays held.
@@ -301,6 +402,7 @@ class ChildLoop {
   DealerSink sink_;
   std::map<std::uint64_t, ChildWorker> workers_;
   std::chrono::steady_clock::time_point nextLoad_{};
+  bool stopping_ = false;  // its host asked for a clean stop
 };
 
 }  // namespace
@@ -321,6 +423,7 @@ Result<pid_t> forkIsolatedChild(const ChildSetup& setup, const FrontendParts& pa
   closeInheritedDescriptors();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != setup.hostPid) ::_exit(0);  // the host died before prctl
+  takeStopsFromHost(setup.hostPid);  // before the unblock: a stop already sent waits for it
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_UNBLOCK, &all, nullptr);  // the host blocks SIGTERM for its signal thread

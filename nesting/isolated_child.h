@@ -7,7 +7,13 @@
 //
 // The messages it exchanges with its host: nesting/isolation_messages.h.
 // A child exits when its host dies (PR_SET_PDEATHSIG); the host kills it
-// with SIGKILL on shutdown, on release of its last worker, or when it hangs.
+// with SIGKILL on release of its last worker or when it hangs. On the host's
+// clean stop it gets SIGTERM from the host and stops by itself: it refuses
+// new requests with the reason, answers what it runs, runs its contexts'
+// shutdown(), removes its session directories and exits 0. SIGTERM and
+// SIGINT from any other process are ignored (and logged): the host gets
+// those too (a terminal's process group, a service's cgroup) and passes the
+// stop on, while a child that left on its own would be restarted as crashed.
 #pragma once
 
 #include <sys/types.h>

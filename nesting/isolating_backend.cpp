@@ -7,9 +7,10 @@
 
 #include <algorithm>
 
-#include "common/base/exit_codes.h"
-#include "common/security/identity.h"
-#include "common/transport/router_io.h"
+#include "common/exit_codes.h"
+#include "common/identity.h"
+#include "common/readiness_poll.h"
+#include "common/router_io.h"
 #include "nesting/isolated_child.h"
 #include "nesting/nesting_host.h"
 
@@ -27,6 +28,10 @@ constexpr Duration kHangGrace = std::chrono::milliseconds(500);
 // so a request it is merely slow to run (queued behind a replay storm after
 // a restart) is no reason to kill it.
 constexpr Duration kSilentFor = std::chrono::seconds(2);
+// What a child gets to stop cleanly when the drain left less: an idle one
+// needs a moment to shut its contexts down. Well inside kStopGrace, which
+// bounds the host's whole shutdown after its drain.
+constexpr Duration kChildStopGrace = std::chrono::seconds(1);
 
 bool stoppedForDamage(int status) {
   return WIFEXITED(status) && WEXITSTATUS(status) == kExitRestartAfterCaughtCrash;
@@ -363,7 +368,9 @@ void ChildProcessWorkers::onChildMessage(const std::string& identity,
     }
     return;
   }
-  if (auto* released = std::get_if<Released>(&*message)) {
+  // Stopping, the host forgets every worker at once (clear), and no child
+  // may be erased while stopCleanly() walks them.
+  if (auto* released = std::get_if<Released>(&*message); released != nullptr && !stopping_) {
     // Only a worker of this child's experiment (the host ignores one that
     // is not being released).
     auto worker = directory_.workers().find(released->workerId);
@@ -590,6 +597,79 @@ LoadReport ChildProcessWorkers::load() const {
   }
   report.total.busySlots = tokens_.inUse();
   return report;
+}
+
+void ChildProcessWorkers::stopCleanly(Duration within) {
+  stopping_ = true;
+  const std::string stopping =
+      "the nesting host is stopping (the operator sent it SIGTERM or SIGINT): restore the session "
+      "on another worker";
+  for (auto& [name, child] : children_) {
+    // Not sent to the child: it would refuse it anyway.
+    for (Outgoing& held : child.held) {
+      reply(held.flight.routingId, held.flight.requestId, disconnected(stopping));
+    }
+    child.held.clear();
+    if (child.pid > 0) ::kill(child.pid, SIGTERM);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::max(within, kChildStopGrace);
+  ReadinessPoll poll;
+  const std::size_t link = poll.addSocket(router_);
+  // The children's answers are relayed and their slot tokens granted meanwhile.
+  while (reapStopped() != 0 && std::chrono::steady_clock::now() < until) {
+    poll.wait(std::chrono::milliseconds(20));
+    if (poll.ready(link)) onSocketReadable();
+  }
+  for (auto& [name, child] : children_) {
+    if (child.pid <= 0) continue;
+    parts_.logger->warn(
+        "the child process {} of experiment '{}' did not stop within {} ms of the drain "
+        "(--drain-seconds): killing it",
+        child.pid, child.experiment, toMillis(std::max(within, kChildStopGrace)));
+    answerUnanswered(child, stopping);
+    stopChild(child);
+  }
+}
+
+std::size_t ChildProcessWorkers::reapStopped() {
+  std::size_t running = 0;
+  std::vector<std::pair<Child*, int>> ended;
+  for (auto& [name, child] : children_) {
+    if (child.pid <= 0) continue;
+    int status = 0;
+    if (::waitpid(child.pid, &status, WNOHANG) == child.pid) {
+      ended.emplace_back(&child, status);
+    } else {
+      ++running;
+    }
+  }
+  // What an exited child sent (its socket lingered until it was delivered)
+  // is read before anything it was given counts as unanswered.
+  if (!ended.empty()) onSocketReadable();
+  for (auto& [stopped, status] : ended) {
+    Child& child = *stopped;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      parts_.logger->info("the child process {} of experiment '{}' stopped cleanly", child.pid,
+                          child.experiment);
+    } else {
+      parts_.logger->warn("the child process {} of experiment '{}' {} while it stopped", child.pid,
+                          child.experiment, describeExit(status));
+    }
+    answerUnanswered(child,
+                     "the nesting host is stopping (the operator sent it SIGTERM or "
+                     "SIGINT) and this request's compile process ended first: restore "
+                     "the session on another worker");
+    removeSessionDirectoriesOf(parts_.workingDirectory, child.pid);
+    child.pid = -1;  // reaped: stopChild (clear) only forgets it
+  }
+  return running;
+}
+
+void ChildProcessWorkers::answerUnanswered(Child& child, const std::string& why) {
+  for (auto& [key, flight] : child.inflight) {
+    if (!flight.answered) reply(flight.routingId, flight.requestId, disconnected(why));
+  }
+  child.inflight.clear();
 }
 
 void ChildProcessWorkers::clear() {

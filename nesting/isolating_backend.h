@@ -50,6 +50,11 @@ class ChildProcessWorkers final : public UnderlyingBackend {
   void onCompletion(Completion) override {}  // the children run every task
   void tick() override;
   void clear() override;
+  // Each child gets SIGTERM from the host (isolated_child.h): it answers
+  // what it runs, refuses what comes after with the reason, shuts its
+  // contexts down and exits 0. One still running after `within` (at least
+  // kChildStopGrace) is killed, and the log says so.
+  void stopCleanly(Duration within) override;
   zmq::socket_t* socket() override { return &router_; }
   void onSocketReadable() override;
 
@@ -103,6 +108,10 @@ class ChildProcessWorkers final : public UnderlyingBackend {
   void sendCreate(Child& child, const UnderlyingSpec& spec);
   void sendToChild(Child& child, std::vector<std::string> parts, bool control);
   void stopChild(Child& child);
+  // The children that exited since asked to stop, reaped; how many still run.
+  std::size_t reapStopped();
+  // Answers what `child` was given or held and never answered, with `why`.
+  void answerUnanswered(Child& child, const std::string& why);
   void reply(const std::string& routingId, std::uint64_t requestId, const Status& status);
 
   FrontendParts parts_;
@@ -118,6 +127,7 @@ class ChildProcessWorkers final : public UnderlyingBackend {
   SlotTokens tokens_;
   ReplayGuard guard_;
   std::uint64_t spawned_ = 0;
+  bool stopping_ = false;  // stopCleanly() runs
 };
 
 // `kiln nest --isolate`: a FIFO pool for the lobby and a nesting host over

@@ -40,6 +40,7 @@ class NestingHost final : public WorkerFrontend, private UnderlyingDirectory {
     return backend_->dropSessionsOfClientsSilentSince(since, why);
   }
   void clear() override;
+  void stopCleanly(Duration within) override { backend_->stopCleanly(within); }
   zmq::socket_t* socket() override { return backend_->socket(); }
   void onSocketReadable() override { backend_->onSocketReadable(); }
 

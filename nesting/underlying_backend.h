@@ -71,6 +71,7 @@ class UnderlyingBackend {
   virtual void onCompletion(Completion completion) = 0;
   virtual void tick() = 0;
   virtual void clear() = 0;
+  virtual void stopCleanly(Duration within) {}  // WorkerFrontend::stopCleanly
   virtual zmq::socket_t* socket() { return nullptr; }
   virtual void onSocketReadable() {}
 };

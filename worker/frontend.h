@@ -48,6 +48,11 @@ class WorkerFrontend {
   virtual LoadReport load() const = 0;
   // Ends every session (shutdown); call when no task runs.
   virtual void clear() = 0;
+  // A clean stop, before clear(): processes of the frontend's own (an
+  // isolating nesting host's children) are asked to stop, answer what they
+  // run and shut their contexts down, and are waited for up to about
+  // `within` (what is left of --drain-seconds).
+  virtual void stopCleanly(Duration within) {}
   // A frontend with a socket of its own (an isolating host's link to its
   // child processes) has the poll loop watch it.
   virtual zmq::socket_t* socket() { return nullptr; }

@@ -1,6 +1,7 @@
 #include "worker/noop_session.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -87,6 +88,11 @@ bool NoopContext::takeSkew() {
   while (left > 0 && !skewedStarts_.compare_exchange_weak(left, left - 1)) {
   }
   return left > 0;
+}
+
+Status NoopContext::shutdown() {
+  logger().debug("noop context shut down in process {}", ::getpid());
+  return okStatus();
 }
 
 Status NoopSession::init(std::size_t actionSpaceIndex, const Benchmark& benchmark) {

@@ -499,6 +499,10 @@ void WorkerServer::shutdown() {
     std::vector<Completion> done;
     completions_.drain(done);
     for (Completion& completion : done) frontend_->onCompletion(std::move(completion));
+    // A clean stop: the frontend's own processes get what is left of it.
+    if (drainUntil_) {
+      frontend_->stopCleanly(std::max(Duration::zero(), *drainUntil_ - clock_.now()));
+    }
     frontend_->clear();
   }
   link_.reset();

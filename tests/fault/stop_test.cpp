@@ -3,6 +3,7 @@
 // fresh directory. SIGTERM or SIGINT drains them: exit 0, the contexts'
 // shutdown ran, nothing left in TMPDIR. A running request is answered and a
 // new one refused with the reason; a second signal stops at once.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -250,6 +251,85 @@ TEST(CleanStop, TheDrainEndsWithinTheOperatorsBound) {
   EXPECT_LT(std::chrono::steady_clock::now() - began, 8s);
   EXPECT_EQ(status->exitCode, kExitStoppedAtOnce) << status->describe();
   EXPECT_TRUE(fs::is_empty(cluster.worker.tmp));
+}
+
+// `kiln nest --isolate`: an experiment's child process is asked to stop,
+// answers what it ran, runs its own copy of the contexts' shutdown (the noop
+// context logs it, with the process's pid) and exits by itself; the host
+// exits 0 and leaves TMPDIR as it found it. Before, the host SIGKILLed its
+// children: their contexts' shutdown never ran.
+TEST(CleanStop, AnIsolatedNestingHostsChildrenStopCleanly) {
+  InProcessCoordinator coordinator;
+  Served host({KILN_BINARY, "nest", "--isolate", "--coordinator", coordinator.endpoint(),
+               "--heartbeat-seconds", "0.1", "--log-level", "debug", "--drain-seconds", "5"});
+  ASSERT_TRUE(host.process && host.process->running()) << readAll(host.err);
+  auto client = connectClient(coordinator.endpoint(), "alpha");
+  ExperimentSpec spec;
+  spec.name = "alpha";
+  spec.workers = 1;
+  ASSERT_TRUE(client->openExperiment(spec).ok());
+  ASSERT_TRUE(client->waitForExperiment("alpha", 1, 10s).ok()) << readAll(host.err);
+  auto session = client->startSession({"noop", "benchmark://stop/x"});
+  ASSERT_TRUE(session.ok()) << session.status().toString() << "\n" << readAll(host.err);
+  ASSERT_TRUE(stepOnce(**session).ok());
+  std::vector<pid_t> children;
+  std::ifstream list(
+      fmt::format("/proc/{}/task/{}/children", host.process->pid(), host.process->pid()));
+  for (pid_t pid; list >> pid;) children.push_back(pid);
+  ASSERT_EQ(children.size(), 1u) << readAll(host.err);
+  const pid_t child = children[0];
+  // A stop from anyone but its host (here: this test) leaves it serving: the
+  // host would take a child that left on its own for a crashed one.
+  ::kill(child, SIGTERM);
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        return readAll(host.err).find("ignores a stop signal from process") != std::string::npos;
+      },
+      10s))
+      << readAll(host.err);
+  ASSERT_TRUE(stepOnce(**session).ok()) << readAll(host.err);
+
+  const auto status = host.stop(SIGTERM, 20s);
+  ASSERT_TRUE(status.has_value()) << "still running 20 s after SIGTERM\n" << readAll(host.err);
+  const std::string log = readAll(host.err);
+  EXPECT_EQ(status->exitCode, 0) << status->describe() << "\n" << log;
+  EXPECT_NE(log.find(fmt::format("noop context shut down in process {}", child)), std::string::npos)
+      << log;
+  EXPECT_NE(
+      log.find(fmt::format("the child process {} of experiment 'alpha' stopped cleanly", child)),
+      std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("killing it"), std::string::npos) << log;
+  EXPECT_TRUE(fs::is_empty(host.tmp)) << ::testing::PrintToString(leftIn(host.tmp));
+}
+
+// A child whose step never ends cannot stop by itself: past what is left of
+// --drain-seconds (at least 1 s) its host kills it, says so, answers the
+// step with the reason and still exits 0 within the operator's bound.
+TEST(CleanStop, AnIsolatedChildThatDoesNotStopIsKilledAndLogged) {
+  InProcessCoordinator coordinator;
+  Served host({KILN_BINARY, "nest", "--isolate", "--coordinator", coordinator.endpoint(),
+               "--heartbeat-seconds", "0.1", "--drain-seconds", "0.5", "--enable-fault-injection"});
+  ASSERT_TRUE(host.process && host.process->running()) << readAll(host.err);
+  auto client = connectClient(coordinator.endpoint(), "alpha");
+  ExperimentSpec spec;
+  spec.name = "alpha";
+  spec.workers = 1;
+  ASSERT_TRUE(client->openExperiment(spec).ok());
+  ASSERT_TRUE(client->waitForExperiment("alpha", 1, 10s).ok()) << readAll(host.err);
+  auto session = client->startSession({"noop", "benchmark://stop/x"});
+  ASSERT_TRUE(session.ok()) << session.status().toString() << "\n" << readAll(host.err);
+  std::thread stepping = hangAStep(**session);
+  const auto began = std::chrono::steady_clock::now();
+  const auto status = host.stop(SIGTERM, 15s);
+  const auto took = std::chrono::steady_clock::now() - began;
+  stepping.join();  // its client looks for another worker first
+  ASSERT_TRUE(status.has_value()) << "still running 15 s after SIGTERM\n" << readAll(host.err);
+  EXPECT_LT(took, 5s);  // 0.5 s of drain, 1 s for the child, well inside kStopGrace
+  const std::string log = readAll(host.err);
+  EXPECT_EQ(status->exitCode, 0) << status->describe() << "\n" << log;
+  EXPECT_NE(log.find("of experiment 'alpha' did not stop within"), std::string::npos) << log;
+  EXPECT_TRUE(fs::is_empty(host.tmp)) << ::testing::PrintToString(leftIn(host.tmp));
 }
 
 }  // namespace

@@ -231,7 +231,7 @@ class ChildLoop {
     workers_.clear();
     // This process's copy of the host's registry (fork): its contexts are
     // this process's own, and nothing of them is used after this.
-    Status stopped = const_cast<SessionTypeRegistry&>(parts_.types).shutdown();
+    Status stopped = parts_.types.shutdown();
     if (!stopped.ok()) {
       parts_.logger->error("the child process of experiment '{}': context shutdown failed: {}",
                            setup_.experiment, stopped.toString());

@@ -23,7 +23,8 @@ namespace kiln {
 inline const std::string kCoordinatorRoute("\0coordinator", 12);
 
 struct FrontendParts {
-  const SessionTypeRegistry& types;
+  // Not const: an isolated child runs its copy of the contexts' shutdown().
+  SessionTypeRegistry& types;
   BenchmarkCache& cache;
   HostLimits limits;
   const Clock& clock;

@@ -232,6 +232,38 @@ std::optional<std::string> valueCosts(const llvm::Module& module) {
   return std::nullopt;
 }
 
+// How deep the graph below `root` nests, measured without recursion (the
+// point: LLVM's own walks recurse, and these graphs are the client's): a
+// node is one deeper than its deepest child, every node is measured once
+// across the calls that share `depth`, and a child still open is the node's
+// own ancestor and counts as nothing. The first depth over `limit`, if any.
+template <typename Node, typename ForEachChild>
+std::optional<unsigned> depthOver(const Node* root, unsigned limit,
+                                  llvm::DenseMap<const Node*, unsigned>& depth,
+                                  const ForEachChild& forEachChild) {
+  std::vector<std::pair<const Node*, bool>> stack{{root, false}};
+  while (!stack.empty()) {
+    auto [node, expanded] = stack.back();
+    stack.pop_back();
+    if (depth.count(node) != 0) continue;
+    if (!expanded) {
+      stack.push_back({node, true});
+      forEachChild(node, [&](const Node* child) {
+        if (depth.count(child) == 0) stack.push_back({child, false});
+      });
+      continue;
+    }
+    unsigned deepest = 0;
+    forEachChild(node, [&](const Node* child) {
+      auto found = depth.find(child);
+      if (found != depth.end()) deepest = std::max(deepest, found->second);
+    });
+    depth[node] = deepest + 1;
+    if (deepest + 1 > limit) return deepest + 1;
+  }
+  return std::nullopt;
+}
+
 // How deep a module's types nest (a struct of a struct of ...): LLVM walks
 // them recursively (DataLayout's struct layouts, the bitcode writer's type
 // enumeration), and a chain of 100,000 named structs, under a megabyte of
@@ -243,34 +275,15 @@ std::optional<std::string> typeNesting(const llvm::Module& module) {
   llvm::TypeFinder types;
   types.run(module, /*onlyNamed=*/false);
   llvm::DenseMap<const llvm::Type*, unsigned> depth;
-  std::vector<std::pair<const llvm::Type*, bool>> stack;
+  auto elements = [](const llvm::Type* type, auto&& visit) {
+    for (const llvm::Type* element : type->subtypes()) visit(element);
+  };
   for (const llvm::Type* root : types) {
-    stack.push_back({root, false});
-    while (!stack.empty()) {
-      auto [type, expanded] = stack.back();
-      stack.pop_back();
-      if (depth.count(type) != 0) continue;
-      if (!expanded) {
-        stack.push_back({type, true});
-        for (const llvm::Type* element : type->subtypes()) {
-          if (depth.count(element) == 0) stack.push_back({element, false});
-        }
-        continue;
-      }
-      unsigned deepest = 0;
-      for (const llvm::Type* element : type->subtypes()) {
-        auto found = depth.find(element);
-        // An element still open is this type's own ancestor (a pointer
-        // cycle cannot be: pointers are opaque); count it as a leaf.
-        if (found != depth.end()) deepest = std::max(deepest, found->second);
-      }
-      depth[type] = deepest + 1;
-      if (deepest + 1 > kMaxTypeNesting) {
-        return fmt::format(
-            "its types nest {} deep or more, over {}: LLVM walks types "
-            "recursively, and a deeper one overflows its stack",
-            deepest + 1, kMaxTypeNesting);
-      }
+    if (auto over = depthOver<llvm::Type>(root, kMaxTypeNesting, depth, elements)) {
+      return fmt::format(
+          "its types nest {} deep or more, over {}: LLVM walks types "
+          "recursively, and a deeper one overflows its stack",
+          *over, kMaxTypeNesting);
     }
   }
   return std::nullopt;
@@ -286,43 +299,25 @@ constexpr unsigned kMaxConstantNesting = 128;
 
 std::optional<std::string> constantNesting(const llvm::Module& module) {
   llvm::DenseMap<const llvm::Constant*, unsigned> depth;
-  std::vector<std::pair<const llvm::Constant*, bool>> stack;
   auto nested = [](const llvm::Constant* constant) {
     // Globals are leaves: their initializers are walked as roots.
     return !llvm::isa<llvm::GlobalValue>(constant) &&
            (llvm::isa<llvm::ConstantExpr>(constant) ||
             llvm::isa<llvm::ConstantAggregate>(constant));
   };
+  auto operands = [&](const llvm::Constant* constant, auto&& visit) {
+    for (const llvm::Use& operand : constant->operands()) {
+      const auto* inner = llvm::dyn_cast<llvm::Constant>(operand.get());
+      if (inner != nullptr && nested(inner)) visit(inner);
+    }
+  };
   auto walk = [&](const llvm::Constant* root) -> std::optional<std::string> {
-    if (root == nullptr || !nested(root) || depth.count(root) != 0) return std::nullopt;
-    stack.push_back({root, false});
-    while (!stack.empty()) {
-      auto [constant, expanded] = stack.back();
-      stack.pop_back();
-      if (depth.count(constant) != 0) continue;
-      if (!expanded) {
-        stack.push_back({constant, true});
-        for (const llvm::Use& operand : constant->operands()) {
-          const auto* inner = llvm::dyn_cast<llvm::Constant>(operand.get());
-          if (inner != nullptr && nested(inner) && depth.count(inner) == 0) {
-            stack.push_back({inner, false});
-          }
-        }
-        continue;
-      }
-      unsigned deepest = 0;
-      for (const llvm::Use& operand : constant->operands()) {
-        const auto* inner = llvm::dyn_cast<llvm::Constant>(operand.get());
-        auto found = inner == nullptr ? depth.end() : depth.find(inner);
-        if (found != depth.end()) deepest = std::max(deepest, found->second);
-      }
-      depth[constant] = deepest + 1;
-      if (deepest + 1 > kMaxConstantNesting) {
-        return fmt::format(
-            "its constants nest {} deep or more, over {}: LLVM prints, folds and "
-            "lowers constants recursively, and a deeper one overflows its stack",
-            deepest + 1, kMaxConstantNesting);
-      }
+    if (root == nullptr || !nested(root)) return std::nullopt;
+    if (auto over = depthOver<llvm::Constant>(root, kMaxConstantNesting, depth, operands)) {
+      return fmt::format(
+          "its constants nest {} deep or more, over {}: LLVM prints, folds and "
+          "lowers constants recursively, and a deeper one overflows its stack",
+          *over, kMaxConstantNesting);
     }
     return std::nullopt;
   };

@@ -253,6 +253,19 @@ TEST(CleanStop, TheDrainEndsWithinTheOperatorsBound) {
   EXPECT_TRUE(fs::is_empty(cluster.worker.tmp));
 }
 
+// Opens experiment alpha with one worker (on the nesting host `host`) and
+// starts a noop session in it.
+Result<std::unique_ptr<client::Session>> startInExperimentAlpha(client::Client& client,
+                                                                const Served& host) {
+  ExperimentSpec spec;
+  spec.name = "alpha";
+  spec.workers = 1;
+  KILN_RETURN_IF_ERROR(client.openExperiment(spec).status());
+  auto ready = client.waitForExperiment("alpha", 1, 10s);
+  if (!ready.ok()) return internalError(ready.status().toString() + "\n" + readAll(host.err));
+  return client.startSession({"noop", "benchmark://stop/x"});
+}
+
 // `kiln nest --isolate`: an experiment's child process is asked to stop,
 // answers what it ran, runs its own copy of the contexts' shutdown (the noop
 // context logs it, with the process's pid) and exits by itself; the host
@@ -264,12 +277,7 @@ TEST(CleanStop, AnIsolatedNestingHostsChildrenStopCleanly) {
                "--heartbeat-seconds", "0.1", "--log-level", "debug", "--drain-seconds", "5"});
   ASSERT_TRUE(host.process && host.process->running()) << readAll(host.err);
   auto client = connectClient(coordinator.endpoint(), "alpha");
-  ExperimentSpec spec;
-  spec.name = "alpha";
-  spec.workers = 1;
-  ASSERT_TRUE(client->openExperiment(spec).ok());
-  ASSERT_TRUE(client->waitForExperiment("alpha", 1, 10s).ok()) << readAll(host.err);
-  auto session = client->startSession({"noop", "benchmark://stop/x"});
+  auto session = startInExperimentAlpha(*client, host);
   ASSERT_TRUE(session.ok()) << session.status().toString() << "\n" << readAll(host.err);
   ASSERT_TRUE(stepOnce(**session).ok());
   std::vector<pid_t> children;
@@ -312,12 +320,7 @@ TEST(CleanStop, AnIsolatedChildThatDoesNotStopIsKilledAndLogged) {
                "--heartbeat-seconds", "0.1", "--drain-seconds", "0.5", "--enable-fault-injection"});
   ASSERT_TRUE(host.process && host.process->running()) << readAll(host.err);
   auto client = connectClient(coordinator.endpoint(), "alpha");
-  ExperimentSpec spec;
-  spec.name = "alpha";
-  spec.workers = 1;
-  ASSERT_TRUE(client->openExperiment(spec).ok());
-  ASSERT_TRUE(client->waitForExperiment("alpha", 1, 10s).ok()) << readAll(host.err);
-  auto session = client->startSession({"noop", "benchmark://stop/x"});
+  auto session = startInExperimentAlpha(*client, host);
   ASSERT_TRUE(session.ok()) << session.status().toString() << "\n" << readAll(host.err);
   std::thread stepping = hangAStep(**session);
   const auto began = std::chrono::steady_clock::now();

@@ -10,13 +10,24 @@ def test_rtt_judges_every_kiln_row_against_a_floor_of_the_same_run():
     report = run_bench("rtt", "--iterations", "300", "--idle-sessions", "20", "--no-pinned")
     assert report["title"].startswith("kiln bench rtt")
     # The identity rows (issue 48): the step path with the client known by
-    # its secret and by a pass, judged against each other.
+    # its secret and by a pass, judged against each other; and a nesting
+    # host's check of an experiment's key and of its pass for that host,
+    # with the client's stamp of each.
     identity = [row for row in report["rows"] if "check_ns_other_client" in row]
-    assert len(identity) == 2, identity
-    for row in identity:
+    by_client = [row for row in identity if row["path"].startswith("raw step, client by")]
+    experiment = [row for row in identity if row["path"].startswith("experiment request, by")]
+    assert len(by_client) == 2 and len(experiment) == 2, identity
+    assert len(identity) == 4, identity
+    for row in by_client:
         for field in ("mode", "path", "judged_against", "runs", "p50_us_min", "p50_us_median"):
             assert field in row, (field, row)
         assert 0 < row["p50_us_min"] <= row["p50_us_median"], row
+    for row in experiment:
+        for field in ("mode", "path", "judged_against", "runs", "client_stamp_ns"):
+            assert field in row, (field, row)
+        assert row["check_ns_other_client"] > 0 and row["client_stamp_ns"] > 0, row
+    assert experiment[1]["judged_against"] == "experiment request, by key", experiment
+    assert experiment[1]["x_judged_check"] > 0, experiment
     latency = [row for row in report["rows"] if "path" in row and row not in identity]
     for row in latency:
         for field in ("mode", "path", "payload", "judged_against", "sessions", "p50_us",

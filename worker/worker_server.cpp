@@ -126,10 +126,9 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   server->pool_ = std::make_unique<TaskPool>(c.slots, c.mode.makeQueue());
   server->sink_ = std::make_unique<RouterSink>(server->router_, server->routerUses_, server->link_,
                                                server->direct_);
-  server->frontend_ = c.mode.makeFrontend(
-      FrontendParts{types, server->cache_, c.limits, clock, *server->pool_, *server->sink_,
-                    server->completions_, server->logger_, server->workingDirectory_->path(),
-                    c.frames});
+  server->frontend_ = c.mode.makeFrontend(FrontendParts{
+      types, server->cache_, c.limits, clock, *server->pool_, *server->sink_, server->completions_,
+      server->logger_, server->workingDirectory_->path(), c.frames});
   if (!c.coordinator.empty()) {
     char hostname[256] = {};
     ::gethostname(hostname, sizeof(hostname) - 1);

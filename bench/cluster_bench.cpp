@@ -10,12 +10,11 @@
 #include "bench/placement_probe.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
-#include "client/client.h"
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/wire_convert.h"
-#include "testing/child_cluster.h"
-#include "testing/net_bed.h"
+#include "common/base/wire_convert.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln::bench {
 

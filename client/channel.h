@@ -57,7 +57,7 @@ struct RequestIdentity {
   void stampForWorker(wire::Envelope::Builder envelope, const std::string& endpoint) const;
 
  private:
-  // The experiment's pass for `endpoint` (common/identity.h), made once per
+  // The experiment's pass for `endpoint` (common/security/identity.h), made once per
   // endpoint and key: a keyed hash per request would cost ~0.5 us.
   const std::string& experimentPassFor(const std::string& endpoint) const;
   struct MadePass {

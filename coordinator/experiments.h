@@ -43,7 +43,7 @@ struct ExperimentRecord {
   std::string problem;                                     // why workers are missing, if they are
   SampleRing utilization;
 
-  // Its pass on `host` (common/identity.h), which createWorker gives the host.
+  // Its pass on `host` (common/security/identity.h), which createWorker gives the host.
   std::string passOn(const WorkerRecord& host) const;
   // Whether `status`, as `host` reported it, is a worker made for this very
   // experiment: its name and its pass for that host.

@@ -198,7 +198,7 @@ struct RegisterWorker {
                                     # a coordinator that has one registers only its holders
   passKey @12 :Data;                # 16 random bytes this worker process drew: the coordinator
                                     # makes the client passes it hands out for this worker with
-                                    # it (common/identity.h); never sent anywhere else
+                                    # it (common/security/identity.h); never sent anywhere else
   maxMessageBytes @13 :UInt64;      # its --max-message-bytes, which placements pass on to
                                     # clients; 0 = not said (an older worker)
 }
@@ -218,7 +218,7 @@ struct UnderlyingSpec {
   weight @2 :UInt32;                # share of the host's slots under contention (0 = 1)
   maxSessions @3 :UInt32;           # 0 = the host's limit
   sessionTypes @4 :List(Text);      # empty = every type the host serves
-  experimentPass @5 :Data;          # the experiment's pass on this host (common/identity.h):
+  experimentPass @5 :Data;          # the experiment's pass on this host (common/security/identity.h):
                                     # requests for this worker must present it; views strip it
 }
 struct UnderlyingStatus { spec @0 :UnderlyingSpec; load @1 :Load; }
@@ -389,6 +389,6 @@ struct Envelope {
   clientPass @12 :Data;
   # An experiment's identity on a nesting host, instead of its key, which
   # only the coordinator sees: a MAC of the host's endpoint under the key's
-  # digest (common/identity.h). Good on that host alone.
+  # digest (common/security/identity.h). Good on that host alone.
   experimentPass @13 :Data;
 }

@@ -63,7 +63,7 @@ struct HostLimits {
   // in-process. A runaway compile then fails alone. 0 = no limit.
   std::uint64_t compileMemoryBytes = std::uint64_t{4096} << 20;
   // Data a client's module may make the code generator write, checked where
-  // the module enters (--max-module-data-bytes; llvmenv/module_policy.h).
+  // the module enters (--max-module-data-bytes; compilers/llvm_engine/module_policy.h).
   std::uint64_t maxModuleDataBytes = std::uint64_t{256} << 20;
   // While the pool is idle, steps of a session that have taken less than
   // this run on the loop thread itself: cheaper than the two thread hops to

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
-#include "llvmenv/module_policy.h"
+#include <kiln/status.h>
+#include "compilers/llvm_engine/module_policy.h"
 
 namespace kiln::llvm_engine {
 

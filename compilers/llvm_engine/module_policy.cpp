@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compilers/llvm_engine/asm_policy.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/Constants.h"
@@ -23,7 +24,6 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/TypeFinder.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvmenv/asm_policy.h"
 
 namespace kiln::llvm_engine {
 namespace {

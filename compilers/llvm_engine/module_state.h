@@ -14,12 +14,12 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
-#include "common/value.h"
-#include "llvmenv/crash_guard.h"
-#include "llvmenv/module_policy.h"
-#include "llvmenv/module_shape.h"
-#include "llvmenv/pass_table.h"
+#include <kiln/status.h>
+#include <kiln/value.h>
+#include "compilers/llvm_engine/crash_guard.h"
+#include "compilers/llvm_engine/module_policy.h"
+#include "compilers/llvm_engine/module_shape.h"
+#include "compilers/llvm_engine/pass_table.h"
 
 namespace llvm {
 class LLVMContext;

@@ -242,10 +242,10 @@ Result<std::shared_ptr<const CachedModule>> LlvmContext::module(const Benchmark&
   if (auto cached = moduleCache_.get(key)) return cached;
 
   const bool bitcode = looksLikeBitcode(bytes);
-  auto state =
-      bitcode
-          ? llvmenv::ModuleState::fromBitcode(passes_, bytes, benchmark.uri, maxModuleDataBytes())
-          : llvmenv::ModuleState::fromIrText(passes_, bytes, benchmark.uri, maxModuleDataBytes());
+  auto state = bitcode ? llvm_engine::ModuleState::fromBitcode(passes_, bytes, benchmark.uri,
+                                                               maxModuleDataBytes())
+                       : llvm_engine::ModuleState::fromIrText(passes_, bytes, benchmark.uri,
+                                                              maxModuleDataBytes());
   if (!state.ok()) {
     Status why =
         bitcode ? llvm_engine::explainForeignBitcode(state.status(), bytes) : state.status();

@@ -125,7 +125,8 @@ Status MlgoContext::checkModule(const Benchmark& benchmark) {
     std::lock_guard lock(mutex_);
     if (acceptedModules_.count(key) != 0) return okStatus();
   }
-  Status checked = llvmenv::checkModule(*benchmark.program, benchmark.uri, maxModuleDataBytes());
+  Status checked =
+      llvm_engine::checkModule(*benchmark.program, benchmark.uri, maxModuleDataBytes());
   if (!checked.ok()) {
     Status refused =
         invalidArgument("benchmark '" + benchmark.uri + "' cannot be used: " + checked.message());

@@ -16,7 +16,7 @@ struct UnderlyingSpec {
   std::uint32_t weight = 1;
   std::uint32_t maxSessions = 0;  // 0 = the host's limit
   std::vector<std::string> sessionTypes;
-  // The owning experiment's pass on this worker's host (common/identity.h):
+  // The owning experiment's pass on this worker's host (common/security/identity.h):
   // a client must present it to reach this worker. Empty on a spec not yet
   // keyed, and in every view a client is shown.
   std::string experimentPass;

@@ -5,9 +5,9 @@
 // lease refreshes, benchmarks), each through its decoder (with the default
 // frame limits). Input: a first byte (bit 0: which direction; bit 1: raw
 // parts or a structured message), then for raw parts up to 8 records of
-// fuzz/fuzz_input.h, one part each, and for a structured message
+// tests/fuzz/fuzz_input.h, one part each, and for a structured message
 // FuzzedDataProvider bytes that pick a kind, fields of the right size or
-// not, an envelope built by fuzz/envelope_builder.h and a few bytes of it
+// not, an envelope built by tests/fuzz/envelope_builder.h and a few bytes of it
 // overwritten.
 //
 // Properties checked: decoding never throws and refuses only with

@@ -84,7 +84,7 @@ class RecordingBackend final : public UnderlyingBackend {
 const std::string kKeyA(kSecretBytes, 'a');
 const std::string kKeyB(kSecretBytes, 'b');
 // The endpoint the host under test is known by: its experiments' passes are
-// made for it (common/identity.h).
+// made for it (common/security/identity.h).
 const std::string kHost = "tcp://host-under-test:1";
 const std::string kOtherHost = "tcp://another-host:1";
 

@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "client/client.h"
-#include "common/clock.h"
-#include "common/logging.h"
-#include "common/secret.h"
-#include "common/zap_authenticator.h"
+#include <kiln/client/client.h>
+#include <kiln/clock.h>
+#include <kiln/logging.h>
+#include <kiln/secret.h>
+#include "common/security/zap_authenticator.h"
 #include "coordinator/coordinator_server.h"
 #include "worker/worker_server.h"
 

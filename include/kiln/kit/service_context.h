@@ -35,7 +35,7 @@ struct ContextResources {
   // The operator's flags for the contexts (programs, ceilings, fault hooks).
   OperatorSettings settings;
   // Data a client's module may make the code generator write
-  // (--max-module-data-bytes; llvmenv/module_policy.h).
+  // (--max-module-data-bytes; compilers/llvm_engine/module_policy.h).
   std::uint64_t maxModuleDataBytes = std::uint64_t{256} << 20;
 };
 

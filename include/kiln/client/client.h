@@ -349,7 +349,7 @@ class Client {
   std::unique_ptr<Channel> coordinator_;
   std::map<std::string, std::unique_ptr<Channel>> workers_;
   std::string hostIdentity_;                            // ours, for same-host routes
-  std::map<std::string, LocalRoute> routes_;            // worker endpoint -> its same-host route
+  std::unique_ptr<SameHostRoutes> routes_;              // worker endpoint -> its same-host route
   std::map<std::string, std::uint64_t> messageLimits_;  // worker endpoint -> its message limit
   std::map<std::string, SessionTypeSpaces> spaces_;
   std::unique_ptr<LeaseKeeper> leases_;

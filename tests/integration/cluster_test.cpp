@@ -12,6 +12,7 @@
 #include "tests/integration/two_workers.h"
 #include "tests/support/child_cluster.h"
 #include "tests/support/test_identity.h"
+#include "tests/support/wait.h"
 #include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
@@ -180,6 +181,9 @@ TEST(ClusterTest, ARequestOverTheMessageLimitIsInvalidOverZeroMq) {
     EXPECT_EQ(after->observations[0].as<std::int64_t>(), sum);
   }
   EXPECT_EQ((*small)->restores(), 0u);
+  // The count comes from the worker's load report, a heartbeat behind its
+  // sessions: wait for the report of the small one, then none more.
+  EXPECT_TRUE(testsupport::waitUntil([&] { return liveSessions(*client) != 0; }, 5s));
   EXPECT_EQ(liveSessions(*client), 1u);
 }
 

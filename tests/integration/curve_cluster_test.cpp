@@ -18,7 +18,7 @@
 #include "client/zmq_channel.h"
 #include "common/base/wire_convert.h"
 #include "common/security/zap_authenticator.h"
-#include "testing/loopback_cluster.h"
+#include "tests/support/loopback_cluster.h"
 #include "tests/support/wait.h"
 #include "worker/noop_session.h"
 

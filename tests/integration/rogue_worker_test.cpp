@@ -19,7 +19,7 @@
 #include <kiln/client/client.h>
 #include "common/base/wire_convert.h"
 #include "common/types/underlying_wire.h"
-#include "testing/loopback_cluster.h"
+#include "tests/support/loopback_cluster.h"
 #include "tests/support/wait.h"
 #include "tools/local_cluster/local_cluster.h"
 

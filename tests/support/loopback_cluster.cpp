@@ -1,4 +1,4 @@
-#include "testing/loopback_cluster.h"
+#include "tests/support/loopback_cluster.h"
 
 #include "worker/noop_session.h"
 

@@ -1,4 +1,4 @@
-// The kiln-bench-v0 suite: small, deterministic C programs (benchmarks/kiln-bench-v0/*.c)
+// The kiln-bench-v0 suite: small, deterministic C programs (programs/bundled/kiln-bench-v0/*.c)
 // compiled at build time to unoptimized LLVM bitcode and embedded here, so a worker can
 // serve benchmark://kiln-bench-v0/<name> with no files on disk.
 #pragma once

@@ -4,16 +4,17 @@
 
 #include <algorithm>
 
-#include "benchmarks/kiln_bench_v0.h"
-#include "datasets/generators.h"
-#include "llvmenv/action_campaign.h"
+#include "compilers/llvm_engine/action_campaign.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "programs/datasets/generators.h"
 
 namespace kiln::bench {
 namespace {
 
-Result<std::vector<llvmenv::CampaignProgram>> campaignPrograms(const ActionsBenchOptions& options) {
-  std::vector<llvmenv::CampaignProgram> programs;
-  for (const benchmarks::EmbeddedBenchmark& b : benchmarks::kilnBenchV0()) {
+Result<std::vector<llvm_engine::CampaignProgram>> campaignPrograms(
+    const ActionsBenchOptions& options) {
+  std::vector<llvm_engine::CampaignProgram> programs;
+  for (const bundled::EmbeddedBenchmark& b : bundled::kilnBenchV0()) {
     programs.push_back(
         {"kiln-bench-v0/" + std::string(b.name),
          std::string(reinterpret_cast<const char*>(b.bitcode.data()), b.bitcode.size())});
@@ -40,16 +41,16 @@ std::string joined(const std::vector<std::string>& names) {
 
 Result<Report> runActionsBench(const ActionsBenchOptions& options) {
   if (options.validate) return runValidationBench(options);
-  KILN_ASSIGN_OR_RETURN(auto table, llvmenv::PassTable::fromRegistry());
+  KILN_ASSIGN_OR_RETURN(auto table, llvm_engine::PassTable::fromRegistry());
   KILN_ASSIGN_OR_RETURN(auto programs, campaignPrograms(options));
-  llvmenv::CampaignOptions campaign;
+  llvm_engine::CampaignOptions campaign;
   campaign.episodes = options.episodes;
   campaign.steps = options.steps;
   campaign.seed = options.seed;
   campaign.timeLimit =
       std::chrono::milliseconds(static_cast<std::int64_t>(options.maxSeconds * 1000));
-  KILN_ASSIGN_OR_RETURN(llvmenv::CampaignReport result,
-                        llvmenv::runActionCampaign(table, programs, campaign));
+  KILN_ASSIGN_OR_RETURN(llvm_engine::CampaignReport result,
+                        llvm_engine::runActionCampaign(table, programs, campaign));
 
   Report report;
   report.title = fmt::format(
@@ -68,23 +69,23 @@ Result<Report> runActionsBench(const ActionsBenchOptions& options) {
                      {"seconds", result.seconds},
                      {"steps_per_s", result.seconds > 0 ? result.steps / result.seconds : 0}};
   report.rows.push_back(std::move(summary));
-  for (const llvmenv::CampaignFailure& failure : result.failures) {
+  for (const llvm_engine::CampaignFailure& failure : result.failures) {
     Row row;
     row.text = {{"figure", "failure"},
-                {"kind", std::string(llvmenv::failureKindName(failure.kind))},
+                {"kind", std::string(llvm_engine::failureKindName(failure.kind))},
                 {"program", failure.program},
                 {"pass", failure.sequence.empty() ? "" : failure.sequence.back()},
                 {"sequence", joined(failure.sequence)},
                 {"message", failure.message.substr(0, 300)}};
     report.rows.push_back(std::move(row));
   }
-  std::vector<llvmenv::PassTiming> timings = result.timings;
+  std::vector<llvm_engine::PassTiming> timings = result.timings;
   std::stable_sort(timings.begin(), timings.end(),
                    [](const auto& a, const auto& b) { return a.totalMs > b.totalMs; });
   const std::size_t shown =
       options.json ? timings.size() : std::min<std::size_t>(timings.size(), options.slowestPasses);
   for (std::size_t i = 0; i < shown; ++i) {
-    const llvmenv::PassTiming& t = timings[i];
+    const llvm_engine::PassTiming& t = timings[i];
     Row row;
     row.text = {{"figure", "pass"}, {"pass", t.pass}};
     row.numbers = {{"runs", static_cast<double>(t.runs)},

@@ -1,5 +1,5 @@
 // `kiln bench actions`: is every action safe on every valid module? A random
-// search campaign (llvmenv/action_campaign.h) over kiln-bench-v0 and csmith
+// search campaign (compilers/llvm_engine/action_campaign.h) over kiln-bench-v0 and csmith
 // programs, in this process: episodes, steps, invalid modules, crashes,
 // refusals, and what each pass costs. Judged against nothing but zero: any
 // invalid module or crash is a bug of the action space, listed with the
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 
@@ -25,7 +25,7 @@ struct ActionsBenchOptions {
   unsigned slowestPasses = 15;  // timing rows in the table (JSON has every pass)
   bool json = false;
 
-  // --validate: the validation campaign (llvmenv/validation_campaign.h)
+  // --validate: the validation campaign (compilers/llvm_engine/validation_campaign.h)
   // instead: `episodes` sequences (each action alone, after mem2reg, after
   // sroa, last of a triple, inside a random episode of `steps` actions),
   // every final state's program run and compared with the program as it came.

@@ -8,8 +8,9 @@
 #include <set>
 #include <thread>
 
-#include "client/client.h"
-#include "testing/child_cluster.h"
+#include <kiln/client/client.h>
+#include "bench/kiln_executable.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 namespace {
@@ -34,8 +35,7 @@ std::vector<std::string> drawStarts(const AffinityBenchOptions& o) {
 
 Result<ModeFigures> runMode(double slack, const AffinityBenchOptions& o,
                             const std::vector<std::string>& uris) {
-  KILN_ASSIGN_OR_RETURN(auto cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(auto cluster, testsupport::ChildCluster::create(kilnExecutable()));
   KILN_ASSIGN_OR_RETURN(
       testsupport::ChildProcess * coordinator,
       cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn",

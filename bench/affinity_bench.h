@@ -8,8 +8,8 @@
 
 #include <string>
 
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

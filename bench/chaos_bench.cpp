@@ -4,11 +4,12 @@
 
 #include <random>
 
+#include <kiln/client/client.h>
 #include "bench/host_supervisor.h"
+#include "bench/kiln_executable.h"
 #include "bench/soak_sessions.h"
-#include "client/client.h"
 #include "client/session_codec.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -56,7 +57,7 @@ Result<Report> runChaosBench(const ChaosOptions& options, ChaosFigures* out) {
   std::uint64_t seed = options.seed != 0 ? options.seed : std::random_device{}();
   const std::string heartbeat = fmt::format("{}", options.cluster.heartbeatSeconds);
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+                        testsupport::ChildCluster::create(kilnExecutable()));
   KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * coordinator,
                         cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
                                        "--heartbeat-seconds", heartbeat, "--log-level", "off"}));

@@ -26,9 +26,9 @@
 
 #include <cstdint>
 
+#include <kiln/status.h>
 #include "bench/chaos_faults.h"
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

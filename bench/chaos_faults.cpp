@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench/kiln_executable.h"
+
 namespace kiln::bench {
 
 using namespace std::chrono_literals;
@@ -96,10 +98,10 @@ Result<std::unique_ptr<ChaosCluster>> ChaosCluster::create(ChaosFault fault,
     return invalidArgument(fmt::format("pause [{}, {}] s between faults is not a positive range",
                                        options.minPauseSeconds, options.maxPauseSeconds));
   }
-  KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster children,
-                        testsupport::ChildCluster::create(
-                            options.kiln.empty() ? testsupport::selfExecutable()
-                                                 : std::filesystem::path(options.kiln)));
+  KILN_ASSIGN_OR_RETURN(
+      testsupport::ChildCluster children,
+      testsupport::ChildCluster::create(
+          options.kiln.empty() ? kilnExecutable() : std::filesystem::path(options.kiln)));
   std::unique_ptr<ChaosCluster> cluster(new ChaosCluster(fault, options, std::move(children)));
   if (fault == ChaosFault::kCrash) {
     KILN_ASSIGN_OR_RETURN(cluster->crasherBytes_, readModule(options.crasherModule));

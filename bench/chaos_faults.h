@@ -13,7 +13,7 @@
 //                wakes (worker/coordinator_link)
 //   partition    a random worker host's cable pulled for --outage-seconds,
 //                then put back: every host on a network namespace of its own
-//                (scripts/netbed, needs root; testing/net_bed.h), the worker
+//                (scripts/netbed, needs root; tests/support/net_bed.h), the worker
 //                running on, cut off, fencing its sessions
 //   nest-child   the isolated child process of a `kiln nest --isolate` host
 //                that runs the experiment's sessions, SIGKILLed; the host
@@ -32,11 +32,11 @@
 #include <string_view>
 #include <thread>
 
+#include <kiln/client/client.h>
+#include <kiln/status.h>
 #include "bench/host_supervisor.h"
-#include "client/client.h"
-#include "common/status.h"
-#include "testing/child_cluster.h"
-#include "testing/net_bed.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln::bench {
 

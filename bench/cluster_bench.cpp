@@ -5,15 +5,16 @@
 #include <future>
 #include <thread>
 
+#include <kiln/client/client.h>
+#include "bench/kiln_executable.h"
 #include "bench/placement_probe.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
-#include "client/client.h"
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/wire_convert.h"
-#include "testing/child_cluster.h"
-#include "testing/net_bed.h"
+#include "common/base/wire_convert.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln::bench {
 
@@ -249,7 +250,7 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
     return notFound(fmt::format(
         "{} not found: run from the repository's root, or pass --netbed PATH", o.netbed.string()));
   }
-  const std::filesystem::path kiln = testsupport::selfExecutable();
+  const std::filesystem::path kiln = kilnExecutable();
   KILN_ASSIGN_OR_RETURN(auto bed, testsupport::NetBed::create(o.netbed, o.hosts, kiln));
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster children,
                         testsupport::ChildCluster::create(kiln));

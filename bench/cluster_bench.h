@@ -20,9 +20,9 @@
 #include <filesystem>
 #include <vector>
 
+#include <kiln/client/client.h>
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "client/client.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

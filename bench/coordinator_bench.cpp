@@ -11,14 +11,15 @@
 #include <set>
 #include <thread>
 
+#include <kiln/client/client.h>
+#include "bench/kiln_executable.h"
 #include "bench/placement_probe.h"
 #include "bench/simulated_fleet.h"
-#include "client/client.h"
-#include "common/cpu_time.h"
-#include "common/frame.h"
-#include "common/worker_token.h"
-#include "common/working_directory.h"
-#include "testing/child_cluster.h"
+#include "common/base/cpu_time.h"
+#include "common/process/working_directory.h"
+#include "common/security/worker_token.h"
+#include "common/transport/frame.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 namespace {
@@ -646,8 +647,7 @@ Result<Report> runCoordinatorBench(const CoordinatorBenchOptions& options) {
   KILN_RETURN_IF_ERROR(raiseDescriptorLimit(most));
   zmq::context_t zmq(1);
   zmq.set(zmq::ctxopt::max_sockets, static_cast<int>(most + 1024));  // hosts, placers, clients
-  KILN_ASSIGN_OR_RETURN(auto cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(auto cluster, testsupport::ChildCluster::create(kilnExecutable()));
   Report report;
   report.title = fmt::format(
       "kiln bench coordinator: one coordinator process, simulated hosts ({}% nesting hosts, "

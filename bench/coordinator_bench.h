@@ -11,10 +11,10 @@
 
 #include <vector>
 
+#include <kiln/clock.h>
+#include <kiln/secret.h>
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/clock.h"
-#include "common/secret.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 
@@ -40,7 +40,7 @@ struct CoordinatorBenchOptions {
   unsigned fleetThreads = 2;
   double maxSecondsPerCount = 300;  // a bound on each host count's run
   // Set by the bench itself: the registration token its coordinators ask of
-  // the simulated hosts (common/worker_token.h), and the file it is in.
+  // the simulated hosts (common/security/worker_token.h), and the file it is in.
   std::string workerTokenFile;
   Secret workerToken;
 };

@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <fstream>
 
-#include "benchmarks/kiln_bench_v0.h"
-#include "client/client.h"
-#include "client/datasets.h"
-#include "common/working_directory.h"
-#include "datasets/registry.h"
-#include "testing/child_cluster.h"
+#include <kiln/client/client.h>
+#include <kiln/client/datasets.h>
+#include "bench/kiln_executable.h"
+#include "common/process/working_directory.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "programs/datasets/registry.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -51,7 +52,7 @@ Result<std::vector<fs::path>> writeSources(const DatasetsBenchOptions& o, const 
     sources.push_back(path);
     return okStatus();
   };
-  for (const auto& program : benchmarks::kilnBenchV0()) {
+  for (const auto& program : bundled::kilnBenchV0()) {
     KILN_RETURN_IF_ERROR(write(std::string(reinterpret_cast<const char*>(program.bitcode.data()),
                                            program.bitcode.size())));
   }
@@ -72,8 +73,7 @@ Result<std::vector<fs::path>> writeSources(const DatasetsBenchOptions& o, const 
   }
   report.notes.push_back(fmt::format(
       "sources: kiln-bench-v0's {} modules and {} csmith programs, linked {} times over",
-      benchmarks::kilnBenchV0().size(), built,
-      o.modules / std::max<std::size_t>(sources.size(), 1)));
+      bundled::kilnBenchV0().size(), built, o.modules / std::max<std::size_t>(sources.size(), 1)));
   return sources;
 }
 
@@ -329,7 +329,7 @@ Result<Report> runDatasetsBench(const DatasetsBenchOptions& o) {
   KILN_RETURN_IF_ERROR(measureIndex(o, "mlgo", mlgo, report));
 
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+                        testsupport::ChildCluster::create(kilnExecutable()));
   const std::vector<std::string> datasetFlags = {"--dataset", "plain=" + plain.string(),
                                                  "--dataset", "mlgo=" + mlgo.string()};
   KILN_RETURN_IF_ERROR(measureStartUp(o, cluster, datasetFlags, report));

@@ -8,8 +8,8 @@
 // thousands of different modules, against the bound its caches set.
 #pragma once
 
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
-#include "common/status.h"
-#include "common/value.h"
+#include <kiln/client/client.h>
+#include <kiln/status.h>
+#include <kiln/value.h>
 
 namespace kiln::bench {
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "common/exit_codes.h"
+#include "common/base/exit_codes.h"
 
 namespace kiln::bench {
 

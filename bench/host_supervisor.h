@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 

@@ -7,9 +7,9 @@
 #include <zmq.hpp>
 
 #include "client/channel.h"
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
 
 namespace kiln::bench {
 

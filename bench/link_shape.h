@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/status.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

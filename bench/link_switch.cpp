@@ -16,8 +16,8 @@
 #include <queue>
 #include <sstream>
 
-#include "common/clock.h"
-#include "common/unique_fd.h"
+#include <kiln/clock.h>
+#include "common/base/unique_fd.h"
 
 namespace kiln::bench {
 

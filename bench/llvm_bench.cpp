@@ -11,11 +11,12 @@
 #include <sstream>
 #include <thread>
 
+#include <kiln/client/client.h>
+#include "bench/kiln_executable.h"
 #include "bench/path_floors.h"
-#include "client/client.h"
-#include "common/subprocess.h"
-#include "common/working_directory.h"
-#include "testing/child_cluster.h"
+#include "common/process/subprocess.h"
+#include "common/process/working_directory.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -501,7 +502,7 @@ Status measureMemory(Context& c, int workerPid) {
 Status runMode(const std::string& mode, const LlvmBenchOptions& o, bool withMemory,
                Report& report) {
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+                        testsupport::ChildCluster::create(kilnExecutable()));
   // The worker lets this client size its caches, and hold the live
   // sessions of the memory figure (more than --max-sessions-per-client's
   // default).

@@ -1,6 +1,6 @@
 // The agent's episodes go through a real worker (session, replies, caches);
 // the builds it is compared with are made here with the same library calls
-// the worker makes (mlgosession/reference_build.h), plus the command line
+// the worker makes (compilers/mlgo_session/reference_build.h), plus the command line
 // the worker ran before issue 42, so that the "before" column is what users
 // were given then.
 #include "bench/mlgo_baseline.h"
@@ -13,18 +13,18 @@
 #include <limits>
 #include <optional>
 
-#include "common/working_directory.h"
-#include "datasets/registry.h"
-#include "local/local_cluster.h"
-#include "mlgosession/module_flags.h"
-#include "mlgosession/reference_build.h"
+#include "common/process/working_directory.h"
+#include "compilers/mlgo_session/module_flags.h"
+#include "compilers/mlgo_session/reference_build.h"
+#include "programs/datasets/registry.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::bench {
 
 namespace {
 
 using namespace std::chrono_literals;
-using mlgo::AdvisorKind;
+using mlgo_channel::AdvisorKind;
 
 // One module under one kind: every size the row sets side by side.
 struct Comparison {
@@ -34,8 +34,8 @@ struct Comparison {
   std::int64_t reward = 0;          // its Reward:NativeSizeSaved
   std::int64_t sessionLlvm = 0;     // its LlvmDefaultNativeSize
   std::int64_t oldBaseline = 0;     // LLVM's default build without the module's flags
-  mlgosession::Build reference;     // built here
-  mlgosession::Build llvmDefault;   // built here, with the module's flags
+  mlgo_session::Build reference;    // built here
+  mlgo_session::Build llvmDefault;  // built here, with the module's flags
 };
 
 // The mlgo-compile job steps on one module (inliner only).
@@ -129,19 +129,19 @@ Result<std::int64_t> runJob(client::Client& client, const std::string& uri,
 
 // The builds made in this process, on the module as the worker has it.
 Status buildHere(AdvisorKind kind, const std::filesystem::path& input,
-                 const mlgosession::ModuleToolFlags& flags, const std::filesystem::path& directory,
+                 const mlgo_session::ModuleToolFlags& flags, const std::filesystem::path& directory,
                  Comparison& out) {
-  mlgosession::BuildRequest request;
+  mlgo_session::BuildRequest request;
   request.kind = kind;
   request.input = input;
-  request.flags = mlgosession::advisorModuleFlags(kind, flags);
+  request.flags = mlgo_session::advisorModuleFlags(kind, flags);
   request.workDirectory = directory;
   request.deadline = std::chrono::steady_clock::now() + 600s;
-  KILN_ASSIGN_OR_RETURN(out.reference, mlgosession::referenceBuild(request));
-  KILN_ASSIGN_OR_RETURN(out.llvmDefault, mlgosession::llvmDefaultBuild(request));
+  KILN_ASSIGN_OR_RETURN(out.reference, mlgo_session::referenceBuild(request));
+  KILN_ASSIGN_OR_RETURN(out.llvmDefault, mlgo_session::llvmDefaultBuild(request));
   // Before issue 42 the worker built its baseline without the module's flags.
   request.flags.clear();
-  KILN_ASSIGN_OR_RETURN(mlgosession::Build old, mlgosession::llvmDefaultBuild(request));
+  KILN_ASSIGN_OR_RETURN(mlgo_session::Build old, mlgo_session::llvmDefaultBuild(request));
   out.oldBaseline = old.nativeSize;
   return okStatus();
 }
@@ -277,7 +277,7 @@ Result<Report> runMlgoBaselineBench(const MlgoBaselineOptions& options) {
       std::ofstream(input, std::ios::binary | std::ios::trunc) << module.bytes;
       KILN_ASSIGN_OR_RETURN(std::vector<std::string> command,
                             registry.moduleFlags(uri, module.bytes));
-      mlgosession::ModuleToolFlags flags = mlgosession::mapModuleFlags(command);
+      mlgo_session::ModuleToolFlags flags = mlgo_session::mapModuleFlags(command);
       for (AdvisorKind kind : {AdvisorKind::kInliner, AdvisorKind::kRegallocEviction}) {
         Comparison figures;
         figures.uri = uri;

@@ -13,9 +13,9 @@
 #include <cstddef>
 #include <vector>
 
+#include <kiln/kit/operator_settings.h>
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/status.h"
-#include "kit/operator_settings.h"
 
 namespace kiln::bench {
 

@@ -11,12 +11,13 @@
 #include <fstream>
 #include <map>
 
+#include "bench/kiln_executable.h"
 #include "bench/path_floors.h"
 #include "bench/relay_floor.h"
-#include "common/working_directory.h"
-#include "datasets/registry.h"
-#include "mlgo/interactive_compiler.h"
-#include "testing/child_cluster.h"
+#include "common/process/working_directory.h"
+#include "compilers/mlgo_channel/interactive_compiler.h"
+#include "programs/datasets/registry.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -92,14 +93,15 @@ constexpr double kColdAfterUs = 1000;
 
 Result<Episode> directEpisode(const std::filesystem::path& directory,
                               const std::filesystem::path& input) {
-  mlgo::CompilerOptions options;
+  mlgo_channel::CompilerOptions options;
   options.sessionDirectory = directory;
   options.input = input;
-  KILN_ASSIGN_OR_RETURN(mlgo::InteractiveCompiler compiler,
-                        mlgo::InteractiveCompiler::start(options, Clock::now() + 60s));
+  KILN_ASSIGN_OR_RETURN(mlgo_channel::InteractiveCompiler compiler,
+                        mlgo_channel::InteractiveCompiler::start(options, Clock::now() + 60s));
   Episode episode;
   auto deadline = Clock::now() + 120s;
-  KILN_ASSIGN_OR_RETURN(std::optional<mlgo::Observation> observation, compiler.next(deadline));
+  KILN_ASSIGN_OR_RETURN(std::optional<mlgo_channel::Observation> observation,
+                        compiler.next(deadline));
   while (observation) {
     auto sent = Clock::now();
     KILN_ASSIGN_OR_RETURN(std::int64_t advice, compiler.defaultAdvice(*observation));
@@ -111,7 +113,7 @@ Result<Episode> directEpisode(const std::filesystem::path& directory,
       episode.decisionUs.push_back(microsSince(sent));
       continue;
     }
-    KILN_ASSIGN_OR_RETURN(mlgo::CompileOutcome outcome, compiler.finish(deadline));
+    KILN_ASSIGN_OR_RETURN(mlgo_channel::CompileOutcome outcome, compiler.finish(deadline));
     episode.endUs = microsSince(sent);
     std::error_code ignored;
     std::filesystem::remove(outcome.output, ignored);
@@ -327,7 +329,7 @@ Status runMode(const std::string& mode, const MlgoBenchOptions& options, bool wi
   // the cluster starts from this one) and the compilers they spawn inherit
   // this thread's CPU 0, as the clients' ZeroMQ threads do.
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+                        testsupport::ChildCluster::create(kilnExecutable()));
   KILN_ASSIGN_OR_RETURN(testsupport::CoordinatorAndWorker servers,
                         testsupport::spawnCoordinatorAndWorker(cluster, options.slots));
   testsupport::ChildProcess* coordinator = servers.coordinator;

@@ -2,7 +2,7 @@
 // second of an mlgo-inline session driven from this process through real
 // coordinator and worker processes (client -> worker process -> opt-19)
 // against a host loop on the same opt-19 over the pipes
-// (mlgo::InteractiveCompiler), and modules per second of -Oz batch jobs run as
+// (mlgo_channel::InteractiveCompiler), and modules per second of -Oz batch jobs run as
 // mlgo-compile sessions with every slot busy. Decisions are timed as-is and
 // with every process pinned to CPU 0, each judged against the floor of the
 // transport it took, measured between processes in the same run
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

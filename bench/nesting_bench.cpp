@@ -9,7 +9,7 @@
 
 #include "bench/nesting_layouts.h"
 #include "bench/nesting_work.h"
-#include "common/cpu_time.h"
+#include "common/base/cpu_time.h"
 
 namespace kiln::bench {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

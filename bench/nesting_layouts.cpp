@@ -5,7 +5,8 @@
 
 #include <algorithm>
 
-#include "testing/process_probe.h"
+#include "bench/kiln_executable.h"
+#include "tests/support/process_probe.h"
 
 namespace kiln::bench {
 
@@ -23,7 +24,7 @@ Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, 
         fmt::format("{} slots cannot be split evenly between {} experiments", slots, experiments));
   }
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster children,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+                        testsupport::ChildCluster::create(kilnExecutable()));
   LayoutCluster cluster(layout, std::move(children));
   KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * coordinator,
                         cluster.children_.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",

@@ -1,5 +1,5 @@
 // The layouts `kiln bench nesting` compares, each a cluster of real kiln
-// processes on loopback (testing/child_cluster.h) with S slots in all for K
+// processes on loopback (tests/support/child_cluster.h) with S slots in all for K
 // experiments:
 //   dedicated: K plain workers of S/K slots, experiment i's sessions on
 //              worker i (each experiment owns its share, idle in its lulls);
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bench/nesting_work.h"
-#include "common/cluster_layout.h"
-#include "testing/child_cluster.h"
+#include "common/types/cluster_layout.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 

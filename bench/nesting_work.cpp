@@ -5,7 +5,7 @@
 #include <optional>
 #include <random>
 
-#include "client/datasets.h"
+#include <kiln/client/datasets.h>
 
 namespace kiln::bench {
 

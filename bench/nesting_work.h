@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
-#include "common/status.h"
+#include <kiln/client/client.h>
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

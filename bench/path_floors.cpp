@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench/zmq_floor.h"
-#include "common/spin_before_sleep.h"
+#include "common/base/spin_before_sleep.h"
 
 namespace kiln::bench {
 

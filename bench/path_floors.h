@@ -4,7 +4,7 @@
 // really take, with the waiting discipline they really meet. A same-host
 // client's request goes over the direct channel, a Unix stream socket, and
 // the worker's loop polls for a moment after its reply
-// (common/spin_before_sleep.h), so the next request finds it awake. The
+// (common/base/spin_before_sleep.h), so the next request finds it awake. The
 // client polls for its reply for a moment too: a quick reply (a noop step)
 // finds it awake, one after a compiler's milliseconds (an MLGO decision)
 // wakes it. With ClientOptions::directSameHost off, requests go over ZeroMQ
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "bench/socket_floor.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 

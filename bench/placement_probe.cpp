@@ -1,8 +1,8 @@
 #include "bench/placement_probe.h"
 
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
 
 namespace kiln::bench {
 

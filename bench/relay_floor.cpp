@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "bench/stats.h"
-#include "mlgo/fifo.h"
+#include "compilers/mlgo_channel/fifo.h"
 
 namespace kiln::bench {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using mlgo::UniqueFd;
+using mlgo_channel::UniqueFd;
 
 // Sizes of an MLGO exchange: the advice out, a decision's features back.
 constexpr std::size_t kQuestionBytes = 16;

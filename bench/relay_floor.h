@@ -10,7 +10,7 @@
 
 #include <chrono>
 
-#include "common/status.h"
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

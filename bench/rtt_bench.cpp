@@ -8,12 +8,13 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include <kiln/client/client.h>
 #include "bench/identity_steps.h"
+#include "bench/kiln_executable.h"
 #include "bench/path_floors.h"
 #include "bench/socket_floor.h"
 #include "bench/zmq_floor.h"
-#include "client/client.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 
@@ -143,7 +144,7 @@ Status measureMemory(client::Client& client, int coordinatorPid, int workerPid, 
 
 Status runMode(const std::string& mode, const RttOptions& o, bool withMemory, Report& report) {
   KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+                        testsupport::ChildCluster::create(kilnExecutable()));
   // One client holds the idle sessions of the memory figure (more than
   // --max-sessions-per-client's default).
   KILN_ASSIGN_OR_RETURN(testsupport::CoordinatorAndWorker servers,

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

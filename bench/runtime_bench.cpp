@@ -10,9 +10,10 @@
 #include <set>
 #include <thread>
 
-#include "client/client.h"
-#include "runtime/timing.h"
-#include "testing/child_cluster.h"
+#include <kiln/client/client.h>
+#include "bench/kiln_executable.h"
+#include "programs/runs/timing.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 namespace {
@@ -104,7 +105,7 @@ Status measureRound(std::vector<Slot>& slots, std::size_t p, unsigned sessions, 
     KILN_RETURN_IF_ERROR(answer.status());
     KILN_ASSIGN_OR_RETURN(Observed observed, readStats(*answer));
     level.pooled.insert(level.pooled.end(), observed.samples.begin(), observed.samples.end());
-    level.sessionMedians.push_back(runtime::median(observed.samples));
+    level.sessionMedians.push_back(runs::median(observed.samples));
     level.cpus.insert(observed.cpu);
     level.queuedSeconds += observed.queuedSeconds;
   }
@@ -126,8 +127,8 @@ std::string cpuList(const std::set<int>& cpus) {
 }
 
 Row levelRow(const std::string& program, unsigned sessions, const Level& level,
-             const runtime::RuntimeSummary& alone) {
-  const runtime::RuntimeSummary s = runtime::summarize(level.pooled);
+             const runs::RuntimeSummary& alone) {
+  const runs::RuntimeSummary s = runs::summarize(level.pooled);
   const bool floor = sessions == 1;
   const double ratio = alone.median > 0 ? s.median / alone.median : 0;
   const double bound = alone.relativeCiHalfWidth() + s.relativeCiHalfWidth();
@@ -174,8 +175,7 @@ Result<Report> runRuntimeBench(const RuntimeBenchOptions& o) {
   const unsigned most = *std::max_element(levels.begin(), levels.end());
 
   const std::string loadBefore = loadAverage();
-  KILN_ASSIGN_OR_RETURN(auto cluster,
-                        testsupport::ChildCluster::create(testsupport::selfExecutable()));
+  KILN_ASSIGN_OR_RETURN(auto cluster, testsupport::ChildCluster::create(kilnExecutable()));
   KILN_ASSIGN_OR_RETURN(
       testsupport::ChildProcess * coordinator,
       cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0", "--log-level", "warn"}));
@@ -215,7 +215,7 @@ Result<Report> runRuntimeBench(const RuntimeBenchOptions& o) {
       o.runs, o.rounds, fmt::join(std::vector<unsigned>(levels.begin() + 1, levels.end()), "/"),
       o.workers, o.workers == 1 ? "" : "es");
   for (std::size_t p = 0; p < o.programs.size(); ++p) {
-    const runtime::RuntimeSummary alone = runtime::summarize(gathered[p][0].pooled);
+    const runs::RuntimeSummary alone = runs::summarize(gathered[p][0].pooled);
     for (std::size_t l = 0; l < levels.size(); ++l) {
       report.rows.push_back(levelRow(o.programs[p], levels[l], gathered[p][l], alone));
     }

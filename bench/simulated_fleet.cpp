@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <map>
 
-#include "common/frame.h"
-#include "common/logging.h"
-#include "common/readiness_poll.h"
-#include "common/underlying_wire.h"
-#include "common/version.h"
-#include "common/wire_convert.h"
+#include <kiln/logging.h>
+#include <kiln/version.h>
+#include "common/base/wire_convert.h"
+#include "common/transport/frame.h"
+#include "common/transport/readiness_poll.h"
+#include "common/types/underlying_wire.h"
 #include "worker/coordinator_link.h"
 
 namespace kiln::bench {

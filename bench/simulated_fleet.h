@@ -17,9 +17,9 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/secret.h"
-#include "common/status.h"
+#include <kiln/clock.h>
+#include <kiln/secret.h>
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

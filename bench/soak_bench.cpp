@@ -15,10 +15,11 @@
 #include <thread>
 
 #include "bench/host_supervisor.h"
+#include "bench/kiln_executable.h"
 #include "bench/soak_growth.h"
 #include "bench/soak_sessions.h"
-#include "testing/child_cluster.h"
-#include "testing/process_probe.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/process_probe.h"
 
 namespace kiln::bench {
 
@@ -276,10 +277,9 @@ Result<Report> runSoakBench(const SoakOptions& o, SoakFigures* out) {
   const std::uint64_t seed = o.seed != 0 ? o.seed : std::random_device{}();
 
   testsupport::OrphanReaper reaper;  // before any child: compilers of killed workers come to us
-  KILN_ASSIGN_OR_RETURN(
-      testsupport::ChildCluster cluster,
-      testsupport::ChildCluster::create(o.kiln.empty() ? testsupport::selfExecutable() : o.kiln,
-                                        o.logDirectory));
+  KILN_ASSIGN_OR_RETURN(testsupport::ChildCluster cluster,
+                        testsupport::ChildCluster::create(
+                            o.kiln.empty() ? kilnExecutable() : o.kiln, o.logDirectory));
   KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * coordinator,
                         cluster.spawn({"coordinator", "--listen", "tcp://127.0.0.1:0",
                                        "--heartbeat-seconds", "0.2", "--log-level", "off"}));

@@ -20,9 +20,9 @@
 #include <map>
 #include <string>
 
+#include <kiln/status.h>
 #include "bench/soak_checks.h"
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

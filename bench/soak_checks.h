@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
+#include <kiln/client/client.h>
 
 namespace kiln::bench {
 

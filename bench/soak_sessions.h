@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <kiln/client/client.h>
 #include "bench/soak_checks.h"
-#include "client/client.h"
 
 namespace kiln::bench {
 

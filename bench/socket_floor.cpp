@@ -15,8 +15,8 @@
 #include <cstring>
 #include <vector>
 
-#include "common/tcp_stream.h"
-#include "common/unique_fd.h"
+#include "common/base/unique_fd.h"
+#include "common/transport/tcp_stream.h"
 
 namespace kiln::bench {
 

@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <string>
 
+#include <kiln/status.h>
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

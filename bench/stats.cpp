@@ -1,6 +1,6 @@
 #include "bench/stats.h"
 
-#include "common/json_text.h"
+#include "common/base/json_text.h"
 
 #include <fmt/format.h>
 #include <sched.h>

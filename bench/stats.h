@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include <kiln/status.h>
 
 namespace kiln::bench {
 

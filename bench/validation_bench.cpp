@@ -11,18 +11,18 @@
 #include <thread>
 
 #include "bench/actions_bench.h"
-#include "benchmarks/kiln_bench_v0.h"
-#include "datasets/generators.h"
+#include "compilers/llvm_engine/validation_campaign.h"
+#include "compilers/llvm_session/campaign_check.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvmenv/validation_campaign.h"
-#include "llvmsession/campaign_check.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "programs/datasets/generators.h"
 
 namespace kiln::bench {
 namespace {
 
 struct Programs {
-  std::vector<llvmenv::CampaignProgram> programs;
-  std::vector<runtime::RunSpec> specs;  // one per program
+  std::vector<llvm_engine::CampaignProgram> programs;
+  std::vector<runs::RunSpec> specs;  // one per program
 };
 
 bool wanted(const ActionsBenchOptions& options, const std::string& name) {
@@ -32,18 +32,18 @@ bool wanted(const ActionsBenchOptions& options, const std::string& name) {
 
 // kiln-bench-v0 with its four inputs, csmith programs (their checksum), and
 // llvm-stress modules, which have no main: they show as excluded.
-Result<Programs> validationPrograms(const std::shared_ptr<const llvmenv::PassTable>& table,
+Result<Programs> validationPrograms(const std::shared_ptr<const llvm_engine::PassTable>& table,
                                     const ActionsBenchOptions& options) {
   Programs out;
-  auto add = [&](std::string name, std::string bitcode, runtime::RunSpec spec) {
+  auto add = [&](std::string name, std::string bitcode, runs::RunSpec spec) {
     if (!wanted(options, name)) return;
     out.programs.push_back({std::move(name), std::move(bitcode)});
     out.specs.push_back(std::move(spec));
   };
-  for (const benchmarks::EmbeddedBenchmark& b : benchmarks::kilnBenchV0()) {
+  for (const bundled::EmbeddedBenchmark& b : bundled::kilnBenchV0()) {
     add("kiln-bench-v0/" + std::string(b.name),
         std::string(reinterpret_cast<const char*>(b.bitcode.data()), b.bitcode.size()),
-        runtime::kilnBenchRunSpec());
+        runs::kilnBenchRunSpec());
   }
   const datasets::DatasetConfig config;
   for (unsigned seed = 1; seed <= options.csmithPrograms; ++seed) {
@@ -52,7 +52,7 @@ Result<Programs> validationPrograms(const std::shared_ptr<const llvmenv::PassTab
       return Status(generated.status().code(),
                     fmt::format("csmith seed {}: {}", seed, generated.status().message()));
     }
-    add(fmt::format("csmith-v0/{}", seed), std::move(generated->bytes), runtime::csmithRunSpec());
+    add(fmt::format("csmith-v0/{}", seed), std::move(generated->bytes), runs::csmithRunSpec());
   }
   for (unsigned seed = 1; seed <= options.llvmStressPrograms; ++seed) {
     auto generated = datasets::generateLlvmStress(config, seed);
@@ -61,11 +61,11 @@ Result<Programs> validationPrograms(const std::shared_ptr<const llvmenv::PassTab
                     fmt::format("llvm-stress seed {}: {}", seed, generated.status().message()));
     }
     // Textual IR: the campaign takes bitcode.
-    KILN_ASSIGN_OR_RETURN(auto parsed,
-                          llvmenv::ModuleState::fromIrText(table, generated->bytes, "llvm-stress"));
+    KILN_ASSIGN_OR_RETURN(
+        auto parsed, llvm_engine::ModuleState::fromIrText(table, generated->bytes, "llvm-stress"));
     KILN_ASSIGN_OR_RETURN(Bytes bitcode, parsed->bitcode());
     add(fmt::format("llvm-stress-v0/{}", seed), std::move(bitcode.data),
-        runtime::RunSpec{{runtime::ProgramInput{}}, {"m"}});
+        runs::RunSpec{{runs::ProgramInput{}}, {"m"}});
   }
   if (out.programs.empty()) return invalidArgument("--program names no campaign program");
   return out;
@@ -112,13 +112,13 @@ double count(std::uint64_t n) { return static_cast<double>(n); }
 }  // namespace
 
 Result<Report> runValidationBench(const ActionsBenchOptions& options) {
-  KILN_ASSIGN_OR_RETURN(auto table, llvmenv::PassTable::fromRegistry());
+  KILN_ASSIGN_OR_RETURN(auto table, llvm_engine::PassTable::fromRegistry());
   KILN_ASSIGN_OR_RETURN(Programs programs, validationPrograms(table, options));
-  llvmsession::ProgramCheckOptions checkOptions;
+  llvm_session::ProgramCheckOptions checkOptions;
   checkOptions.asan = options.asan;
-  KILN_ASSIGN_OR_RETURN(llvmenv::BehaviourCheck check,
-                        llvmsession::makeProgramCheck(programs.specs, checkOptions));
-  llvmenv::ValidationOptions campaign;
+  KILN_ASSIGN_OR_RETURN(llvm_engine::BehaviourCheck check,
+                        llvm_session::makeProgramCheck(programs.specs, checkOptions));
+  llvm_engine::ValidationOptions campaign;
   campaign.plan.sequences = options.episodes;
   campaign.plan.randomSteps = options.steps;
   campaign.plan.seed = options.seed;
@@ -127,8 +127,9 @@ Result<Report> runValidationBench(const ActionsBenchOptions& options) {
   campaign.threads = options.threads;
   campaign.timeLimit =
       std::chrono::milliseconds(static_cast<std::int64_t>(options.maxSeconds * 1000));
-  KILN_ASSIGN_OR_RETURN(llvmenv::ValidationCampaignReport result,
-                        llvmenv::runValidationCampaign(table, programs.programs, check, campaign));
+  KILN_ASSIGN_OR_RETURN(
+      llvm_engine::ValidationCampaignReport result,
+      llvm_engine::runValidationCampaign(table, programs.programs, check, campaign));
 
   Report report;
   report.title = fmt::format(
@@ -157,19 +158,21 @@ Result<Report> runValidationBench(const ActionsBenchOptions& options) {
   names.text = {{"figure", "programs"},
                 {"names", fmt::format("{}", fmt::join(result.programs, ", "))}};
   report.rows.push_back(std::move(names));
-  for (const llvmenv::FamilyVerdicts& family : result.families) {
+  for (const llvm_engine::FamilyVerdicts& family : result.families) {
     Row row;
-    row.text = {{"figure", "family"}, {"family", std::string(llvmenv::familyName(family.family))}};
+    row.text = {{"figure", "family"},
+                {"family", std::string(llvm_engine::familyName(family.family))}};
     row.numbers = {{"sequences", count(family.sequences)},
                    {"miscompiles", count(family.miscompiles)}};
     report.rows.push_back(std::move(row));
   }
   for (std::size_t i = 0; i < result.passes.size(); ++i) {
-    const llvmenv::PassVerdicts& pass = result.passes[i];
+    const llvm_engine::PassVerdicts& pass = result.passes[i];
     // The table's single passes are the default space; pipelines follow.
-    const std::string_view space = pass.putBack                   ? "put back"
-                                   : i < table->singlePassCount() ? llvmenv::kActionSpaces[0].name
-                                                                  : llvmenv::kActionSpaces[1].name;
+    const std::string_view space = pass.putBack ? "put back"
+                                   : i < table->singlePassCount()
+                                       ? llvm_engine::kActionSpaces[0].name
+                                       : llvm_engine::kActionSpaces[1].name;
     Row row;
     row.text = {{"figure", "pass"}, {"pass", pass.pass}, {"space", std::string(space)}};
     row.numbers = {{"tried", count(pass.tried)},
@@ -178,18 +181,18 @@ Result<Report> runValidationBench(const ActionsBenchOptions& options) {
                    {"broke", count(pass.broke)}};
     report.rows.push_back(std::move(row));
   }
-  for (const llvmenv::Reproducer& found : result.reproducers) {
+  for (const llvm_engine::Reproducer& found : result.reproducers) {
     Row row;
     row.text = {{"figure", "miscompile"},
                 {"program", found.program},
-                {"family", std::string(llvmenv::familyName(found.family))},
+                {"family", std::string(llvm_engine::familyName(found.family))},
                 {"pass", found.sequence.back()},
                 {"sequence", fmt::format("{}", fmt::join(found.sequence, " "))},
                 {"kind", found.kind},
                 {"message", found.message.substr(0, 400)}};
     report.rows.push_back(std::move(row));
   }
-  for (const llvmenv::ExcludedProgram& excluded : result.excluded) {
+  for (const llvm_engine::ExcludedProgram& excluded : result.excluded) {
     Row row;
     row.text = {{"figure", "excluded"},
                 {"program", excluded.program},

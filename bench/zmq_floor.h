@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <string>
 
+#include <kiln/status.h>
 #include "bench/socket_floor.h"
 #include "bench/stats.h"
-#include "common/status.h"
 
 namespace kiln::bench {
 

@@ -3,7 +3,7 @@
 #include <capnp/serialize.h>
 #include <fmt/format.h>
 
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
 
 namespace kiln::client {
 
@@ -53,8 +53,7 @@ Status Channel::checkRequestSize(capnp::MessageBuilder& builder) const {
 
 wire::Envelope::Builder Channel::begin(capnp::MessageBuilder& builder, Duration timeout,
                                        std::uint64_t target) {
-  lastBegun_ = nextRequestId_++;
-  auto envelope = initEnvelope(builder, lastBegun_);
+  auto envelope = initEnvelope(builder, nextRequestId_++);
   if (carriesSecret_) {
     identity_.stamp(envelope);
   } else {

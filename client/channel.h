@@ -18,21 +18,21 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/readiness_poll.h"
-#include "common/status.h"
+#include <kiln/clock.h>
+#include <kiln/status.h>
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
+#include "common/transport/readiness_poll.h"
 
 namespace kiln::client {
 
-// A client's pass on one worker, from a placement there (common/identity.h).
+// A client's pass on one worker, from a placement there (common/security/identity.h).
 struct WorkerPass {
   ClientId client;
   ClientPass pass{};
 };
 
-// Who a client's requests come from (common/identity.h): its secret, and the
+// Who a client's requests come from (common/security/identity.h): its secret, and the
 // experiment it acts for with that experiment's key. Owned by the Client,
 // which outlives its channels; each request is stamped with it.
 struct RequestIdentity {
@@ -57,7 +57,7 @@ struct RequestIdentity {
   void stampForWorker(wire::Envelope::Builder envelope, const std::string& endpoint) const;
 
  private:
-  // The experiment's pass for `endpoint` (common/identity.h), made once per
+  // The experiment's pass for `endpoint` (common/security/identity.h), made once per
   // endpoint and key: a keyed hash per request would cost ~0.5 us.
   const std::string& experimentPassFor(const std::string& endpoint) const;
   struct MadePass {
@@ -133,8 +133,6 @@ class Channel {
   virtual void addTo(ReadinessPoll& poll);
 
  protected:
-  // The id of the request most recently begun (what send() sends).
-  std::uint64_t lastBegun() const { return lastBegun_; }
   // Records a request as sent: its reply is now expected.
   void expect(std::uint64_t requestId) { pending_.emplace(requestId, true); }
   // Takes a reply that was kept because it came while another was awaited.
@@ -161,7 +159,6 @@ class Channel {
   FrameLimits limits_;
   std::uint64_t serverLimit_ = 0;
   std::uint64_t nextRequestId_ = 1;
-  std::uint64_t lastBegun_ = 0;
   std::unordered_map<std::uint64_t, bool> pending_;            // sent, not yet received
   std::unordered_map<std::uint64_t, InboundMessage> arrived_;  // received early
 };

@@ -1,4 +1,4 @@
-#include "client/client.h"
+#include <kiln/client/client.h>
 
 #include <fmt/format.h>
 
@@ -8,8 +8,9 @@
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"
 #include "client/zmq_channel.h"
-#include "common/underlying_wire.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
+#include "common/transport/local_transport.h"
+#include "common/types/underlying_wire.h"
 
 namespace kiln::client {
 namespace {
@@ -20,12 +21,18 @@ constexpr Duration kDirectOpenTimeout = std::chrono::seconds(1);
 
 }  // namespace
 
+// Kept out of client.h: the public header needs no transport types.
+struct SameHostRoutes {
+  std::map<std::string, LocalRoute> byEndpoint;
+};
+
 ClientId Client::id() const { return clientIdOf(wireBytes(identity_->clientSecret)); }
 
 Client::Client(ClientOptions options, std::unique_ptr<ChannelFactory> channels)
     : options_(std::move(options)),
       identity_(std::make_unique<RequestIdentity>()),
-      channels_(std::move(channels)) {
+      channels_(std::move(channels)),
+      routes_(std::make_unique<SameHostRoutes>()) {
   identity_->experiment = options_.experiment;
 }
 
@@ -74,9 +81,9 @@ Result<std::unique_ptr<Client>> Client::connect(ClientOptions options,
 Channel& Client::channelTo(const std::string& endpoint) {
   auto& channel = workers_[endpoint];
   if (!channel) {
-    auto route = routes_.find(endpoint);
+    auto route = routes_->byEndpoint.find(endpoint);
     std::string address = chooseWorkerAddress(
-        endpoint, route == routes_.end() ? LocalRoute{} : route->second, hostIdentity_,
+        endpoint, route == routes_->byEndpoint.end() ? LocalRoute{} : route->second, hostIdentity_,
         options_.forceTcp ? TransportChoice::kTcpOnly : TransportChoice::kPreferLocal);
     auto opened = channels_->open(endpoint, address, *identity_, options_.frames);
     // A worker address that is no address (from a broken coordinator) fails
@@ -102,13 +109,15 @@ Channel& Client::channelTo(const std::string& endpoint) {
   return *channel;
 }
 
-void Client::noteRoute(const std::string& endpoint, LocalRoute route) {
-  auto known = routes_.find(endpoint);
-  if (known != routes_.end() && known->second.endpoint == route.endpoint &&
+void Client::noteRoute(const std::string& endpoint, std::string localEndpoint,
+                       std::string hostIdentity) {
+  LocalRoute route{std::move(localEndpoint), std::move(hostIdentity)};
+  auto known = routes_->byEndpoint.find(endpoint);
+  if (known != routes_->byEndpoint.end() && known->second.endpoint == route.endpoint &&
       known->second.hostIdentity == route.hostIdentity) {
     return;
   }
-  routes_[endpoint] = std::move(route);
+  routes_->byEndpoint[endpoint] = std::move(route);
   // A worker restarted on the same TCP endpoint has a new local one: the
   // next request reconnects, unless requests still wait on the old socket.
   auto channel = workers_.find(endpoint);
@@ -146,7 +155,7 @@ Result<ClusterStatus> Client::clusterStatus() {
     w.endpoint = info.getEndpoint().cStr();
     w.localEndpoint = info.getLocalEndpoint().cStr();
     w.hostIdentity = info.getHostIdentity().cStr();
-    noteRoute(w.endpoint, LocalRoute{w.localEndpoint, w.hostIdentity});
+    noteRoute(w.endpoint, w.localEndpoint, w.hostIdentity);
     w.hostname = info.getHostname().cStr();
     w.pid = info.getPid();
     w.slots = info.getSlots();
@@ -401,8 +410,7 @@ Result<Client::Placed> Client::awaitPlace(std::uint64_t request, TimePoint deadl
   KILN_ASSIGN_OR_RETURN(InboundMessage placed, coordinator_->await(request, deadline));
   auto placement = placed.envelope().getReply().getPlacement();
   std::string endpoint = placement.getEndpoint().cStr();
-  noteRoute(endpoint,
-            LocalRoute{placement.getLocalEndpoint().cStr(), placement.getHostIdentity().cStr()});
+  noteRoute(endpoint, placement.getLocalEndpoint().cStr(), placement.getHostIdentity().cStr());
   auto pass = placement.getClientPass();
   notePass(endpoint, {reinterpret_cast<const char*>(pass.begin()), pass.size()});
   noteMessageLimit(endpoint, placement.getMaxMessageBytes());

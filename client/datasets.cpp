@@ -1,4 +1,4 @@
-#include "client/datasets.h"
+#include <kiln/client/datasets.h>
 #include "client/channel.h"
 #include "client/lease_keeper.h"
 

@@ -1,4 +1,4 @@
-#include "client/env_state.h"
+#include <kiln/client/env_state.h>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -11,8 +11,8 @@
 #include <cstring>
 #include <fstream>
 
-#include "common/file_reader.h"
-#include "common/unique_fd.h"
+#include "common/base/unique_fd.h"
+#include "common/security/file_reader.h"
 
 namespace kiln::client {
 namespace {

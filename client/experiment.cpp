@@ -3,11 +3,11 @@
 
 #include <thread>
 
+#include <kiln/client/client.h>
 #include "client/channel.h"
-#include "client/client.h"
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"
-#include "common/underlying_wire.h"
+#include "common/types/underlying_wire.h"
 
 namespace kiln::client {
 

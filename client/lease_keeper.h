@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
+#include <kiln/clock.h>
 #include "client/channel.h"
-#include "common/clock.h"
 
 namespace kiln::client {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include <kiln/client/client.h>
 #include "client/channel.h"
-#include "client/client.h"
-#include "common/readiness_poll.h"
+#include "common/transport/readiness_poll.h"
 
 namespace kiln::client {
 

@@ -6,7 +6,7 @@
 #include "client/channel.h"
 #include "client/lease_keeper.h"
 
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
 
 namespace kiln::client {
 

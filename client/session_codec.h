@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
+#include <kiln/client/client.h>
 #include "schema/kiln.capnp.h"
 
 namespace kiln::client {

@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <thread>
 
+#include <kiln/client/client.h>
 #include "client/channel.h"
-#include "client/client.h"
 #include "client/lease_keeper.h"
 #include "client/session_codec.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
 
 namespace kiln::client {
 

@@ -1,4 +1,4 @@
-#include "client/state_replay.h"
+#include <kiln/client/state_replay.h>
 
 #include <fmt/format.h>
 

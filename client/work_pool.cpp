@@ -1,4 +1,4 @@
-#include "client/work_pool.h"
+#include <kiln/client/work_pool.h>
 #include "client/channel.h"
 #include "client/lease_keeper.h"
 

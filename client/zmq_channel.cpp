@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/abstract_socket.h"
-#include "common/tcp_stream.h"
-#include "common/wire_convert.h"
-#include "common/zmtp_heartbeat.h"
+#include "common/base/wire_convert.h"
+#include "common/transport/abstract_socket.h"
+#include "common/transport/tcp_stream.h"
+#include "common/transport/zmtp_heartbeat.h"
 
 namespace kiln::client {
 

@@ -13,12 +13,12 @@
 #include <string>
 #include <zmq.hpp>
 
+#include <kiln/curve_keys.h>
 #include "client/channel.h"
-#include "common/curve_keys.h"
-#include "common/readiness_poll.h"
-#include "common/spin_before_sleep.h"
-#include "common/stream_frames.h"
-#include "common/unique_fd.h"
+#include "common/base/spin_before_sleep.h"
+#include "common/base/unique_fd.h"
+#include "common/transport/readiness_poll.h"
+#include "common/transport/stream_frames.h"
 
 namespace kiln::client {
 
@@ -58,7 +58,7 @@ class ZmqChannel final : public Channel {
   Status openDirect(Duration timeout) override;
   bool direct() const override { return directFd_ >= 0; }
   // How long await() polls a direct channel for the reply before it sleeps
-  // (common/spin_before_sleep.h); zero (the default) never polls.
+  // (common/base/spin_before_sleep.h); zero (the default) never polls.
   // Never on a thread confined to one CPU (SpinBeforeSleep::forThisThread).
   void spinForReplies(Duration window) override {
     replySpin_ = SpinBeforeSleep::forThisThread(window);

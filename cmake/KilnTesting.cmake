@@ -7,7 +7,7 @@ function(kiln_add_test)
     set(T_TIMEOUT 120)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
-  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} kiln_testing GTest::gtest GTest::gmock
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} kiln_test_support GTest::gtest GTest::gmock
                                           GTest::gtest_main)
   kiln_warnings(${T_NAME})
   # Discovery flattens a label list into separate words, so it gets the first

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "common/version.h"
-#include "common/wire_convert.h"
+#include <kiln/version.h>
+#include "common/base/wire_convert.h"
 
 namespace kiln {
 

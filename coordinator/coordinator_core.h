@@ -12,11 +12,11 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/frame.h"
-#include "common/ids.h"
-#include "common/logging.h"
-#include "common/zap_authenticator.h"
+#include <kiln/clock.h>
+#include <kiln/ids.h>
+#include <kiln/logging.h>
+#include "common/security/zap_authenticator.h"
+#include "common/transport/frame.h"
 #include "coordinator/experiments.h"
 #include "coordinator/placement.h"
 #include "coordinator/worker_record.h"
@@ -40,7 +40,7 @@ struct CoordinatorConfig {
   FrameLimits frames;
   std::string metricsListen;  // "ADDR:PORT" serves /metrics and the dashboard; empty = off
   ServerSecurity security;    // CURVE on the listening socket when it holds keys
-  // The operator's registration token (common/worker_token.h): set, only a
+  // The operator's registration token (common/security/worker_token.h): set, only a
   // worker or nesting host that presents it registers. Empty: any peer that
   // passes `security` may (the cluster key is then the only credential; the
   // CLI never leaves a keyless coordinator without a token).

@@ -8,12 +8,12 @@
 #include <memory>
 #include <string>
 
-#include "common/clock.h"
-#include "common/logging.h"
+#include <kiln/clock.h>
+#include <kiln/logging.h>
+#include "common/metrics/http_endpoint.h"
+#include "common/metrics/registry.h"
 #include "coordinator/coordinator_core.h"
 #include "coordinator/dashboard.h"
-#include "metrics/http_endpoint.h"
-#include "metrics/registry.h"
 
 namespace kiln {
 

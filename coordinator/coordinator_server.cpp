@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "common/readiness_poll.h"
-#include "common/router_io.h"
+#include "common/transport/readiness_poll.h"
+#include "common/transport/router_io.h"
 
 namespace kiln {
 

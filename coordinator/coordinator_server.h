@@ -7,7 +7,7 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "common/mailbox.h"
+#include "common/base/mailbox.h"
 #include "coordinator/coordinator_core.h"
 #include "coordinator/coordinator_metrics.h"
 

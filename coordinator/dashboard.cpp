@@ -5,7 +5,7 @@
 #include <numeric>
 #include <set>
 
-#include "common/json_text.h"
+#include "common/base/json_text.h"
 
 namespace kiln {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "common/ids.h"
-#include "common/status.h"
-#include "common/underlying_wire.h"
+#include <kiln/ids.h>
+#include <kiln/status.h>
+#include "common/types/underlying_wire.h"
 
 namespace kiln {
 

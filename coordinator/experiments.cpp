@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <set>
 
-#include "common/frame.h"
-#include "metrics/log_fields.h"
+#include "common/metrics/log_fields.h"
+#include "common/transport/frame.h"
 
 namespace kiln {
 

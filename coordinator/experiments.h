@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/identity.h"
-#include "common/logging.h"
-#include "common/status.h"
-#include "common/underlying_wire.h"
+#include <kiln/clock.h>
+#include <kiln/logging.h>
+#include <kiln/status.h>
+#include "common/security/identity.h"
+#include "common/types/underlying_wire.h"
 #include "coordinator/experiment_plan.h"
 #include "coordinator/worker_record.h"
 
@@ -35,14 +35,15 @@ struct ExperimentWorkerState {
 
 struct ExperimentRecord {
   ExperimentSpec spec;
-  ClientId owner;         // who opened it: its experiments count against its quota
-  std::string keyDigest;  // of the key issued at open (common/identity.h); the key is not kept
+  ClientId owner;  // who opened it: its experiments count against its quota
+  std::string
+      keyDigest;  // of the key issued at open (common/security/identity.h); the key is not kept
   TimePoint lastHeard;
   std::map<std::uint64_t, ExperimentWorkerState> workers;  // by underlying worker id
   std::string problem;                                     // why workers are missing, if they are
   SampleRing utilization;
 
-  // Its pass on `host` (common/identity.h), which createWorker gives the host.
+  // Its pass on `host` (common/security/identity.h), which createWorker gives the host.
   std::string passOn(const WorkerRecord& host) const;
   // Whether `status`, as `host` reported it, is a worker made for this very
   // experiment: its name and its pass for that host.

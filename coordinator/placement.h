@@ -16,8 +16,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/ids.h"
-#include "common/status.h"
+#include <kiln/ids.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

@@ -8,9 +8,9 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/identity.h"
-#include "common/underlying_wire.h"
+#include <kiln/clock.h>
+#include "common/security/identity.h"
+#include "common/types/underlying_wire.h"
 #include "coordinator/placement.h"
 
 namespace kiln {
@@ -39,7 +39,7 @@ struct WorkerRecord {
   WorkerSnapshot snapshot;
   std::string routingId;
   std::string endpoint;
-  std::string localEndpoint;  // same-host clients' shortcut (common/local_transport.h)
+  std::string localEndpoint;  // same-host clients' shortcut (common/transport/local_transport.h)
   std::string hostIdentity;
   std::string version;
   std::string hostname;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/identity.h"
+#include "common/security/identity.h"
 
 namespace kiln::nesting {
 

@@ -8,16 +8,16 @@
 #include <optional>
 #include <string>
 
-#include "common/status.h"
-#include "common/underlying_wire.h"
-#include "kit/session_types.h"
+#include <kiln/kit/session_types.h>
+#include <kiln/status.h>
+#include "common/types/underlying_wire.h"
 #include "schema/kiln.capnp.h"
 
 namespace kiln::nesting {
 
 // A worker (not being released) is visible to any request that came down the
 // coordinator link, and to a request acting for its experiment that presents
-// the experiment's pass for this host (common/identity.h). A name alone shows
+// the experiment's pass for this host (common/security/identity.h). A name alone shows
 // nothing; the experiment's key shows nothing either (hosts never see it).
 bool visibleTo(const UnderlyingSpec& worker, bool releasing, bool fromCoordinator,
                const std::string& experiment, capnp::Data::Reader pass);

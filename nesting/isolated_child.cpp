@@ -15,11 +15,11 @@
 #include <variant>
 #include <vector>
 
-#include "common/exit_codes.h"
-#include "common/identity.h"
-#include "common/readiness_poll.h"
-#include "common/sanitizers.h"
-#include "common/underlying_wire.h"
+#include "common/base/exit_codes.h"
+#include "common/base/sanitizers.h"
+#include "common/security/identity.h"
+#include "common/transport/readiness_poll.h"
+#include "common/types/underlying_wire.h"
 #include "nesting/isolation_tokens.h"
 #include "worker/damaged_exit.h"
 

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <zmq.hpp>
 
-#include "common/status.h"
+#include <kiln/status.h>
 #include "nesting/isolation_messages.h"
 #include "worker/frontend.h"
 

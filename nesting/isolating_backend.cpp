@@ -7,10 +7,10 @@
 
 #include <algorithm>
 
-#include "common/exit_codes.h"
-#include "common/identity.h"
-#include "common/readiness_poll.h"
-#include "common/router_io.h"
+#include "common/base/exit_codes.h"
+#include "common/security/identity.h"
+#include "common/transport/readiness_poll.h"
+#include "common/transport/router_io.h"
 #include "nesting/isolated_child.h"
 #include "nesting/nesting_host.h"
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "common/working_directory.h"
+#include "common/process/working_directory.h"
 #include "nesting/isolation_guard.h"
 #include "nesting/isolation_messages.h"
 #include "nesting/isolation_tokens.h"

@@ -36,7 +36,6 @@ class ReplayGuard {
   void cleared(std::uint64_t chain) { suspects_.erase(chain); }
 
   std::size_t suspects() const { return suspects_.size(); }
-  std::size_t poisonedCount() const { return poisoned_.size(); }
 
  private:
   void remember(std::unordered_set<std::uint64_t>& set, std::deque<std::uint64_t>& order,

@@ -1,6 +1,6 @@
 #include "nesting/isolation_messages.h"
 
-#include "common/identity.h"
+#include "common/security/identity.h"
 
 #include <fmt/format.h>
 

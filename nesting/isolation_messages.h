@@ -39,10 +39,10 @@
 #include <variant>
 #include <vector>
 
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/status.h"
-#include "common/underlying_wire.h"
+#include <kiln/status.h>
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
+#include "common/types/underlying_wire.h"
 
 namespace kiln::nesting::isolation {
 

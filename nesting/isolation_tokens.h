@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 
-#include "common/mailbox.h"
+#include "common/base/mailbox.h"
 #include "nesting/fair_share.h"
 #include "worker/task_pool.h"
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "common/identity.h"
-#include "common/underlying_wire.h"
+#include "common/security/identity.h"
+#include "common/types/underlying_wire.h"
 #include "nesting/host_policy.h"
 
 namespace kiln::nesting {

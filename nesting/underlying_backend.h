@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "common/frame.h"
-#include "common/ids.h"
-#include "common/underlying.h"
+#include <kiln/ids.h>
+#include <kiln/underlying.h>
+#include "common/transport/frame.h"
 #include "worker/frontend.h"
 
 namespace kiln::nesting {

@@ -53,6 +53,8 @@ class BuildWithCMake(build_ext):
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built[-1], target)
+        # The error classes' table, generated from schema/error_codes.txt.
+        shutil.copy2(build / "generated" / "python" / "error_codes.py", target.parent / "error_codes.py")
 
 
 setup(

@@ -86,10 +86,10 @@ struct Space {
 
 # ---------------------------------------------------------------- errors
 
+# The codes are written here at configure time from schema/error_codes.txt,
+# the one list C++, this schema and Python are made from.
 enum ErrorCode {
-  ok @0; invalidArgument @1; notFound @2; timeout @3; disconnected @4; overloaded @5;
-  compileError @6; permissionDenied @7; unimplemented @8; internal @9;
-}
+@KILN_ERROR_CODES_CAPNP@}
 
 struct Error { code @0 :ErrorCode; message @1 :Text; }
 
@@ -198,7 +198,7 @@ struct RegisterWorker {
                                     # a coordinator that has one registers only its holders
   passKey @12 :Data;                # 16 random bytes this worker process drew: the coordinator
                                     # makes the client passes it hands out for this worker with
-                                    # it (common/identity.h); never sent anywhere else
+                                    # it (common/security/identity.h); never sent anywhere else
   maxMessageBytes @13 :UInt64;      # its --max-message-bytes, which placements pass on to
                                     # clients; 0 = not said (an older worker)
 }
@@ -218,7 +218,7 @@ struct UnderlyingSpec {
   weight @2 :UInt32;                # share of the host's slots under contention (0 = 1)
   maxSessions @3 :UInt32;           # 0 = the host's limit
   sessionTypes @4 :List(Text);      # empty = every type the host serves
-  experimentPass @5 :Data;          # the experiment's pass on this host (common/identity.h):
+  experimentPass @5 :Data;          # the experiment's pass on this host (common/security/identity.h):
                                     # requests for this worker must present it; views strip it
 }
 struct UnderlyingStatus { spec @0 :UnderlyingSpec; load @1 :Load; }
@@ -360,7 +360,7 @@ struct Reply {
   }
 }
 
-# Identity (common/identity.h, docs/security.md): a client is who its secret
+# Identity (common/security/identity.h, docs/security.md): a client is who its secret
 # says, an experiment's client is who presents the key the coordinator issued
 # when the experiment was opened. No field is taken on its word.
 struct Envelope {
@@ -389,6 +389,6 @@ struct Envelope {
   clientPass @12 :Data;
   # An experiment's identity on a nesting host, instead of its key, which
   # only the coordinator sees: a MAC of the host's endpoint under the key's
-  # digest (common/identity.h). Good on that host alone.
+  # digest (common/security/identity.h). Good on that host alone.
   experimentPass @13 :Data;
 }

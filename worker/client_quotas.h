@@ -12,9 +12,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "common/ids.h"
-#include "common/status.h"
-#include "kit/session_types.h"
+#include <kiln/ids.h>
+#include <kiln/kit/session_types.h>
+#include <kiln/status.h>
 
 namespace kiln {
 

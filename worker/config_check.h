@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "common/status.h"
+#include <kiln/status.h>
 
 namespace kiln {
 

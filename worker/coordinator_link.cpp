@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "common/wire_convert.h"
-#include "common/zmtp_heartbeat.h"
+#include "common/base/wire_convert.h"
+#include "common/transport/zmtp_heartbeat.h"
 
 namespace kiln {
 

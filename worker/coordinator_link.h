@@ -12,13 +12,13 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/curve_keys.h"
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/ids.h"
-#include "common/logging.h"
-#include "common/underlying_wire.h"
+#include <kiln/clock.h>
+#include <kiln/curve_keys.h>
+#include <kiln/ids.h>
+#include <kiln/logging.h>
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
+#include "common/types/underlying_wire.h"
 
 namespace kiln {
 
@@ -31,9 +31,9 @@ struct WorkerAdvert {
   std::string hostname;
   std::uint32_t pid = 0;
   bool nesting = false;
-  std::string localEndpoint;  // for clients on this host (common/local_transport.h)
+  std::string localEndpoint;  // for clients on this host (common/transport/local_transport.h)
   std::string hostIdentity;
-  Secret token;     // the operator's registration token; empty = none (common/worker_token.h)
+  Secret token;  // the operator's registration token; empty = none (common/security/worker_token.h)
   PassKey passKey;  // what the coordinator makes this worker's client passes with
   // Set: `token` is read again before each registration (the operator may
   // write or replace the file while this worker waits).

@@ -2,9 +2,9 @@
 
 #include <vector>
 
-#include "common/exit_codes.h"
-#include "common/readiness_poll.h"
-#include "common/signals.h"
+#include "common/base/exit_codes.h"
+#include "common/process/signals.h"
+#include "common/transport/readiness_poll.h"
 
 namespace kiln {
 

@@ -9,14 +9,14 @@
 #include <chrono>
 #include <functional>
 
-#include "common/mailbox.h"
+#include "common/base/mailbox.h"
 #include "worker/session_host.h"
 #include "worker/task_pool.h"
 
 namespace kiln {
 
 // How long running tasks get to answer, and by when the process must be
-// gone whatever happens (a watchdog: common/signals.h exitAfter).
+// gone whatever happens (a watchdog: common/process/signals.h exitAfter).
 inline constexpr auto kDamagedAnswerWithin = std::chrono::seconds(2);
 inline constexpr auto kDamagedExitWithin = std::chrono::seconds(10);
 

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <vector>
 
-#include "common/abstract_socket.h"
-#include "common/frame_prefix.h"
-#include "common/tcp_stream.h"
+#include "common/transport/abstract_socket.h"
+#include "common/transport/frame_prefix.h"
+#include "common/transport/tcp_stream.h"
 
 namespace kiln {
 namespace {

@@ -19,8 +19,9 @@
 // stream is as plaintext as their ZeroMQ connections, and the token is a
 // secret as good as the client's own. Requests on a direct channel are the
 // same envelopes, checked the same way (experiment, client, limits).
-// A connection that sends a wrong or expired token, an oversized frame or
-// no token in time is closed and logged; nothing else is disturbed.
+// A connection that sends a wrong or expired token or no token in time is
+// closed and logged; an oversized frame is read past and answered invalid
+// argument, and the connection stays. Nothing else is disturbed.
 #pragma once
 
 #include <chrono>
@@ -31,12 +32,12 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/frame.h"
-#include "common/logging.h"
-#include "common/readiness_poll.h"
-#include "common/stream_frames.h"
-#include "common/unique_fd.h"
+#include <kiln/clock.h>
+#include <kiln/logging.h>
+#include "common/base/unique_fd.h"
+#include "common/transport/frame.h"
+#include "common/transport/readiness_poll.h"
+#include "common/transport/stream_frames.h"
 
 namespace kiln {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/frame_limits.h"
+#include <kiln/frame_limits.h>
 #include "worker/coordinator_link.h"
 #include "worker/session_host.h"
 #include "worker/task_pool.h"

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "kit/compilation_session.h"
-#include "kit/service_context.h"
+#include <kiln/kit/compilation_session.h>
+#include <kiln/kit/service_context.h>
 
 namespace kiln {
 

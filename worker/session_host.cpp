@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "common/identity.h"
-#include "common/wire_convert.h"
-#include "metrics/log_fields.h"
+#include "common/base/wire_convert.h"
+#include "common/metrics/log_fields.h"
+#include "common/security/identity.h"
 #include "worker/session_ops.h"
 #include "worker/split_step.h"
 
@@ -282,8 +282,8 @@ void SessionHost::runOnStrand(SessionRecord& record, const std::string& routingI
   const std::string& key = record.experiment;
   switch (request.which()) {
     case wire::Request::STEP:
-      if (limits_.loopWaits && record.session->splitsActions()) {
-        return startSplit(record, ticket, std::move(message));
+      if (SplitActions* split = record.session->splitActions(); limits_.loopWaits && split) {
+        return startSplit(record, *split, ticket, std::move(message));
       }
       if (runsInline(record)) {
         auto started = std::chrono::steady_clock::now();
@@ -325,11 +325,12 @@ bool SessionHost::runsInline(const SessionRecord& record) const {
          record.stepCost < limits_.inlineStepBudget && executor_.idle();
 }
 
-void SessionHost::startSplit(SessionRecord& record, std::uint64_t ticket, InboundMessage message) {
-  auto split = std::make_unique<Split>(
-      Split{SplitStep(record, std::move(message)), std::chrono::steady_clock::now()});
-  SplitPhase phase = split->step.start();
-  advanceSplit(ticket, std::move(split), phase);
+void SessionHost::startSplit(SessionRecord& record, SplitActions& split, std::uint64_t ticket,
+                             InboundMessage message) {
+  auto running = std::make_unique<Split>(
+      Split{SplitStep(record, split, std::move(message)), std::chrono::steady_clock::now()});
+  SplitPhase phase = running->step.start();
+  advanceSplit(ticket, std::move(running), phase);
 }
 
 void SessionHost::advanceSplit(std::uint64_t ticket, std::unique_ptr<Split> split,

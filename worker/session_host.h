@@ -14,14 +14,14 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/frame.h"
-#include "common/identity.h"
-#include "common/ids.h"
-#include "common/logging.h"
-#include "common/mailbox.h"
-#include "common/unique_task.h"
-#include "kit/session_types.h"
+#include <kiln/clock.h>
+#include <kiln/ids.h>
+#include <kiln/kit/session_types.h>
+#include <kiln/logging.h>
+#include "common/base/mailbox.h"
+#include "common/base/unique_task.h"
+#include "common/security/identity.h"
+#include "common/transport/frame.h"
 #include "worker/client_quotas.h"
 #include "worker/dropped_sessions.h"
 #include "worker/session_record.h"
@@ -63,7 +63,7 @@ struct HostLimits {
   // in-process. A runaway compile then fails alone. 0 = no limit.
   std::uint64_t compileMemoryBytes = std::uint64_t{4096} << 20;
   // Data a client's module may make the code generator write, checked where
-  // the module enters (--max-module-data-bytes; llvmenv/module_policy.h).
+  // the module enters (--max-module-data-bytes; compilers/llvm_engine/module_policy.h).
   std::uint64_t maxModuleDataBytes = std::uint64_t{256} << 20;
   // While the pool is idle, steps of a session that have taken less than
   // this run on the loop thread itself: cheaper than the two thread hops to
@@ -81,7 +81,7 @@ struct HostLimits {
   // Not owned; outlives the hosts. Rides with the limits because every
   // frontend already hands these to each SessionHost it creates.
   SessionObserver* observer = nullptr;
-  // What this process's client passes are checked with (common/identity.h):
+  // What this process's client passes are checked with (common/security/identity.h):
   // WorkerServer draws it and tells only its coordinator. It rides here for
   // the same reason (every host of the process, the forked children of
   // `kiln nest` included, checks passes with it). None: only secrets count.
@@ -205,7 +205,8 @@ class SessionHost {
                              const std::string& key, const std::string& value);
   void runOnStrand(SessionRecord& record, const std::string& routingId, InboundMessage message);
   bool runsInline(const SessionRecord& record) const;
-  void startSplit(SessionRecord& record, std::uint64_t ticket, InboundMessage message);
+  void startSplit(SessionRecord& record, SplitActions& split, std::uint64_t ticket,
+                  InboundMessage message);
   // Moves a split step on from `phase`: keep waiting, go to the pool, or reply.
   void advanceSplit(std::uint64_t ticket, std::unique_ptr<Split> split, SplitPhase phase);
   void resumeSplit(std::uint64_t ticket);

@@ -3,10 +3,10 @@
 // worker-level parameters.
 #include <fmt/format.h>
 
-#include "common/identity.h"
-#include "common/version.h"
-#include "common/wire_convert.h"
-#include "kit/cache_parameters.h"
+#include <kiln/kit/cache_parameters.h>
+#include <kiln/version.h>
+#include "common/base/wire_convert.h"
+#include "common/security/identity.h"
 #include "worker/session_host.h"
 
 namespace kiln {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
 
 namespace kiln {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/frame.h"
-#include "common/ids.h"
+#include <kiln/ids.h>
+#include "common/transport/frame.h"
 #include "worker/session_host.h"
 
 namespace kiln {

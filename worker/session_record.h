@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "common/frame.h"
-#include "common/ids.h"
-#include "kit/session_types.h"
+#include <kiln/ids.h>
+#include <kiln/kit/session_types.h>
+#include "common/transport/frame.h"
 
 namespace kiln {
 

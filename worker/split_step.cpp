@@ -38,8 +38,7 @@ std::optional<SplitStep::Phase> SplitStep::progressed(Result<ActionProgress> pro
 SplitStep::Phase SplitStep::beginActions() {
   while (state_.nextAction < state_.actions.size()) {
     current_ = ActionOutcome{};
-    auto progress =
-        record_.session->beginAction(state_.actions[state_.nextAction], current_, wait_);
+    auto progress = split_.beginAction(state_.actions[state_.nextAction], current_, wait_);
     if (auto phase = progressed(std::move(progress))) return *phase;
   }
   return Phase::kReady;  // a step without actions only observes
@@ -47,7 +46,7 @@ SplitStep::Phase SplitStep::beginActions() {
 
 SplitStep::Phase SplitStep::resume() {
   try {
-    if (auto phase = progressed(record_.session->continueAction(current_, wait_))) return *phase;
+    if (auto phase = progressed(split_.continueAction(current_, wait_))) return *phase;
     return beginActions();
   } catch (const kj::Exception& e) {
     return fail(guardedFailure(state_.requestId, e));
@@ -58,7 +57,7 @@ SplitStep::Phase SplitStep::resume() {
 
 SplitStep::Phase SplitStep::runBlocking() {
   try {
-    Status finished = record_.session->finishAction(current_);
+    Status finished = split_.finishAction(current_);
     if (!finished.ok()) return fail(actionFailed(state_, finished));
     recordAction(record_, state_, current_);
     // Later actions of the same step stay here: the thread is already taken.
@@ -74,7 +73,7 @@ SplitStep::Phase SplitStep::runBlocking() {
 bool SplitStep::quickToComplete() const {
   if (failed_) return true;
   for (std::uint32_t index : message_.envelope().getRequest().getStep().getObservationSpaces()) {
-    if (!record_.session->quickObservation(index)) return false;
+    if (!split_.quickObservation(index)) return false;
   }
   return true;
 }

@@ -1,5 +1,5 @@
 // A Step on a session that splits its actions (CompilationSession::
-// beginAction), driven by the worker's loop across wake-ups. Sequence: start()
+// splitActions), driven by the worker's loop across wake-ups. Sequence: start()
 // on the loop begins the first action; while kWaiting the loop polls wait().fd
 // and calls resume() when it is readable or wait().deadline passed; kOnPool
 // hands runBlocking() to a pool thread; at kReady complete() builds the reply
@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "common/frame.h"
+#include "common/transport/frame.h"
 #include "worker/session_ops.h"
 
 namespace kiln {
@@ -20,8 +20,9 @@ class SplitStep {
  public:
   using Phase = SplitPhase;
 
-  SplitStep(SessionRecord& record, InboundMessage message)
-      : record_(record), message_(std::move(message)) {}
+  // `split` is record.session's split-phase interface.
+  SplitStep(SessionRecord& record, SplitActions& split, InboundMessage message)
+      : record_(record), split_(split), message_(std::move(message)) {}
 
   Phase start();
   Phase resume();
@@ -43,6 +44,7 @@ class SplitStep {
   std::optional<Phase> progressed(Result<ActionProgress> progress);
 
   SessionRecord& record_;
+  SplitActions& split_;
   InboundMessage message_;
   StepState state_;
   ActionOutcome current_;  // of the action in progress

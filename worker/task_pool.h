@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/unique_task.h"
+#include <kiln/clock.h>
+#include "common/base/unique_task.h"
 
 namespace kiln {
 

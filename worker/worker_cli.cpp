@@ -5,16 +5,16 @@
 
 #include <system_error>
 
-#include "common/exit_codes.h"
-#include "common/file_access.h"
-#include "common/listen_exposure.h"
-#include "common/signals.h"
-#include "common/worker_token.h"
-#include "common/working_directory.h"
-#include "metrics/listen_address.h"
+#include <kiln/file_access.h>
+#include <kiln/kit/run_worker.h>
+#include "common/base/exit_codes.h"
+#include "common/metrics/listen_address.h"
+#include "common/process/signals.h"
+#include "common/process/working_directory.h"
+#include "common/security/worker_token.h"
+#include "common/transport/listen_exposure.h"
 #include "worker/config_check.h"
 #include "worker/limit_options.h"
-#include "worker/run_worker.h"
 
 namespace kiln {
 

@@ -10,7 +10,7 @@ namespace kiln {
 
 struct WorkerCommandLine {
   WorkerConfig config;
-  // --worker-token-file (common/worker_token.h); empty = the default file, if any.
+  // --worker-token-file (common/security/worker_token.h); empty = the default file, if any.
   std::string workerTokenFile;
   std::string logLevel = "info";
   std::string keyFile;                        // the cluster key (kiln keygen); empty = plaintext
@@ -20,7 +20,7 @@ struct WorkerCommandLine {
 };
 
 // --drain-seconds into `drain`: how long a stop on SIGTERM/SIGINT lets
-// running requests finish (common/signals.h).
+// running requests finish (common/process/signals.h).
 void addDrainOption(CLI::App& app, Duration& drain);
 // How long after the first signal a serving process may take to end:
 // its drain and kStopGrace.
@@ -34,11 +34,11 @@ void addWorkerOptions(CLI::App& app, WorkerCommandLine& options);
 // Adds --key-file (and, for servers, --authorized-keys) with one wording everywhere.
 void addKeyFileOption(CLI::App& app, std::string& keyFile);
 void addAuthorizedKeysOption(CLI::App& app, std::string& authorizedKeys);
-// Adds --worker-token-file (common/worker_token.h), worded for a coordinator
+// Adds --worker-token-file (common/security/worker_token.h), worded for a coordinator
 // (`registers` = false: the side that checks) or for a worker or host.
 void addWorkerTokenOption(CLI::App& app, std::string& file, bool registers);
 // Adds --allow-files (repeatable) with one wording everywhere; the values
-// go through parseAllowFiles (common/file_access.h) when the command runs.
+// go through parseAllowFiles (include/kiln/file_access.h) when the command runs.
 CLI::Option* addAllowFilesOption(CLI::App& app, std::vector<std::string>& values);
 // parseAllowFiles against the current directory.
 Result<std::optional<std::vector<std::filesystem::path>>> allowFilesFromFlags(
@@ -56,7 +56,7 @@ void addMlgoOptions(CLI::App& app, OperatorSettings& settings);
 // --runtime-max-runs, --runtime-cpus and --runtime-cpu-locks: where and how
 // benchmark binaries run (kiln worker, nest, local).
 void addSandboxOptions(CLI::App& app, OperatorSettings& settings);
-// --dataset NAME=DIR (kit/operator_settings.h), repeatable.
+// --dataset NAME=DIR (include/kiln/kit/operator_settings.h), repeatable.
 void addDatasetOption(CLI::App& app, OperatorSettings& settings);
 // Checks --metrics-listen values (ADDR:PORT) before anything starts.
 CLI::Validator metricsListenValidator();

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "metrics/listen_address.h"
+#include "common/metrics/listen_address.h"
 
 namespace kiln {
 

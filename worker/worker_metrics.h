@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
-#include "common/clock.h"
-#include "kit/benchmark_cache.h"
-#include "metrics/http_endpoint.h"
-#include "metrics/registry.h"
+#include <kiln/clock.h>
+#include <kiln/kit/benchmark_cache.h>
+#include "common/metrics/http_endpoint.h"
+#include "common/metrics/registry.h"
 #include "worker/coordinator_link.h"
 #include "worker/session_host.h"
 

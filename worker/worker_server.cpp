@@ -6,15 +6,15 @@
 
 #include <vector>
 
-#include "common/file_reader.h"
-#include "common/local_transport.h"
-#include "common/readiness_poll.h"
-#include "common/router_io.h"
-#include "common/spin_before_sleep.h"
-#include "common/tcp_stream.h"
-#include "common/version.h"
-#include "common/worker_token.h"
-#include "common/zmtp_heartbeat.h"
+#include <kiln/version.h>
+#include "common/base/spin_before_sleep.h"
+#include "common/security/file_reader.h"
+#include "common/security/worker_token.h"
+#include "common/transport/local_transport.h"
+#include "common/transport/readiness_poll.h"
+#include "common/transport/router_io.h"
+#include "common/transport/tcp_stream.h"
+#include "common/transport/zmtp_heartbeat.h"
 #include "worker/config_check.h"
 #include "worker/damaged_exit.h"
 
@@ -121,7 +121,7 @@ Result<std::unique_ptr<WorkerServer>> WorkerServer::create(WorkerConfig config,
   }
   // Passes are checked with a key of this process's own, which only its
   // coordinator learns: a pass captured here is good nowhere else, and one
-  // captured elsewhere is none here (common/identity.h).
+  // captured elsewhere is none here (common/security/identity.h).
   c.limits.passKey = PassKey::draw();
   server->pool_ = std::make_unique<TaskPool>(c.slots, c.mode.makeQueue());
   server->sink_ = std::make_unique<RouterSink>(server->router_, server->routerUses_, server->link_,

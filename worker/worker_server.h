@@ -12,15 +12,15 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "common/clock.h"
-#include "common/frame.h"
-#include "common/logging.h"
-#include "common/mailbox.h"
-#include "common/working_directory.h"
-#include "common/zap_authenticator.h"
-#include "kit/benchmark_cache.h"
-#include "kit/operator_settings.h"
-#include "kit/session_types.h"
+#include <kiln/clock.h>
+#include <kiln/kit/benchmark_cache.h>
+#include <kiln/kit/operator_settings.h>
+#include <kiln/kit/session_types.h>
+#include <kiln/logging.h>
+#include "common/base/mailbox.h"
+#include "common/process/working_directory.h"
+#include "common/security/zap_authenticator.h"
+#include "common/transport/frame.h"
 #include "worker/coordinator_link.h"
 #include "worker/direct_channels.h"
 #include "worker/frontend.h"
@@ -37,7 +37,7 @@ struct WorkerConfig {
   std::string advertise;                     // endpoint given to clients; empty = bound one
   std::string coordinator;                   // empty = standalone (clients connect directly)
   // Shown to the coordinator to be registered (--worker-token-file,
-  // common/worker_token.h); empty = none, for a coordinator that asks none.
+  // common/security/worker_token.h); empty = none, for a coordinator that asks none.
   Secret registrationToken;
   // Set: the token is read from this file again before each registration
   // (one missing or malformed then counts as none).
@@ -49,7 +49,7 @@ struct WorkerConfig {
   EvictionPolicy evictionPolicy = EvictionPolicy::kLeastRecentlyUsed;
   std::filesystem::path workingDirectoryBase;  // empty = system temp dir
   // Directories below which files that clients name (file:// benchmarks)
-  // may be read: absolute (parseAllowFiles in common/file_access.h); an
+  // may be read: absolute (parseAllowFiles in include/kiln/file_access.h); an
   // empty list allows none. nullopt = the default: the current directory
   // when every endpoint that takes requests stays on this host, else none.
   std::optional<std::vector<std::filesystem::path>> allowFiles;
@@ -64,7 +64,7 @@ struct WorkerConfig {
   std::string metricsListen;  // "ADDR:PORT" serves /metrics; empty = off
   // CURVE on the client socket and the coordinator link when it holds keys.
   ServerSecurity security;
-  // A second endpoint for clients on this host (common/local_transport.h):
+  // A second endpoint for clients on this host (common/transport/local_transport.h):
   // kAutoLocalListen = an abstract ipc:// name when `listen` is TCP; empty = none.
   std::string localListen = kAutoLocalListen;
   // After a context reports damage (ServiceContext::damage(), e.g. a crash

@@ -6,7 +6,7 @@
 //   kiln-counter-client tcp://127.0.0.1:7700
 #include <cstdio>
 
-#include "client/client.h"
+#include <kiln/client/client.h>
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -5,9 +5,9 @@
 //   build/examples/cpp_session/kiln-counter-worker --coordinator tcp://127.0.0.1:7700 --slots 2
 #include <atomic>
 
-#include "kit/compilation_session.h"
-#include "kit/service_context.h"
-#include "worker/run_worker.h"
+#include <kiln/kit/compilation_session.h>
+#include <kiln/kit/run_worker.h>
+#include <kiln/kit/service_context.h>
 
 namespace {
 

@@ -1,9 +1,13 @@
-"""kiln's exceptions: one class per kiln error kind (common/status.h).
+"""kiln's exceptions: one class per kiln error code (schema/error_codes.txt).
 
 The extension raises these for every error a worker, the coordinator or the
 client reports; each class also derives from the builtin that a Python caller
 would expect (ValueError for bad input, KeyError for an unknown name, ...).
 """
+
+import builtins
+
+from kiln.error_codes import CODES
 
 
 class KilnError(Exception):
@@ -12,76 +16,24 @@ class KilnError(Exception):
     code = "internal"
 
 
-class InvalidArgument(KilnError, ValueError):
-    """The request is wrong (bad action, bad parameter): fix it, do not retry."""
-
-    code = "invalid argument"
-
-
-class NotFound(KilnError, KeyError):
-    """The named env, space, session type, benchmark or dataset does not exist."""
-
-    code = "not found"
-
-    def __str__(self):
-        # KeyError would show the message quoted, as if it were the key.
-        return str(self.args[0]) if self.args else ""
+def _text_of_key(self):
+    # KeyError would show the message quoted, as if it were the key.
+    return str(self.args[0]) if self.args else ""
 
 
-class Timeout(KilnError, TimeoutError):
-    """A deadline passed; the operation may be retried."""
+# One class per code of schema/error_codes.txt (through the generated
+# kiln.error_codes), so that C++, the wire and Python cannot disagree.
+for _name, _builtin, _text, _meaning in CODES:
+    if not _name:
+        continue  # ok is no error
+    _bases = (KilnError, getattr(builtins, _builtin)) if _builtin else (KilnError,)
+    _body = {"code": _text, "__doc__": _meaning[0].upper() + _meaning[1:] + ".",
+             "__module__": __name__}
+    if _builtin == "KeyError":
+        _body["__str__"] = _text_of_key
+    globals()[_name] = type(_name, _bases, _body)
 
-    code = "timeout"
-
-
-class SessionLost(KilnError, ConnectionError):
-    """The worker or coordinator is gone: reset the env (or restore) and retry."""
-
-    code = "disconnected"
-
-
-class Overloaded(KilnError):
-    """No capacity right now: back off and retry."""
-
-    code = "overloaded"
-
-
-class CompileError(KilnError):
-    """The compiler failed on this input; the session is over (reset the env)."""
-
-    code = "compile error"
-
-
-class PermissionDenied(KilnError, PermissionError):
-    """The peer may not do this (another experiment's session, unregistered)."""
-
-    code = "permission denied"
-
-
-class Unimplemented(KilnError, NotImplementedError):
-    """The session type does not support this operation."""
-
-    code = "unimplemented"
-
-
-class InternalError(KilnError):
-    """A bug in kiln: please report it."""
-
-    code = "internal"
-
-
-__all__ = [
-    "KilnError",
-    "InvalidArgument",
-    "NotFound",
-    "Timeout",
-    "SessionLost",
-    "Overloaded",
-    "CompileError",
-    "PermissionDenied",
-    "Unimplemented",
-    "InternalError",
-]
+__all__ = ["KilnError"] + [name for name, *_ in CODES if name]
 
 
 # Each error class by its name (how the extension names an error it returns

@@ -4,7 +4,7 @@ A state is a benchmark, the actions that led there as a command line, the
 walltime of the episode and its cumulative reward (None if untracked). The
 CSV form is CompilerGym's (header `benchmark,reward,walltime,commandline`,
 RFC 4180 quoting, floats as Python's repr), byte for byte what kiln's C++
-reader and writer use (client/env_state.h), so `kiln replay` reads what
+reader and writer use (include/kiln/client/env_state.h), so `kiln replay` reads what
 Python writes and the other way round.
 
 kiln writes the commandline as action names separated by single spaces

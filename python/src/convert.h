@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "common/space.h"
-#include "common/value.h"
+#include <kiln/space.h>
+#include <kiln/value.h>
 
 namespace kiln::python {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "kit/operator_settings.h"
+#include <kiln/kit/operator_settings.h>
 #include "python/src/status_error.h"
 
 namespace kiln::python {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
-#include "local/local_cluster.h"
+#include <kiln/client/client.h>
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::python {
 

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "client/env_state.h"
-#include "common/curve_keys.h"
-#include "common/version.h"
+#include <kiln/curve_keys.h>
+#include <kiln/client/env_state.h>
+#include <kiln/version.h>
 #include "python/src/convert.h"
 #include "python/src/handles.h"
 #include "python/src/programs.h"
@@ -145,7 +145,7 @@ void bindSpace(py::module_& m) {
       });
 }
 
-// The C++ states reader and writer (client/env_state.h), bound so that tests
+// The C++ states reader and writer (include/kiln/client/env_state.h), bound so that tests
 // hold kiln.state, the pure-Python twin, to the very same format.
 void bindEnvState(py::module_& m) {
   m.def(

@@ -3,7 +3,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
-#include "programs/make_benchmark.h"
+#include <kiln/programs/make_benchmark.h>
 #include "python/src/status_error.h"
 
 namespace py = pybind11;

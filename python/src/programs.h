@@ -1,4 +1,4 @@
-// kiln._kiln's bindings of programs/make_benchmark.h: a user's files or clang
+// kiln._kiln's bindings of include/kiln/programs/make_benchmark.h: a user's files or clang
 // command line to LLVM 19 bitcode and its benchmark URI (kiln.make_benchmark,
 // kiln.benchmark_from_clang_invocation wrap them in kiln.Benchmark).
 #pragma once

@@ -2,33 +2,19 @@
 
 #include <pybind11/pybind11.h>
 
+#include <iterator>
+
 namespace py = pybind11;
 
 namespace kiln::python {
 
 std::string_view errorClassName(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::kNotFound:
-      return "NotFound";
-    case ErrorCode::kTimeout:
-      return "Timeout";
-    case ErrorCode::kDisconnected:
-      return "SessionLost";
-    case ErrorCode::kOverloaded:
-      return "Overloaded";
-    case ErrorCode::kCompileError:
-      return "CompileError";
-    case ErrorCode::kPermissionDenied:
-      return "PermissionDenied";
-    case ErrorCode::kUnimplemented:
-      return "Unimplemented";
-    case ErrorCode::kOk:
-    case ErrorCode::kInternal:
-      break;
+  // ok is no error; a code this build does not know is a bug.
+  const auto value = static_cast<std::size_t>(code);
+  if (code == ErrorCode::kOk || value >= std::size(kErrorCodePythonClasses)) {
+    return "InternalError";
   }
-  return "InternalError";
+  return kErrorCodePythonClasses[value];
 }
 
 void registerStatusTranslator() {

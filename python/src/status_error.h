@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include "common/status.h"
+#include <kiln/status.h>
 
 namespace kiln::python {
 

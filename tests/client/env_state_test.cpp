@@ -1,6 +1,6 @@
-// The states CSV (client/env_state.h): CompilerGym's format both ways, its
+// The states CSV (include/kiln/client/env_state.h): CompilerGym's format both ways, its
 // commandline forms, and a clear error naming the line for every bad row.
-#include "client/env_state.h"
+#include <kiln/client/env_state.h>
 
 #include <gtest/gtest.h>
 #include <unistd.h>

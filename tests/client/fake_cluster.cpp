@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <deque>
 
-#include "common/frame.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
+#include "common/transport/frame.h"
 
 namespace kiln::fake {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <thread>
 
+#include <kiln/client/client.h>
 #include "client/channel.h"
-#include "client/client.h"
 #include "tests/client/fake_cluster.h"
 
 namespace kiln::client {

@@ -1,7 +1,7 @@
-// The replay verdict (client/state_replay.h), pure: a reward within the
+// The replay verdict (include/kiln/client/state_replay.h), pure: a reward within the
 // tolerance reproduces, anything else says by how much it differs; the
 // instruction count a recorded reward implies, for the rewards that have one.
-#include "client/state_replay.h"
+#include <kiln/client/state_replay.h>
 
 #include <gtest/gtest.h>
 

@@ -1,15 +1,15 @@
 // The cluster key file: written by `kiln keygen`, read by --key-file. Round
 // trip, and a clear error for every way a file can be wrong.
-#include "common/curve_keys.h"
+#include <kiln/curve_keys.h>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <fstream>
 
-#include "common/listen_exposure.h"
-#include "common/logging.h"
-#include "common/zap_authenticator.h"
+#include <kiln/logging.h>
+#include "common/security/zap_authenticator.h"
+#include "common/transport/listen_exposure.h"
 
 namespace kiln {
 namespace {

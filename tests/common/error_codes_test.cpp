@@ -1,4 +1,4 @@
-// The error kinds exist once: kAllErrorCodes (common/status.h). The wire
+// The error kinds exist once: kAllErrorCodes (include/kiln/status.h). The wire
 // protocol's ErrorCode enum must list the same kinds under the same numbers
 // and names (checked through Cap'n Proto's schema, not by hand), and every
 // kind must cross the wire unchanged. Python's classes are checked against
@@ -10,8 +10,8 @@
 #include <cctype>
 #include <string>
 
-#include "common/status.h"
-#include "common/wire_convert.h"
+#include <kiln/status.h>
+#include "common/base/wire_convert.h"
 #include "schema/kiln.capnp.h"
 
 namespace kiln {

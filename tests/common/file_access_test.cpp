@@ -2,7 +2,7 @@
 // path falls under, what is refused and how, how --allow-files values are
 // read, and the default roots (loopback-only servers allow the current
 // directory, anything reachable from elsewhere allows nothing).
-#include "common/file_access.h"
+#include <kiln/file_access.h>
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // directories) are refused the same way whether their target exists, links
 // that stay inside are followed, and only regular files within the size
 // bound are read.
-#include "common/file_reader.h"
+#include "common/security/file_reader.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 #include <chrono>
 #include <fstream>
 
-#include "common/working_directory.h"
+#include "common/process/working_directory.h"
 
 namespace kiln {
 namespace {

@@ -4,7 +4,7 @@
 // key) names that client on that worker only; an experiment pass (a MAC of
 // a host's endpoint under the experiment key's digest) is good on that host
 // only; registration tokens compare in constant time.
-#include "common/identity.h"
+#include "common/security/identity.h"
 
 #include <capnp/message.h>
 #include <gtest/gtest.h>

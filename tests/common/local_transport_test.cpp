@@ -1,7 +1,7 @@
 // The same-host choice: a client takes a worker's ipc:// route only when
 // both run on the same boot, network namespace and hostname, and never when
 // told to stay on TCP.
-#include "common/local_transport.h"
+#include "common/transport/local_transport.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "common/readiness_poll.h"
+#include "common/transport/readiness_poll.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

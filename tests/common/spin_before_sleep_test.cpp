@@ -1,6 +1,6 @@
 // The policy that decides whether a side of a direct channel polls for a
 // moment before it sleeps waiting for its peer.
-#include "common/spin_before_sleep.h"
+#include "common/base/spin_before_sleep.h"
 
 #include <gtest/gtest.h>
 

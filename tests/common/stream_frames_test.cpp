@@ -1,4 +1,4 @@
-#include "common/stream_frames.h"
+#include "common/transport/stream_frames.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Child processes: exit codes, signals, redirection, limits, deadlines and
 // the promise that no child is ever left unreaped.
-#include "common/subprocess.h"
-#include "testing/process_probe.h"
+#include "common/process/subprocess.h"
+#include "tests/support/process_probe.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -1,13 +1,13 @@
 // TCP endpoints split for the direct channels across hosts, and the
 // listener and bounded connect they use, on loopback.
-#include "common/tcp_stream.h"
+#include "common/transport/tcp_stream.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include "common/listen_exposure.h"
+#include "common/transport/listen_exposure.h"
 
 namespace kiln {
 namespace {

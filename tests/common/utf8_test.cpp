@@ -1,10 +1,10 @@
 // Well-formed UTF-8 as Unicode's table 3-7 defines it, and the replacement
 // of what is not, on which JSON and Prometheus label values rely.
-#include "common/utf8.h"
+#include "common/base/utf8.h"
 
 #include <gtest/gtest.h>
 
-#include "common/json_text.h"
+#include "common/base/json_text.h"
 
 namespace kiln {
 namespace {

@@ -1,10 +1,10 @@
 // Spaces check actions; values survive the wire unchanged; frames reject garbage.
 #include <gtest/gtest.h>
 
-#include "common/frame.h"
-#include "common/near_names.h"
-#include "common/space.h"
-#include "common/wire_convert.h"
+#include <kiln/space.h>
+#include "common/base/near_names.h"
+#include "common/base/wire_convert.h"
+#include "common/transport/frame.h"
 
 namespace kiln {
 namespace {

@@ -1,6 +1,6 @@
 // Working directories: removed with their owner, and reclaimed by the next
 // owner when a previous one died without cleaning up (SIGKILL).
-#include "common/working_directory.h"
+#include "common/process/working_directory.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -4,9 +4,9 @@
 
 #include <numeric>
 
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
 #include "coordinator/coordinator_core.h"
-#include "testing/test_identity.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln {
 namespace {
@@ -217,7 +217,7 @@ TEST_F(CoordinatorCoreTest, BadRegistrationIsRefused) {
   EXPECT_TRUE(core_.workers().empty());
 }
 
-// Experiment keys (common/identity.h): the coordinator issues one per
+// Experiment keys (common/security/identity.h): the coordinator issues one per
 // experiment, hands it out once, and acts for the experiment only on it.
 class ExperimentKeyTest : public CoordinatorCoreTest {
  protected:

@@ -1,13 +1,13 @@
 // Who may register as a worker, and what a client's placement tells a
-// worker (common/identity.h), without sockets: a coordinator with the
+// worker (common/security/identity.h), without sockets: a coordinator with the
 // operator's token registers only its holders; a placement carries the
 // client's pass for the placed worker, a MAC under that worker's own key,
 // never the client's secret.
 #include <gtest/gtest.h>
 
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
 #include "coordinator/coordinator_core.h"
-#include "testing/test_identity.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln {
 namespace {

@@ -1,6 +1,6 @@
 // The URI parser: accepted forms round-trip, hostile strings are refused with
 // invalid-argument and a message that says why.
-#include "datasets/benchmark_uri.h"
+#include "programs/datasets/benchmark_uri.h"
 
 #include <string>
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "datasets/registry.h"
+#include "programs/datasets/registry.h"
 #include "tests/datasets/test_util.h"
 
 namespace kiln::datasets {

@@ -8,10 +8,10 @@
 
 #include <fstream>
 
-#include "datasets/debian/dataset_install.h"
-#include "datasets/debian/project_build.h"
-#include "datasets/debian/source_fetch.h"
-#include "testing/scratch_dir.h"
+#include "programs/datasets/debian/dataset_install.h"
+#include "programs/datasets/debian/project_build.h"
+#include "programs/datasets/debian/source_fetch.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kiln::debian {
 namespace {

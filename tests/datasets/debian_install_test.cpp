@@ -9,10 +9,10 @@
 #include <fstream>
 #include <set>
 
-#include "client/datasets.h"
-#include "datasets/debian/dataset_install.h"
-#include "local/local_cluster.h"
-#include "testing/scratch_dir.h"
+#include <kiln/client/datasets.h>
+#include "programs/datasets/debian/dataset_install.h"
+#include "tests/support/scratch_dir.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::debian {
 namespace {

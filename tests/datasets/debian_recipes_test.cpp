@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "datasets/debian/recipes.h"
+#include "programs/datasets/debian/recipes.h"
 
 namespace kiln::debian {
 namespace {

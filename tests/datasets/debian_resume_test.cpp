@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <string>
 
-#include "datasets/debian/dataset_install.h"
-#include "programs/corpus_layout.h"
-#include "testing/scratch_dir.h"
+#include "programs/datasets/debian/dataset_install.h"
+#include "programs/make/corpus_layout.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kiln::debian {
 namespace {

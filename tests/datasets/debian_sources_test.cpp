@@ -3,8 +3,8 @@
 // of source versions from `apt-cache showsrc`.
 #include <gtest/gtest.h>
 
-#include "datasets/debian/apt_sources.h"
-#include "datasets/debian/source_versions.h"
+#include "programs/datasets/debian/apt_sources.h"
+#include "programs/datasets/debian/source_versions.h"
 
 namespace kiln::debian {
 namespace {

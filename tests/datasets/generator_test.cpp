@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "datasets/file_source.h"
-#include "datasets/generators.h"
-#include "datasets/registry.h"
+#include "programs/datasets/file_source.h"
+#include "programs/datasets/generators.h"
+#include "programs/datasets/registry.h"
 #include "tests/datasets/test_util.h"
 
 namespace kiln::datasets {

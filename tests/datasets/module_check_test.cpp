@@ -1,12 +1,12 @@
-// Modules checked as a session loads them (llvmenv/module_check.h), and
-// `kiln datasets check`'s corpus walk (datasets/corpus_check.h), on modules
+// Modules checked as a session loads them (compilers/llvm_engine/module_check.h), and
+// `kiln datasets check`'s corpus walk (programs/datasets/corpus_check.h), on modules
 // LLVM 19 refuses for each reason there is.
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "datasets/corpus_check.h"
-#include "llvmenv/module_check.h"
+#include "compilers/llvm_engine/module_check.h"
+#include "programs/datasets/corpus_check.h"
 #include "tests/datasets/bad_modules.h"
 #include "tests/datasets/test_util.h"
 
@@ -16,9 +16,9 @@ namespace {
 using namespace testing;
 
 TEST(ModuleCheckTest, GoodModulesPass) {
-  EXPECT_TRUE(llvmenv::checkModule(sampleBitcode(), "crc32").ok());
-  EXPECT_TRUE(llvmenv::checkModule("define void @f() {\n  ret void\n}\n", "f.ll").ok());
-  auto producer = llvmenv::bitcodeProducer(sampleBitcode());
+  EXPECT_TRUE(llvm_engine::checkModule(sampleBitcode(), "crc32").ok());
+  EXPECT_TRUE(llvm_engine::checkModule("define void @f() {\n  ret void\n}\n", "f.ll").ok());
+  auto producer = llvm_engine::bitcodeProducer(sampleBitcode());
   ASSERT_TRUE(producer.has_value());
   EXPECT_TRUE(producer->starts_with("LLVM19")) << *producer;
 }
@@ -40,16 +40,16 @@ TEST(ModuleCheckTest, EachReasonIsNamed) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
-    Status checked = llvmenv::checkModule(c.bytes, "benchmark://mine/m");
+    Status checked = llvm_engine::checkModule(c.bytes, "benchmark://mine/m");
     ASSERT_FALSE(checked.ok());
     EXPECT_EQ(checked.code(), ErrorCode::kInvalidArgument) << checked.toString();
     EXPECT_NE(checked.message().find("benchmark://mine/m"), std::string::npos)
         << checked.toString();
     EXPECT_NE(checked.message().find(c.expected), std::string::npos) << checked.toString();
   }
-  EXPECT_EQ(llvmenv::bitcodeProducer(foreignBitcode("LLVM99.0.0", 0)), "LLVM99.0.0");
+  EXPECT_EQ(llvm_engine::bitcodeProducer(foreignBitcode("LLVM99.0.0", 0)), "LLVM99.0.0");
   // A parse error of this LLVM's own bitcode blames no other version.
-  Status own = llvmenv::explainForeignBitcode(invalidArgument("cut short"), bitcode);
+  Status own = llvm_engine::explainForeignBitcode(invalidArgument("cut short"), bitcode);
   EXPECT_EQ(own.message(), "cut short");
 }
 

@@ -1,6 +1,6 @@
 // The registry: listing, the embedded kiln-bench-v0 suite, file:// benchmarks and
 // their failure modes, and concurrent resolution.
-#include "datasets/registry.h"
+#include "programs/datasets/registry.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "datasets/file_source.h"
-#include "datasets/generators.h"
+#include "programs/datasets/file_source.h"
+#include "programs/datasets/generators.h"
 #include "tests/datasets/test_util.h"
 
 namespace kiln::datasets {
@@ -48,7 +48,7 @@ TEST(RegistryTest, ListsBuiltInDatasets) {
 }
 
 TEST(RegistryTest, KilnBenchSuiteIsEmbeddedAndValid) {
-  auto suite = benchmarks::kilnBenchV0();
+  auto suite = bundled::kilnBenchV0();
   ASSERT_GE(suite.size(), 20u);
   for (std::size_t i = 0; i < suite.size(); ++i) {
     EXPECT_FALSE(suite[i].description.empty()) << suite[i].name;
@@ -59,14 +59,14 @@ TEST(RegistryTest, KilnBenchSuiteIsEmbeddedAndValid) {
       EXPECT_LT(suite[i - 1].name, suite[i].name) << "table must be sorted";
     }
   }
-  EXPECT_EQ(benchmarks::findKilnBenchV0("no-such"), nullptr);
+  EXPECT_EQ(bundled::findKilnBenchV0("no-such"), nullptr);
 }
 
 TEST(RegistryTest, ResolvesEveryKilnBenchUri) {
   auto registry = makeRegistry();
   auto uris = registry.benchmarkUris("benchmark://kiln-bench-v0");
   ASSERT_TRUE(uris.ok()) << uris.status().toString();
-  ASSERT_EQ(uris->size(), benchmarks::kilnBenchV0().size());
+  ASSERT_EQ(uris->size(), bundled::kilnBenchV0().size());
   for (const auto& uri : *uris) {
     auto bytes = registry.resolve(uri);
     ASSERT_TRUE(bytes.ok()) << bytes.status().toString();

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "benchmarks/kiln_bench_v0.h"
-#include "testing/scratch_dir.h"
+#include "programs/bundled/kiln_bench_v0.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kiln::datasets::testing {
 
@@ -19,7 +19,7 @@ using testsupport::writeFile;
 
 // Real bitcode to put into test corpora: one of the embedded programs.
 inline std::string sampleBitcode() {
-  const auto* program = benchmarks::findKilnBenchV0("crc32");
+  const auto* program = bundled::findKilnBenchV0("crc32");
   return std::string(reinterpret_cast<const char*>(program->bitcode.data()),
                      program->bitcode.size());
 }

@@ -1,7 +1,7 @@
 // The main job's learning demo on real embedded clusters of each layout,
 // with tiny budgets: it runs, every layout walks the same learning curve,
 // and the report and figures are written.
-#include "demo/learning_demo.h"
+#include "tools/demo/learning_demo.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

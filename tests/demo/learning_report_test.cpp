@@ -1,4 +1,4 @@
-#include "demo/learning_report.h"
+#include "tools/demo/learning_report.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

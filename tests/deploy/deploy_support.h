@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/subprocess.h"
-#include "testing/wait.h"
+#include "common/process/subprocess.h"
+#include "tests/support/wait.h"
 
 namespace kiln::deploytest {
 

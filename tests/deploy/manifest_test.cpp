@@ -16,8 +16,8 @@
 
 #include <fmt/format.h>
 
-#include "common/curve_keys.h"
-#include "common/working_directory.h"
+#include <kiln/curve_keys.h>
+#include "common/process/working_directory.h"
 #include "tests/deploy/deploy_support.h"
 
 namespace kiln {
@@ -314,7 +314,7 @@ TEST(ManifestTest, DockerfileBuildsFromDebianWithTheSetupScript) {
   EXPECT_NE(docker.find("\nFROM debian:12\n"), std::string::npos);
   // The packages come from scripts/setup itself, so the lists cannot drift.
   EXPECT_NE(docker.find("scripts/setup"), std::string::npos);
-  EXPECT_NE(docker.find("build/cli/kiln /usr/local/bin/kiln"), std::string::npos);
+  EXPECT_NE(docker.find("build/bin/kiln /usr/local/bin/kiln"), std::string::npos);
   std::string ignore = readFile(kSource / "deploy/docker/Dockerfile.dockerignore");
   EXPECT_NE(ignore.find("\nbuild-*\n"), std::string::npos);
   EXPECT_TRUE(fs::exists(kSource / "scripts/setup"));

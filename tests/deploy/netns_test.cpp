@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "testing/net_bed.h"
 #include "tests/deploy/deploy_support.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln {
 namespace {

@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "common/working_directory.h"
-#include "testing/net_bed.h"
+#include "common/process/working_directory.h"
 #include "tests/deploy/deploy_support.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln {
 namespace {

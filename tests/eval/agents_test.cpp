@@ -1,7 +1,7 @@
 // The search agents against a made-up problem (fake_scorer.h): what each
 // finds, that a seed fixes the result, that budgets and broken modules are
 // respected, and that machinery failures come back as errors.
-#include "eval/agents.h"
+#include "tools/eval/agents.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
-#include "eval/sequence_scorer.h"
+#include "tools/eval/sequence_scorer.h"
 
 namespace kiln::eval {
 

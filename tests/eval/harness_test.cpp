@@ -1,13 +1,13 @@
 // `kiln eval`'s mechanism on an embedded single-node cluster with real llvm
 // sessions: small step budgets, two benchmarks in parallel.
-#include "eval/harness.h"
+#include "tools/eval/harness.h"
 
 #include <gtest/gtest.h>
 
-#include "client/client.h"
-#include "eval/session_scorer.h"
-#include "local/local_cluster.h"
-#include "testing/scratch_dir.h"
+#include <kiln/client/client.h>
+#include "tests/support/scratch_dir.h"
+#include "tools/eval/session_scorer.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::eval {
 namespace {

@@ -1,12 +1,12 @@
 // The evaluation report (pure): ratios against -Oz, geomeans, reward, and
 // the text and JSON it prints; and which benchmarks a run resolves to.
-#include "eval/report.h"
+#include "tools/eval/report.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "eval/benchmark_set.h"
+#include "tools/eval/benchmark_set.h"
 
 namespace kiln::eval {
 namespace {

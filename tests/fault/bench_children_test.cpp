@@ -9,8 +9,8 @@
 #include <set>
 #include <thread>
 
-#include "common/subprocess.h"
-#include "testing/process_probe.h"
+#include "common/process/subprocess.h"
+#include "tests/support/process_probe.h"
 
 namespace kiln::bench {
 namespace {

@@ -10,9 +10,9 @@
 #include <future>
 #include <set>
 
-#include "common/cpu_time.h"
-#include "testing/child_cluster.h"
+#include "common/base/cpu_time.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::fault {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/logging.h"
+#include <kiln/logging.h>
 
 namespace kiln::fault {
 

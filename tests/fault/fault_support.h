@@ -8,9 +8,9 @@
 #include <string>
 #include <thread>
 
-#include "client/client.h"
+#include <kiln/client/client.h>
 #include "coordinator/coordinator_server.h"
-#include "testing/wait.h"
+#include "tests/support/wait.h"
 
 namespace kiln::fault {
 

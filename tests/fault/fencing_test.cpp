@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "testing/child_cluster.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::fault {
 namespace {

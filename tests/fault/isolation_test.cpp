@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/sanitizers.h"
-#include "common/working_directory.h"
-#include "testing/child_cluster.h"
+#include "common/base/sanitizers.h"
+#include "common/process/working_directory.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::fault {
 namespace {

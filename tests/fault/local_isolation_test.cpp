@@ -1,4 +1,4 @@
-// A local cluster's isolated worker (local/worker_child.h): a real LLVM
+// A local cluster's isolated worker (tools/local_cluster/worker_child.h): a real LLVM
 // crash caught in compile work costs a fresh child process, not the run,
 // and the other sessions of the crashed child are restored by replay.
 #include <gtest/gtest.h>
@@ -6,9 +6,9 @@
 
 #include <cerrno>
 
-#include "common/exit_codes.h"
-#include "local/local_cluster.h"
+#include "common/base/exit_codes.h"
 #include "tests/fault/fault_support.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::fault {
 namespace {

@@ -9,8 +9,8 @@
 #include <functional>
 #include <thread>
 
-#include "common/sanitizers.h"
-#include "kit/benchmark_cache.h"
+#include <kiln/kit/benchmark_cache.h>
+#include "common/base/sanitizers.h"
 #include "nesting/isolation_guard.h"
 #include "nesting/isolation_tokens.h"
 #include "worker/noop_session.h"

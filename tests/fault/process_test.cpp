@@ -14,9 +14,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/exit_codes.h"
-#include "testing/child_cluster.h"
+#include "common/base/exit_codes.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::fault {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "bench/chaos_bench.h"
 #include "bench/differential_episodes.h"
-#include "testing/child_cluster.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::fault {
 namespace {

@@ -12,10 +12,10 @@
 #include <sstream>
 #include <thread>
 
-#include "common/exit_codes.h"
-#include "common/subprocess.h"
-#include "testing/scratch_dir.h"
+#include "common/base/exit_codes.h"
+#include "common/process/subprocess.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kiln::fault {
 namespace {

@@ -8,12 +8,12 @@
 #include <set>
 #include <thread>
 
-#include "common/wire_convert.h"
-#include "local/local_cluster.h"
-#include "testing/child_cluster.h"
-#include "testing/test_identity.h"
-#include "testing/wait.h"
+#include "common/base/wire_convert.h"
 #include "tests/integration/two_workers.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/test_identity.h"
+#include "tests/support/wait.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

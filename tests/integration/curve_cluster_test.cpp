@@ -14,12 +14,12 @@
 #include <mutex>
 #include <thread>
 
-#include "client/client.h"
+#include <kiln/client/client.h>
 #include "client/zmq_channel.h"
-#include "common/wire_convert.h"
-#include "common/zap_authenticator.h"
-#include "testing/loopback_cluster.h"
-#include "testing/wait.h"
+#include "common/base/wire_convert.h"
+#include "common/security/zap_authenticator.h"
+#include "tests/support/loopback_cluster.h"
+#include "tests/support/wait.h"
 #include "worker/noop_session.h"
 
 namespace kiln {

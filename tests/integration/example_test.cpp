@@ -4,9 +4,9 @@
 
 #include <thread>
 
-#include "client/client.h"
+#include <kiln/client/client.h>
 #include "coordinator/coordinator_server.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln {
 namespace {

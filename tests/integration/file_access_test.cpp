@@ -12,8 +12,8 @@
 
 #include <fstream>
 
-#include "common/working_directory.h"
-#include "local/local_cluster.h"
+#include "common/process/working_directory.h"
+#include "tools/local_cluster/local_cluster.h"
 #include "worker/noop_session.h"
 
 namespace kiln {

@@ -7,10 +7,10 @@
 // experiment, yet still not the first client's sessions.
 #include <gtest/gtest.h>
 
+#include <kiln/curve_keys.h>
 #include "client/zmq_channel.h"
-#include "common/curve_keys.h"
-#include "common/wire_convert.h"
-#include "local/local_cluster.h"
+#include "common/base/wire_convert.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

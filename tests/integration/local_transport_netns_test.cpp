@@ -14,11 +14,11 @@
 #include <future>
 #include <thread>
 
-#include "client/client.h"
-#include "common/local_transport.h"
-#include "common/subprocess.h"
+#include <kiln/client/client.h>
+#include "common/process/subprocess.h"
+#include "common/transport/local_transport.h"
 #include "coordinator/coordinator_server.h"
-#include "local/builtin_types.h"
+#include "tools/local_cluster/builtin_types.h"
 #include "worker/worker_server.h"
 
 namespace kiln {

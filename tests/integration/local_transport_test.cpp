@@ -21,11 +21,11 @@
 
 #include <thread>
 
-#include "common/abstract_socket.h"
-#include "common/local_transport.h"
-#include "local/local_cluster.h"
-#include "testing/child_cluster.h"
+#include "common/transport/abstract_socket.h"
+#include "common/transport/local_transport.h"
 #include "tests/integration/two_workers.h"
+#include "tests/support/child_cluster.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
-#include "common/subprocess.h"
-#include "testing/scratch_dir.h"
-#include "testing/wait.h"
+#include <kiln/client/client.h>
+#include "common/process/subprocess.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/wait.h"
 
 namespace kiln {
 namespace {

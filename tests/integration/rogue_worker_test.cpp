@@ -16,12 +16,12 @@
 #include <mutex>
 #include <thread>
 
-#include "client/client.h"
-#include "common/underlying_wire.h"
-#include "common/wire_convert.h"
-#include "local/local_cluster.h"
-#include "testing/loopback_cluster.h"
-#include "testing/wait.h"
+#include <kiln/client/client.h>
+#include "common/base/wire_convert.h"
+#include "common/types/underlying_wire.h"
+#include "tests/support/loopback_cluster.h"
+#include "tests/support/wait.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

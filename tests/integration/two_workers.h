@@ -9,10 +9,10 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "client/client.h"
-#include "common/clock.h"
+#include <kiln/clock.h>
+#include <kiln/client/client.h>
 #include "coordinator/coordinator_server.h"
-#include "testing/child_cluster.h"
+#include "tests/support/child_cluster.h"
 
 namespace kiln::integration {
 

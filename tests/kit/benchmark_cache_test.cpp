@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "kit/benchmark_cache.h"
-#include "kit/cache_parameters.h"
+#include <kiln/kit/benchmark_cache.h>
+#include <kiln/kit/cache_parameters.h>
 
 namespace kiln {
 namespace {

@@ -1,6 +1,6 @@
 // The operator's --dataset flag: parsed, made absolute, and checked at
 // start-up with an error that names the flag and what is wrong.
-#include "kit/operator_settings.h"
+#include <kiln/kit/operator_settings.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

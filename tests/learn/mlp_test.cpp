@@ -1,4 +1,4 @@
-#include "learn/mlp.h"
+#include "tools/learn/mlp.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "learn/ppo.h"
+#include "tools/learn/ppo.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "metrics/exposition.h"
-#include "metrics/registry.h"
+#include "common/metrics/exposition.h"
+#include "common/metrics/registry.h"
 
 namespace kiln::metrics {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <thread>
 
-#include "metrics/exposition.h"
-#include "metrics/http_endpoint.h"
+#include "common/metrics/exposition.h"
+#include "common/metrics/http_endpoint.h"
 
 namespace kiln::metrics {
 namespace {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <thread>
 
-#include "metrics/registry.h"
+#include "common/metrics/registry.h"
 
 namespace kiln::metrics {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "testing/test_identity.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln::nesting::isolation {
 namespace {

@@ -7,11 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/underlying_wire.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
+#include "common/types/underlying_wire.h"
 #include "nesting/host_policy.h"
-#include "testing/host_fakes.h"
-#include "testing/test_identity.h"
+#include "tests/support/host_fakes.h"
+#include "tests/support/test_identity.h"
 
 namespace kiln::nesting {
 namespace {
@@ -84,7 +84,7 @@ class RecordingBackend final : public UnderlyingBackend {
 const std::string kKeyA(kSecretBytes, 'a');
 const std::string kKeyB(kSecretBytes, 'b');
 // The endpoint the host under test is known by: its experiments' passes are
-// made for it (common/identity.h).
+// made for it (common/security/identity.h).
 const std::string kHost = "tcp://host-under-test:1";
 const std::string kOtherHost = "tcp://another-host:1";
 

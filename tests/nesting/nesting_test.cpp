@@ -11,10 +11,10 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#include "client/work_pool.h"
-#include "common/wire_convert.h"
-#include "local/local_cluster.h"
-#include "testing/test_identity.h"
+#include <kiln/client/work_pool.h>
+#include "common/base/wire_convert.h"
+#include "tests/support/test_identity.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

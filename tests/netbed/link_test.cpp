@@ -13,9 +13,9 @@
 
 #include "bench/cluster_bench.h"
 #include "bench/socket_floor.h"
-#include "common/unique_fd.h"
-#include "testing/child_cluster.h"
-#include "testing/net_bed.h"
+#include "common/base/unique_fd.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln {
 namespace {

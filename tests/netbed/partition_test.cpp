@@ -19,11 +19,11 @@
 #include <thread>
 
 #include "bench/cluster_bench.h"
-#include "common/frame.h"
-#include "common/wire_convert.h"
-#include "testing/child_cluster.h"
-#include "testing/net_bed.h"
+#include "common/base/wire_convert.h"
+#include "common/transport/frame.h"
 #include "tests/fault/fault_support.h"
+#include "tests/support/child_cluster.h"
+#include "tests/support/net_bed.h"
 
 namespace kiln::fault {
 namespace {

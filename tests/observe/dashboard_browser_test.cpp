@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "local/local_cluster.h"
 #include "tests/observe/http_probe.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln {
 namespace {

@@ -3,10 +3,10 @@
 // timeline and the dashboard JSON, and the endpoints' refusal of bad input.
 #include <gtest/gtest.h>
 
+#include "common/metrics/listen_address.h"
+#include "common/metrics/log_fields.h"
 #include "coordinator/coordinator_metrics.h"
 #include "coordinator/dashboard.h"
-#include "metrics/listen_address.h"
-#include "metrics/log_fields.h"
 #include "tests/observe/http_probe.h"
 #include "worker/worker_cli.h"
 #include "worker/worker_metrics.h"

@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "programs/clang_command.h"
-#include "programs/shell_words.h"
+#include "programs/make/clang_command.h"
+#include "programs/make/shell_words.h"
 
 namespace kiln::programs {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <set>
 
-#include "programs/corpus_extract.h"
-#include "programs/llvm_tools.h"
+#include "programs/make/corpus_extract.h"
+#include "programs/make/llvm_tools.h"
 #include "tests/programs/test_util.h"
 
 namespace kiln::programs {

@@ -4,10 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "programs/compile_database.h"
-#include "programs/corpus_layout.h"
-#include "programs/json_tree.h"
-#include "programs/llvm_tools.h"
+#include "programs/make/compile_database.h"
+#include "programs/make/corpus_layout.h"
+#include "programs/make/json_tree.h"
+#include "programs/make/llvm_tools.h"
 
 namespace kiln::programs {
 namespace {

@@ -5,10 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "client/datasets.h"
-#include "local/local_cluster.h"
-#include "programs/corpus_extract.h"
+#include <kiln/client/datasets.h>
+#include "programs/make/corpus_extract.h"
 #include "tests/programs/test_util.h"
+#include "tools/local_cluster/local_cluster.h"
 
 namespace kiln::programs {
 namespace {

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <regex>
 
-#include "programs/llvm_tools.h"
-#include "programs/make_benchmark.h"
+#include <kiln/programs/make_benchmark.h>
+#include "programs/make/llvm_tools.h"
 #include "tests/programs/test_util.h"
 
 namespace kiln::programs {

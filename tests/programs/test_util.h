@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "common/subprocess.h"
-#include "testing/scratch_dir.h"
+#include "common/process/subprocess.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kiln::programs::testing {
 

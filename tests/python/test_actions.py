@@ -194,7 +194,7 @@ def test_write_ir_and_bitcode(env, tmp_path):
 
 # A loop exited through an invoke (shared with the C++ action tests).
 INVOKE_IR = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "llvmenv", "data", "loop_exit_through_invoke.ll"
+    os.path.dirname(os.path.abspath(__file__)), "..", "llvm_engine", "data", "loop_exit_through_invoke.ll"
 )
 
 

@@ -12,7 +12,7 @@ from conftest import require_type
 SOURCE_DIR = os.environ.get(
     "KILN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")
 )
-BENCH_V0 = os.path.join(SOURCE_DIR, "benchmarks", "kiln-bench-v0")
+BENCH_V0 = os.path.join(SOURCE_DIR, "programs", "bundled", "kiln-bench-v0")
 
 # Passes that change crc32 at kiln-bench-v0's -O2 front end.
 PASSES = ["sroa", "instcombine", "simplifycfg", "gvn", "adce", "dce"]

@@ -159,7 +159,7 @@ def test_a_benchmark_the_worker_refuses_leaves_the_env_usable(env):
 
 
 def test_every_error_kind_of_the_cpp_side_has_its_class_and_no_other_exists():
-    # The list comes from common/status.h (kAllErrorCodes) through the
+    # The list comes from include/kiln/status.h (kAllErrorCodes) through the
     # extension: a kind added there without its Python class fails here.
     kinds = kiln._kiln.error_kinds()
     assert len(kinds) == 9

@@ -87,7 +87,7 @@ def test_kiln_eval_states_replay_to_the_reported_ir(cluster, tmp_path):
 
     import kiln.compiler_gym as compiler_gym
 
-    binary = pathlib.Path(kiln.__file__).resolve().parents[2] / "cli" / "kiln"
+    binary = pathlib.Path(kiln.__file__).resolve().parents[2] / "bin" / "kiln"
     if not binary.exists():
         pytest.skip(f"no kiln binary beside this package ({binary})")
     states_csv = tmp_path / "states.csv"

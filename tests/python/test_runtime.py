@@ -11,7 +11,7 @@ import pytest
 import kiln
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCH_V0 = os.path.join(HERE, "..", "..", "benchmarks", "kiln-bench-v0")
+BENCH_V0 = os.path.join(HERE, "..", "..", "programs", "bundled", "kiln-bench-v0")
 
 
 def _program(tmp_path, name, source):

@@ -1,5 +1,5 @@
 """kiln.CompilerEnvState and the states CSV: the pure-Python reader and
-writer against the C++ ones (client/env_state.h, bound as
+writer against the C++ ones (include/kiln/client/env_state.h, bound as
 kiln._kiln.parse_states_csv / states_to_csv) on the very same texts and files."""
 
 import io

@@ -11,7 +11,7 @@ import pytest
 import kiln
 from kiln import _kiln
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "llvmenv", "data")
+DATA = os.path.join(os.path.dirname(__file__), "..", "llvm_engine", "data")
 
 
 def test_batched_steps_truncation_and_autoreset(cluster):

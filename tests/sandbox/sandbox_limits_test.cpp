@@ -1,5 +1,5 @@
 // A client may only lower the operator's sandbox limits, one named key at a time.
-#include "sandbox/sandbox_limits.h"
+#include <kiln/sandbox_limits.h>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // every one ends within its limits with the cause in the outcome, and
 // nothing of it is left behind (processes, files), in namespaces and in
 // the fallback.
-#include "sandbox/sandbox.h"
+#include "programs/sandbox/sandbox.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <fstream>
 #include <map>
 
-#include "common/subprocess.h"
+#include "common/process/subprocess.h"
 
 namespace kiln::sandbox {
 namespace {

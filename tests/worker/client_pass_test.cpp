@@ -1,5 +1,5 @@
 // A worker knows a client by its secret, or by its id with the pass the
-// coordinator made for this worker (common/identity.h): a pass made with
+// coordinator made for this worker (common/security/identity.h): a pass made with
 // another worker's key, or for another id, names nobody here, so a worker
 // that captured a pass elsewhere cannot start, step or end sessions here.
 #include "tests/worker/host_harness.h"

@@ -3,7 +3,7 @@
 // longer of its own heartbeat interval and the coordinator's.
 #include <gtest/gtest.h>
 
-#include "common/frame.h"
+#include "common/transport/frame.h"
 #include "worker/coordinator_link.h"
 
 namespace kiln {

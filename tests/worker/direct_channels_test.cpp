@@ -3,7 +3,7 @@
 // client/zmq_channel.cpp does, and the worker side driven by a ReadinessPoll
 // loop in the test's own thread with a fake clock.
 #include "worker/direct_channels.h"
-#include "common/abstract_socket.h"
+#include "common/transport/abstract_socket.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/tcp_stream.h"
-#include "common/wire_convert.h"
+#include "common/base/wire_convert.h"
+#include "common/transport/tcp_stream.h"
 
 namespace kiln {
 namespace {

@@ -1,6 +1,6 @@
 // A SessionHost driven by hand, for the worker's unit tests: requests go in
 // as decoded frames, pool work waits in a QueuedExecutor until runPool(), and
-// every reply is recorded (testing/host_fakes.h).
+// every reply is recorded (tests/support/host_fakes.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "common/wire_convert.h"
-#include "testing/host_fakes.h"
-#include "testing/test_identity.h"
+#include "common/base/wire_convert.h"
+#include "tests/support/host_fakes.h"
+#include "tests/support/test_identity.h"
 #include "worker/session_host.h"
 
 namespace kiln::testsupport {

@@ -6,9 +6,9 @@
 
 #include <fstream>
 
-#include "common/clock.h"
-#include "common/working_directory.h"
-#include "kit/service_context.h"
+#include <kiln/clock.h>
+#include <kiln/kit/service_context.h>
+#include "common/process/working_directory.h"
 
 namespace kiln {
 namespace {

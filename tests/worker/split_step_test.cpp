@@ -26,7 +26,7 @@ PipeProbe probe;
 
 // Each action waits for one byte: 'o' applies it on the loop, 'e' ends the
 // episode on the pool, EOF (cancel closes the writer) fails on the pool.
-class PipeSession final : public CompilationSession {
+class PipeSession final : public CompilationSession, public SplitActions {
  public:
   explicit PipeSession(ServiceContext&) {}
   ~PipeSession() override {
@@ -53,7 +53,7 @@ class PipeSession final : public CompilationSession {
     observation = sum_;
     return okStatus();
   }
-  bool splitsActions() const override { return true; }
+  SplitActions* splitActions() override { return this; }
   bool quickObservation(std::size_t index) const override { return index == 0; }
   Result<ActionProgress> beginAction(const Value& action, ActionOutcome&,
                                      ActionWait& wait) override {

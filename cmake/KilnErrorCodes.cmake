@@ -1,0 +1,55 @@
+# kiln_generate_error_codes(): the error codes of schema/error_codes.txt as
+#   <build>/include/kiln/error_codes.h   the C++ enum and its tables
+#   <build>/schema/kiln.capnp             schema/kiln.capnp with its enum
+#   <build>/generated/python/error_codes.py   copied into the kiln package
+# at configure time; an edit of the table or the schema configures again.
+function(kiln_generate_error_codes)
+  set(table ${PROJECT_SOURCE_DIR}/schema/error_codes.txt)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${table}
+                                                        ${PROJECT_SOURCE_DIR}/schema/kiln.capnp)
+  file(STRINGS ${table} lines REGEX "^[0-9]")
+  set(cpp_enum "")
+  set(cpp_all "")
+  set(cpp_text "")
+  set(cpp_python "")
+  set(capnp "")
+  set(python "")
+  set(expected 0)
+  foreach(line IN LISTS lines)
+    # Each line is a CMake list already: value;wire;C++;text;class;builtin;meaning
+    string(REPLACE ";" "\\;" escaped "${line}")
+    list(LENGTH line fields)
+    if(NOT fields EQUAL 7)
+      message(FATAL_ERROR "schema/error_codes.txt: '${line}' has ${fields} fields, not 7")
+    endif()
+    list(GET line 0 value)
+    list(GET line 1 wire)
+    list(GET line 2 cpp)
+    list(GET line 3 text)
+    list(GET line 4 class)
+    list(GET line 5 builtin)
+    list(GET line 6 meaning)
+    if(NOT value EQUAL expected)
+      message(FATAL_ERROR "schema/error_codes.txt: code ${value} out of order (expected ${expected})")
+    endif()
+    math(EXPR expected "${expected} + 1")
+    string(APPEND cpp_enum "  ${cpp} = ${value},  // ${meaning}\n")
+    string(APPEND cpp_all "    ErrorCode::${cpp},\n")
+    string(APPEND cpp_text "    \"${text}\",\n")
+    string(APPEND cpp_python "    \"${class}\",\n")
+    string(APPEND capnp "  ${wire} @${value};  # ${meaning}\n")
+    string(APPEND python "    (\"${class}\", \"${builtin}\", \"${text}\", \"${meaning}\"),\n")
+  endforeach()
+  set(KILN_ERROR_CODES_CPP_ENUM "${cpp_enum}")
+  set(KILN_ERROR_CODES_CPP_ALL "${cpp_all}")
+  set(KILN_ERROR_CODES_CPP_TEXT "${cpp_text}")
+  set(KILN_ERROR_CODES_CPP_PYTHON "${cpp_python}")
+  set(KILN_ERROR_CODES_CAPNP "${capnp}")
+  set(KILN_ERROR_CODES_PYTHON "${python}")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/error_codes.h.in
+                 ${PROJECT_BINARY_DIR}/include/kiln/error_codes.h @ONLY)
+  configure_file(${PROJECT_SOURCE_DIR}/schema/kiln.capnp ${PROJECT_BINARY_DIR}/schema/kiln.capnp
+                 @ONLY)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/error_codes.py.in
+                 ${PROJECT_BINARY_DIR}/generated/python/error_codes.py @ONLY)
+endfunction()

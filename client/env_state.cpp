@@ -163,10 +163,19 @@ Result<std::optional<double>> parseNumber(std::string_view text, std::string_vie
   return std::optional<double>(value);
 }
 
-// The column of each of kColumns in a record, from a header or by default.
+// The column of each of kColumns in a record, from a header or by default,
+// and of the optional validity column when the header has one.
 struct ColumnMap {
   std::array<std::size_t, 4> index = {0, 1, 2, 3};
+  std::optional<std::size_t> validity;
 };
+
+bool isValidityWord(std::string_view word) {
+  for (std::string_view known : kValidityWords) {
+    if (word == known) return true;
+  }
+  return word.empty();
+}
 
 Result<std::optional<ColumnMap>> readHeader(const Record& first) {
   bool mentionsAny = false;
@@ -187,6 +196,10 @@ Result<std::optional<ColumnMap>> readHeader(const Record& first) {
       }
       found[c] = true;
       map.index[c] = f;
+      known = true;
+    }
+    if (!known && name == kValidityColumn && !map.validity) {
+      map.validity = f;
       known = true;
     }
     if (!known) {
@@ -240,15 +253,21 @@ std::string EnvState::commandline() const {
 
 std::string_view statesCsvHeader() { return kHeader; }
 
-std::string toCsvRow(const EnvState& state) {
-  return fmt::format("{},{},{},{}\n", csvField(state.benchmark),
-                     state.reward ? pythonFloat(*state.reward) : "", pythonFloat(state.walltime),
-                     csvField(state.commandline()));
+std::string toCsvRow(const EnvState& state, bool withValidity) {
+  std::string row = fmt::format("{},{},{},{}", csvField(state.benchmark),
+                                state.reward ? pythonFloat(*state.reward) : "",
+                                pythonFloat(state.walltime), csvField(state.commandline()));
+  if (withValidity) row += "," + state.validity;
+  return row + "\n";
 }
 
 std::string toCsv(std::span<const EnvState> states) {
-  std::string text = std::string(kHeader) + "\n";
-  for (const EnvState& state : states) text += toCsvRow(state);
+  bool withValidity = false;
+  for (const EnvState& state : states) withValidity |= !state.validity.empty();
+  std::string text = std::string(kHeader);
+  if (withValidity) text += fmt::format(",{}", kValidityColumn);
+  text += "\n";
+  for (const EnvState& state : states) text += toCsvRow(state, withValidity);
   return text;
 }
 
@@ -338,6 +357,14 @@ Result<std::vector<EnvState>> parseStatesCsv(std::string_view text, const Space*
       return invalidArgument(fmt::format("line {}: {}", record.line, parsed.status().message()));
     }
     state.actions = std::move(parsed).value();
+    if (columns.validity) {
+      state.validity = std::string(trimSpaces(record.fields[*columns.validity]));
+      if (!isValidityWord(state.validity)) {
+        return invalidArgument(fmt::format(
+            "line {}: validity '{}' is none of valid, verified-only, invalid, unvalidated",
+            record.line, state.validity));
+      }
+    }
     states.push_back(std::move(state));
   }
   return states;

@@ -1,14 +1,18 @@
 """kiln.evaluate(): a user's Python policy on a dataset, the way `kiln eval`
 runs its built-in agents: one episode per benchmark with a step budget,
-benchmarks in parallel threads (each with its own env), and a report of the
-final states against -Oz, per benchmark and as geomeans, like CompilerGym's
-llvm-ic-v0 leaderboard. The report is a plain dict with the keys of
-`kiln eval --json`.
+benchmarks in parallel threads (each with its own env), every final state
+validated (run against -O0 on each input of the benchmark; the verifier only
+where it cannot run), and a report of the final states against -Oz, per
+benchmark and as geomeans, like CompilerGym's llvm-ic-v0 leaderboard. A
+benchmark whose episode failed or whose state is invalid counts at -O0's
+size, so two policies are always compared on the same programs. The report
+is a plain dict with the keys of `kiln eval --json`.
 """
 
 import concurrent.futures
 import hashlib
 import inspect
+import json
 import math
 import sys
 import threading
@@ -22,6 +26,31 @@ from .state import CompilerEnvState, write_csv
 _DEFAULT = object()
 # Figures measured on the final state of each episode.
 _BASELINES = ("IrInstructionCountO0", "IrInstructionCountOz", "ObjectTextSizeOz")
+
+
+def _verdict(env):
+    """(validity, inputs compared, detail) of the env's state, by the rules
+    of `kiln eval` (tools/eval/validation_verdict.h): the verifier ran on
+    every state the session reached; the Validation observation runs the
+    program against -O0. A module that cannot run as it came is
+    "verified-only"; any other error is raised (the benchmark then fails)."""
+    try:
+        report = json.loads(env.observation["Validation"])
+    except InvalidArgument as error:
+        return "verified-only", 0, str(error)
+    errors = report["errors"]
+    if not errors:
+        return "valid", report["inputs"], ""
+    differences = [e for e in errors if e["kind"] != "reference-failed"]
+    first = differences[0] if differences else errors[0]
+    detail = f"{first['kind']}: {first['message']}"
+    if first.get("input"):
+        detail += f" (input {first['input']})"
+    return ("invalid" if differences else "verified-only"), report["inputs"], detail
+
+
+def _scored_unoptimized(result):
+    return result.get("error") is not None or result["validity"] == "invalid"
 
 
 def _ratio(reference, size):
@@ -82,7 +111,9 @@ def _resolve(dataset, benchmarks, limit, cluster, timeout):
     return unique
 
 
-def _episode(call, benchmark, env_id, cluster, step_budget, seed, timeout, observation_space):
+def _episode(
+    call, benchmark, env_id, cluster, step_budget, seed, timeout, observation_space, validate
+):
     started = time.monotonic()
     kwargs = {} if observation_space is _DEFAULT else {"observation_space": observation_space}
     with make(env_id, cluster=cluster, benchmark=benchmark, timeout=timeout, **kwargs) as env:
@@ -103,6 +134,9 @@ def _episode(call, benchmark, env_id, cluster, step_budget, seed, timeout, obser
         text = env.observation["ObjectTextSizeBytes"]
         names = env.action_space.names
         passes = [names[a] if isinstance(a, int) else str(a) for a in env.actions]
+        validity, inputs, detail = _verdict(env) if validate else ("unvalidated", 0, "")
+        invalid = validity == "invalid"
+        o0_text = env.observation["ObjectTextSizeO0"]
         return {
             "benchmark": benchmark,
             "passes": passes,
@@ -110,15 +144,69 @@ def _episode(call, benchmark, env_id, cluster, step_budget, seed, timeout, obser
             "ir_instruction_count_initial": initial,
             "ir_instruction_count_o0": o0,
             "ir_instruction_count_oz": oz,
-            "ir_instruction_count_vs_oz": _ratio(oz, count),
+            "ir_instruction_count_vs_oz": _ratio(oz, o0 if invalid else count),
             "text_size_bytes": text,
+            "text_size_o0": o0_text,
             "text_size_oz": text_oz,
-            "text_size_vs_oz": _ratio(text_oz, text),
-            "reward": (initial - count) / max(o0 - oz, 1),
+            "text_size_vs_oz": _ratio(text_oz, o0_text if invalid else text),
+            "reward": 0.0 if invalid else (initial - count) / max(o0 - oz, 1),
             "ir_sha1": env.observation["IrSha1"],
             "seconds": seconds,
             "steps": steps,
+            "validity": validity,
+            "validation_inputs": inputs,
+            "validation_detail": detail,
+            "scored_unoptimized": invalid,
+            "error": None,
         }
+
+
+def _scored_at_o0(benchmark, env_id, cluster, timeout, error):
+    """A benchmark whose episode failed, scored at -O0 from a fresh env's
+    baselines (raises when even those cannot be had)."""
+    with make(env_id, cluster=cluster, benchmark=benchmark, timeout=timeout) as env:
+        env.reset()
+        o0, oz, text_oz = (env.observation[name] for name in _BASELINES)
+        o0_text = env.observation["ObjectTextSizeO0"]
+    return {
+        "benchmark": benchmark,
+        "passes": [],
+        "ir_instruction_count_o0": o0,
+        "ir_instruction_count_oz": oz,
+        "ir_instruction_count_vs_oz": _ratio(oz, o0),
+        "text_size_o0": o0_text,
+        "text_size_oz": text_oz,
+        "text_size_vs_oz": _ratio(text_oz, o0_text),
+        "reward": 0.0,
+        "validity": "unvalidated",
+        "scored_unoptimized": True,
+        "error": f"{type(error).__name__}: {error}",
+    }
+
+
+def _scoring(results, failures, validated):
+    """The summary's counts and the sentence that says how they were scored."""
+    ok = [r for r in results if r["error"] is None]
+    counts = {
+        word.replace("-", "_"): sum(1 for r in ok if r["validity"] == word)
+        for word in ("valid", "verified-only", "invalid", "unvalidated")
+    }
+    counts["failed"] = len(results) - len(ok)
+    counts["not_measured"] = len(failures)
+    if validated:
+        parts = [f"{counts['valid']} valid"]
+        if counts["verified_only"]:
+            parts.append(f"{counts['verified_only']} verified only (not runnable against -O0)")
+        parts.append(f"{counts['invalid']} invalid")
+    else:
+        parts = [f"{counts['unvalidated']} UNVALIDATED (validate=False)"]
+    parts.append(f"{counts['failed']} failed")
+    text = ", ".join(parts)
+    if counts["invalid"] + counts["failed"]:
+        text += "; invalid and failed benchmarks count at -O0's size"
+    if failures:
+        text += f"; {len(failures)} not measurable at all, LEFT OUT of the geomean"
+    return counts, text
 
 
 class _Progress:
@@ -156,6 +244,7 @@ def evaluate(
     name=None,
     progress=False,
     states_out=None,
+    validate=True,
 ):
     """Runs `policy` for one episode of at most `step_budget` steps on each
     benchmark and reports the final states against -Oz.
@@ -170,13 +259,19 @@ def evaluate(
       first `limit` seeds); benchmarks: a list of URIs. Both may be given.
     progress: True draws a progress bar on stderr.
     states_out: a path (or open text file) to write each benchmark's final
-      state to as CSV (kiln.CompilerEnvState; `kiln replay` checks it).
+      state to as CSV (kiln.CompilerEnvState with its validity; `kiln
+      replay` checks it).
+    validate: run each final state against -O0 (the default); False skips
+      it and every entry says "unvalidated".
 
-    Returns {"agent", "step_budget", "parallel", "seconds",
+    Returns {"agent", "step_budget", "parallel", "validated", "seconds",
     "geomean_ir_instruction_count_vs_oz", "geomean_text_size_vs_oz",
-    "benchmarks": [one dict per benchmark], "failures": [{"benchmark",
-    "error"}]}; a benchmark whose episode failed (a pass broke the module, a
-    lost worker) is a failure, not an exception.
+    "counts", "scoring", "benchmarks": [one dict per benchmark],
+    "failures": [{"benchmark", "error"}]}. A benchmark whose episode failed
+    (a lost worker, a policy error from kiln) is an entry with its "error",
+    scored at -O0; "failures" lists only those whose baselines could not be
+    measured either (they are left out of the geomeans, and "scoring" says
+    so). Exceptions of kiln surface as entries, never as raised errors.
     """
     call = _caller(policy)
     if not isinstance(step_budget, int) or isinstance(step_budget, bool) or step_budget < 1:
@@ -189,9 +284,20 @@ def evaluate(
 
     def run(benchmark):
         try:
-            return _episode(
-                call, benchmark, env_id, cluster, step_budget, seed, timeout, observation_space
-            )
+            try:
+                return _episode(
+                    call,
+                    benchmark,
+                    env_id,
+                    cluster,
+                    step_budget,
+                    seed,
+                    timeout,
+                    observation_space,
+                    validate,
+                )
+            except KilnError as error:
+                return _scored_at_o0(benchmark, env_id, cluster, timeout, error)
         finally:
             bar.tick(benchmark)
 
@@ -203,16 +309,20 @@ def evaluate(
                 results.append(future.result())
             except KilnError as error:
                 failures.append({"benchmark": uri, "error": f"{type(error).__name__}: {error}"})
+    counts, scoring = _scoring(results, failures, validate)
     report = {
         "agent": name or getattr(policy, "__name__", type(policy).__name__),
         "seed": seed,
         "step_budget": step_budget,
         "parallel": parallel,
+        "validated": validate,
         "seconds": time.monotonic() - started,
         "geomean_ir_instruction_count_vs_oz": geomean(
             r["ir_instruction_count_vs_oz"] for r in results
         ),
         "geomean_text_size_vs_oz": geomean(r["text_size_vs_oz"] for r in results),
+        "counts": counts,
+        "scoring": scoring,
         "benchmarks": results,
         "failures": failures,
     }
@@ -223,8 +333,16 @@ def evaluate(
 
 def best_states(report):
     """The state of each benchmark of a report (kiln.evaluate's or the parsed
-    JSON of `kiln eval --json`) as kiln.CompilerEnvState."""
-    return [
-        CompilerEnvState(r["benchmark"], r["passes"], r["seconds"], r["reward"])
-        for r in report["benchmarks"]
-    ]
+    JSON of `kiln eval --json`) whose episode ran, as kiln.CompilerEnvState
+    with its validity; an invalid state keeps the reward it reached."""
+    states = []
+    for r in report["benchmarks"]:
+        if r.get("error"):
+            continue
+        reached = (r["ir_instruction_count_initial"] - r["ir_instruction_count"]) / max(
+            r["ir_instruction_count_o0"] - r["ir_instruction_count_oz"], 1
+        )
+        states.append(
+            CompilerEnvState(r["benchmark"], r["passes"], r["seconds"], reached, r.get("validity"))
+        )
+    return states

@@ -23,6 +23,10 @@ from .errors import InvalidArgument, KilnError, NotFound
 
 COLUMNS = ("benchmark", "reward", "walltime", "commandline")
 HEADER = ",".join(COLUMNS)
+# kiln's fifth column, written when a state's validity is known (`kiln eval`,
+# kiln.evaluate); CompilerGym reads columns by name and leaves it.
+VALIDITY_COLUMN = "validity"
+VALIDITY_WORDS = ("valid", "verified-only", "invalid", "unvalidated")
 # What a reader accepts (the same bounds as the C++ reader).
 MAX_COMMANDLINE_BYTES = 1 << 20
 MAX_COMMANDLINE_ACTIONS = 10_000
@@ -35,12 +39,14 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 class CompilerEnvState:
     """benchmark, commandline, walltime, reward: a point in an optimization
-    space and how it was reached. Two states are equal when their benchmark
-    and commandline are and their rewards agree within 1e-5 (walltime aside)."""
+    space and how it was reached, and (kiln's) what validating it found, one
+    of VALIDITY_WORDS or None. Two states are equal when their benchmark
+    and commandline are and their rewards agree within 1e-5 (walltime and
+    validity aside)."""
 
-    __slots__ = ("benchmark", "commandline", "walltime", "reward")
+    __slots__ = ("benchmark", "commandline", "walltime", "reward", "validity")
 
-    def __init__(self, benchmark, commandline="", walltime=0.0, reward=None):
+    def __init__(self, benchmark, commandline="", walltime=0.0, reward=None, validity=None):
         if not isinstance(benchmark, str) or not benchmark:
             raise InvalidArgument(f"a state's benchmark must be a non-empty URI, got {benchmark!r}")
         if isinstance(commandline, (list, tuple)):
@@ -53,6 +59,12 @@ class CompilerEnvState:
         self.commandline = commandline
         self.walltime = float(walltime)
         self.reward = None if reward is None else float(reward)
+        if validity not in (None, "") and validity not in VALIDITY_WORDS:
+            raise InvalidArgument(
+                f"a state's validity is one of {', '.join(VALIDITY_WORDS)} or None, "
+                f"got {validity!r}"
+            )
+        self.validity = validity or None
 
     @property
     def actions(self):
@@ -63,12 +75,16 @@ class CompilerEnvState:
     def csv_header():
         return HEADER
 
-    def to_csv(self):
-        """One CSV record, without its line end (as CompilerGym's to_csv)."""
+    def to_csv(self, with_validity=False):
+        """One CSV record, without its line end (as CompilerGym's to_csv);
+        with_validity adds the validity column (to_csv() writes it when any
+        state has one)."""
         reward = "" if self.reward is None else repr(self.reward)
-        return ",".join(
-            (_csv_field(self.benchmark), reward, repr(self.walltime), _csv_field(self.commandline))
-        )
+        fields = [_csv_field(self.benchmark), reward, repr(self.walltime)]
+        fields.append(_csv_field(self.commandline))
+        if with_validity:
+            fields.append(self.validity or "")
+        return ",".join(fields)
 
     @classmethod
     def from_csv(cls, text):
@@ -84,6 +100,7 @@ class CompilerEnvState:
             "commandline": self.commandline,
             "walltime": self.walltime,
             "reward": self.reward,
+            "validity": self.validity,
         }
 
     @classmethod
@@ -113,7 +130,9 @@ class CompilerEnvState:
     def __repr__(self):
         return (
             f"CompilerEnvState(benchmark={self.benchmark!r}, commandline={self.commandline!r}, "
-            f"walltime={self.walltime!r}, reward={self.reward!r})"
+            f"walltime={self.walltime!r}, reward={self.reward!r}"
+            + ("" if self.validity is None else f", validity={self.validity!r}")
+            + ")"
         )
 
 
@@ -124,8 +143,12 @@ def _csv_field(text):
 
 
 def to_csv(states):
-    """The header, then one record per state, each ending in '\\n'."""
-    return HEADER + "\n" + "".join(s.to_csv() + "\n" for s in states)
+    """The header (with the validity column when any state has a validity),
+    then one record per state, each ending in '\\n'."""
+    states = list(states)
+    with_validity = any(s.validity for s in states)
+    header = HEADER + ("," + VALIDITY_COLUMN if with_validity else "")
+    return header + "\n" + "".join(s.to_csv(with_validity) + "\n" for s in states)
 
 
 def write_csv(path_or_file, states):
@@ -170,7 +193,7 @@ def parse_csv(text, action_space=None):
     if not records:
         return []
     header = _read_header(records[0])
-    order = header if header else list(range(4))
+    order = header if header else list(range(4)) + [None]
     expected = len(records[0][1]) if header else 4
     states = []
     for line, fields in records[1:] if header else records:
@@ -190,7 +213,12 @@ def parse_csv(text, action_space=None):
             actions = parse_commandline(fields[order[3]], action_space)
         except KilnError as error:
             raise InvalidArgument(f"line {line}: {error}") from None
-        states.append(CompilerEnvState(benchmark, " ".join(actions), walltime, reward))
+        validity = None if order[4] is None else fields[order[4]].strip(" \t")
+        if validity and validity not in VALIDITY_WORDS:
+            raise InvalidArgument(
+                f"line {line}: validity '{validity}' is none of {', '.join(VALIDITY_WORDS)}"
+            )
+        states.append(CompilerEnvState(benchmark, " ".join(actions), walltime, reward, validity))
     return states
 
 
@@ -255,8 +283,11 @@ def _read_header(record):
     names = [f.strip(" \t") for f in fields]
     if not any(n in COLUMNS for n in names):
         return None
-    order = [None] * 4
+    order = [None] * 5
     for position, name in enumerate(names):
+        if name == VALIDITY_COLUMN and order[4] is None:
+            order[4] = position
+            continue
         if name not in COLUMNS:
             raise InvalidArgument(
                 f"line {line}: the header has an unknown column '{name}' "

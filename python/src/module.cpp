@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include <kiln/curve_keys.h>
 #include <kiln/client/env_state.h>
+#include <kiln/curve_keys.h>
 #include <kiln/version.h>
 #include "python/src/convert.h"
 #include "python/src/handles.h"
@@ -154,25 +154,27 @@ void bindEnvState(py::module_& m) {
         std::vector<client::EnvState> states = unwrap(client::parseStatesCsv(text, actions));
         py::list out;
         for (const client::EnvState& s : states) {
-          out.append(
-              py::make_tuple(s.benchmark, optionalFloat(s.reward), s.walltime, s.commandline()));
+          out.append(py::make_tuple(s.benchmark, optionalFloat(s.reward), s.walltime,
+                                    s.commandline(), s.validity));
         }
         return out;
       },
       py::arg("text"), py::arg("action_space") = nullptr,
-      "The states of a CSV text as (benchmark, reward, walltime, commandline) tuples.");
+      "The states of a CSV text as (benchmark, reward, walltime, commandline, validity) tuples "
+      "(validity '' when the file has none).");
   m.def(
       "states_to_csv",
-      [](const std::vector<std::tuple<std::string, std::optional<double>, double, std::string>>&
-             rows) {
+      [](const std::vector<
+          std::tuple<std::string, std::optional<double>, double, std::string, std::string>>& rows) {
         std::vector<client::EnvState> states;
-        for (const auto& [benchmark, reward, walltime, commandline] : rows) {
-          states.push_back(
-              {benchmark, unwrap(client::parseCommandline(commandline)), walltime, reward});
+        for (const auto& [benchmark, reward, walltime, commandline, validity] : rows) {
+          states.push_back({benchmark, unwrap(client::parseCommandline(commandline)), walltime,
+                            reward, validity});
         }
         return client::toCsv(states);
       },
-      py::arg("rows"), "The CSV text of (benchmark, reward, walltime, commandline) tuples.");
+      py::arg("rows"),
+      "The CSV text of (benchmark, reward, walltime, commandline, validity) tuples.");
 }
 
 void bindClient(py::module_& m) {

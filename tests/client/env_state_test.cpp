@@ -70,6 +70,33 @@ TEST(EnvStateTest, ReadsHeaderlessRowsAndColumnsInAnyOrder) {
   EXPECT_EQ(shuffled->front(), (EnvState{"benchmark://x/c", {"gvn"}, 3.0, -2.0}));
 }
 
+TEST(EnvStateTest, AValidityColumnIsWrittenWhenKnownAndReadBack) {
+  std::vector<EnvState> states{{"benchmark://x/a", {"gvn"}, 1.0, 0.5, "valid"},
+                               {"benchmark://x/b", {}, 2.0, std::nullopt, ""}};
+  const std::string text = toCsv(states);
+  EXPECT_TRUE(text.starts_with("benchmark,reward,walltime,commandline,validity\n")) << text;
+  EXPECT_NE(text.find("benchmark://x/a,0.5,1.0,gvn,valid\n"), std::string::npos) << text;
+  auto back = parseStatesCsv(text);
+  ASSERT_TRUE(back.ok()) << back.status().toString();
+  EXPECT_EQ(*back, states);
+  // No state with a validity: CompilerGym's four columns exactly.
+  states[0].validity.clear();
+  EXPECT_TRUE(toCsv(states).starts_with("benchmark,reward,walltime,commandline\n"));
+
+  auto shuffled = parseStatesCsv(
+      "validity,benchmark,reward,walltime,commandline\n"
+      "invalid,benchmark://x/c,1,2,gvn\n");
+  ASSERT_TRUE(shuffled.ok()) << shuffled.status().toString();
+  EXPECT_EQ(shuffled->front().validity, "invalid");
+  auto unknown = parseStatesCsv(
+      "benchmark,reward,walltime,commandline,validity\n"
+      "benchmark://x/c,1,2,gvn,probably\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("line 2: validity 'probably' is none of"),
+            std::string::npos)
+      << unknown.status().message();
+}
+
 TEST(EnvStateTest, ReadsCompilerGymsOptCommandlineThroughTheAliases) {
   const Space space = passes();
   auto actions = parseCommandline("opt -mem2reg -gvn input.bc -o output.bc", &space);

@@ -49,7 +49,14 @@ TEST(EvalHarness, EveryAgentReportsBothBenchmarksAgainstOz) {
       EXPECT_GE(r.steps, 1u);
       // A budget may be overrun by the one query open when it ran out.
       EXPECT_LE(r.steps, 120u + 24u);
+      // kiln-bench programs run on their inputs: each state was run
+      // against -O0 on every one.
+      EXPECT_TRUE(r.failure.ok()) << r.failure.toString();
+      EXPECT_EQ(r.validation.validity, Validity::kValid) << r.validation.detail;
+      EXPECT_GT(r.validation.inputs, 0u);
+      EXPECT_GT(r.textSizeO0, 0);
     }
+    EXPECT_EQ(report->count(Validity::kValid), 2u);
     EXPECT_GT(report->geomeanInstCountVsOz(), 0.0);
   }
 }
@@ -96,9 +103,15 @@ TEST(EvalHarness, ADatasetRunsItsBenchmarksUpToTheLimit) {
   o.datasets = {"benchmark://kiln-bench-v0"};
   o.perDataset = 3;
   o.budget.steps = 20;
+  o.validate = false;
   auto report = runEval(o, nullptr);
   ASSERT_TRUE(report.ok()) << report.status().toString();
   EXPECT_EQ(report->results.size() + report->failures.size(), 3u);
+  EXPECT_FALSE(report->validated);
+  for (const BenchmarkResult& r : report->results) {
+    EXPECT_EQ(r.validation.validity, Validity::kUnvalidated) << r.benchmark;
+  }
+  EXPECT_NE(formatTable(*report).find("UNVALIDATED (--no-validate)"), std::string::npos);
 }
 
 // A function whose stores to a local mem2reg and instcombine fold away.
@@ -125,7 +138,12 @@ TEST(EvalHarness, AUsersCorpusDirectoryIsServedByTheEmbeddedClusterAndRun) {
   ASSERT_EQ(report->results.size(), 2u) << formatTable(*report);
   EXPECT_EQ(report->results[0].benchmark, "benchmark://mine/one");
   EXPECT_EQ(report->results[1].benchmark, "benchmark://mine/sub/two");
-  for (const BenchmarkResult& r : report->results) EXPECT_LT(r.instCount, r.instCountInitial);
+  for (const BenchmarkResult& r : report->results) {
+    EXPECT_LT(r.instCount, r.instCountInitial);
+    // A module without main cannot be run against -O0: the verifier only.
+    EXPECT_EQ(r.validation.validity, Validity::kVerifiedOnly) << r.validation.detail;
+    EXPECT_FALSE(r.validation.detail.empty());
+  }
 
   // A cluster's workers read what their operator gave them, not a client's
   // directory: refused before anything runs.

@@ -55,7 +55,8 @@ TEST(EvalReport, TableAndJsonNameEveryBenchmarkFailureAndFigure) {
   std::string table = formatTable(report);
   EXPECT_NE(table.find("benchmark://x/a"), std::string::npos);
   EXPECT_NE(table.find("1.100x"), std::string::npos);
-  EXPECT_NE(table.find("FAILED: not found: no benchmark gone"), std::string::npos);
+  EXPECT_NE(table.find("NOT MEASURED: not found: no benchmark gone"), std::string::npos);
+  EXPECT_NE(table.find("1 not measurable at all, LEFT OUT of the geomean"), std::string::npos);
   EXPECT_NE(table.find("100 steps per benchmark"), std::string::npos);
   std::string json = formatJson(report);
   EXPECT_NE(json.find("\"agent\":\"greedy\""), std::string::npos);
@@ -63,6 +64,71 @@ TEST(EvalReport, TableAndJsonNameEveryBenchmarkFailureAndFigure) {
   EXPECT_NE(json.find("\"geomean_ir_instruction_count_vs_oz\":1.100000"), std::string::npos);
   EXPECT_NE(json.find("\"benchmark\":\"benchmark://x/gone\""), std::string::npos);
   EXPECT_EQ(json.back(), '\n');
+}
+
+TEST(EvalReport, FailedAndInvalidBenchmarksCountAtTheirUnoptimizedSize) {
+  EvalReport report;
+  BenchmarkResult valid = row("benchmark://x/a", 100, 110, 400, 400);
+  valid.validation = {Validity::kValid, 3, ""};
+  BenchmarkResult invalid = row("benchmark://x/b", 10, 40, 50, 200);  // "10x better": a miscompile
+  invalid.textSizeO0 = 400;
+  invalid.validation = {Validity::kInvalid, 2, "output: stdout differs"};
+  BenchmarkResult failed = row("benchmark://x/c", 0, 50, 0, 100);
+  failed.failure = disconnected("the worker died");
+  failed.textSizeO0 = 300;
+  report.results = {valid, invalid, failed};
+  // The invalid state's 10 instructions and the failed one count as -O0's 200.
+  EXPECT_DOUBLE_EQ(report.results[1].instCountVsOz(), 40.0 / 200.0);
+  EXPECT_DOUBLE_EQ(report.results[1].textSizeVsOz(), 200.0 / 400.0);
+  EXPECT_DOUBLE_EQ(report.results[1].reward(), 0.0);
+  EXPECT_DOUBLE_EQ(report.results[2].instCountVsOz(), 50.0 / 200.0);
+  EXPECT_NEAR(report.geomeanInstCountVsOz(), std::cbrt(1.1 * 0.2 * 0.25), 1e-12);
+  EXPECT_EQ(report.count(Validity::kValid), 1u);
+  EXPECT_EQ(report.count(Validity::kInvalid), 1u);
+  EXPECT_EQ(report.failedCount(), 1u);
+
+  const std::string table = formatTable(report);
+  EXPECT_NE(table.find("valid (3)"), std::string::npos) << table;
+  EXPECT_NE(table.find("invalid (2) (scored at -O0): output: stdout differs"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("FAILED (scored at -O0): disconnected: the worker died"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("1 valid, 1 invalid, 1 failed; invalid and failed benchmarks count at "
+                       "-O0's size"),
+            std::string::npos)
+      << table;
+  const std::string json = formatJson(report);
+  EXPECT_NE(json.find("\"counts\":{\"valid\":1,\"verified_only\":0,\"invalid\":1,"
+                      "\"unvalidated\":0,\"failed\":1,\"not_measured\":0}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"validity\":\"invalid\""), std::string::npos);
+  EXPECT_NE(json.find("\"scored_unoptimized\":true"), std::string::npos);
+
+  // The states: the failed benchmark has none; the invalid one says so.
+  auto states = bestStates(report);
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].validity, "valid");
+  EXPECT_EQ(states[1].validity, "invalid");
+  auto parsed = client::parseStatesCsv(client::toCsv(states));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().toString();
+  EXPECT_EQ((*parsed)[1].validity, "invalid");
+}
+
+TEST(EvalReport, AnUnvalidatedRunSaysSoOnEveryLine) {
+  EvalReport report;
+  report.validated = false;
+  report.results = {row("benchmark://x/a", 100, 110, 400, 400),
+                    row("benchmark://x/b", 50, 40, 100, 200)};
+  const std::string table = formatTable(report);
+  std::size_t lines = 0;
+  for (std::size_t at = table.find("unvalidated"); at != std::string::npos;
+       at = table.find("unvalidated", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2u) << table;
+  EXPECT_NE(table.find("2 UNVALIDATED (--no-validate)"), std::string::npos) << table;
+  EXPECT_NE(formatJson(report).find("\"validated\":false"), std::string::npos);
 }
 
 TEST(EvalReport, BestStatesReadBackInTheStateFormat) {

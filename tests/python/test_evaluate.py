@@ -1,5 +1,6 @@
 """kiln.evaluate(): a Python policy over benchmarks in parallel, the report
-against -Oz, seeded repeatability, and failures kept apart from results."""
+against -Oz, every final state validated, seeded repeatability, and failed
+episodes scored at -O0 rather than dropped."""
 
 import pytest
 
@@ -25,6 +26,9 @@ def test_a_random_policy_is_reported_per_benchmark_and_as_geomeans(cluster):
         assert row["ir_instruction_count_vs_oz"] == pytest.approx(
             row["ir_instruction_count_oz"] / row["ir_instruction_count"])
         assert len(row["ir_sha1"]) == 40 and row["text_size_bytes"] > 0
+        # kiln-bench programs run: each state was run against -O0.
+        assert row["validity"] == "valid" and row["validation_inputs"] > 0, row
+    assert report["validated"] and report["counts"]["valid"] == 2
     ratios = [r["ir_instruction_count_vs_oz"] for r in report["benchmarks"]]
     assert report["geomean_ir_instruction_count_vs_oz"] == pytest.approx(
         (ratios[0] * ratios[1]) ** 0.5)
@@ -43,6 +47,8 @@ def test_states_out_reads_back_as_states(cluster, tmp_path):
     for state, row in zip(states, report["benchmarks"]):
         assert state.commandline == " ".join(row["passes"])
         assert state.reward == pytest.approx(row["reward"])
+        assert state.validity == "valid"
+    assert path.read_text().startswith("benchmark,reward,walltime,commandline,validity\n")
     assert kiln.best_states(report) == states
 
 
@@ -67,6 +73,8 @@ def test_failures_are_reported_and_bad_arguments_refused(cluster):
         "benchmark://kiln-bench-v0/no-such-program"], step_budget=1, cluster=cluster)
     assert len(report["benchmarks"]) == 1
     assert report["failures"][0]["benchmark"].endswith("no-such-program")
+    assert "LEFT OUT of the geomean" in report["scoring"]
+    assert report["counts"]["not_measured"] == 1
     with pytest.raises(kiln.InvalidArgument, match="step_budget"):
         kiln.evaluate(lambda o: 0, benchmarks=BENCHMARKS, step_budget=0, cluster=cluster)
     with pytest.raises(kiln.InvalidArgument, match="nothing to evaluate"):
@@ -75,6 +83,29 @@ def test_failures_are_reported_and_bad_arguments_refused(cluster):
         kiln.evaluate("greedy", benchmarks=BENCHMARKS, cluster=cluster)
     with pytest.raises(kiln.InvalidArgument, match="list of URIs"):
         kiln.evaluate(lambda o: 0, benchmarks=BENCHMARKS[0], cluster=cluster)
+
+
+def test_a_failed_episode_counts_at_o0_and_unvalidated_runs_say_so(cluster):
+    require_type(cluster, "llvm")
+
+    def out_of_range(observation, env):
+        return 10**6  # no such action: kiln refuses the step
+
+    report = kiln.evaluate(out_of_range, benchmarks=BENCHMARKS, step_budget=2, cluster=cluster)
+    assert report["failures"] == []
+    for row in report["benchmarks"]:
+        assert row["error"] and row["scored_unoptimized"], row
+        assert row["ir_instruction_count_vs_oz"] == pytest.approx(
+            row["ir_instruction_count_oz"] / row["ir_instruction_count_o0"])
+    assert report["counts"]["failed"] == 2
+    assert "count at -O0's size" in report["scoring"]
+    assert kiln.best_states(report) == []
+
+    quick = kiln.evaluate(lambda o: 0, benchmarks=BENCHMARKS, step_budget=1, cluster=cluster,
+                          validate=False)
+    assert not quick["validated"]
+    assert [r["validity"] for r in quick["benchmarks"]] == ["unvalidated", "unvalidated"]
+    assert "UNVALIDATED" in quick["scoring"]
 
 
 def test_kiln_eval_states_replay_to_the_reported_ir(cluster, tmp_path):

@@ -14,14 +14,14 @@ from kiln.state import CompilerEnvState
 
 def cxx_states(text, action_space=None):
     return [
-        CompilerEnvState(b, c, w, r)
-        for b, r, w, c in _kiln.parse_states_csv(text, action_space)
+        CompilerEnvState(b, c, w, r, v)
+        for b, r, w, c, v in _kiln.parse_states_csv(text, action_space)
     ]
 
 
 def cxx_csv(state_list):
     return _kiln.states_to_csv(
-        [(s.benchmark, s.reward, s.walltime, s.commandline) for s in state_list]
+        [(s.benchmark, s.reward, s.walltime, s.commandline, s.validity or "") for s in state_list]
     )
 
 
@@ -35,7 +35,8 @@ def random_states(rng, count):
         commandline = " ".join(rng.choice(names) for _ in range(rng.randrange(0, 8)))
         reward = rng.choice([None, 0.0, 1.0, -0.5, 1e-7, 12345678.9, 1 / 3, 1e17, rng.random()])
         walltime = rng.choice([0.0, 2.0, 1e-05, rng.random() * 100, 1e16])
-        out.append(CompilerEnvState(benchmark, commandline, walltime, reward))
+        validity = rng.choice([None, None, "valid", "invalid", "verified-only", "unvalidated"])
+        out.append(CompilerEnvState(benchmark, commandline, walltime, reward, validity))
     return out
 
 
@@ -47,9 +48,25 @@ def test_python_and_cxx_write_the_same_bytes_and_read_each_other():
         assert text == cxx_csv(state_list)
         assert states.parse_csv(text) == state_list
         assert cxx_states(text) == state_list
-        for ours, theirs in zip(states.parse_csv(text), cxx_states(text)):
+        for ours, theirs, written in zip(states.parse_csv(text), cxx_states(text), state_list):
             assert ours.walltime == theirs.walltime
             assert ours.reward == theirs.reward
+            assert ours.validity == theirs.validity == written.validity
+
+
+def test_a_validity_column_is_written_when_known_and_checked_when_read():
+    valid = CompilerEnvState("benchmark://x/a", "gvn", 1.0, 0.5, "valid")
+    plain = CompilerEnvState("benchmark://x/b", "", 2.0)
+    text = states.to_csv([valid, plain])
+    assert text.startswith("benchmark,reward,walltime,commandline,validity\n")
+    assert states.to_csv([plain]).startswith("benchmark,reward,walltime,commandline\n")
+    assert [s.validity for s in states.parse_csv(text)] == ["valid", None]
+    bad = "benchmark,reward,walltime,commandline,validity\nb://x,1,2,gvn,probably\n"
+    for reader in (states.parse_csv, cxx_states):
+        with pytest.raises(kiln.InvalidArgument, match="line 2: validity 'probably' is none of"):
+            reader(bad)
+    with pytest.raises(kiln.InvalidArgument, match="validity"):
+        CompilerEnvState("b://x", "", 0, None, "maybe")
 
 
 def test_compiler_gym_shape():

@@ -1,8 +1,9 @@
 // `kiln eval`: a built-in search agent on a dataset with a budget per
 // benchmark (tools/eval/harness.h), benchmarks in parallel over the cluster's
 // slots, a progress bar on stderr, then the report against -Oz as a table or
-// JSON, and the best states as CSV (--states-out) for `kiln replay`; on the
-// embedded single-node cluster unless --coordinator.
+// JSON, every final state validated against -O0 unless --no-validate, and
+// the best states as CSV (--states-out) for `kiln replay`; on the embedded
+// single-node cluster unless --coordinator.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -167,9 +168,12 @@ void addEvalCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000u));
   command->add_flag("--json", flags->json, "print the report as JSON");
+  command->add_flag(
+      "!--no-validate", o.validate,
+      "skip running each final state against -O0 (faster; every line then says unvalidated)");
   command->add_option("--states-out", flags->statesOut,
                       "write each benchmark's best state to this CSV file "
-                      "(benchmark,reward,walltime,commandline)");
+                      "(benchmark,reward,walltime,commandline,validity)");
   command->callback([flags] { runEvalCommand(*flags); });
 }
 

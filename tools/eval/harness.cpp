@@ -104,18 +104,38 @@ Result<std::vector<std::string>> resolveBenchmarks(client::Client& client, const
   return uris;
 }
 
-// The best sequence measured again from scratch, with -Oz's figures.
-Status measure(client::Client& client, BenchmarkResult& result) {
+const std::vector<std::string> kBaselines = {"IrInstructionCount", "IrInstructionCountO0",
+                                             "IrInstructionCountOz", "ObjectTextSizeO0",
+                                             "ObjectTextSizeOz"};
+
+Result<std::unique_ptr<client::Session>> startWithBaselines(client::Client& client,
+                                                            BenchmarkResult& result) {
   client::SessionOptions options{kSessionType, result.benchmark};
-  options.observations = {"IrInstructionCount", "IrInstructionCountO0", "IrInstructionCountOz",
-                          "ObjectTextSizeOz"};
+  options.observations = kBaselines;
   KILN_ASSIGN_OR_RETURN(auto session, client.startSession(options));
   const auto& initial = session->initialObservations();
-  if (initial.size() != 4) return internalError("the llvm session returned no baselines");
+  if (initial.size() != kBaselines.size()) {
+    return internalError("the llvm session returned no baselines");
+  }
   result.instCountInitial = initial[0].as<std::int64_t>();
   result.instCountO0 = initial[1].as<std::int64_t>();
   result.instCountOz = initial[2].as<std::int64_t>();
-  result.textSizeOz = initial[3].as<std::int64_t>();
+  result.textSizeO0 = initial[3].as<std::int64_t>();
+  result.textSizeOz = initial[4].as<std::int64_t>();
+  return session;
+}
+
+// What validation says of the state `session` is in (validation_verdict.h).
+Result<ValidationVerdict> validateState(client::Session& session) {
+  auto observed = session.step({}, std::vector<std::string>{"Validation"});
+  if (!observed.ok()) return judgeValidation(observed.status());
+  return judgeValidation(observed->observations.at(0).as<std::string>());
+}
+
+// The best sequence measured again from scratch, with -O0's and -Oz's
+// figures, and validated unless the run says not to.
+Status measure(client::Client& client, BenchmarkResult& result, bool validate) {
+  KILN_ASSIGN_OR_RETURN(auto session, startWithBaselines(client, result));
   std::vector<Value> actions(result.passes.begin(), result.passes.end());
   KILN_ASSIGN_OR_RETURN(auto stepped, session->step(actions, std::vector<std::string>{
                                                                  "IrInstructionCount",
@@ -129,6 +149,14 @@ Status measure(client::Client& client, BenchmarkResult& result) {
       return internalError(fmt::format("the search chose pass {} of {}", pass, names.size()));
     }
     result.passNames.push_back(names[static_cast<std::size_t>(pass)]);
+  }
+  if (validate) {
+    auto verdict = validateState(*session);
+    if (!verdict.ok()) {
+      return Status(verdict.status().code(),
+                    "the final state could not be validated: " + verdict.status().message());
+    }
+    result.validation = std::move(verdict).value();
   }
   return session->end();
 }
@@ -149,7 +177,20 @@ Result<BenchmarkResult> evaluateOne(client::WorkContext& context, const std::str
   result.steps = scorer->stepsUsed();
   scorer.reset();  // ends its sessions
   result.seconds = std::chrono::duration<double>(SteadyTime::now() - started).count();
-  KILN_RETURN_IF_ERROR(measure(context.client, result));
+  KILN_RETURN_IF_ERROR(measure(context.client, result, o.validate));
+  return result;
+}
+
+// A benchmark whose search or measurement failed, scored at -O0 (report.h):
+// its baselines from a session of its own. An error when even those cannot
+// be had.
+Result<BenchmarkResult> scoredAtO0(client::Client& client, const std::string& benchmark,
+                                   Status failure) {
+  BenchmarkResult result;
+  result.benchmark = benchmark;
+  result.failure = std::move(failure);
+  KILN_ASSIGN_OR_RETURN(auto session, startWithBaselines(client, result));
+  (void)session->end();
   return result;
 }
 
@@ -192,6 +233,7 @@ Result<EvalReport> runEval(const EvalOptions& o, const EvalProgress& progress) {
   report.seed = o.seed;
   report.stepBudget = o.budget.steps;
   report.timeBudget = o.budget.seconds.count();
+  report.validated = o.validate;
   report.parallel = std::max(1u, std::min<unsigned>(o.parallel != 0 ? o.parallel : placement.slots,
                                                     static_cast<unsigned>(benchmarks.size())));
   auto started = SteadyTime::now();
@@ -203,6 +245,7 @@ Result<EvalReport> runEval(const EvalOptions& o, const EvalProgress& progress) {
     for (const std::string& benchmark : benchmarks) {
       units.push_back(pool->submit<BenchmarkResult>([&, benchmark](client::WorkContext& context) {
         auto result = evaluateOne(context, benchmark, o);
+        if (!result.ok()) result = scoredAtO0(context.client, benchmark, result.status());
         std::lock_guard lock(progressMutex);
         ++done;
         if (progress) progress(done, benchmarks.size(), benchmark);

@@ -1,8 +1,9 @@
 // `kiln eval`'s mechanism: runs a built-in search agent (tools/eval/agents.h) on
 // every benchmark of a set, one unit of work per benchmark spread over the
 // cluster's slots by a client::WorkPool, then measures each best sequence
-// once more in a fresh session (IR instructions and .text bytes, and -Oz's)
-// and returns the report (tools/eval/report.h). The cluster is an embedded
+// once more in a fresh session (IR instructions and .text bytes, and -O0's
+// and -Oz's), validates the state it reaches and returns the report
+// (tools/eval/report.h). The cluster is an embedded
 // single-node one unless a coordinator is given; a cluster of nesting hosts
 // only gets an experiment opened for the run.
 #pragma once
@@ -44,6 +45,9 @@ struct EvalOptions {
   AgentOptions agentOptions;
   std::uint64_t seed = 0;
   ScoreBudget budget;
+  // Run every final state against -O0 (validation_verdict.h); off, the
+  // report says "unvalidated" on every line.
+  bool validate = true;
 };
 
 // Called from the runners' threads as each benchmark finishes (serialized).

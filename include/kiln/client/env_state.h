@@ -13,6 +13,7 @@
 // resolve when it replays the state).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -32,6 +33,9 @@ struct EnvState {
   std::vector<std::string> actions;  // action names (or aliases), in order
   double walltime = 0;               // seconds the episode took
   std::optional<double> reward;      // the episode's cumulative reward; none if untracked
+  // What validating the state found (`kiln eval`): one of kValidityWords,
+  // or empty when nobody checked. Its own column, after CompilerGym's four.
+  std::string validity;
 
   // The action names separated by single spaces ("" for no action).
   std::string commandline() const;
@@ -47,12 +51,18 @@ inline constexpr std::uint64_t kMaxStatesFileBytes = std::uint64_t{256} << 20;
 
 // "benchmark,reward,walltime,commandline" (CompilerGym's column order).
 std::string_view statesCsvHeader();
+// The fifth column kiln writes when a state's validity is known; CompilerGym
+// reads columns by name and leaves it.
+inline constexpr std::string_view kValidityColumn = "validity";
+inline constexpr std::array<std::string_view, 4> kValidityWords = {"valid", "verified-only",
+                                                                   "invalid", "unvalidated"};
 
 // One CSV record (with its "\n"): quoted where RFC 4180 needs it, numbers in
 // the shortest form that reads back exactly ("1.0", "0.25", "1e-05"), the
 // reward empty when there is none. As Python's csv.writer writes them.
-std::string toCsvRow(const EnvState& state);
-// The header, then one record per state.
+std::string toCsvRow(const EnvState& state, bool withValidity = false);
+// The header (with the validity column when any state has a validity),
+// then one record per state.
 std::string toCsv(std::span<const EnvState> states);
 
 // The actions of `commandline`, in either form above. With `actions`, every
@@ -66,10 +76,10 @@ Result<std::vector<std::string>> parseCommandline(std::string_view commandline,
 
 // Every state of a CSV text. The header is optional (without it the columns
 // are in CompilerGym's order); with it, columns are found by name in any
-// order, as CompilerGym's reader does. Empty lines are skipped. A bad record
-// is invalid-argument "line N: <what is wrong>": a wrong number of columns,
-// an unterminated quote, a reward or walltime that is not a finite number
-// (or a negative walltime), an empty benchmark, a bad commandline.
+// order, as CompilerGym's reader does, and a validity column is read too. Empty lines are skipped.
+// A bad record is invalid-argument "line N: <what is wrong>": a wrong number of columns, an
+// unterminated quote, a reward or walltime that is not a finite number (or a negative walltime), an
+// empty benchmark, a bad commandline.
 Result<std::vector<EnvState>> parseStatesCsv(std::string_view text, const Space* actions = nullptr);
 
 // parseStatesCsv of a file of at most kMaxStatesFileBytes; errors name the file.

@@ -556,8 +556,14 @@ void addSocketEchoServer(CLI::App& app) {
   auto poll = std::make_shared<bool>(false);
   streamEcho->add_option("--listen", *streamListen, "unix:@NAME or tcp:127.0.0.1:PORT");
   streamEcho->add_flag("--poll", *poll, "spin on non-blocking reads instead of sleeping");
-  streamEcho->callback([streamListen, poll] {
-    std::exit(runStreamEchoServer(*streamListen, *poll ? Waiting::kPolling : Waiting::kBlocking));
+  auto spinUs = std::make_shared<unsigned>(0);
+  streamEcho
+      ->add_option("--spin-after-reply-us", *spinUs,
+                   "poll this long after each reply before sleeping, as a worker does")
+      ->check(CLI::Range(0u, 1'000'000u));
+  streamEcho->callback([streamListen, poll, spinUs] {
+    std::exit(runStreamEchoServer(*streamListen, *poll ? Waiting::kPolling : Waiting::kBlocking,
+                                  std::chrono::microseconds(*spinUs)));
   });
 }
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/base/spin_before_sleep.h"
 #include "common/base/unique_fd.h"
 #include "common/transport/tcp_stream.h"
 
@@ -153,7 +154,17 @@ Result<StreamFloor> measureStreamFloor(const StreamFloorOptions& o) {
   return floor;
 }
 
-int runStreamEchoServer(const std::string& listen, Waiting waiting) {
+namespace {
+
+// Whether a request is readable on `fd` now, without taking it.
+bool requestWaiting(int fd) {
+  char byte = 0;
+  return ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+}  // namespace
+
+int runStreamEchoServer(const std::string& listen, Waiting waiting, Duration spinAfterReply) {
   auto address = parseEndpoint(listen);
   if (!address.ok()) {
     std::fprintf(stderr, "%s\n", address.status().toString().c_str());
@@ -184,12 +195,22 @@ int runStreamEchoServer(const std::string& listen, Waiting waiting) {
     UniqueFd peer(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (peer.get() < 0) continue;
     tuneStream(peer.get(), address->family, waiting);
+    SpinBeforeSleep spin = SpinBeforeSleep::forThisThread(spinAfterReply);
+    bool replied = false;
     for (;;) {
+      if (replied && waiting == Waiting::kBlocking) {
+        if (const Duration window = spin.next(); window > Duration::zero()) {
+          const int fd = peer.get();
+          spin.outcome(pollFor(window, [fd] { return requestWaiting(fd); }) ==
+                       PollResult::kArrived);
+        }
+      }
       ssize_t n = ::recv(peer.get(), buffer.data(), buffer.size(), 0);
       if (n < 0 && wouldBlock()) continue;  // polling: spin until the next request
       if (n <= 0) break;                    // the client is done
       auto patience = Clock::now() + std::chrono::seconds(5);
       if (!writeAll(peer.get(), buffer.data(), static_cast<std::size_t>(n), patience).ok()) break;
+      replied = true;
     }
   }
 }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 
+#include <kiln/clock.h>
 #include <kiln/status.h>
 #include "bench/stats.h"
 
@@ -39,6 +40,9 @@ Result<StreamFloor> measureStreamFloor(const StreamFloorOptions& options);
 // The echo process (`kiln bench socket-echo`, internal): listens on `listen`
 // ("unix:@name" or "tcp:<IPv4>:0"), prints "echo <endpoint>", then
 // echoes every byte of one connection at a time with `waiting`, until killed.
-int runStreamEchoServer(const std::string& listen, Waiting waiting);
+// With blocking reads and a non-zero `spinAfterReply`, it polls that long
+// after each reply first, as WorkerServer's loop does (--reply-spin-us).
+int runStreamEchoServer(const std::string& listen, Waiting waiting,
+                        Duration spinAfterReply = Duration::zero());
 
 }  // namespace kiln::bench

@@ -23,6 +23,7 @@ std::vector<LearnerSettings> tinyLearners() {
     l.rollout = 3;
     l.iterations = 2;
     l.ppo.hidden = 16;
+    l.heldOut = {"benchmark://kiln-bench-v0/sieve"};
   }
   return learners;
 }
@@ -67,7 +68,13 @@ TEST_F(LearningDemoTest, EveryLayoutWalksTheSameCurveAndIsCompared) {
   EXPECT_NE(json.find("\"same_curves\": true"), std::string::npos) << json;
   const std::string html = read("report.html");
   EXPECT_NE(html.find("Learning curves"), std::string::npos);
-  EXPECT_NE(html.find("benchmark://kiln-bench-v0/quicksort"), std::string::npos);  // greedy table
+  // The greedy table: the trained-on benchmarks and the held-out one, each
+  // best state validated (kiln-bench programs run on their inputs).
+  EXPECT_NE(html.find("benchmark://kiln-bench-v0/quicksort"), std::string::npos);
+  EXPECT_NE(html.find("benchmark://kiln-bench-v0/sieve"), std::string::npos);
+  EXPECT_NE(html.find("held-out"), std::string::npos);
+  EXPECT_EQ(html.find("unvalidated"), std::string::npos);
+  EXPECT_EQ(html.find("INVALID"), std::string::npos);
 }
 
 TEST_F(LearningDemoTest, WrongSettingsAreRefusedBeforeAnyClusterStarts) {

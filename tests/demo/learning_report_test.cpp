@@ -104,8 +104,15 @@ TEST(LearningReportTest, UnfairSharingAndDifferentCurvesAreReported) {
 TEST(LearningReportTest, TheReportAndTheJsonCarryEveryLayout) {
   LearningRecord record = recordOf(
       "a<b", {layout(Layout::kNested, 1.0, 0.5, 4.0), layout(Layout::kDedicated, 2.0, 0.5, 8.0)});
-  record.layouts[0].greedy = {{{"benchmark://x/y", {"mem2reg"}, 100, 60, 50}},
-                              {{"benchmark://x/y", {}, 100, 100, 50}}};
+  // Per experiment: a trained-on benchmark whose best state (after 1 of 2
+  // passes) beats its final one, and a held-out one.
+  const eval::ValidationVerdict valid{eval::Validity::kValid, 1, ""};
+  const eval::ValidationVerdict invalid{eval::Validity::kInvalid, 1, "output: differs"};
+  record.layouts[0].greedy = {
+      {{"benchmark://x/y", false, {"mem2reg", "gvn"}, 1, 100, 70, 60, 50, valid},
+       {"benchmark://x/z", true, {"sroa"}, 1, 100, 40, 40, 50, invalid}},
+      {{"benchmark://x/y", false, {}, 0, 100, 100, 100, 50, valid},
+       {"benchmark://x/z", true, {}, 0, 100, 100, 100, 50, valid}}};
   Comparison c = compare(record, 2);
   auto dir = std::filesystem::temp_directory_path() /
              ("kiln-learning-report-" + std::to_string(::getpid()));
@@ -115,8 +122,15 @@ TEST(LearningReportTest, TheReportAndTheJsonCarryEveryLayout) {
   std::stringstream html, json;
   html << std::ifstream(dir / "r.html").rdbuf();
   json << std::ifstream(dir / "r.json").rdbuf();
-  EXPECT_NE(html.str().find("a&lt;b"), std::string::npos);    // escaped
-  EXPECT_NE(html.str().find("60 (80%)"), std::string::npos);  // 40 of -Oz's 50
+  EXPECT_NE(html.str().find("a&lt;b"), std::string::npos);  // escaped
+  // The best state (40 of -Oz's drop of 50) beside the final one (30).
+  EXPECT_NE(html.str().find("60 (80%) after 1, valid"), std::string::npos) << html.str();
+  EXPECT_NE(html.str().find("70 (60%)"), std::string::npos);
+  // An invalid state counts as unoptimized, however small.
+  EXPECT_NE(html.str().find("INVALID, counted 100 (0%)"), std::string::npos);
+  EXPECT_EQ(html.str().find("40 (120%)"), std::string::npos);
+  EXPECT_NE(html.str().find("trained on"), std::string::npos);
+  EXPECT_NE(html.str().find("held-out"), std::string::npos);
   EXPECT_NE(html.str().find("<svg"), std::string::npos);
   EXPECT_NE(json.str().find("\"layout\": \"dedicated\""), std::string::npos);
   EXPECT_NE(json.str().find("\"mean_returns\": [0.10000, 0.50000, 0.90000]"), std::string::npos);

@@ -158,6 +158,11 @@ std::vector<std::string> defaultBenchmarks() {
           "generator://csmith-v0/1",          "generator://csmith-v0/2"};
 }
 
+std::vector<std::string> defaultHeldOut() {
+  return {"benchmark://kiln-bench-v0/sieve", "benchmark://kiln-bench-v0/dijkstra",
+          "benchmark://kiln-bench-v0/lz77", "generator://csmith-v0/3"};
+}
+
 Status runDemo(const DemoOptions& o, std::FILE* out) {
   unsigned slots = o.slots != 0 ? o.slots : std::max(2u, std::thread::hardware_concurrency());
   std::unique_ptr<LocalCluster> cluster;

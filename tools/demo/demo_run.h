@@ -34,6 +34,9 @@ struct DemoOptions {
 };
 
 std::vector<std::string> defaultBenchmarks();
+// Benchmarks the learning demo evaluates its policies on and never trains
+// on: other kiln-bench programs and another csmith seed.
+std::vector<std::string> defaultHeldOut();
 
 // Runs the job, printing progress and the final table to `out`.
 Status runDemo(const DemoOptions& options, std::FILE* out);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/base/cpu_time.h"
+#include "tools/demo/demo_run.h"
 #include "tools/demo/learning_report.h"
 #include "tools/local_cluster/local_cluster.h"
 
@@ -259,6 +260,11 @@ std::vector<LearnerSettings> defaultLearners(const std::vector<std::string>& ben
   a.name = "ppo-a";
   a.seed = 1;
   a.benchmarks = benchmarks;
+  for (const std::string& uri : defaultHeldOut()) {
+    if (std::find(benchmarks.begin(), benchmarks.end(), uri) == benchmarks.end()) {
+      a.heldOut.push_back(uri);
+    }
+  }
   a.envs = 4;
   a.horizon = 8;
   a.rollout = 16;

@@ -39,7 +39,8 @@ struct LearningDemoOptions {
 };
 
 // The two default experiments over `benchmarks`, sized for about a minute
-// on 2 cores, or a few seconds with `quick`.
+// on 2 cores, or a few seconds with `quick`; their policies are evaluated
+// on defaultHeldOut() too (less any of `benchmarks`).
 std::vector<LearnerSettings> defaultLearners(const std::vector<std::string>& benchmarks,
                                              bool quick);
 

@@ -58,29 +58,52 @@ Table experimentTable(const LearningRecord& r, const Comparison& c) {
   return t;
 }
 
-// The episode's IR instruction drop as a share of -Oz's (the learners'
-// return; 100% matches -Oz).
-double shareOfOzDrop(const GreedyEpisode& g) {
+constexpr const char* kGreedyCaption =
+    "the trained policies' greedy episodes, IR instructions: the best state of each episode "
+    "(as CompilerGym's leaderboard took it), with its drop as a share of -Oz's (100% matches "
+    "-Oz), the passes that reach it, and its validity (run against -O0 on the benchmark's "
+    "inputs; an invalid state counts as unoptimized); the episode's final state beside it. "
+    "'trained on': a benchmark the policy learned on (in-sample); 'held-out': never seen in "
+    "training";
+
+// A count's IR instruction drop from the unoptimized program as a share of
+// -Oz's (the learners' return; 100% matches -Oz).
+double shareOfOzDrop(const GreedyEpisode& g, std::int64_t count) {
   const double ozDrop = static_cast<double>(g.initialCount - g.countOz);
-  return ozDrop > 0 ? 100.0 * static_cast<double>(g.initialCount - g.count) / ozDrop : 0;
+  return ozDrop > 0 ? 100.0 * static_cast<double>(g.initialCount - count) / ozDrop : 0;
+}
+
+// The best state's cell: its count, its share of -Oz's drop, the passes
+// that reach it, and its validity; an invalid state counts as unoptimized.
+std::string bestCell(const GreedyEpisode& g) {
+  if (g.validation.validity == eval::Validity::kInvalid) {
+    return fmt::format("INVALID, counted {} (0%)", g.initialCount);
+  }
+  return fmt::format("{} ({:.0f}%) after {}, {}", g.bestCount, shareOfOzDrop(g, g.bestCount),
+                     g.bestLength, eval::validityName(g.validation.validity));
 }
 
 // With `passes`, a column per experiment with its pass sequence too.
 Table greedyTable(const LearningRecord& r, bool passes) {
-  Table t{{"BENCHMARK", "UNOPTIMIZED", "-Oz"}, {}};
+  Table t{{"BENCHMARK", "SET", "UNOPTIMIZED", "-Oz"}, {}};
   if (r.layouts.empty() || r.layouts.front().greedy.empty()) return t;
   const auto& greedy = r.layouts.front().greedy;
-  for (const auto& e : r.experiments) t.header.push_back(e.name + " (of -Oz's drop)");
+  for (const auto& e : r.experiments) {
+    t.header.push_back(e.name + " BEST (of -Oz's drop) after N, VALID");
+    t.header.push_back(e.name + " FINAL");
+  }
   if (passes) {
     for (const auto& e : r.experiments) t.header.push_back(e.name + " passes");
   }
   for (std::size_t b = 0; b < greedy.front().size(); ++b) {
     const GreedyEpisode& first = greedy.front()[b];
-    std::vector<std::string> row{first.benchmark, fmt::format("{}", first.initialCount),
+    std::vector<std::string> row{first.benchmark, first.heldOut ? "held-out" : "trained on",
+                                 fmt::format("{}", first.initialCount),
                                  fmt::format("{}", first.countOz)};
     for (const auto& episodes : greedy) {
       const GreedyEpisode& g = episodes.at(b);
-      row.push_back(fmt::format("{} ({:.0f}%)", g.count, shareOfOzDrop(g)));
+      row.push_back(bestCell(g));
+      row.push_back(fmt::format("{} ({:.0f}%)", g.finalCount, shareOfOzDrop(g, g.finalCount)));
     }
     if (passes) {
       for (const auto& episodes : greedy)
@@ -239,9 +262,7 @@ void printComparison(const LearningRecord& r, const Comparison& c, std::FILE* ou
              c.cores, targetsNote(r, c));
   const Table greedy = greedyTable(r, false);
   if (!greedy.rows.empty()) {
-    fmt::print(out,
-               "\nthe trained policies' greedy episodes (IR instructions, and the drop as a "
-               "share of -Oz's: 100% matches -Oz):\n");
+    fmt::print(out, "\n{}:\n", kGreedyCaption);
     printTable(greedy, out);
   }
 }
@@ -295,7 +316,9 @@ Status writeLearningReport(const LearningRecord& r, const Comparison& c, const s
                      c.cores, htmlEscape(targetsNote(r, c)));
   const Table greedy = greedyTable(r, true);
   if (!greedy.rows.empty()) {
-    out << "<h2>The trained policies' greedy episodes</h2>\n" << htmlTable(greedy);
+    out << "<h2>The trained policies' greedy episodes</h2>\n<p>" << htmlEscape(kGreedyCaption)
+        << ".</p>\n"
+        << htmlTable(greedy);
   }
   out << "</body></html>\n";
   if (!out) return internalError(fmt::format("writing the report to '{}' failed", path));

@@ -213,32 +213,67 @@ Status PassOrderingLearner::run(SteadyTime::time_point t0, LearnerProgress& prog
   return okStatus();
 }
 
+Result<GreedyEpisode> PassOrderingLearner::greedyEpisode(const std::string& benchmark,
+                                                         bool heldOut) {
+  Env env;
+  KILN_RETURN_IF_ERROR(startEpisode(env, benchmark));
+  GreedyEpisode episode;
+  episode.benchmark = benchmark;
+  episode.heldOut = heldOut;
+  episode.initialCount = episode.finalCount = episode.bestCount = env.count;
+  episode.countOz = env.countOz;
+  std::vector<std::int64_t> actions;
+  const auto& names = env.session->spaces().actionSpaces.front().names;  // checked by open()
+  for (unsigned t = 0; t < settings_.horizon; ++t) {
+    const auto decision = learner_->act(env.features, 1, /*greedy=*/true).front();
+    auto stepped = env.session->step({Value(std::int64_t{decision.action})},
+                                     std::vector<std::uint32_t>{autophase_, count_});
+    if (!stepped.ok()) {
+      if (stepped.status().code() == ErrorCode::kCompileError) break;
+      return stepped.status();
+    }
+    episode.passes.push_back(names.at(decision.action));
+    actions.push_back(decision.action);
+    if (stepped->observations.size() != 2) {
+      return internalError("the llvm session answered a step without its observations");
+    }
+    KILN_ASSIGN_OR_RETURN(episode.finalCount, countIn(stepped->observations[1], kCount));
+    if (episode.finalCount < episode.bestCount) {
+      episode.bestCount = episode.finalCount;
+      episode.bestLength = episode.passes.size();
+    }
+    if (stepped->endOfEpisode) break;
+    KILN_RETURN_IF_ERROR(
+        fillFeatures(stepped->observations.at(0), t + 1, settings_.horizon, env.features));
+  }
+  KILN_RETURN_IF_ERROR(env.session->end());
+  actions.resize(episode.bestLength);
+  KILN_ASSIGN_OR_RETURN(episode.validation, validateState(benchmark, actions));
+  return episode;
+}
+
+Result<eval::ValidationVerdict> PassOrderingLearner::validateState(
+    const std::string& benchmark, const std::vector<std::int64_t>& actions) {
+  client::SessionOptions options{"llvm", benchmark};
+  options.actionSpace = "PassesAll";
+  KILN_ASSIGN_OR_RETURN(auto session, client_.startSession(options));
+  std::vector<Value> steps(actions.begin(), actions.end());
+  if (!steps.empty()) {
+    KILN_RETURN_IF_ERROR(session->step(steps, std::vector<std::uint32_t>{}).status());
+  }
+  auto observed = session->step({}, std::vector<std::string>{"Validation"});
+  (void)session->end();
+  if (!observed.ok()) return eval::judgeValidation(observed.status());
+  return eval::judgeValidation(observed->observations.at(0).as<std::string>());
+}
+
 Result<std::vector<GreedyEpisode>> PassOrderingLearner::greedyEpisodes() {
   std::vector<GreedyEpisode> episodes;
-  for (const std::string& benchmark : settings_.benchmarks) {
-    Env env;
-    KILN_RETURN_IF_ERROR(startEpisode(env, benchmark));
-    GreedyEpisode episode{benchmark, {}, env.count, env.count, env.countOz};
-    const auto& names = env.session->spaces().actionSpaces.front().names;  // checked by open()
-    for (unsigned t = 0; t < settings_.horizon; ++t) {
-      const auto decision = learner_->act(env.features, 1, /*greedy=*/true).front();
-      auto stepped = env.session->step({Value(std::int64_t{decision.action})},
-                                       std::vector<std::uint32_t>{autophase_, count_});
-      if (!stepped.ok()) {
-        if (stepped.status().code() == ErrorCode::kCompileError) break;
-        return stepped.status();
-      }
-      episode.passes.push_back(names.at(decision.action));
-      if (stepped->observations.size() != 2) {
-        return internalError("the llvm session answered a step without its observations");
-      }
-      KILN_ASSIGN_OR_RETURN(episode.count, countIn(stepped->observations[1], kCount));
-      if (stepped->endOfEpisode) break;
-      KILN_RETURN_IF_ERROR(
-          fillFeatures(stepped->observations.at(0), t + 1, settings_.horizon, env.features));
+  for (bool heldOut : {false, true}) {
+    for (const std::string& benchmark : heldOut ? settings_.heldOut : settings_.benchmarks) {
+      KILN_ASSIGN_OR_RETURN(GreedyEpisode episode, greedyEpisode(benchmark, heldOut));
+      episodes.push_back(std::move(episode));
     }
-    KILN_RETURN_IF_ERROR(env.session->end());
-    episodes.push_back(std::move(episode));
   }
   return episodes;
 }

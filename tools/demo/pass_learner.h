@@ -20,6 +20,7 @@
 
 #include <kiln/client/client.h>
 #include "tools/demo/timeline.h"
+#include "tools/eval/validation_verdict.h"
 #include "tools/learn/ppo.h"
 
 namespace kiln::demo {
@@ -33,6 +34,8 @@ struct LearnerSettings {
   unsigned iterations = 12;
   std::uint64_t seed = 1;
   std::vector<std::string> benchmarks;  // episodes cycle through them
+  // Evaluated after training beside `benchmarks`, never trained on.
+  std::vector<std::string> heldOut;
 };
 
 // Checks what a user can get wrong in the settings (counts of 0, no benchmarks).
@@ -61,11 +64,17 @@ struct LearnerPlace {
   std::string endpoint;
 };
 
-// One greedy episode of a trained policy on one benchmark.
+// One greedy episode of a trained policy on one benchmark, and the best
+// state it passed through: as CompilerGym's leaderboard took an episode's
+// result, so that a policy never reports worse than where it started (a
+// policy that ends past its best is seen in finalCount).
 struct GreedyEpisode {
   std::string benchmark;
-  std::vector<std::string> passes;
-  std::int64_t initialCount = 0, count = 0, countOz = 0;  // IR instructions
+  bool heldOut = false;             // not one of the benchmarks the policy trained on
+  std::vector<std::string> passes;  // the whole episode
+  std::size_t bestLength = 0;       // passes[0, bestLength) reach the best state
+  std::int64_t initialCount = 0, finalCount = 0, bestCount = 0, countOz = 0;  // IR instructions
+  eval::ValidationVerdict validation;  // of the best state, run against -O0
 };
 
 class PassOrderingLearner {
@@ -79,6 +88,8 @@ class PassOrderingLearner {
              const std::atomic<bool>& cancelled);
   const std::vector<IterationRecord>& records() const { return records_; }
   // The trained policy's most likely passes, one episode per benchmark.
+  // One greedy episode on each training benchmark, then on each held-out
+  // one, each best state validated in a fresh session.
   Result<std::vector<GreedyEpisode>> greedyEpisodes();
   // Sets `start` once the first update begins (the other experiment's cue).
   void notifyFirstUpdate(std::atomic<bool>* start) { firstUpdate_ = start; }
@@ -97,6 +108,10 @@ class PassOrderingLearner {
   // Starts `env`'s next episode: on the next benchmark, or on `benchmark`.
   Status reset(Env& env);
   Status startEpisode(Env& env, const std::string& benchmark);
+  Result<GreedyEpisode> greedyEpisode(const std::string& benchmark, bool heldOut);
+  // The state `actions` reach on `benchmark`, judged by running it against -O0.
+  Result<eval::ValidationVerdict> validateState(const std::string& benchmark,
+                                                const std::vector<std::int64_t>& actions);
   // One step of every env; appends the rollout row's rewards and ends.
   Status stepAll(const std::vector<learn::PpoLearner::Decision>& decisions, IterationRecord& record,
                  double& returnSum);

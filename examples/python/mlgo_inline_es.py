@@ -10,9 +10,14 @@ heuristic's build). The policy is a linear score of the advice and the
 log-scaled features (inline when it is positive), started at the default
 heuristic's own advice. Each iteration tries --population perturbed
 policies (antithetic pairs) on --batch training modules, in parallel
-sessions (--parallel), and moves along the perturbations weighted by the
-bytes they saved, as ml-compiler-opt's ES trainer does, keeping the step
-only where it does not lose on the batch what the current policy saves.
+sessions (--parallel), and moves along the perturbations weighted by their
+fitness, as ml-compiler-opt's ES trainer does. A policy's fitness on a batch
+is the mean over its modules of the share of each module's default .text it
+saves, so that one large module does not outweigh the rest (absolute bytes
+would). The step is kept only where it does not lose, on a fresh batch of
+training modules it was not fitted on, what the current policy saves there:
+a few perturbations are a noisy gradient, and judging the step on the batch
+that made it would favour it.
 Modules: --dataset (default kiln-bench-v0; a corpus the cluster serves,
 e.g. debian-v0 from `kiln datasets install`, at most --max-modules of it,
 the same sample for every seed), every fourth held out, and --csmith /
@@ -145,12 +150,18 @@ def evaluate(args, pool, policy, weights, modules):
     return evaluate_many(args, pool, policy, [(weights, modules)])[0]
 
 
+def relative_saving(results):
+    """The mean over modules of the share of each one's default .text saved."""
+    return float(np.mean([s / max(d, 1) for s, d in results])) if results else 0.0
+
+
 def evaluate_many(args, pool, policy, trials):
-    """(bytes saved, default .text bytes) of each (weights, modules) trial,
-    every episode of them in flight on the pool together."""
+    """(bytes saved, default .text bytes, mean relative saving) of each
+    (weights, modules) trial, every episode of them in flight on the pool
+    together."""
     jobs = [[pool.submit(episode, args, policy, w, m) for m in modules] for w, modules in trials]
     results = [[job.result() for job in trial] for trial in jobs]
-    return [(sum(s for s, _ in r), sum(d for _, d in r)) for r in results]
+    return [(sum(s for s, _ in r), sum(d for _, d in r), relative_saving(r)) for r in results]
 
 
 def split_modules(args):
@@ -202,56 +213,59 @@ def main(argv=None):
         if not done:
             sites = call_site_scale(args, pool, policy, train)
             print(f"features standardized over {sites} call sites of the training modules")
-        (base_saved, base_default), (base_validation, _) = evaluate_many(
+        (base_saved, base_default, _), (_, _, base_validation) = evaluate_many(
             args, pool, policy, [(policy.initial(), held), (policy.initial(), validation)])
         if best is None:
             best = {"weights": policy.initial().tolist(), "iteration": 0,
-                    "validation_saved": int(base_validation)}
+                    "validation_share": base_validation}
         print(f"{len(train)} training modules, {len(validation)} for validation, {len(held)} "
               f"held out; {len(names)} features; the default heuristic's advice as a start "
               f"saves {base_saved} bytes on the held-out modules ({base_default} bytes of .text)")
         for iteration in range(done + 1, args.iterations + 1):
             if args.stop_after is not None and ran >= args.stop_after:
                 break
-            batch = list(rng.choice(train, size=min(args.batch, len(train)), replace=False))
+            order = rng.permutation(len(train))
+            size = min(args.batch, len(train))
+            batch = [train[i] for i in order[:size]]
+            # The step is judged on other training modules than it was fitted
+            # on (the same ones only when there are too few to split).
+            fresh = [train[i] for i in order[size:2 * size]] or batch
             noise = rng.standard_normal((args.population // 2, weights.size))
             candidates = [weights + args.sigma * e for e in noise] + [
                 weights - args.sigma * e for e in noise]
-            scores = evaluate_many(args, pool, policy,
-                                   [(w, batch) for w in candidates + [weights]])
-            fitness = np.array([saved for saved, _ in scores[:-1]], dtype=np.float64)
-            current = scores[-1][0]
+            scores = evaluate_many(args, pool, policy, [(w, batch) for w in candidates])
+            fitness = np.array([relative for _, _, relative in scores], dtype=np.float64)
             half = args.population // 2
             spread = fitness.std() or 1.0
             gradient = ((fitness[:half] - fitness[half:]) / spread) @ noise / half
-            # The step is kept only where it does not lose on this batch what
-            # the current policy saves: a few perturbations are a noisy gradient.
             stepped = weights + args.step_size * gradient
-            train_saved, _ = evaluate(args, pool, policy, stepped, batch)
-            if train_saved >= current:
+            (_, _, current), (_, _, after) = evaluate_many(
+                args, pool, policy, [(weights, fresh), (stepped, fresh)])
+            if after >= current:
                 weights = stepped
-            else:
-                train_saved = current
-            point = {"iteration": iteration, "batch_saved": int(train_saved),
-                     "best_candidate": int(fitness.max())}
+            point = {"iteration": iteration, "fresh_saved_share": max(after, current),
+                     "step_kept": bool(after >= current),
+                     "best_candidate_share": float(fitness.max())}
             notes = ""
             if (args.held_out_every and iteration % args.held_out_every == 0) or (
                     validation and iteration == args.iterations):
                 measured = evaluate_many(args, pool, policy,
                                          [(weights, held), (weights, validation)])
-                point["held_out_saved"] = int(measured[0][0])
-                notes = f", held out {point['held_out_saved']}"
+                point["held_out_share"] = measured[0][2]
+                notes = f", held out {100 * point['held_out_share']:+.3f}%"
                 if validation:
-                    point["validation_saved"] = int(measured[1][0])
-                    notes += f", validation {point['validation_saved']}"
-                    if point["validation_saved"] > best["validation_saved"]:
+                    point["validation_share"] = measured[1][2]
+                    notes += f", validation {100 * point['validation_share']:+.3f}%"
+                    if point["validation_share"] > best["validation_share"]:
                         best = {"weights": weights.tolist(), "iteration": iteration,
-                                "validation_saved": point["validation_saved"]}
+                                "validation_share": point["validation_share"]}
             curve.append(point)
             ran += 1
-            print(f"iteration {iteration:2d}: candidates saved {int(fitness.min())}..."
-                  f"{int(fitness.max())} bytes on {len(batch)} modules; the new policy "
-                  f"{int(train_saved)}{notes} ({time.time() - start:.0f} s)")
+            print(f"iteration {iteration:2d}: candidates saved {100 * fitness.min():+.3f}..."
+                  f"{100 * fitness.max():+.3f}% of .text per module on {len(batch)} modules; "
+                  f"the step {'kept' if point['step_kept'] else 'refused'} on {len(fresh)} fresh "
+                  f"ones ({100 * point['fresh_saved_share']:+.3f}%){notes} "
+                  f"({time.time() - start:.0f} s)")
             with open(checkpoint_path + ".tmp", "w") as f:
                 json.dump({"iteration": iteration, "weights": weights.tolist(), "features": names,
                            "rng": rng.bit_generator.state, "curve": curve, "best": best,
@@ -265,16 +279,18 @@ def main(argv=None):
         if validation:
             weights = np.array(best["weights"], dtype=np.float64)
             print(f"the policy of iteration {best['iteration']} saved most on the validation "
-                  f"modules ({best['validation_saved']} bytes): it is the one kept")
-        saved, default = evaluate(args, pool, policy, weights, held)
+                  f"modules ({100 * best['validation_share']:+.3f}% of .text per module): it is "
+                  f"the one kept")
+        saved, default, share = evaluate(args, pool, policy, weights, held)
     np.savez(os.path.join(args.out, "policy.npz"), weights=weights, features=np.array(names),
              mean=policy.mean, spread=policy.spread)
     save_plot(os.path.join(args.out, "curve.png"), curve)
     # The start already differs from the default build: LLVM's ML advisor
     # walks the call sites with its own limits. Both comparisons are shown.
     print(f"held-out ({len(held)} modules): the learned policy saves {saved} bytes of .text "
-          f"against LLVM's default heuristic ({100.0 * saved / max(default, 1):+.2f}% of "
-          f"{default} bytes), {saved - base_saved:+d} bytes against the default heuristic's "
+          f"against LLVM's own default build ({100.0 * saved / max(default, 1):+.2f}% of "
+          f"{default} bytes; {100.0 * share:+.3f}% per module on average), "
+          f"{saved - base_saved:+d} bytes against the default heuristic's "
           f"advice through the ML advisor (the start, which saves {base_saved}); curve and "
           f"policy in {args.out}/ ({time.time() - start:.0f} s)")
 
@@ -286,22 +302,22 @@ def save_plot(path, curve):
     from matplotlib import pyplot
 
     figure, axes = pyplot.subplots(figsize=(6, 3.5))
-    axes.plot([c["iteration"] for c in curve], [c["batch_saved"] for c in curve],
-              label="policy after the update")
-    axes.plot([c["iteration"] for c in curve], [c["best_candidate"] for c in curve],
+    axes.plot([c["iteration"] for c in curve], [100 * c["fresh_saved_share"] for c in curve],
+              label="policy, on a fresh batch")
+    axes.plot([c["iteration"] for c in curve], [100 * c["best_candidate_share"] for c in curve],
               linestyle="--", label="best perturbation")
-    held = [c for c in curve if "held_out_saved" in c]
+    held = [c for c in curve if "held_out_share" in c]
     if held:
-        axes.plot([c["iteration"] for c in held], [c["held_out_saved"] for c in held],
+        axes.plot([c["iteration"] for c in held], [100 * c["held_out_share"] for c in held],
                   marker="o", label="held-out modules")
-    validation = [c for c in curve if "validation_saved" in c]
+    validation = [c for c in curve if "validation_share" in c]
     if validation:
         axes.plot([c["iteration"] for c in validation],
-                  [c["validation_saved"] for c in validation], marker="s",
+                  [100 * c["validation_share"] for c in validation], marker="s",
                   label="validation modules")
     axes.axhline(0, color="gray", linewidth=0.8)
     axes.set_xlabel("ES iteration")
-    axes.set_ylabel(".text bytes saved vs default")
+    axes.set_ylabel("% of .text saved per module")
     axes.set_title("MLGO inlining with ES on kiln (mlgo-inline)")
     axes.legend(loc="lower right")
     figure.tight_layout()

@@ -98,6 +98,11 @@ def test_mlgo_inlining_es_trains_stops_resumes_and_reports_held_out_size(tmp_pat
     assert (tmp_path / "es" / "checkpoint.json").exists()
     saved = json.loads((tmp_path / "es" / "checkpoint.json").read_text())
     assert len(saved["mean"]) == len(saved["features"]) and saved["best"]["iteration"] in (0, 1)
+    # Fitness is the share of each module's .text saved (no module outweighs
+    # the rest), and the step is judged on modules it was not fitted on.
+    (point,) = saved["curve"]
+    assert isinstance(point["step_kept"], bool) and -1 < point["fresh_saved_share"] < 1
+    assert "on 2 fresh ones" in first.stdout
     second = run_example("mlgo_inline_es.py", "--iterations", "2", "--resume", *es)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "resumed from" in second.stdout and "iteration  1:" not in second.stdout

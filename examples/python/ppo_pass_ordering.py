@@ -7,8 +7,15 @@ with --observation programl the program graph; reward: the IR instruction
 count drop, as a fraction of what -Oz achieves)
 step together through kiln.make_vec over the training programs
 (kiln-bench-v0 but the held-out ones, and csmith programs), episodes of
---horizon passes. A small actor-critic (PyTorch only) is updated with PPO's
-clipped objective after every rollout of --rollout steps per env.
+--horizon passes. The policy also sees how far into the episode it is (the
+step over the horizon): the same program wants other passes early and late.
+A small actor-critic (PyTorch only) is updated with PPO's clipped objective
+after every rollout of --rollout steps per env. An episode cut at the
+horizon is a truncation, not an end of the program's story: its last value
+is bootstrapped from the state it reached; only a terminated episode stops
+the bootstrap. The program graph's vocabulary (node texts: opcodes and
+types) is learned on the training programs and frozen before evaluation;
+a text it never saw there shares one unknown row.
 
 Held-out evaluation: with kiln.evaluate (the evaluation harness), on held-out
 kiln-bench-v0 and csmith programs, each agent gets --budget steps per
@@ -82,30 +89,42 @@ def split_programs(args):
     return train, held
 
 
-def features(observations):
-    """Autophase counts, log-scaled: a float32 batch."""
-    return torch.from_numpy(np.log1p(np.asarray(observations, dtype=np.float64)).astype(np.float32))
+def features(observations, progress):
+    """Autophase counts, log-scaled, and each env's progress through its
+    episode (steps taken / horizon): a float32 batch."""
+    counts = np.log1p(np.asarray(observations, dtype=np.float64))
+    return torch.from_numpy(np.column_stack([counts, progress]).astype(np.float32))
 
 
 class GraphInputs:
     """Program graphs as a graph network reads them: each node's kind and
-    text id (texts numbered as first seen, up to VOCABULARY_LIMIT), and each
-    flow's edges. The vocabulary is part of the checkpoint."""
+    text id (the texts of nodes, numbered as first seen in training, up to
+    VOCABULARY_LIMIT; any other text, and every text once frozen for
+    evaluation, the unknown row VOCABULARY_LIMIT), each flow's edges, and
+    the episode's progress. The vocabulary is part of the checkpoint."""
 
-    def __init__(self, vocabulary=None):
+    def __init__(self, vocabulary=None, frozen=False):
         self.vocabulary = dict(vocabulary or {})
+        self.frozen = frozen
 
-    def prepare(self, data):
+    def prepare(self, data, progress):
         graph = kiln.ProgramGraph.from_bytes(data)
-        for text in graph.texts:
+        # Node texts only: the graph's text table also names its functions,
+        # which say nothing about the code and differ from program to program.
+        node_texts = [graph.texts[i] for i in np.unique(graph.node_text)]
+        for text in node_texts if not self.frozen else ():
             if text not in self.vocabulary and len(self.vocabulary) < VOCABULARY_LIMIT:
                 self.vocabulary[text] = len(self.vocabulary)
         nodes = torch.from_numpy(graph.node_features(self.vocabulary))
-        nodes[:, 1].clamp_(max=VOCABULARY_LIMIT)
-        return nodes, [torch.from_numpy(graph.edge_index(flow)) for flow in FLOWS]
+        # node_features gives a missing text len(vocabulary): the next id the
+        # vocabulary would hand out, not the unknown row.
+        unknown = nodes[:, 1] >= len(self.vocabulary)
+        nodes[unknown, 1] = VOCABULARY_LIMIT
+        edges = [torch.from_numpy(graph.edge_index(flow)) for flow in FLOWS]
+        return nodes, edges, float(progress)
 
-    def __call__(self, observations):
-        return [self.prepare(bytes(o)) for o in observations]
+    def __call__(self, observations, progress):
+        return [self.prepare(bytes(o), p) for o, p in zip(observations, progress)]
 
 
 def take(x, indices):
@@ -132,7 +151,7 @@ class GraphEncoder(nn.Module):
 
     def forward(self, graphs):
         offsets, owner, nodes, edges = 0, [], [], [[] for _ in FLOWS]
-        for g, (kinds_and_texts, flow_edges) in enumerate(graphs):
+        for g, (kinds_and_texts, flow_edges, _) in enumerate(graphs):
             count = kinds_and_texts.shape[0]
             nodes.append(kinds_and_texts)
             owner.append(torch.full((count,), g, dtype=torch.int64))
@@ -156,23 +175,27 @@ class GraphEncoder(nn.Module):
                 total = total + torch.sparse.mm(a, self.flows[f](h))
             h = torch.tanh(total)
         sizes = torch.bincount(owner, minlength=len(graphs)).clamp_(min=1).unsqueeze(1)
-        return torch.zeros(len(graphs), self.hidden).index_add_(0, owner, h) / sizes
+        pooled = torch.zeros(len(graphs), self.hidden).index_add_(0, owner, h) / sizes
+        progress = torch.tensor([[p] for _, _, p in graphs], dtype=torch.float32)
+        return torch.cat([pooled, progress], dim=1)
 
 
 class GraphActorCritic(nn.Module):
-    """The actor-critic over program graphs: one encoder, two small heads."""
+    """The actor-critic over program graphs: one encoder (its pooled nodes
+    and the episode's progress), two small heads."""
 
     def __init__(self, actions, hidden=32):
         super().__init__()
         self.encoder = GraphEncoder(hidden)
-        self.actor = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, actions))
-        self.critic = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.actor = nn.Sequential(nn.Linear(hidden + 1, hidden), nn.Tanh(),
+                                   nn.Linear(hidden, actions))
+        self.critic = nn.Sequential(nn.Linear(hidden + 1, hidden), nn.Tanh(), nn.Linear(hidden, 1))
 
-    def distribution(self, graphs):
-        return torch.distributions.Categorical(logits=self.actor(self.encoder(graphs)))
-
-    def value(self, graphs):
-        return self.critic(self.encoder(graphs)).squeeze(-1)
+    def heads(self, graphs):
+        """The action distribution and the value, the graphs encoded once."""
+        encoded = self.encoder(graphs)
+        dist = torch.distributions.Categorical(logits=self.actor(encoded))
+        return dist, self.critic(encoded).squeeze(-1)
 
 
 class ActorCritic(nn.Module):
@@ -183,11 +206,8 @@ class ActorCritic(nn.Module):
         self.critic = nn.Sequential(nn.Linear(inputs, hidden), nn.Tanh(),
                                     nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
 
-    def distribution(self, x):
-        return torch.distributions.Categorical(logits=self.actor(x))
-
-    def value(self, x):
-        return self.critic(x).squeeze(-1)
+    def heads(self, x):
+        return torch.distributions.Categorical(logits=self.actor(x)), self.critic(x).squeeze(-1)
 
 
 def ppo_update(model, optimizer, batch, epochs=4, minibatch=64, clip=0.2):
@@ -197,12 +217,11 @@ def ppo_update(model, optimizer, batch, epochs=4, minibatch=64, clip=0.2):
         order = torch.randperm(len(x))
         for start in range(0, len(x), minibatch):
             i = order[start:start + minibatch]
-            rows = take(x, i)
-            dist = model.distribution(rows)
+            dist, value = model.heads(take(x, i))
             ratio = torch.exp(dist.log_prob(actions[i]) - old_logp[i])
             policy_loss = -torch.min(ratio * advantages[i],
                                      ratio.clamp(1 - clip, 1 + clip) * advantages[i]).mean()
-            value_loss = (model.value(rows) - returns[i]).pow(2).mean()
+            value_loss = (value - returns[i]).pow(2).mean()
             loss = policy_loss + 0.5 * value_loss - 0.01 * dist.entropy().mean()
             optimizer.zero_grad()
             loss.backward()
@@ -210,39 +229,46 @@ def ppo_update(model, optimizer, batch, epochs=4, minibatch=64, clip=0.2):
             optimizer.step()
 
 
-def collect(vec, model, features, observations, rollout, pending_reset, episode_returns, running):
+def collect(vec, model, encode, observations, rollout, pending_reset, episode_returns, running,
+            elapsed, horizon):
     """One rollout through the vector env. An env whose episode ended resets
-    on its next step (its action ignored): that step is left out of training."""
-    xs, acts, logps, rewards, dones, values, masks = [], [], [], [], [], [], []
+    on its next step (its action ignored): that step is left out of training.
+    `elapsed` counts each env's steps into its episode (the progress input)."""
+    xs, acts, logps, rewards, terminals, dones, values, masks = [], [], [], [], [], [], [], []
     for _ in range(rollout):
-        x = features(observations)
+        x = encode(observations, [e / horizon for e in elapsed])
         with torch.no_grad():
-            dist = model.distribution(x)
+            dist, value = model.heads(x)
             action = dist.sample()
-            value = model.value(x)
         observations, reward, terminated, truncated, _ = vec.step(action.tolist())
         done = np.logical_or(terminated, truncated)
         mask = ~np.asarray(pending_reset)
         for i in range(vec.num_envs):
             if mask[i]:
                 running[i] += float(reward[i])
+                elapsed[i] += 1
+            else:
+                elapsed[i] = 0  # this step reset it: its observation starts an episode
             if mask[i] and done[i]:
                 episode_returns.append(running[i])
                 running[i] = 0.0
         xs.append(x); acts.append(action); logps.append(dist.log_prob(action)); values.append(value)
         rewards.append(torch.tensor(reward, dtype=torch.float32))
+        terminals.append(torch.tensor(terminated, dtype=torch.float32))
         dones.append(torch.tensor(done, dtype=torch.float32))
         masks.append(torch.tensor(mask, dtype=torch.bool))
         pending_reset[:] = done
     with torch.no_grad():
-        last_value = model.value(features(observations))
-    # Generalized advantage estimation; an episode's end (a truncation at the
-    # horizon too) stops the bootstrap.
+        _, last_value = model.heads(encode(observations, [e / horizon for e in elapsed]))
+    # Generalized advantage estimation. The env resets on the step after an
+    # episode's end, so the observation after a done step is the state the
+    # episode reached: a truncation bootstraps from its value, a termination
+    # does not; either way the advantage does not carry into the next episode.
     advantages = torch.zeros(rollout, vec.num_envs)
     gae = torch.zeros(vec.num_envs)
     for t in reversed(range(rollout)):
         next_value = last_value if t == rollout - 1 else values[t + 1]
-        delta = rewards[t] + 0.99 * next_value * (1 - dones[t]) - values[t]
+        delta = rewards[t] + 0.99 * next_value * (1 - terminals[t]) - values[t]
         gae = delta + 0.99 * 0.95 * (1 - dones[t]) * gae
         advantages[t] = gae
     returns = advantages + torch.stack(values)
@@ -273,42 +299,44 @@ def save_plot(path, curve):
 
 def best_of_budget(choose, budget, horizon, space):
     """An agent for kiln.evaluate that runs episodes of `horizon` passes until
-    `budget` steps are spent and ends on the best state it saw: the greedy
-    or random episode choice is `choose(observation, env, episode)`."""
+    `budget` steps are spent and ends on the best state it saw: the best
+    prefix of any episode by its summed reward, the empty one (the program
+    as it came) included, so it never ends worse than it started. The
+    choice is `choose(observation, env, episode, step)`."""
     def agent(observation, env):
         state = env.state  # the env's record; replaying the best sequence ends the episode
-        best, best_actions, spent, episode = None, [], 0, 0
+        best, best_actions, spent, episode = 0.0, [], 0, 0
         while spent + horizon <= budget:
             env.reset(benchmark=state.benchmark)
             taken, total, obs = [], 0.0, env.observation[space]
-            for _ in range(horizon):
-                action = choose(obs, env, episode)
+            for step in range(horizon):
+                action = choose(obs, env, episode, step)
                 obs, reward, done, _, _ = env.step(action)
                 taken.append(action)
                 total += reward
+                if total > best:
+                    best, best_actions = total, list(taken)
                 if done:
                     break
             spent += len(taken)
             episode += 1
-            if best is None or total > best:
-                best, best_actions = total, taken
         env.reset(benchmark=state.benchmark)
         return best_actions
     return agent
 
 
-def evaluate(args, model, features, held):
+def evaluate(args, model, encode, held):
     """Both agents on the held-out programs at --budget steps each, through
     the evaluation harness (one policy call per step: the agent replays its
     best sequence, found within the same budget)."""
     rng = np.random.default_rng(args.seed)
 
-    def ppo_choice(observation, env, episode):
+    def ppo_choice(observation, env, episode, step):
         with torch.no_grad():
-            dist = model.distribution(features([observation]))
+            dist, _ = model.heads(encode([observation], [step / args.horizon]))
         return int(dist.probs.argmax() if episode == 0 else dist.sample())
 
-    def random_choice(observation, env, episode):
+    def random_choice(observation, env, episode, step):
         return int(rng.integers(env.action_space.n))
 
     results = {}
@@ -336,6 +364,9 @@ def main(argv=None):
     train, held = split_programs(args)
     random.seed(args.seed)
     torch.manual_seed(args.seed)
+    # One thread and deterministic kernels: a seed gives the same run twice.
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
     vec = kiln.make_vec(ENV_ID, args.envs, benchmarks=train, benchmark_order="random",
                         seed=args.seed, max_episode_steps=args.horizon, cluster=args.cluster,
                         observation_space=SPACES[args.observation])
@@ -344,7 +375,7 @@ def main(argv=None):
         model = GraphActorCritic(vec.single_action_space.n)
     else:
         encode = features
-        model = ActorCritic(vec.single_observation_space.shape[0], vec.single_action_space.n)
+        model = ActorCritic(vec.single_observation_space.shape[0] + 1, vec.single_action_space.n)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     curve, iteration, env_steps = [], 0, 0
     if args.resume and os.path.exists(checkpoint_path):
@@ -366,13 +397,14 @@ def main(argv=None):
         observations, _ = vec.reset(seed=args.seed)
     pending_reset = [False] * args.envs
     running = [0.0] * args.envs
+    elapsed = [0] * args.envs
     print(f"{len(train)} training programs, {len(held)} held out; {args.envs} envs, "
           f"{vec.single_action_space.n} passes")
     start, ran = time.time(), 0
     while iteration < args.iterations and (args.stop_after is None or ran < args.stop_after):
         returns = []
         batch, observations = collect(vec, model, encode, observations, args.rollout,
-                                      pending_reset, returns, running)
+                                      pending_reset, returns, running, elapsed, args.horizon)
         update_start = time.time()
         ppo_update(model, optimizer, batch)
         iteration += 1
@@ -397,6 +429,8 @@ def main(argv=None):
     if iteration < args.iterations:
         print(f"stopped at iteration {iteration} of {args.iterations}: --resume continues")
         return
+    if isinstance(encode, GraphInputs):
+        encode.frozen = True  # texts first seen in evaluation share the unknown row
     results = evaluate(args, model, encode, held)
     ppo = results["ppo"]["geomean_ir_instruction_count_vs_oz"]
     rnd = results["random_search"]["geomean_ir_instruction_count_vs_oz"]
@@ -404,8 +438,7 @@ def main(argv=None):
           f"instruction count: PPO {ppo:.3f}, random search {rnd:.3f} "
           f"({'PPO ahead' if ppo > rnd else 'random search ahead'})")
     for name, report in results.items():
-        if report["failures"]:
-            print(f"  {name}: {len(report['failures'])} failed: {report['failures'][0]}")
+        print(f"  {name}: {report['scoring']}")
     print(f"curve and checkpoint in {args.out}/ ({time.time() - start:.0f} s)")
 
 

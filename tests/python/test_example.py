@@ -66,6 +66,21 @@ def test_ppo_trains_stops_resumes_and_compares_on_held_out_programs(tmp_path):
     assert "resumed from" in second.stdout and "at iteration 2" in second.stdout
     assert "iteration   3:" in second.stdout and "iteration   1:" not in second.stdout
     assert "held-out" in second.stdout and "random search" in second.stdout
+    # Every final state of both agents was validated against -O0.
+    assert second.stdout.count("valid, 0 invalid") == 2, second.stdout
+
+
+def test_ppo_gives_the_same_figures_for_the_same_seed(tmp_path):
+    runs = [run_example("ppo_pass_ordering.py", *PPO_TINY, "--iterations", "2", "--seed", "5",
+                        "--out", str(tmp_path / f"run{i}")) for i in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stdout + done.stderr
+    figures = [[line for line in done.stdout.splitlines()
+                if line.startswith(("iteration", "held-out"))] for done in runs]
+    # Wall times and steps/s aside, the lines are equal.
+    strip = [[line.rsplit(", ", 1)[0] if line.startswith("iteration") else line for line in f]
+             for f in figures]
+    assert strip[0] == strip[1] and len(strip[0]) == 3, figures
 
 
 def test_ppo_on_the_program_graph_trains_resumes_and_refuses_another_observation(tmp_path):

@@ -1,7 +1,7 @@
 """The table of docs/faults.md ("The differential harness") from the
 `kiln bench chaos --episodes ... --json` outputs beside this file, one per
 fault kind and session type (<type>-<fault>.json; the command that wrote each
-is in commands.txt).
+is in commands.txt). scripts/figures writes the page's table with table().
 
     /usr/bin/python3 docs/data/chaos_differential/summarize.py
 """
@@ -16,16 +16,28 @@ COLUMNS = ("episodes", "steps_compared", "values_compared", "reward_mismatches",
            "sessions_restored", "faulted_seconds")
 
 
-def main():
-    print("| run | type | fault | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " |")
-    print("|---|---|---|" + "---|" * len(COLUMNS))
-    for path in sorted(glob.glob(os.path.join(HERE, "*.json"))):
+def rows(here=HERE):
+    """(run name, row) of every output's rows, by file name."""
+    for path in sorted(glob.glob(os.path.join(here, "*.json"))):
+        if os.path.basename(path) == "meta.json":
+            continue
         with open(path) as f:
             report = json.load(f)
         for row in report["rows"]:
-            cells = [f"{row[c]:.0f}" for c in COLUMNS]
-            run = os.path.splitext(os.path.basename(path))[0]
-            print(f"| {run} | {row['session_type']} | {row['fault']} | " + " | ".join(cells) + " |")
+            yield os.path.splitext(os.path.basename(path))[0], row
+
+
+def table(here=HERE):
+    lines = ["| run | type | fault | " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " |",
+             "|---|---|---|" + "---|" * len(COLUMNS)]
+    for run, row in rows(here):
+        cells = [f"{row[c]:.0f}" for c in COLUMNS]
+        lines.append(f"| {run} | {row['session_type']} | {row['fault']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def main():
+    print("\n".join(table()))
 
 
 if __name__ == "__main__":

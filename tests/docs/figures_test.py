@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""scripts/figures on small made-up trees: it finds a stale block and prints
+its diff, rewrites it from the data, and names the file and line of an
+unknown generator and the path of a missing data file.
+
+Usage: figures_test.py SOURCE_DIR"""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE = pathlib.Path(sys.argv.pop(1) if len(sys.argv) > 1
+                      else pathlib.Path(__file__).resolve().parents[2])
+FIGURES = SOURCE / "scripts" / "figures"
+STEPPING = "docs/data/chaos_stepping"
+
+
+def page(block, body="stale: 1 run, 99 steps lost\n"):
+    return ("# A page\n\nText before.\n"
+            f"<!-- figures: {block} -->\n{body}<!-- /figures -->\n\nText after.\n")
+
+
+class FiguresTest(unittest.TestCase):
+    def setUp(self):
+        self.root = pathlib.Path(tempfile.mkdtemp(prefix="figures-test-"))
+        (self.root / "docs").mkdir()
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def with_data(self):
+        shutil.copytree(SOURCE / STEPPING, self.root / STEPPING)
+
+    def write(self, text, name="docs/page.md"):
+        (self.root / name).write_text(text)
+
+    def run_figures(self, *args):
+        done = subprocess.run([sys.executable, str(FIGURES), "--root", str(self.root), *args],
+                              capture_output=True, text=True)
+        return done.returncode, done.stdout, done.stderr
+
+    def test_a_stale_block_fails_the_check_with_its_diff_and_is_rewritten(self):
+        self.with_data()
+        self.write(page("chaos_stepping"))
+        code, out, _ = self.run_figures("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("-stale: 1 run, 99 steps lost", out)
+        self.assertIn("+`kiln bench chaos --session-type llvm", out)
+        self.assertIn("docs/page.md (block 'chaos_stepping', line 4)", out)
+        self.assertIn("run scripts/figures", out)
+        self.assertEqual(self.run_figures()[0], 0)
+        text = (self.root / "docs/page.md").read_text()
+        self.assertNotIn("stale", text)
+        self.assertIn("3 runs, 0 steps lost", " ".join(text.split()))
+        self.assertIn(f"`{STEPPING}/`", text)      # the footer names the data
+        self.assertIn("2026-11-28", text)              # and its date, from the sidecar
+        self.assertTrue(text.startswith("# A page\n\nText before.\n<!-- figures: chaos_stepping -->\n"))
+        self.assertTrue(text.endswith("<!-- /figures -->\n\nText after.\n"))
+        self.assertEqual(self.run_figures("--check")[:2], (0, ""))
+
+    def test_a_change_in_the_data_makes_the_block_stale(self):
+        self.with_data()
+        self.write(page("chaos_stepping"))
+        self.assertEqual(self.run_figures()[0], 0)
+        run = self.root / STEPPING / "run-1.json"
+        run.write_text(run.read_text().replace('"steps_lost": 0.000', '"steps_lost": 2.000'))
+        code, out, _ = self.run_figures("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("+", out)
+        self.assertIn("2 steps lost", " ".join(out.replace("\n+", "\n").split()))
+
+    def test_an_unknown_generator_is_an_error_naming_file_and_line(self):
+        self.write(page("no_such_table"))
+        code, _, err = self.run_figures("--check")
+        self.assertEqual(code, 2)
+        self.assertIn("docs/page.md:4", err)
+        self.assertIn("no_such_table", err)
+
+    def test_a_missing_data_file_is_an_error_naming_it(self):
+        self.with_data()
+        (self.root / STEPPING / "run-2.json").unlink()
+        self.write(page("chaos_stepping"))
+        code, _, err = self.run_figures("--check")
+        self.assertEqual(code, 2)
+        self.assertIn("docs/page.md:4", err)
+        self.assertIn(f"{STEPPING}/run-2.json", err)
+
+    def test_missing_provenance_is_an_error_naming_the_sidecar(self):
+        self.with_data()
+        (self.root / STEPPING / "meta.json").unlink()
+        self.write(page("chaos_stepping"))
+        code, _, err = self.run_figures()
+        self.assertEqual(code, 2)
+        self.assertIn(f"{STEPPING}/meta.json", err)
+        self.assertIn("stale", (self.root / "docs/page.md").read_text())   # nothing written
+
+    def test_an_unclosed_block_is_an_error(self):
+        self.write("<!-- figures: chaos_stepping -->\ntext\n")
+        code, _, err = self.run_figures("--check")
+        self.assertEqual(code, 2)
+        self.assertIn("docs/page.md:1", err)
+
+    def test_readme_and_nested_pages_are_read(self):
+        self.with_data()
+        (self.root / "docs" / "sub").mkdir()
+        self.write(page("chaos_stepping"), "README.md")
+        self.write(page("chaos_stepping"), "docs/sub/page.md")
+        code, out, _ = self.run_figures("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("README.md (block", out)
+        self.assertIn("docs/sub/page.md (block", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

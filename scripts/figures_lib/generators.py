@@ -482,3 +482,89 @@ GENERATORS = {f.__name__: f for f in (
     runtime_table, runtime_findings, chaos_differential, chaos_differential_notes,
     chaos_stepping, identity_steps, experiment_pass, hostile_module_costs, mlgo_baseline,
     action_validation)}
+
+
+# ---------------------------------------------------------------- opt_equivalence.md
+
+EQUIVALENCE = "docs/data/opt_equivalence.txt"
+SUMMARY = re.compile(r"^(\S+): (\d+) actions x 3 applications equal opt-19's text: (\d+); "
+                     r".*instcombine stopped by opt's fixpoint check: (\d+)"
+                     r"(?:; LLVM failed in both, at the same application: (.*))?$")
+SUITE = re.compile(r"^Modules/\S+/(kiln_bench_v0|csmith_v0)_(\w+) Passed")
+UNEQUAL = re.compile(r"^([\w-]+): kiln compile error: pass '[^']+' on '([^']+)': LLVM failed: "
+                     r"crashed with signal (\d+).*opt compile error: opt-19 killed by signal (\d+)")
+
+
+def grouped(modules):
+    """{set: [names]} in the order met; csmith seeds as ranges."""
+    sets = {}
+    for module in modules:
+        dataset, name = module.split("/", 1)
+        sets.setdefault(dataset, []).append(name.removesuffix(".bc"))
+    return sets
+
+
+def seeds(numbers):
+    numbers = sorted(int(n) for n in numbers)
+    runs, start = [], numbers[0]
+    for previous, current in zip(numbers, numbers[1:] + [None]):
+        if current != previous + 1:
+            runs.append(f"{start} to {previous}" if previous != start else f"{start}")
+            start = current
+    return "seeds " + listed(runs)
+
+
+def opt_equivalence(root):
+    suite, lines = [], []
+    unequal = {}
+    for line in path(root, EQUIVALENCE).read_text().splitlines():
+        if found := SUITE.match(line):
+            suite.append(found.group(1).replace("_", "-") + "/" + found.group(2))
+        elif found := SUMMARY.match(line):
+            lines.append(found.groups())
+        elif found := UNEQUAL.match(line):
+            unequal.setdefault(found.group(2), set()).add(
+                (found.group(1), found.group(3) == found.group(4) == "11"))
+    modules = list(dict.fromkeys(m for m, *_ in lines))
+    crashing = [m for m in modules
+                if any(int(equal) < int(actions) or (both and both != "none")
+                       for name, actions, equal, _, both in lines if name == m)]
+    equal = suite + [m for m in modules if m not in crashing and m not in suite]
+    fixpoint = [m for m in modules if any(int(f) > 0 for name, _, _, f, _ in lines if name == m)]
+    counts = sorted({int(actions) for _, actions, *_ in lines}, reverse=True)
+    labels = {"kiln-bench-v0": "kiln-bench-v0", "csmith-v0": "csmith-v0",
+              "zlib": "debian-mini's zlib"}
+    out = [
+        "[data/opt_equivalence.txt](data/opt_equivalence.txt) holds the output of the runs: "
+        f"ctest's verdict for the {word(len(suite))} suite modules, and the summary line the "
+        f"test printed for each of {len(modules)} more modules. Some lines count "
+        f"{listed(str(c) for c in counts)} actions, because some runs started before "
+        "`structurizecfg` left the table.",
+        "",
+        f"- Every action equals opt-19's text after applications 1, 2 and 3 on {len(equal)} "
+        "modules:",
+    ]
+    for dataset, names in grouped(equal).items():
+        names_text = seeds(names) if dataset == "csmith-v0" else listed(names)
+        out.append(f"  - {labels.get(dataset, dataset)}: {names_text}")
+    fix = grouped(fixpoint)
+    out.append(f"- opt stopped `instcombine` on its fixpoint check on {len(fixpoint)} of the "
+               "modules with a summary line: " + "; ".join(
+                   f"{labels.get(d, d)} {listed(n)}" for d, n in fix.items())
+               + ". On those modules kiln's `instcombine` equals "
+               "`instcombine<no-verify-fixpoint>`, and so does opt's text.")
+    if crashing:
+        passes = sorted({p for m in crashing for p, _ in unequal.get(m, ())})
+        segv = all(both for m in crashing for _, both in unequal.get(m, ()))
+        where = grouped(crashing)
+        out.append(
+            "- On " + "; ".join(f"{d} {seeds(n) if d == 'llvm-stress-v0' else listed(n)}"
+                                for d, n in where.items())
+            + ", " + listed(f"`{p}`" for p in passes)
+            + f" crash LLVM 19{' with a SIGSEGV' if segv else ''}, in kiln and in opt-19 alike. "
+            "kiln ends the episode with a compile error naming the pass. Every other action "
+            f"equals opt-19's text on those {word(len(crashing))} modules.")
+    return "\n".join(out), [EQUIVALENCE]
+
+
+GENERATORS[opt_equivalence.__name__] = opt_equivalence

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -73,8 +74,16 @@ TEST_F(LearningDemoTest, EveryLayoutWalksTheSameCurveAndIsCompared) {
   EXPECT_NE(html.find("benchmark://kiln-bench-v0/quicksort"), std::string::npos);
   EXPECT_NE(html.find("benchmark://kiln-bench-v0/sieve"), std::string::npos);
   EXPECT_NE(html.find("held-out"), std::string::npos);
-  EXPECT_EQ(html.find("unvalidated"), std::string::npos);
   EXPECT_EQ(html.find("INVALID"), std::string::npos);
+  std::size_t bestCells = 0;
+  for (std::size_t at = html.find(" after "); at != std::string::npos;
+       at = html.find(" after ", at + 1)) {
+    const std::string cell = html.substr(at, html.find('<', at) - at);
+    if (cell.size() < 8 || !std::isdigit(static_cast<unsigned char>(cell[7]))) continue;  // header
+    EXPECT_TRUE(cell.ends_with(", valid")) << cell;
+    ++bestCells;
+  }
+  EXPECT_EQ(bestCells, 2u * 3u);  // two experiments, two trained-on and one held-out benchmark
 }
 
 TEST_F(LearningDemoTest, WrongSettingsAreRefusedBeforeAnyClusterStarts) {

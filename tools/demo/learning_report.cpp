@@ -83,6 +83,14 @@ std::string bestCell(const GreedyEpisode& g) {
                      g.bestLength, eval::validityName(g.validation.validity));
 }
 
+// The final state's cell: only the best state was validated, so a final
+// state past it is shown as unvalidated, and one that is the best refers
+// to it (an invalid one is not shown as a gain).
+std::string finalCell(const GreedyEpisode& g) {
+  if (g.bestLength == g.passes.size()) return "= best";
+  return fmt::format("{} ({:.0f}%), unvalidated", g.finalCount, shareOfOzDrop(g, g.finalCount));
+}
+
 // With `passes`, a column per experiment with its pass sequence too.
 Table greedyTable(const LearningRecord& r, bool passes) {
   Table t{{"BENCHMARK", "SET", "UNOPTIMIZED", "-Oz"}, {}};
@@ -103,7 +111,7 @@ Table greedyTable(const LearningRecord& r, bool passes) {
     for (const auto& episodes : greedy) {
       const GreedyEpisode& g = episodes.at(b);
       row.push_back(bestCell(g));
-      row.push_back(fmt::format("{} ({:.0f}%)", g.finalCount, shareOfOzDrop(g, g.finalCount)));
+      row.push_back(finalCell(g));
     }
     if (passes) {
       for (const auto& episodes : greedy)

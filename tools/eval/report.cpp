@@ -114,7 +114,7 @@ std::string scoringText(const EvalReport& r) {
     parts.push_back(fmt::format("{} UNVALIDATED (--no-validate)", r.count(Validity::kUnvalidated)));
   }
   parts.push_back(fmt::format("{} failed", r.failedCount()));
-  std::string text = fmt::join(parts, ", ");
+  std::string text = fmt::format("{}", fmt::join(parts, ", "));
   if (r.count(Validity::kInvalid) + r.failedCount() != 0) {
     text += "; invalid and failed benchmarks count at -O0's size";
   }

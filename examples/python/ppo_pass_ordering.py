@@ -34,6 +34,7 @@ repository root after scripts/setup:
 """
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -70,6 +71,8 @@ def parse_args(argv=None):
     parser.add_argument("--stop-after", type=int, default=None,
                         help="stop after this many iterations of this run (a preemption)")
     parser.add_argument("--cluster", default=None, help="coordinator tcp://host:port")
+    parser.add_argument("--report-json", default=None,
+                        help="write both agents' held-out reports here (scripts/leaderboard)")
     parser.add_argument("--observation", choices=sorted(SPACES), default="autophase",
                         help="what the policy sees: the Autophase counts (an MLP) or the "
                              "program graph (a graph network)")
@@ -439,6 +442,9 @@ def main(argv=None):
           f"({'PPO ahead' if ppo > rnd else 'random search ahead'})")
     for name, report in results.items():
         print(f"  {name}: {report['scoring']}")
+    if args.report_json:
+        with open(args.report_json, "w") as out:
+            json.dump(results, out, indent=1)
     print(f"curve and checkpoint in {args.out}/ ({time.time() - start:.0f} s)")
 
 

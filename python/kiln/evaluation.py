@@ -137,6 +137,7 @@ def _episode(
         validity, inputs, detail = _verdict(env) if validate else ("unvalidated", 0, "")
         invalid = validity == "invalid"
         o0_text = env.observation["ObjectTextSizeO0"]
+        o3 = env.observation["IrInstructionCountO3"]
         return {
             "benchmark": benchmark,
             "passes": passes,
@@ -144,6 +145,7 @@ def _episode(
             "ir_instruction_count_initial": initial,
             "ir_instruction_count_o0": o0,
             "ir_instruction_count_oz": oz,
+            "ir_instruction_count_o3": o3,
             "ir_instruction_count_vs_oz": _ratio(oz, o0 if invalid else count),
             "text_size_bytes": text,
             "text_size_o0": o0_text,
@@ -168,11 +170,13 @@ def _scored_at_o0(benchmark, env_id, cluster, timeout, error):
         env.reset()
         o0, oz, text_oz = (env.observation[name] for name in _BASELINES)
         o0_text = env.observation["ObjectTextSizeO0"]
+        o3 = env.observation["IrInstructionCountO3"]
     return {
         "benchmark": benchmark,
         "passes": [],
         "ir_instruction_count_o0": o0,
         "ir_instruction_count_oz": oz,
+        "ir_instruction_count_o3": o3,
         "ir_instruction_count_vs_oz": _ratio(oz, o0),
         "text_size_o0": o0_text,
         "text_size_oz": text_oz,

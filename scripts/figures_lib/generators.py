@@ -568,3 +568,34 @@ def opt_equivalence(root):
 
 
 GENERATORS[opt_equivalence.__name__] = opt_equivalence
+
+
+# ---------------------------------------------------------------- evaluation.md
+
+LEADERBOARD = "docs/data/leaderboard/"
+SET_NAMES = {"kiln-bench-v0": "kiln-bench-v0 (all)",
+             "held-out": "held-out (never trained on)"}
+
+
+def leaderboard(root):
+    path(root, LEADERBOARD)
+    rows = summarizer(root, "leaderboard").rows(str(root / LEADERBOARD))
+    if not rows:
+        raise MissingData(f"{LEADERBOARD}*.json (no run: scripts/leaderboard writes them)")
+    lines = [
+        "| programs | agent | -Oz / agent, geomean (mean ± spread over seeds) | seeds | "
+        "steps per program | states valid / invalid / failed |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        seeds = ", ".join(str(s) for s in row["seeds"]) or "-"
+        spread = f" ± {row['spread']:.3f}" if len(row["seeds"]) > 1 else ""
+        budget = num(row["budget"]) if row["budget"] else "-"
+        states = (f"{row['valid']} / {row['invalid']} / {row['failed']}" if row["seeds"]
+                  else "-")
+        lines.append(f"| {SET_NAMES[row['set']]} ({row['programs']}) | {row['agent']} | "
+                     f"{row['mean']:.3f}x{spread} | {seeds} | {budget} | {states} |")
+    return "\n".join(lines), [LEADERBOARD]
+
+
+GENERATORS[leaderboard.__name__] = leaderboard

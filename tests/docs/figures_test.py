@@ -4,6 +4,7 @@ its diff, rewrites it from the data, and names the file and line of an
 unknown generator and the path of a missing data file.
 
 Usage: figures_test.py SOURCE_DIR"""
+import json
 import os
 import pathlib
 import shutil
@@ -60,6 +61,33 @@ class FiguresTest(unittest.TestCase):
         self.assertTrue(text.startswith("# A page\n\nText before.\n<!-- figures: chaos_stepping -->\n"))
         self.assertTrue(text.endswith("<!-- /figures -->\n\nText after.\n"))
         self.assertEqual(self.run_figures("--check")[:2], (0, ""))
+
+    def test_the_leaderboard_is_the_mean_and_spread_over_seeds_with_baselines(self):
+        folder = self.root / "docs/data/leaderboard"
+        folder.mkdir(parents=True)
+        shutil.copy(SOURCE / "docs/data/leaderboard/summarize.py", folder)
+        (folder / "meta.json").write_text(
+            '{"command": "scripts/leaderboard", "date": "2026-11-28", "machine": "2 cores"}')
+
+        def report(score, invalid):
+            benchmarks = [{"ir_instruction_count_oz": 50, "ir_instruction_count_o0": 100,
+                           "ir_instruction_count_o3": 40}]
+            return json.dumps({"geomean_ir_instruction_count_vs_oz": score, "step_budget": 200,
+                               "benchmarks": benchmarks, "failures": [],
+                               "counts": {"valid": 1 - invalid, "invalid": invalid}})
+
+        (folder / "held-out-greedy-seed1.json").write_text(report(1.0, 0))
+        (folder / "held-out-greedy-seed2.json").write_text(report(1.2, 1))
+        (folder / "held-out-ppo-autophase-seed1.json").write_text(
+            '{"ppo": %s, "random_search": %s}' % (report(0.9, 0), report(0.8, 0)))
+        self.write(page("leaderboard"))
+        self.assertEqual(self.run_figures()[0], 0)
+        text = (self.root / "docs/page.md").read_text()
+        self.assertIn("| greedy | 1.100x ± 0.141 | 1, 2 | 200 | 1 / 1 / 0 |", text)
+        self.assertIn("| PPO (autophase) | 0.900x | 1 | 200 | 1 / 0 / 0 |", text)
+        self.assertIn("| -O0 | 0.500x |", text)   # -Oz's 50 over -O0's 100
+        self.assertIn("| -O3 | 1.250x |", text)
+        self.assertIn("`docs/data/leaderboard/`\n(`scripts/leaderboard`; 2026-11-28", text)
 
     def test_a_change_in_the_data_makes_the_block_stale(self):
         self.with_data()

@@ -104,9 +104,9 @@ Result<std::vector<std::string>> resolveBenchmarks(client::Client& client, const
   return uris;
 }
 
-const std::vector<std::string> kBaselines = {"IrInstructionCount", "IrInstructionCountO0",
+const std::vector<std::string> kBaselines = {"IrInstructionCount",   "IrInstructionCountO0",
                                              "IrInstructionCountOz", "ObjectTextSizeO0",
-                                             "ObjectTextSizeOz"};
+                                             "ObjectTextSizeOz",     "IrInstructionCountO3"};
 
 Result<std::unique_ptr<client::Session>> startWithBaselines(client::Client& client,
                                                             BenchmarkResult& result) {
@@ -122,6 +122,7 @@ Result<std::unique_ptr<client::Session>> startWithBaselines(client::Client& clie
   result.instCountOz = initial[2].as<std::int64_t>();
   result.textSizeO0 = initial[3].as<std::int64_t>();
   result.textSizeOz = initial[4].as<std::int64_t>();
+  result.instCountO3 = initial[5].as<std::int64_t>();
   return session;
 }
 

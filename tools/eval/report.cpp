@@ -180,13 +180,15 @@ std::string formatJson(const EvalReport& r) {
         "\"ir_instruction_count_oz\":{},\"ir_instruction_count_vs_oz\":{:.6f},"
         "\"text_size_bytes\":{},\"text_size_oz\":{},\"text_size_vs_oz\":{:.6f},"
         "\"reward\":{:.6f},\"ir_sha1\":\"{}\",\"seconds\":{:.3f},\"steps\":{},\"queries\":{},"
-        "\"text_size_o0\":{},\"validity\":\"{}\",\"validation_inputs\":{},"
+        "\"text_size_o0\":{},\"ir_instruction_count_o3\":{},\"validity\":\"{}\","
+        "\"validation_inputs\":{},"
         "\"validation_detail\":\"{}\",\"scored_unoptimized\":{},\"error\":\"{}\"}}",
         i == 0 ? "" : ",", jsonEscape(b.benchmark), fmt::join(names, ","), b.instCount,
         b.instCountInitial, b.instCountO0, b.instCountOz, b.instCountVsOz(), b.textSize,
         b.textSizeOz, b.textSizeVsOz(), b.reward(), jsonEscape(b.irSha1), b.seconds, b.steps,
-        b.queries, b.textSizeO0, validityName(b.validation.validity), b.validation.inputs,
-        jsonEscape(b.validation.detail), b.scoredUnoptimized() ? "true" : "false",
+        b.queries, b.textSizeO0, b.instCountO3, validityName(b.validation.validity),
+        b.validation.inputs, jsonEscape(b.validation.detail),
+        b.scoredUnoptimized() ? "true" : "false",
         b.failure.ok() ? "" : jsonEscape(b.failure.toString()));
   }
   out += "],\"failures\":[";

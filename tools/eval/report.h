@@ -31,6 +31,7 @@ struct BenchmarkResult {
   std::int64_t instCountO0 = 0;
   std::int64_t instCount = 0;  // after `passes`
   std::int64_t instCountOz = 0;
+  std::int64_t instCountO3 = 0;  // the leaderboard's -O3 row
   std::int64_t textSizeO0 = 0;
   std::int64_t textSize = 0;  // .text bytes after `passes`
   std::int64_t textSizeOz = 0;

@@ -261,10 +261,9 @@ Result<eval::ValidationVerdict> PassOrderingLearner::validateState(
   if (!steps.empty()) {
     KILN_RETURN_IF_ERROR(session->step(steps, std::vector<std::uint32_t>{}).status());
   }
-  auto observed = session->step({}, std::vector<std::string>{"Validation"});
+  auto verdict = eval::validateSessionState(*session);
   (void)session->end();
-  if (!observed.ok()) return eval::judgeValidation(observed.status());
-  return eval::judgeValidation(observed->observations.at(0).as<std::string>());
+  return verdict;
 }
 
 Result<std::vector<GreedyEpisode>> PassOrderingLearner::greedyEpisodes() {

@@ -126,13 +126,6 @@ Result<std::unique_ptr<client::Session>> startWithBaselines(client::Client& clie
   return session;
 }
 
-// What validation says of the state `session` is in (validation_verdict.h).
-Result<ValidationVerdict> validateState(client::Session& session) {
-  auto observed = session.step({}, std::vector<std::string>{"Validation"});
-  if (!observed.ok()) return judgeValidation(observed.status());
-  return judgeValidation(observed->observations.at(0).as<std::string>());
-}
-
 // The best sequence measured again from scratch, with -O0's and -Oz's
 // figures, and validated unless the run says not to.
 Status measure(client::Client& client, BenchmarkResult& result, bool validate) {
@@ -152,7 +145,7 @@ Status measure(client::Client& client, BenchmarkResult& result, bool validate) {
     result.passNames.push_back(names[static_cast<std::size_t>(pass)]);
   }
   if (validate) {
-    auto verdict = validateState(*session);
+    auto verdict = validateSessionState(*session);
     if (!verdict.ok()) {
       return Status(verdict.status().code(),
                     "the final state could not be validated: " + verdict.status().message());

@@ -64,6 +64,12 @@ Result<ValidationVerdict> judgeValidation(const Result<std::string>& observation
   return verdict;
 }
 
+Result<ValidationVerdict> validateSessionState(client::Session& session) {
+  auto observed = session.step({}, std::vector<std::string>{"Validation"});
+  if (!observed.ok()) return judgeValidation(observed.status());
+  return judgeValidation(observed->observations.at(0).as<std::string>());
+}
+
 std::string_view validityName(Validity validity) {
   switch (validity) {
     case Validity::kUnvalidated:

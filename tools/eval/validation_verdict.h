@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include <kiln/client/client.h>
 #include <kiln/status.h>
 
 namespace kiln::eval {
@@ -35,6 +36,11 @@ struct ValidationVerdict {
 // any other error is returned, for the caller to count the benchmark as a
 // failure (the state could not be checked).
 Result<ValidationVerdict> judgeValidation(const Result<std::string>& observation);
+
+// Asks `session` (an llvm session) for the Validation of the state it is in
+// and judges it as above: the one way kiln eval, kiln.evaluate's C++ twin
+// and the demo validate a state.
+Result<ValidationVerdict> validateSessionState(client::Session& session);
 
 // "valid", "verified-only", "invalid", "unvalidated": the word the table,
 // the JSON and the states CSV use.

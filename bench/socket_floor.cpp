@@ -150,6 +150,7 @@ Result<StreamFloor> measureStreamFloor(const StreamFloorOptions& o) {
   if (nanos.empty()) return timeoutError("no round trip to the echo completed in time");
   StreamFloor floor;
   floor.perSecond = nanos.size() / std::chrono::duration<double>(Clock::now() - begin).count();
+  floor.nanos = nanos;
   floor.latency = summarize(nanos);
   return floor;
 }

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <kiln/clock.h>
 #include <kiln/status.h>
@@ -34,6 +36,7 @@ struct StreamFloorOptions {
 struct StreamFloor {
   LatencySummary latency;
   double perSecond = 0;
+  std::vector<std::int64_t> nanos;  // each counted round trip, in order (to pool several runs)
 };
 Result<StreamFloor> measureStreamFloor(const StreamFloorOptions& options);
 

@@ -91,6 +91,7 @@ Result<StreamFloor> measureZmqEchoFloor(const std::string& endpoint, std::size_t
   if (nanos.empty()) return timeoutError("no raw ZeroMQ round trip to " + endpoint + " in time");
   StreamFloor floor;
   floor.perSecond = nanos.size() / std::chrono::duration<double>(Clock::now() - begin).count();
+  floor.nanos = nanos;
   floor.latency = summarize(nanos);
   return floor;
 }

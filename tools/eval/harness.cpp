@@ -104,6 +104,7 @@ Result<std::vector<std::string>> resolveBenchmarks(client::Client& client, const
   return uris;
 }
 
+// Read back by position in startWithBaselines.
 const std::vector<std::string> kBaselines = {"IrInstructionCount",   "IrInstructionCountO0",
                                              "IrInstructionCountOz", "ObjectTextSizeO0",
                                              "ObjectTextSizeOz",     "IrInstructionCountO3"};

@@ -25,7 +25,25 @@ from .state import CompilerEnvState, write_csv
 
 _DEFAULT = object()
 # Figures measured on the final state of each episode.
-_BASELINES = ("IrInstructionCountO0", "IrInstructionCountOz", "ObjectTextSizeOz")
+_BASELINES = {
+    "ir_instruction_count_o0": "IrInstructionCountO0",
+    "ir_instruction_count_oz": "IrInstructionCountOz",
+    "ir_instruction_count_o3": "IrInstructionCountO3",
+    "text_size_o0": "ObjectTextSizeO0",
+    "text_size_oz": "ObjectTextSizeOz",
+}
+
+
+def _baselines(env):
+    """The benchmark's -O0, -Oz and -O3 figures, under the report's keys."""
+    return {key: env.observation[space] for key, space in _BASELINES.items()}
+
+
+def _reached_reward(row):
+    """llvm-ic-v0's episode reward of the state a row reached, valid or not:
+    (initial - final) / max(O0 - Oz, 1)."""
+    return (row["ir_instruction_count_initial"] - row["ir_instruction_count"]) / max(
+        row["ir_instruction_count_o0"] - row["ir_instruction_count_oz"], 1)
 
 
 def _verdict(env):
@@ -129,29 +147,28 @@ def _episode(
             if terminated or truncated:
                 break
         seconds = time.monotonic() - started
-        o0, oz, text_oz = (env.observation[name] for name in _BASELINES)
+        row = _baselines(env)
         count = env.observation["IrInstructionCount"]
         text = env.observation["ObjectTextSizeBytes"]
         names = env.action_space.names
         passes = [names[a] if isinstance(a, int) else str(a) for a in env.actions]
         validity, inputs, detail = _verdict(env) if validate else ("unvalidated", 0, "")
         invalid = validity == "invalid"
-        o0_text = env.observation["ObjectTextSizeO0"]
-        o3 = env.observation["IrInstructionCountO3"]
-        return {
+        row.update({
             "benchmark": benchmark,
             "passes": passes,
             "ir_instruction_count": count,
             "ir_instruction_count_initial": initial,
-            "ir_instruction_count_o0": o0,
-            "ir_instruction_count_oz": oz,
-            "ir_instruction_count_o3": o3,
-            "ir_instruction_count_vs_oz": _ratio(oz, o0 if invalid else count),
             "text_size_bytes": text,
-            "text_size_o0": o0_text,
-            "text_size_oz": text_oz,
-            "text_size_vs_oz": _ratio(text_oz, o0_text if invalid else text),
-            "reward": 0.0 if invalid else (initial - count) / max(o0 - oz, 1),
+        })
+        # An invalid state counts as the program as it came (-O0).
+        scored_count = row["ir_instruction_count_o0"] if invalid else count
+        scored_text = row["text_size_o0"] if invalid else text
+        return {
+            **row,
+            "ir_instruction_count_vs_oz": _ratio(row["ir_instruction_count_oz"], scored_count),
+            "text_size_vs_oz": _ratio(row["text_size_oz"], scored_text),
+            "reward": 0.0 if invalid else _reached_reward(row),
             "ir_sha1": env.observation["IrSha1"],
             "seconds": seconds,
             "steps": steps,
@@ -168,19 +185,14 @@ def _scored_at_o0(benchmark, env_id, cluster, timeout, error):
     baselines (raises when even those cannot be had)."""
     with make(env_id, cluster=cluster, benchmark=benchmark, timeout=timeout) as env:
         env.reset()
-        o0, oz, text_oz = (env.observation[name] for name in _BASELINES)
-        o0_text = env.observation["ObjectTextSizeO0"]
-        o3 = env.observation["IrInstructionCountO3"]
+        row = _baselines(env)
     return {
+        **row,
         "benchmark": benchmark,
         "passes": [],
-        "ir_instruction_count_o0": o0,
-        "ir_instruction_count_oz": oz,
-        "ir_instruction_count_o3": o3,
-        "ir_instruction_count_vs_oz": _ratio(oz, o0),
-        "text_size_o0": o0_text,
-        "text_size_oz": text_oz,
-        "text_size_vs_oz": _ratio(text_oz, o0_text),
+        "ir_instruction_count_vs_oz": _ratio(row["ir_instruction_count_oz"],
+                                             row["ir_instruction_count_o0"]),
+        "text_size_vs_oz": _ratio(row["text_size_oz"], row["text_size_o0"]),
         "reward": 0.0,
         "validity": "unvalidated",
         "scored_unoptimized": True,
@@ -343,10 +355,6 @@ def best_states(report):
     for r in report["benchmarks"]:
         if r.get("error"):
             continue
-        reached = (r["ir_instruction_count_initial"] - r["ir_instruction_count"]) / max(
-            r["ir_instruction_count_o0"] - r["ir_instruction_count_oz"], 1
-        )
-        states.append(
-            CompilerEnvState(r["benchmark"], r["passes"], r["seconds"], reached, r.get("validity"))
-        )
+        states.append(CompilerEnvState(r["benchmark"], r["passes"], r["seconds"],
+                                       _reached_reward(r), r.get("validity")))
     return states

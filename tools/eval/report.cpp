@@ -37,11 +37,12 @@ bool BenchmarkResult::scoredUnoptimized() const {
   return !failure.ok() || validation.validity == Validity::kInvalid;
 }
 
-double BenchmarkResult::reward() const {
-  if (scoredUnoptimized()) return 0;
+double BenchmarkResult::reachedReward() const {
   return static_cast<double>(instCountInitial - instCount) /
          static_cast<double>(std::max<std::int64_t>(instCountO0 - instCountOz, 1));
 }
+
+double BenchmarkResult::reward() const { return scoredUnoptimized() ? 0 : reachedReward(); }
 
 double BenchmarkResult::instCountVsOz() const {
   return sizeRatio(instCountOz, scoredUnoptimized() ? instCountO0 : instCount);
@@ -82,10 +83,7 @@ std::vector<client::EnvState> bestStates(const EvalReport& report) {
     if (!b.failure.ok()) continue;
     // An invalid state's own reward: the file says what it reached, and
     // that it is invalid.
-    const double reward =
-        static_cast<double>(b.instCountInitial - b.instCount) /
-        static_cast<double>(std::max<std::int64_t>(b.instCountO0 - b.instCountOz, 1));
-    states.push_back(client::EnvState{b.benchmark, b.passNames, b.seconds, reward,
+    states.push_back(client::EnvState{b.benchmark, b.passNames, b.seconds, b.reachedReward(),
                                       std::string(validityName(b.validation.validity))});
   }
   return states;

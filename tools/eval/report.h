@@ -44,7 +44,10 @@ struct BenchmarkResult {
   // Failed or invalid: its figures are -O0's, its reward 0.
   bool scoredUnoptimized() const;
   // llvm-ic-v0's episode reward for `passes`: the IrInstructionCountOz
-  // rewards summed, (initial - final) / max(O0 - Oz, 1).
+  // rewards summed, (initial - final) / max(O0 - Oz, 1), as the state
+  // reached it, valid or not (the states file records it beside the validity).
+  double reachedReward() const;
+  // The reward scored: reachedReward(), 0 when failed or invalid.
   double reward() const;
   double instCountVsOz() const;  // instCountOz / the scored count
   double textSizeVsOz() const;   // textSizeOz / the scored size

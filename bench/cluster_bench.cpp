@@ -197,13 +197,16 @@ Result<ClientFigures> measureFromClientHost(testsupport::NetBed& bed,
     floor.payloadBytes = stepRequestBytes();
     floor.samples = std::max(1u, o.samples / kRounds);  // after its own kWarmUp
     floor.seconds = 60;
-    std::vector<std::int64_t> steps, zeromqSteps, floors, zmqFloors;
+    std::vector<std::int64_t> steps, zeromqSteps, floors, zmqFloors, placements;
     auto append = [](std::vector<std::int64_t>& all, const std::vector<std::int64_t>& more) {
       all.insert(all.end(), more.begin(), more.end());
     };
+    // Every path judged against a floor takes its turn in every round,
+    // the placements (judged against the ZeroMQ echo) too.
+    constexpr unsigned kPaths = 5;
     for (unsigned round = 0; round < kRounds; ++round) {
-      for (unsigned path = 0; path < 4; ++path) {
-        switch ((round + path) % 4) {
+      for (unsigned path = 0; path < kPaths; ++path) {
+        switch ((round + path) % kPaths) {
           case 0: {
             KILN_ASSIGN_OR_RETURN(auto nanos, stepLatency(*single, floor.samples));
             append(steps, nanos);
@@ -219,11 +222,18 @@ Result<ClientFigures> measureFromClientHost(testsupport::NetBed& bed,
             append(floors, measured.nanos);
             break;
           }
-          default: {
+          case 3: {
             KILN_ASSIGN_OR_RETURN(
                 StreamFloor measured,
                 measureZmqEchoFloor(zmqEcho, floor.payloadBytes, floor.samples, floor.seconds));
             append(zmqFloors, measured.nanos);
+            break;
+          }
+          default: {
+            for (unsigned i = 0; i < floor.samples + kWarmUp; ++i) {
+              KILN_ASSIGN_OR_RETURN(ProbePlacement placed, probe.place("noop", 10s));
+              if (i >= kWarmUp) placements.push_back(placed.nanos);
+            }
           }
         }
       }
@@ -232,12 +242,7 @@ Result<ClientFigures> measureFromClientHost(testsupport::NetBed& bed,
     f.zeromqStep = summarize(zeromqSteps);
     f.floor = summarize(floors);
     f.zmqFloor = summarize(zmqFloors);
-    std::vector<std::int64_t> nanos;
-    for (unsigned i = 0; i < o.samples / 2 + 10; ++i) {
-      KILN_ASSIGN_OR_RETURN(ProbePlacement placed, probe.place("noop", 10s));
-      if (i >= 10) nanos.push_back(placed.nanos);
-    }
-    f.placement = summarize(nanos);
+    f.placement = summarize(placements);
     KILN_ASSIGN_OR_RETURN(f.serialStepsPerSecond, stepsPerSecond(sessions, 1, o.throughputSeconds));
     KILN_ASSIGN_OR_RETURN(f.pipelinedStepsPerSecond,
                           stepsPerSecond(sessions, o.pipelined, o.throughputSeconds));
@@ -367,18 +372,23 @@ Result<Report> runClusterBench(const ClusterBenchOptions& given) {
                  "(ClientOptions::directAcrossHosts off): a raw ZeroMQ echo there, alike; "
                  "placement (one ZeroMQ round trip to the coordinator on host 1, a request of "
                  "about that size): the same ZeroMQ echo, one emulated hop away as the "
-                 "coordinator is; steps_per_s_pipelined: the same sessions with 1 in flight "
+                 "coordinator is, in the same rounds; steps_per_s_pipelined: the same sessions "
+                 "with 1 in flight "
                  "(pipelining_gain)"}};
     report.rows.push_back(std::move(row));
-    // A path cannot beat the raw transport it runs on: a row under its
-    // floor means the floor was measured unlike the row.
+    // A path cannot beat the raw transport it runs on: a row clearly under
+    // its floor means the floor was measured unlike the row. Equal p50s
+    // differ by a few percent from run to run (60-300 samples), hence the
+    // margin; a row at its floor within it is at its floor.
+    constexpr double kNoise = 0.95;
     for (const auto& [what, value, floor] :
          {std::tuple{"step", f.step.p50us, f.floor.p50us},
           std::tuple{"step_zeromq", f.zeromqStep.p50us, f.zmqFloor.p50us},
           std::tuple{"placement", f.placement.p50us, f.zmqFloor.p50us}}) {
-      if (floor > 0 && value < floor) {
+      if (floor > 0 && value < kNoise * floor) {
         report.notes.push_back(fmt::format(
-            "BENCH BUG at {} us added delay: {} p50 {:.1f} us is under its floor's {:.1f} us "
+            "BENCH BUG at {} us added delay: {} p50 {:.1f} us is more than 5% under its floor's "
+            "{:.1f} us "
             "(the floor is not measured like the row: find why before reading the row)",
             f.delayUs, what, value, floor));
       }

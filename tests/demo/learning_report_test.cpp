@@ -86,6 +86,20 @@ TEST(LearningReportTest, LayoutsAreJudgedAgainstTheDedicatedHalvesAndTheSharedPo
   EXPECT_NEAR(c.rewardTargets[0], 0.3, 1e-12);
   EXPECT_DOUBLE_EQ(nested.experiments[0].rewardSeconds, 2.0);
   EXPECT_DOUBLE_EQ(c.layouts[1].experiments[0].rewardSeconds, 4.0);
+  // The dedicated learners updated 3 x 0.4 s of their 6 s each: a lull of
+  // 0.2, so sharing could gain 1 / 0.8 = 1.25x at most (not 2x: K = 2).
+  EXPECT_NEAR(c.lullFraction, 0.2, 1e-12);
+  EXPECT_NEAR(c.idealGain, 1.25, 1e-12);
+}
+
+TEST(LearningReportTest, TheIdealGainIsTheSmallerOfTheExperimentsAndTheLullsLimit) {
+  EXPECT_DOUBLE_EQ(idealSharingGain(0.5, 2), 2.0);
+  EXPECT_DOUBLE_EQ(idealSharingGain(0.75, 2), 2.0);  // 1 / 0.25 = 4, but only 2 experiments
+  EXPECT_DOUBLE_EQ(idealSharingGain(0.75, 8), 4.0);
+  EXPECT_DOUBLE_EQ(idealSharingGain(0.25, 4), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(idealSharingGain(0.0, 4), 1.0);  // no lull: nothing to lend
+  EXPECT_DOUBLE_EQ(idealSharingGain(1.0, 3), 3.0);
+  EXPECT_DOUBLE_EQ(idealSharingGain(-0.1, 0), 1.0);
 }
 
 TEST(LearningReportTest, UnfairSharingAndDifferentCurvesAreReported) {
@@ -134,6 +148,9 @@ TEST(LearningReportTest, TheReportAndTheJsonCarryEveryLayout) {
   EXPECT_NE(html.str().find("held-out"), std::string::npos);
   EXPECT_NE(html.str().find("<svg"), std::string::npos);
   EXPECT_NE(json.str().find("\"layout\": \"dedicated\""), std::string::npos);
+  EXPECT_NE(json.str().find("\"ideal_gain\": 1.2500"), std::string::npos) << json.str();
+  // The target is printed with the limit that explains it.
+  EXPECT_NE(html.str().find("min(2, 1/(1-0.20)) = 1.25x"), std::string::npos);
   EXPECT_NE(json.str().find("\"mean_returns\": [0.10000, 0.50000, 0.90000]"), std::string::npos);
   EXPECT_FALSE(writeLearningJson(record, c, (dir / "missing" / "r.json").string()).ok());
   std::filesystem::remove_all(dir);

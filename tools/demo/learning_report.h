@@ -58,6 +58,11 @@ struct Comparison {
   unsigned cores = 0;
   std::vector<double> rewardTargets;  // per experiment, from the nested learning curve
   bool sameCurves = true;             // every layout walked the nested layout's curve
+  // The dedicated layout's lull: the learners' update time over their wall
+  // time (0: no dedicated layout), and the gain over it that sharing could
+  // reach at most (idealSharingGain).
+  double lullFraction = 0;
+  double idealGain = 0;
   std::vector<LayoutFigures> layouts;
 };
 

@@ -18,7 +18,8 @@ types) is learned on the training programs and frozen before evaluation;
 a text it never saw there shares one unknown row.
 
 Held-out evaluation: with kiln.evaluate (the evaluation harness), on held-out
-kiln-bench-v0 and csmith programs, each agent gets --budget steps per
+kiln-bench-v0 and csmith programs (and the modules of every corpus given with
+--held-out-dataset NAME=DIR, e.g. an installed debian-mini), each agent gets --budget steps per
 program: random search runs random episodes of --horizon passes and keeps
 the best; PPO runs its greedy episode, then sampled episodes, and keeps the
 best. Reported as the harness reports: the geomean over programs of -Oz's
@@ -59,18 +60,21 @@ VOCABULARY_LIMIT = 1024  # node texts the embedding learns; the rest share one r
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--envs", type=int, default=8)
-    parser.add_argument("--horizon", type=int, default=15, help="passes per episode")
+    parser.add_argument("--horizon", type=int, default=30, help="passes per episode")
     parser.add_argument("--rollout", type=int, default=30, help="steps per env per iteration")
-    parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--iterations", type=int, default=120)
     parser.add_argument("--csmith", type=int, default=30, help="csmith training programs")
     parser.add_argument("--held-out-csmith", type=int, default=8)
-    parser.add_argument("--budget", type=int, default=60, help="held-out steps per program")
+    parser.add_argument("--budget", type=int, default=300, help="held-out steps per program")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="ppo-out", help="checkpoint and plot directory")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     parser.add_argument("--stop-after", type=int, default=None,
                         help="stop after this many iterations of this run (a preemption)")
     parser.add_argument("--cluster", default=None, help="coordinator tcp://host:port")
+    parser.add_argument("--held-out-dataset", action="append", default=[], metavar="NAME=DIR",
+                        help="also judge on every module of this corpus (served by the "
+                             "embedded cluster as benchmark://NAME); repeatable")
     parser.add_argument("--report-json", default=None,
                         help="write both agents' held-out reports here (scripts/leaderboard)")
     parser.add_argument("--observation", choices=sorted(SPACES), default="autophase",
@@ -79,14 +83,28 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if min(args.envs, args.horizon, args.rollout, args.iterations, args.budget) < 1:
         parser.error("--envs, --horizon, --rollout, --iterations and --budget must be >= 1")
+    corpora = {}
+    for item in args.held_out_dataset:
+        name, _, directory = item.partition("=")
+        if not name or not directory:
+            parser.error(f"--held-out-dataset wants NAME=DIR, got {item!r}")
+        corpora[name] = directory
+    if corpora and args.cluster:
+        parser.error("--held-out-dataset serves its corpus on the embedded cluster: "
+                     "with --cluster, the cluster's workers serve it (kiln worker --dataset)")
+    args.held_out_dataset = corpora
     return args
 
 
 def split_programs(args):
-    """Training and held-out programs: every fourth kiln-bench-v0 program and
-    csmith seeds after the training ones are held out."""
-    bench = kiln.datasets(args.cluster).benchmarks("benchmark://kiln-bench-v0")
+    """Training and held-out programs: every fourth kiln-bench-v0 program,
+    csmith seeds after the training ones and every module of the
+    --held-out-dataset corpora are held out."""
+    listing = kiln.datasets(args.cluster)
+    bench = listing.benchmarks("benchmark://kiln-bench-v0")
     held = bench[::4] + [f"generator://csmith-v0/{1000 + s}" for s in range(args.held_out_csmith)]
+    for name in getattr(args, "held_out_dataset", {}):
+        held += listing.benchmarks(f"benchmark://{name}")
     train = [b for i, b in enumerate(bench) if i % 4] + [
         f"generator://csmith-v0/{s}" for s in range(1, args.csmith + 1)]
     return train, held
@@ -362,6 +380,10 @@ def evaluate(args, model, encode, held):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.held_out_dataset:
+        # The caller's corpora need a cluster that serves them: this one.
+        corpus_cluster = kiln.LocalCluster(datasets=args.held_out_dataset)
+        args.cluster = corpus_cluster
     os.makedirs(args.out, exist_ok=True)
     checkpoint_path = os.path.join(args.out, "checkpoint.pt")
     train, held = split_programs(args)

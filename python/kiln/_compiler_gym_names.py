@@ -118,11 +118,34 @@ def _dataset_of(uri):
     return f"{scheme}://{rest.split('/')[0]}"
 
 
+class BenchmarkUri(str):
+    """A benchmark's URI, a str with CompilerGym's parts: scheme
+    ("benchmark"), dataset ("kiln-bench-v0") and path ("/crc32")."""
+
+    @property
+    def scheme(self):
+        return self.partition("://")[0]
+
+    @property
+    def dataset(self):
+        return self.partition("://")[2].split("/")[0]
+
+    @property
+    def path(self):
+        rest = self.partition("://")[2]
+        return rest[len(rest.split("/")[0]):]
+
+
 class Benchmark:
     """A benchmark as CompilerGym names one: `uri`; equal to its URI string."""
 
     def __init__(self, uri):
-        self.uri = _benchmark_uri(uri)
+        self.uri = BenchmarkUri(_benchmark_uri(uri))
+
+    def is_validatable(self):
+        """True: kiln validates every benchmark it can build and run
+        (env.validate() says when it could not)."""
+        return True
 
     def __eq__(self, other):
         if isinstance(other, (Benchmark, str)):
@@ -156,6 +179,18 @@ class Dataset:
 
     def benchmark(self, uri=None):
         return Benchmark(uri) if uri is not None else next(self.benchmarks())
+
+    def benchmark_from_seed(self, seed, max_retries=3):
+        """The benchmark a generator dataset makes from `seed`
+        ("generator://csmith-v0/7"); a finite dataset has none (use
+        random_benchmark(seed))."""
+        del max_retries  # kiln's worker generates at reset; a failure raises there
+        if self.size is not None:
+            raise NotImplementedError(
+                f"{self.name} is a finite dataset: benchmark_from_seed() is for generators "
+                "(csmith-v0, llvm-stress-v0); random_benchmark(random_state=seed) picks one of "
+                "its benchmarks")
+        return Benchmark(f"{self.name}/{int(seed)}")
 
     def random_benchmark(self, random_state=None):
         rng = random_state if isinstance(random_state, np.random.Generator) else (
@@ -195,6 +230,8 @@ class Datasets:
         return any(name in (d.name, d.name.partition("://")[2]) for d in self._listed)
 
     def benchmark(self, uri):
+        if not isinstance(uri, (str, Benchmark)):
+            raise TypeError(f"Expected a Benchmark or str, received: '{type(uri).__name__}'")
         uri = _benchmark_uri(uri)
         dataset = _dataset_of(uri)
         if dataset is not None:
@@ -226,15 +263,43 @@ class Reward:
         self.deterministic = True
         self.platform_dependent = cost == "ObjectTextSizeBytes"
         self.reward_range = (-np.inf, np.inf)
+        self.min, self.max = self.reward_range
+        self.default_value = 0.0
+        self.default_negates_returns = False
+
+    def __eq__(self, other):
+        if isinstance(other, Reward):
+            return self.name == other.name
+        if isinstance(other, str):
+            return self.name == other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.name)
 
     def __repr__(self):
         return self.name
 
 
 class ObservationSpaceSpec:
+    """An observation space as CompilerGym describes one: `id`, `space`;
+    equal to its name."""
+
     def __init__(self, name, space):
         self.id = self.name = name
         self.space = space
+        self.deterministic = getattr(space, "deterministic", True)
+        self.platform_dependent = getattr(space, "platform_dependent", False)
+
+    def __eq__(self, other):
+        if isinstance(other, ObservationSpaceSpec):
+            return self.id == other.id
+        if isinstance(other, str):
+            return self.id == other
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.id)
 
     def __repr__(self):
         return f"ObservationSpaceSpec({self.id})"

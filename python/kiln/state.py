@@ -15,6 +15,7 @@ maps to names when one is given (else the env resolves them on replay).
 Pure Python: no cluster, no extension module.
 """
 
+import itertools
 import math
 import os
 import re
@@ -46,7 +47,9 @@ class CompilerEnvState:
 
     __slots__ = ("benchmark", "commandline", "walltime", "reward", "validity")
 
-    def __init__(self, benchmark, commandline="", walltime=0.0, reward=None, validity=None):
+    def __init__(self, benchmark=None, commandline="", walltime=0.0, reward=None, validity=None):
+        if hasattr(benchmark, "uri"):
+            benchmark = str(benchmark.uri)  # a Benchmark object, as CompilerGym takes
         if not isinstance(benchmark, str) or not benchmark:
             raise InvalidArgument(f"a state's benchmark must be a non-empty URI, got {benchmark!r}")
         if isinstance(commandline, (list, tuple)):
@@ -58,6 +61,8 @@ class CompilerEnvState:
         self.benchmark = benchmark
         self.commandline = commandline
         self.walltime = float(walltime)
+        if not self.walltime >= 0:
+            raise InvalidArgument(f"Walltime cannot be negative: {walltime!r}")
         self.reward = None if reward is None else float(reward)
         if validity not in (None, "") and validity not in VALIDITY_WORDS:
             raise InvalidArgument(
@@ -355,3 +360,164 @@ def _split_records(text):
             records.append((start, fields))
     return records
 
+
+
+# --- CompilerGym's classes over the same CSV --------------------------------------
+
+
+class CompilerGymEnvState(CompilerEnvState):
+    """CompilerGym's CompilerEnvState (kiln.compiler_gym.CompilerEnvState):
+    the commandline is kept as written (CompilerGym's `opt ...`, kiln's
+    `opt-19 -passes=...` chain or action names), json() is a JSON string,
+    and a reward compares only when both states have one."""
+
+    __slots__ = ()
+
+    @property
+    def actions(self):
+        """The commandline's actions as written: each opt-19 stage's
+        `-passes=` text, CompilerGym's flags, or the words of a list."""
+        from ._cg_space import commandline_words  # pylint: disable=import-outside-toplevel
+
+        return commandline_words(self.commandline)
+
+    @property
+    def has_reward(self):
+        """Whether the state records a reward."""
+        return self.reward is not None
+
+    def json(self):  # pylint: disable=invalid-overridden-method
+        """The state as a JSON object text (CompilerGym's pydantic .json())."""
+        import json
+
+        fields = {"benchmark": self.benchmark, "commandline": self.commandline,
+                  "walltime": self.walltime, "reward": self.reward}
+        return json.dumps(fields)
+
+    def dict(self):
+        """The state as a dict (CompilerGym's pydantic .dict())."""
+        return {"benchmark": self.benchmark, "commandline": self.commandline,
+                "walltime": self.walltime, "reward": self.reward}
+
+    @classmethod
+    def from_json(cls, data):
+        import json
+
+        return cls(**(json.loads(data) if isinstance(data, (str, bytes)) else data))
+
+    def _replace(self, **changes):
+        fields = self.dict()
+        fields.update(changes)
+        return CompilerGymEnvState(**fields)
+
+    def __eq__(self, other):
+        if not isinstance(other, CompilerEnvState):
+            return False
+        rewards_equal = (self.reward is None or other.reward is None
+                         or abs(self.reward - other.reward) < _REWARD_EPSILON)
+        return (self.benchmark == other.benchmark and self.commandline == other.commandline
+                and rewards_equal)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = CompilerEnvState.__hash__
+
+
+class CompilerEnvStateWriter:
+    """CompilerGym's writer: a header row before the first state (unless
+    header=False), then one row per write_state(); `with` closes the file."""
+
+    def __init__(self, f, header=True):
+        import csv
+
+        self.f = f
+        self.writer = csv.writer(self.f, lineterminator="\n")
+        self.header = header
+
+    def write_state(self, state, flush=False):
+        """Writes one state (benchmark, reward, walltime, commandline)."""
+        if self.header:
+            self.writer.writerow(COLUMNS)
+            self.header = False
+        reward = "" if state.reward is None else state.reward
+        self.writer.writerow((state.benchmark, reward, state.walltime, state.commandline))
+        if flush:
+            self.f.flush()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        self.f.close()
+
+
+class CompilerEnvStateReader:
+    """CompilerGym's reader: iterates the states of an open CSV file, with a
+    header (any column order, any case) or without one (CompilerGym's
+    order); read_paths() reads files, "-" (stdin) and http(s) .csv URLs.
+    Commandlines are kept as written."""
+
+    state_type = CompilerGymEnvState
+
+    def __init__(self, f):
+        import csv
+
+        self.f = f
+        self.reader = csv.reader(self.f)
+
+    def __iter__(self):
+        for benchmark, reward, walltime, commandline in self._rows():
+            yield self.state_type(
+                benchmark=benchmark,
+                reward=None if reward == "" else float(reward),
+                walltime=0 if walltime == "" else float(walltime),
+                commandline=commandline,
+            )
+
+    def _rows(self):
+        try:
+            first = next(self.reader)
+        except StopIteration:
+            return
+        if len(first) != len(COLUMNS):
+            shown = repr(first) if len(repr(first)) <= 80 else repr(first)[:77] + "..."
+            raise InvalidArgument(
+                f"Expected {len(COLUMNS)} columns in the first row of CSV: {shown}")
+        names = [v.lower() for v in first]
+        if set(names) == set(COLUMNS):
+            order = [names.index(c) for c in COLUMNS]
+            rows = ([row[i] for i in order] for row in self.reader)
+        else:
+            rows = itertools.chain([first], self.reader)
+        for row in rows:
+            if len(row) != len(COLUMNS):
+                raise InvalidArgument(
+                    f"line {self.reader.line_num}: {len(row)} columns, expected {len(COLUMNS)}")
+            yield row
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        self.f.close()
+
+    @staticmethod
+    def read_paths(paths):
+        """The states of each path in turn: "-" is stdin, an http(s) URL
+        ending in .csv is fetched (urllib; CompilerGym used requests),
+        anything else is opened as a file (FileNotFoundError if absent)."""
+        import io
+        import sys
+        import urllib.request
+
+        for path in paths:
+            if path == "-":
+                yield from iter(CompilerEnvStateReader(sys.stdin))
+            elif re.match(r"^(http|https)://[a-zA-Z0-9.-_/]+(\.csv)$", path):
+                with urllib.request.urlopen(path, timeout=60) as response:  # noqa: S310
+                    text = response.read(MAX_FILE_BYTES + 1).decode("utf-8")
+                yield from iter(CompilerEnvStateReader(io.StringIO(text)))
+            else:
+                with open(path, encoding="utf-8", newline="") as f:
+                    yield from iter(CompilerEnvStateReader(f))

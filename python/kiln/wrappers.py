@@ -10,6 +10,10 @@ kiln.Env (or over another wrapper, or over kiln.compiler_gym's env):
     ConstrainedCommandline         only a subset of the passes
     ForkOnStep                     a fork before every step, so undo() backtracks
     Counter                        counts reset / step / fork / close calls
+    ValidateBenchmarkAfterEveryStep  ends the episode when the program stops validating
+
+and the bases to write one: EnvWrapper (CompilerGym's CompilerEnvWrapper),
+ActionWrapper, ObservationWrapper, RewardWrapper.
 
 A kiln.Env steps gymnasium-style, (observation, reward, terminated,
 truncated, info); kiln.compiler_gym's env steps gym-0.21-style, (observation,
@@ -25,7 +29,8 @@ from .errors import InvalidArgument, NotFound
 
 # Attributes a wrapper sets on the env it wraps rather than on itself, as
 # CompilerGym's wrappers do: `wrapped.observation_space = "Autophase"`.
-_FORWARDED_SETTERS = ("observation_space", "reward_space", "benchmark")
+_FORWARDED_SETTERS = ("observation_space", "reward_space", "benchmark", "episode_reward",
+                      "observation_space_spec", "reward_space_spec")
 
 
 class EnvWrapper:
@@ -55,18 +60,24 @@ class EnvWrapper:
         return env
 
     def reset(self, *args, **kwargs):
+        """Starts an episode of the wrapped env."""
         return self.env.reset(*args, **kwargs)
 
-    def step(self, action):
-        return self.multistep([action])
+    def step(self, action, *args, **kwargs):
+        """One action: the wrapped env's step result (observation_spaces=,
+        reward_spaces= ... go through to a kiln.compiler_gym env)."""
+        return self.multistep([action], *args, **kwargs)
 
-    def multistep(self, actions):
-        return self.env.multistep(actions)
+    def multistep(self, actions, *args, **kwargs):
+        """Several actions in one round trip, through the wrapped env."""
+        return self.env.multistep(actions, *args, **kwargs)
 
     def fork(self):
+        """The same wrapper over a fork of the wrapped env."""
         return type(self)(self.env.fork())
 
     def close(self):
+        """Closes the wrapped env."""
         self.env.close()
 
     def __enter__(self):
@@ -77,6 +88,101 @@ class EnvWrapper:
 
     def __repr__(self):
         return f"<{type(self).__name__}{self.env!r}>"
+
+
+# CompilerGym's name for the base of every wrapper.
+CompilerEnvWrapper = EnvWrapper
+
+
+def _gym_0_21(env):
+    """Whether `env` (or what it wraps) is a kiln.compiler_gym env, whose
+    reset() returns the observation alone and step() a 4-tuple."""
+    from ._cg_env import CompilerEnv  # pylint: disable=import-outside-toplevel
+
+    return isinstance(getattr(env, "unwrapped", env), CompilerEnv)
+
+
+class ActionWrapper(EnvWrapper):
+    """Translates actions: subclasses define action(a) (this space's action
+    -> the wrapped env's) and may define reverse_action(a)."""
+
+    def multistep(self, actions, *args, **kwargs):
+        """The wrapped env's multistep of the translated actions."""
+        return self.env.multistep([self.action(a) for a in actions], *args, **kwargs)
+
+    def action(self, action):
+        """This space's action -> the wrapped env's (subclasses define it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define action()")
+
+    def reverse_action(self, action):
+        """The wrapped env's action -> this space's (subclasses may define it)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define reverse_action()")
+
+
+class ObservationWrapper(EnvWrapper):
+    """Translates observations: subclasses define convert_observation(o),
+    applied to what reset() and step() return."""
+
+    def reset(self, *args, **kwargs):
+        """The wrapped env's reset, its observation converted."""
+        result = self.env.reset(*args, **kwargs)
+        if _gym_0_21(self.env):
+            return self.convert_observation(result)
+        observation, info = result
+        return self.convert_observation(observation), info
+
+    def multistep(self, actions, *args, **kwargs):
+        """The wrapped env's multistep, its observation converted."""
+        result = self.env.multistep(actions, *args, **kwargs)
+        return (self.convert_observation(result[0]),) + tuple(result[1:])
+
+    def convert_observation(self, observation):
+        """The observation in this wrapper's space (subclasses define it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define convert_observation()")
+
+
+class RewardWrapper(EnvWrapper):
+    """Translates rewards: subclasses define convert_reward(r); the
+    episode's reward (env.episode_reward) sums the converted rewards."""
+
+    def multistep(self, actions, *args, **kwargs):
+        """The wrapped env's multistep, its reward converted."""
+        result = list(self.env.multistep(actions, *args, **kwargs))
+        reward = result[1]
+        inner = self.unwrapped
+        if reward is not None and getattr(inner, "episode_reward", None) is not None:
+            converted = self.convert_reward(reward)
+            inner.episode_reward += converted - reward
+            result[1] = converted
+        return tuple(result)
+
+    def convert_reward(self, reward):
+        """The reward in this wrapper's terms (subclasses define it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define convert_reward()")
+
+
+class ValidateBenchmarkAfterEveryStep(EnvWrapper):
+    """Validates the program after every step (env.validate()); a failure
+    ends the episode with info["error_details"] and `reward_penalty` added."""
+
+    def __init__(self, env, reward_penalty=-1e3):
+        super().__init__(env)
+        self.reward_penalty = reward_penalty
+
+    def multistep(self, actions, *args, **kwargs):
+        """The wrapped env's multistep, then a validation of where it got."""
+        observation, reward, done, info = self.env.multistep(actions, *args, **kwargs)
+        if not done:
+            result = self.env.validate()
+            if not result.okay():
+                done = True
+                info["error_details"] = result.error_details
+                if reward is not None:
+                    reward += self.reward_penalty
+        return observation, reward, done, info
+
+    def fork(self):
+        return ValidateBenchmarkAfterEveryStep(self.env.fork(), self.reward_penalty)
 
 
 def _mark_done(result, info_key=None, truncated=False):
@@ -123,11 +229,11 @@ class TimeLimit(EnvWrapper):
         self._elapsed_steps = 0
         return self.env.reset(*args, **kwargs)
 
-    def multistep(self, actions):
+    def multistep(self, actions, *args, **kwargs):
         if self._elapsed_steps is None:
             raise InvalidArgument("no episode in progress: call env.reset() first")
         actions = list(actions)
-        result = self.env.multistep(actions)
+        result = self.env.multistep(actions, *args, **kwargs)
         self._elapsed_steps += len(actions)
         if self._elapsed_steps >= self._max_episode_steps:
             return _mark_done(result, truncated=True)
@@ -351,13 +457,13 @@ class CommandlineWithTerminalAction(EnvWrapper):
     def terminal_action(self):
         return self.action_space.n - 1
 
-    def multistep(self, actions):
+    def multistep(self, actions, *args, **kwargs):
         indices = [_as_index(self.action_space, a) for a in actions]
         terminal = self.terminal_action
         ends = terminal in indices
         if ends:
             indices = indices[: indices.index(terminal)]
-        result = self.env.multistep(indices)
+        result = self.env.multistep(indices, *args, **kwargs)
         return _mark_done(result, info_key="terminal_action") if ends else result
 
     def fork(self):
@@ -413,8 +519,8 @@ class ConstrainedCommandline(EnvWrapper):
     def actions(self):
         return self.reverse_action(list(self.env.actions))
 
-    def multistep(self, actions):
-        return self.env.multistep([self.action(a) for a in actions])
+    def multistep(self, actions, *args, **kwargs):
+        return self.env.multistep([self.action(a) for a in actions], *args, **kwargs)
 
     def fork(self):
         return ConstrainedCommandline(self.env.fork(), self._flags, self._name)
@@ -446,9 +552,9 @@ class ForkOnStep(EnvWrapper):
         self._drop_stack()
         return self.env.reset(*args, **kwargs)
 
-    def multistep(self, actions):
+    def multistep(self, actions, *args, **kwargs):
         self.stack.append(self.env.fork())
-        return self.env.multistep(actions)
+        return self.env.multistep(actions, *args, **kwargs)
 
     def fork(self):
         raise NotImplementedError(
@@ -476,13 +582,13 @@ class Counter(EnvWrapper):
         self.counters["reset"] += 1
         return self.env.reset(*args, **kwargs)
 
-    def step(self, action):
+    def step(self, action, *args, **kwargs):
         self.counters["step"] += 1
-        return self.env.multistep([action])
+        return self.env.multistep([action], *args, **kwargs)
 
-    def multistep(self, actions):
+    def multistep(self, actions, *args, **kwargs):
         self.counters["step"] += 1
-        return self.env.multistep(actions)
+        return self.env.multistep(actions, *args, **kwargs)
 
     def fork(self):
         self.counters["fork"] += 1
@@ -491,6 +597,11 @@ class Counter(EnvWrapper):
 
 __all__ = [
     "EnvWrapper",
+    "CompilerEnvWrapper",
+    "ActionWrapper",
+    "ObservationWrapper",
+    "RewardWrapper",
+    "ValidateBenchmarkAfterEveryStep",
     "TimeLimit",
     "IterateOverBenchmarks",
     "CycleOverBenchmarks",

@@ -52,11 +52,12 @@ def test_action_spaces_are_picked_by_name_as_in_compiler_gym(cluster):
     with compiler_gym.make("llvm-v0", benchmark=CRC32, cluster=cluster) as env:
         assert [s.name for s in env.action_spaces] == ["PassesAll", "PassesAndPipelines"]
         assert env.action_space.name == "PassesAll"
-        assert "scc-oz-module-inliner" not in env.action_space.names
+        assert "-scc-oz-module-inliner" not in env.action_space.flags
         env.reset(action_space="PassesAndPipelines")
         assert env.action_space.name == "PassesAndPipelines"
         env.step(env.action_space.names.index("scc-oz-module-inliner"))
-        assert env.state.commandline == "scc-oz-module-inliner"
+        assert env.state.commandline == (
+            "opt-19 -passes=scc-oz-module-inliner input.bc -o output.bc")
     with compiler_gym.make("llvm-v0", benchmark=CRC32, cluster=cluster,
                            action_space="PassesAndPipelines") as env:
         env.reset()
@@ -158,8 +159,9 @@ def test_fork_state_commandline_and_apply(env):
     state = env.state
     assert isinstance(state, kiln.CompilerEnvState)
     assert state.benchmark == CRC32 and len(state.actions) == 3
-    assert env.commandline().startswith("opt ") and env.commandline().endswith(
-        "input.bc -o output.bc")
+    assert env.commandline().startswith("opt-19 -passes=") and env.commandline().endswith(
+        "- -o output.bc")
+    assert env.commandline() == state.commandline
     sha1 = env.observation["IrSha1"]
     env.reset()
     env.apply(state)
@@ -195,12 +197,19 @@ EXAMPLES = pathlib.Path(os.environ.get("KILN_SOURCE_DIR", pathlib.Path(__file__)
 
 
 @pytest.mark.parametrize("script, args, expect", [
-    ("random_walk.py", ["--steps", "5"], "cumulative reward"),
-    ("brute_force.py", ["--length", "1"], "best reward"),
+    # Ports of CompilerGym v0.2.5's examples (random_walk.py, tabular_q.py,
+    # brute_force.py): their output lines, as CompilerGym's printed them.
+    ("random_walk.py", ["--step_min=5", "--step_max=5", "--seed=1"], "Total reward:"),
+    ("tabular_q.py", ["--episodes=4", "--log_every=2", "--episode_length=3", "--seed=1"],
+     "Resulting sequence:"),
+    ("brute_force.py", ["--episode_length=2", "--brute_force_action_list=-sroa,-mem2reg,-gvn",
+                        "--nproc=2", "--output_dir={tmp}"], "completed 9 of 9 trials"),
+    # kiln's own CompilerGym-style scripts.
     ("q_learning.py", ["--episodes", "3", "--length", "3"], "greedy policy"),
     ("fork_lookahead.py", ["--steps", "2", "--candidates", "4"], "episode reward"),
 ])
-def test_compiler_gym_examples_run_with_only_the_import_changed(cluster, script, args, expect):
+def test_compiler_gym_examples_run_with_only_the_import_changed(cluster, tmp_path, script, args,
+                                                                expect):
     require_type(cluster, "llvm")
     text = (EXAMPLES / script).read_text()
     if "-mem2reg" in text:
@@ -209,6 +218,7 @@ def test_compiler_gym_examples_run_with_only_the_import_changed(cluster, script,
                 pytest.skip("this build's llvm action space has no CompilerGym flags (-mem2reg, "
                             "...) yet: issue 22 part 1 gives them")
     assert "import kiln.compiler_gym as compiler_gym" in text
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     done = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
                           text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,182 @@
+"""kiln.compiler_gym.util: the helpers of compiler_gym.util that scripts
+import (statistics, timer, shell_format, truncate, gym_type_hints), written
+for kiln with CompilerGym's behaviour. Its submodules are this one module
+under their names (kiln.compiler_gym.util.statistics, ...). What needs a
+library kiln does not ship (absl's flags, CompilerGym's downloads and
+runfiles) raises NotImplementedError saying so."""
+
+import shlex
+import time as _time
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+import numpy as np
+
+# --- gym_type_hints ---------------------------------------------------------
+ActionType = Any
+ObservationType = Any
+RewardType = float
+DoneType = bool
+InfoType = Dict[str, Any]
+StepType = Tuple[Optional[ObservationType], Optional[RewardType], DoneType, InfoType]
+OptionalArgumentValue = None
+
+
+# --- statistics -----------------------------------------------------------------
+def geometric_mean(array_like: Iterable[float]) -> float:
+    """Geometric mean; 0 for no values or when any is not positive."""
+    values = np.asarray(list(array_like) if not hasattr(array_like, "__len__") else array_like)
+    if not values.size or not np.all(values > 0):
+        return 0
+    logs = np.log(values)
+    return float(np.exp(logs.sum() / len(logs)))
+
+
+def arithmetic_mean(array_like: Iterable[float]) -> float:
+    """Mean; 0 for no values."""
+    values = np.asarray(array_like)
+    return 0 if not values.size else float(values.mean())
+
+
+def stdev(array_like: Iterable[float]) -> float:
+    """Population standard deviation; 0 for no values."""
+    values = np.asarray(array_like)
+    return 0 if not values.size else float(values.std())
+
+
+# --- timer ----------------------------------------------------------------------
+def humanize_duration(seconds: float) -> str:
+    """"12.3ms", "4.000s", "75.0s"."""
+    value, sign = abs(seconds), "-" if seconds < 0 else ""
+    if value < 1e-6:
+        return f"{sign}{value * 1e9:.1f}ns"
+    if value < 1e-3:
+        return f"{sign}{value * 1e6:.1f}us"
+    if value < 1:
+        return f"{sign}{value * 1e3:.1f}ms"
+    if value < 60:
+        return f"{sign}{value:.3f}s"
+    return f"{sign}{value:.1f}s"
+
+
+def humanize_duration_hms(seconds: float) -> str:
+    """"h:mm:ss"."""
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{(seconds % 3600) // 60:02d}:{seconds % 60:02d}"
+
+
+class Timer:
+    """A scoped timer: `with Timer() as t: ...; print(t)`; with a label it
+    prints "<label> in <time>" at the end through print_fn."""
+
+    def __init__(self, label: Optional[str] = None,
+                 print_fn: Callable[[str], None] = print) -> None:
+        self._start_time: Optional[float] = None
+        self._elapsed: Optional[float] = None
+        self.label = label
+        self.print_fn = print_fn
+
+    def reset(self) -> "Timer":
+        """Starts (again) from now."""
+        self._start_time = _time.time()
+        return self
+
+    def __enter__(self) -> "Timer":
+        return self.reset()
+
+    @property
+    def time(self) -> float:
+        """Seconds elapsed (until the with block ended, if it did)."""
+        if self._elapsed:
+            return self._elapsed
+        if self._start_time:
+            return _time.time() - self._start_time
+        return 0
+
+    def __exit__(self, *args: Any) -> None:
+        self._elapsed = _time.time() - (self._start_time or _time.time())
+        if self.label:
+            self.print_fn(f"{self.label} in {self}")
+
+    def __str__(self) -> str:
+        return humanize_duration(self.time)
+
+
+# --- shell_format ----------------------------------------------------------------
+class ShellFormatCodes:
+    """Terminal escape codes."""
+
+    PURPLE = "\033[95m"
+    CYAN = "\033[96m"
+    DARKCYAN = "\033[36m"
+    BLUE = "\033[94m"
+    GREEN = "\033[92m"
+    YELLOW = "\033[93m"
+    RED = "\033[91m"
+    BOLD = "\033[1m"
+    UNDERLINE = "\033[4m"
+    END = "\033[0m"
+
+
+def emph(stringable: Any) -> str:
+    """Bold blue text."""
+    return f"{ShellFormatCodes.BOLD}{ShellFormatCodes.BLUE}{stringable}{ShellFormatCodes.END}"
+
+
+def plural(quantity: int, singular: str, plural: str) -> str:  # pylint: disable=redefined-outer-name
+    """`singular` for 1, else `plural`."""
+    return singular if quantity == 1 else plural
+
+
+def indent(string: str, n: int = 4) -> str:
+    """Each line of `string` indented by n spaces."""
+    return "\n".join(" " * n + line for line in str(string).split("\n"))
+
+
+def join_cmd(cmd: Iterable[str]) -> str:
+    """A command's arguments as one shell-quoted line."""
+    return shlex.join(list(cmd))
+
+
+# --- truncate ---------------------------------------------------------------------
+def truncate(string: Any, max_line_len: int = 60, max_lines: int = 1,
+             tail: bool = False) -> str:
+    """`string` cut to max_lines lines of max_line_len characters, "..." where cut."""
+    return truncate_lines(str(string).split("\n"), max_line_len, max_lines, tail)
+
+
+def truncate_lines(lines: Iterable[str], max_line_len: int = 60, max_lines: int = 1,
+                   tail: bool = False) -> str:
+    """Lines cut as truncate() cuts them."""
+    lines = list(lines)
+    kept = lines[-max_lines:] if tail else lines[:max_lines]
+
+    def cut(line: str) -> str:
+        return line if len(line) <= max_line_len else line[: max_line_len - 3] + "..."
+
+    out = [cut(line) for line in kept]
+    if len(lines) > max_lines:
+        out = ["..."] + out if tail else out + ["..."]
+    return "\n".join(out)
+
+
+# --- what kiln does not have ----------------------------------------------------------
+_WHY_MISSING = {
+    "flags": "compiler_gym.util.flags defines absl flags, and kiln does not depend on absl: "
+             "give the values as arguments (argparse) instead",
+    "runfiles_path": "kiln installs no CompilerGym site data (runfiles, cache, logs directory)",
+    "download": "kiln downloads nothing: its workers read datasets the cluster serves",
+    "registration": "kiln.compiler_gym.make serves a fixed set of env ids (COMPILER_GYM_ENVS)",
+    "capture_output": "not carried over from CompilerGym",
+    "executor": "kiln runs episodes on a cluster: use kiln.VectorEnv or threads",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Names CompilerGym's util has and kiln does not: NotImplementedError saying why."""
+    if name in _WHY_MISSING:
+        raise NotImplementedError(
+            f"kiln.compiler_gym.util.{name} is not available on kiln: {_WHY_MISSING[name]}")
+    raise AttributeError(f"module 'kiln.compiler_gym.util' has no attribute {name!r}")
+
+
+SUBMODULES: List[str] = ["statistics", "timer", "shell_format", "truncate", "gym_type_hints"]

@@ -1,0 +1,278 @@
+"""kiln.compiler_gym without a cluster: CompilerGym v0.2.5's state class,
+CSV writer and reader, validation result, errors, util helpers, the
+modules scripts import, the command line form and the reasons for the
+passes left out, each restated from what CompilerGym's own tests expect."""
+
+import http.server
+import io
+import os
+import pathlib
+import re
+import sys
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+import kiln
+import kiln.compiler_gym as compiler_gym
+from kiln import _cg_commandline, _left_out_actions
+from kiln._cg_space import Commandline, UnknownAction
+
+SOURCE = pathlib.Path(os.environ.get("KILN_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
+State = compiler_gym.CompilerEnvState
+ROW = "benchmark://cbench-v0/foo,2.0,5.0,-a -b -c\n"
+HEADER = "benchmark,reward,walltime,commandline\n"
+
+
+def state(**changes):
+    fields = dict(benchmark="benchmark://cbench-v0/foo", walltime=5, commandline="-a -b -c",
+                  reward=2)
+    fields.update(changes)
+    return State(**fields)
+
+
+# --- CompilerEnvState ----------------------------------------------------------------------
+def test_state_needs_a_benchmark_and_a_walltime_not_negative():
+    with pytest.raises(ValueError):
+        State(**{})
+    with pytest.raises(ValueError, match="Walltime cannot be negative"):
+        state(walltime=-1)
+
+
+def test_state_json_round_trip_is_a_string():
+    original = state(walltime=100, reward=1.5)
+    text = original.json()
+    assert isinstance(text, str)
+    import json
+
+    again = State(**json.loads(text))
+    assert (again.benchmark, again.walltime, again.reward, again.commandline) == (
+        "benchmark://cbench-v0/foo", 100, 1.5, "-a -b -c")
+    assert State(**json.loads(state(reward=None).json())).reward is None
+
+
+def test_state_equality_as_compiler_gym_defines_it():
+    assert not state() == 5 and state() != 5
+    assert state(walltime=10) == state(walltime=5)  # walltime is not compared
+    assert state(reward=2) == state(reward=None) and state(reward=None) == state(reward=2)
+    assert state(reward=2) != state(reward=3)
+    assert state(reward=2) == state(reward=2 + 1e-7)
+    assert state(commandline="-a") != state(commandline="-b")
+    # kiln's own state keeps its rule: a reward on one side only differs.
+    kiln_state = kiln.CompilerEnvState("benchmark://x/y", "a", 0.0, 1.0)
+    assert kiln_state != kiln_state._replace(reward=None)
+
+
+# --- writer and reader -----------------------------------------------------------------------
+def test_writer_writes_the_header_once_then_rows():
+    buffer = io.StringIO()
+    writer = compiler_gym.CompilerEnvStateWriter(buffer)
+    writer.write_state(state(), flush=True)
+    writer.write_state(state(reward=None), flush=True)
+    assert buffer.getvalue() == HEADER + ROW + "benchmark://cbench-v0/foo,,5.0,-a -b -c\n"
+    buffer = io.StringIO()
+    compiler_gym.CompilerEnvStateWriter(buffer, header=False).write_state(state())
+    assert buffer.getvalue() == ROW
+
+
+def test_writer_quotes_a_commandline_with_commas_and_the_with_statement_closes(tmp_path):
+    path = tmp_path / "results.csv"
+    handle = open(path, "w", encoding="utf-8")
+    with compiler_gym.CompilerEnvStateWriter(handle) as writer:
+        writer.write_state(state(commandline="opt-19 -passes=a,b x -o y"))
+    assert handle.closed
+    text = path.read_text()
+    assert text == HEADER + 'benchmark://cbench-v0/foo,2.0,5.0,"opt-19 -passes=a,b x -o y"\n'
+    assert list(compiler_gym.CompilerEnvStateReader(io.StringIO(text)))[0].commandline == (
+        "opt-19 -passes=a,b x -o y")
+
+
+@pytest.mark.parametrize("text", [
+    HEADER + ROW,
+    ROW,
+    "commandline,reward,benchmark,walltime\n-a -b -c,2.0,benchmark://cbench-v0/foo,5.0\n",
+    "BENCHMARK,Reward,walltime,commandline\n" + ROW,
+])
+def test_reader_with_or_without_a_header_in_any_order(text):
+    assert list(compiler_gym.CompilerEnvStateReader(io.StringIO(text))) == [state()]
+
+
+def test_reader_empty_header_only_and_bad_first_row():
+    assert list(compiler_gym.CompilerEnvStateReader(io.StringIO(""))) == []
+    assert list(compiler_gym.CompilerEnvStateReader(io.StringIO(HEADER))) == []
+    reader = compiler_gym.CompilerEnvStateReader(io.StringIO("abcdef\n"))
+    with pytest.raises(ValueError, match=re.escape(
+            "Expected 4 columns in the first row of CSV: ['abcdef']")):
+        next(iter(reader))
+
+
+def test_writer_and_reader_round_trip_keeps_everything():
+    for original in (state(walltime=100, reward=1.5), state(walltime=100, reward=None)):
+        buffer = io.StringIO()
+        compiler_gym.CompilerEnvStateWriter(buffer).write_state(original)
+        buffer.seek(0)
+        again = next(iter(compiler_gym.CompilerEnvStateReader(buffer)))
+        assert (again.benchmark, again.walltime, again.reward, again.commandline) == (
+            original.benchmark, original.walltime, original.reward, original.commandline)
+
+
+def test_read_paths_stdin_files_urls_and_missing(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(HEADER + ROW))
+    assert list(compiler_gym.CompilerEnvStateReader.read_paths(["-"])) == [state()]
+    path = tmp_path / "test.csv"
+    path.write_text(HEADER + ROW)
+    assert list(compiler_gym.CompilerEnvStateReader.read_paths([str(path)])) == [state()]
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            body = (HEADER + ROW).encode()
+            self.send_response(200 if self.path == "/states.csv" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/states.csv"
+        assert list(compiler_gym.CompilerEnvStateReader.read_paths([url])) == [state()]
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+    for bad in ("/fake/directory/file.csv", "fake/directory/file.csv",
+                "htts://www.compilergym.ai/benchmark.csv"):
+        with pytest.raises(FileNotFoundError):
+            list(compiler_gym.CompilerEnvStateReader.read_paths([bad]))
+
+
+# --- validation result --------------------------------------------------------------------------
+def test_validation_result_strings_and_okay():
+    from kiln.compiler_gym.errors import ValidationError
+
+    crc = State(benchmark="benchmark://cbench-v1/crc32", walltime=1, commandline="")
+    result = compiler_gym.ValidationResult(state=crc, walltime=0.5)
+    assert result.okay() and str(result) == "✅  cbench-v1/crc32"
+    rewarded = compiler_gym.ValidationResult(state=crc._replace(reward=0), walltime=0.5,
+                                             reward_validated=True)
+    assert str(rewarded) == "✅  cbench-v1/crc32  0.0000"
+    failed = compiler_gym.ValidationResult(
+        state=crc, walltime=0.5, reward_validated=True, reward_validation_failed=True,
+        errors=[ValidationError(type="Expected reward 1.0 but received reward 0.0")])
+    assert not failed.okay()
+    assert str(failed) == "❌  cbench-v1/crc32  Expected reward 1.0 but received reward 0.0"
+    many = compiler_gym.ValidationResult(
+        state=crc, walltime=1, benchmark_semantics_validation_failed=True,
+        errors=[ValidationError(type="a"), ValidationError(type="b"), ValidationError(type="a")])
+    assert many.error_details == "[1/2] 2× a, [2/2] b"
+    joined = compiler_gym.ValidationResult.join([result, failed])
+    assert not joined.okay() and joined.walltime == 1.0 and len(joined.errors) == 1
+    assert result == compiler_gym.ValidationResult(state=crc, walltime=9)
+    with pytest.raises(ValueError, match="No states to join"):
+        compiler_gym.ValidationResult.join([])
+
+
+# --- errors, util and the modules scripts import ---------------------------------------------------
+def test_errors_have_compiler_gym_bases():
+    errors = compiler_gym.errors
+    assert issubclass(errors.SessionNotFound, errors.ServiceError)
+    assert issubclass(errors.ServiceIsClosed, TypeError)
+    assert issubclass(errors.ServiceTransportError, OSError)
+    assert issubclass(errors.EnvironmentNotSupported, errors.ServiceInitError)
+    assert issubclass(errors.BenchmarkInitError, OSError)
+    assert issubclass(errors.TooManyRequests, errors.DownloadFailed)
+    assert set(errors.__all__) >= {"ServiceError", "SessionNotFound", "ValidationError",
+                                   "BenchmarkInitError", "DatasetInitError"}
+
+
+def test_util_helpers_behave_as_compiler_gym_s():
+    from kiln.compiler_gym.util.shell_format import emph, plural
+    from kiln.compiler_gym.util.statistics import arithmetic_mean, geometric_mean, stdev
+    from kiln.compiler_gym.util.timer import Timer, humanize_duration
+
+    assert geometric_mean([1, 4]) == pytest.approx(2.0)
+    assert geometric_mean([]) == 0 and geometric_mean([2, 0]) == 0 and geometric_mean([-1]) == 0
+    assert arithmetic_mean([1, 2]) == 1.5 and arithmetic_mean([]) == 0 and stdev([]) == 0
+    assert humanize_duration(0.0123) == "12.3ms" and humanize_duration(75) == "75.0s"
+    printed = []
+    with Timer("Did stuff", print_fn=printed.append) as timer:
+        pass
+    assert timer.time >= 0 and printed[0].startswith("Did stuff in ")
+    assert plural(1, "step", "steps") == "step" and "x" in emph("x")
+    with pytest.raises(NotImplementedError, match="absl"):
+        compiler_gym.util.flags  # noqa: B018 (the lookup is the test)
+
+
+def test_namespace_imports_and_the_compiler_gym_alias():
+    import kiln.compiler_gym.envs
+    from kiln.compiler_gym.envs import CompilerEnv, LlvmEnv
+    from kiln.compiler_gym.random_search import random_search  # noqa: F401
+    from kiln.compiler_gym.wrappers import (  # noqa: F401
+        ActionWrapper, CompilerEnvWrapper, ObservationWrapper, RewardWrapper, TimeLimit)
+
+    assert issubclass(LlvmEnv, CompilerEnv)
+    assert kiln.compiler_gym.envs.llvm.LlvmEnv is LlvmEnv
+    try:
+        import compiler_gym as aliased
+    except ImportError:
+        pytest.fail("kiln.compiler_gym did not alias compiler_gym")
+    if aliased is compiler_gym:  # no real CompilerGym here: the alias is ours
+        from compiler_gym.util.statistics import geometric_mean  # noqa: F401
+        from compiler_gym.wrappers import TimeLimit as Aliased
+
+        assert Aliased is compiler_gym.wrappers.TimeLimit
+
+
+# --- command lines and the passes left out --------------------------------------------------------
+def fake_space():
+    raw = SimpleNamespace(name="PassesAll", names=["mem2reg", "early-cse-memssa", "gvn"],
+                          flags=["-mem2reg", "-early-cse-memssa", "-gvn"],
+                          pipelines=["mem2reg", "early-cse<memssa>", "gvn"])
+    return Commandline(raw)
+
+
+def test_commandline_form_and_its_parse():
+    space = fake_space()
+    assert _cg_commandline.format_commandline([]) == "opt-19 input.bc -o output.bc"
+    text = _cg_commandline.format_commandline(["mem2reg", "early-cse<memssa>"])
+    assert text == ("opt-19 -passes=mem2reg input.bc -o - | "
+                    "opt-19 -passes='early-cse<memssa>' - -o output.bc")
+    assert _cg_commandline.parse_commandline(text, space) == [0, 1]
+    assert _cg_commandline.format_commandline(["gvn"], textformat=True) == (
+        "opt-19 -passes=gvn input.ll -S -o output.ll")
+    # CompilerGym's own form, and its empty one with two spaces.
+    assert _cg_commandline.parse_commandline(
+        "opt -mem2reg -gvn input.bc -o output.bc", space) == [0, 2]
+    assert _cg_commandline.parse_commandline("opt  input.bc -o output.bc", space) == []
+    with pytest.raises(ValueError, match="Invalid commandline"):
+        _cg_commandline.parse_commandline("opt -gvn foo.bc", space)
+    with pytest.raises(ValueError, match="Invalid commandline"):
+        _cg_commandline.parse_commandline("opt-19 -passes=gvn x | cat", space)
+
+
+def test_a_pass_left_out_answers_with_the_reason_actions_md_gives():
+    space = fake_space()
+    with pytest.raises(UnknownAction, match="not deterministic in LLVM 19"):
+        space.flags.index("-newgvn")
+    with pytest.raises(ValueError, match="removed in LLVM 15"):
+        space.names.index("-loop-unswitch")
+    with pytest.raises(LookupError, match="not deterministic"):
+        space.from_commandline("-gvn-hoist")
+    with pytest.raises(LookupError, match="Unknown flag: `-no-such-pass`"):
+        space.index("-no-such-pass")
+    assert space.to_string([0, 2]) == "-mem2reg -gvn" and space.from_string("-gvn") == 2
+
+
+def _doc_table(title):
+    text = (SOURCE / "docs/actions.md").read_text()
+    body = text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `([^`]+)` \| (.*) \|$", body, flags=re.M))
+
+
+def test_left_out_reasons_are_those_of_docs_actions_md():
+    assert _left_out_actions.FLAGS == _doc_table("CompilerGym flags that name no action")
+    assert _left_out_actions.PASSES == _doc_table("Registry passes left out")

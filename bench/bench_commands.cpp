@@ -94,9 +94,36 @@ void addNestingBench(CLI::App& app, const std::shared_ptr<bool>& json) {
                    "sessions per slot an experiment may use (steps queued behind the running one)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
+  nesting
+      ->add_option("--lulls", nestingOptions->lulls,
+                   "training lulls to run, as fractions of an experiment's time on its dedicated "
+                   "machine (each a set of layouts)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.95));
+  nesting
+      ->add_option("--worker-cpus", nestingOptions->workerCpus,
+                   "CPUs of every worker host together (0 = half the cores; the learners and "
+                   "clients get the rest)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 4096.0));
+  nesting
+      ->add_option("--budget", nestingOptions->budget,
+                   "how each host's CPU budget is enforced: auto, cgroup-v2, cgroup-v1, affinity "
+                   "or none (hosts share every core)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cgroup-v2", "cgroup-v1", "affinity", "none"}));
+  auto sweep = std::make_shared<bool>(false);
+  nesting->add_flag("--sweep", *sweep,
+                    "llvm work at lulls 0.25, 0.5 and 0.75 with 2, 4 and 8 experiments");
   nesting->add_flag("--json", *json, "print the figures as JSON");
-  nesting->callback(
-      [nestingOptions, json] { printOrFail(runNestingBench(*nestingOptions), *json); });
+  nesting->callback([nestingOptions, json, sweep] {
+    if (*sweep) {
+      nestingOptions->work = "llvm";
+      nestingOptions->lulls = {0.25, 0.5, 0.75};
+      nestingOptions->experimentCounts = {2, 4, 8};
+    }
+    printOrFail(runNestingBench(*nestingOptions), *json);
+  });
 }
 
 #ifdef KILN_WITH_MLGO_BENCH

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <future>
 #include <latch>
+#include <optional>
 #include <thread>
 
 #include "bench/nesting_layouts.h"
+#include "bench/nesting_learner.h"
 #include "bench/nesting_work.h"
 #include "common/base/cpu_time.h"
 
@@ -19,6 +21,7 @@ using namespace std::chrono_literals;
 
 struct ExperimentFigures {
   std::vector<double> phaseSeconds;
+  double updateSeconds = 0;  // its learner's updates, summed
   std::uint64_t steps = 0;
   std::chrono::microseconds actionTime{0};  // the workers' time in this experiment's actions
   Status status;
@@ -32,6 +35,7 @@ struct ExperimentFigures {
 
 struct LayoutFigures {
   std::vector<ExperimentFigures> experiments;
+  std::string budget;  // each host's CPU budget
   double wallSeconds = 0;
   double serverCpuSeconds = 0;  // the cluster's processes
   double clientCpuSeconds = 0;  // this process: the experiments' clients
@@ -48,10 +52,11 @@ struct Plan {
   unsigned experiments = 2;
   unsigned slots = 2;
   unsigned phases = 1;
-  unsigned steps = 1;  // per experiment and phase
-  Duration lull{};
-  Duration stagger{};   // start offset between consecutive experiments
-  unsigned active = 0;  // experiments that run (0 = all); calibration runs one
+  unsigned steps = 1;         // per experiment and phase
+  unsigned updateEpochs = 0;  // the learner's update after each phase (0: none)
+  Duration stagger{};         // start offset between consecutive experiments
+  unsigned active = 0;        // experiments that run (0 = all); calibration runs one
+  WorkerBudget budget;
 };
 
 // The experiments set up (untimed) in parallel, then start together: each
@@ -77,27 +82,33 @@ ExperimentFigures runExperiment(const NestingOptions& o, const WorkOptions& work
                                   cluster.place(index), cluster.reachablePlaces(index));
   }
   gate.ready.count_down();
-  if (!opened.ok()) return {{}, 0, {}, opened.status()};
+  if (!opened.ok()) return {{}, 0, 0, {}, opened.status()};
+  // Seeded by the experiment alone: every layout trains alike.
+  LearnerUpdate learner(index + 1, plan.steps);
   std::this_thread::sleep_until(gate.start.get() + plan.stagger * index);
   for (unsigned phase = 0; phase < plan.phases; ++phase) {
     auto begin = SteadyTime::now();
     figures.status = (*opened)->collect(plan.steps, figures.actionTime);
     if (!figures.status.ok()) return figures;
-    figures.phaseSeconds.push_back(
-        std::chrono::duration<double>(SteadyTime::now() - begin).count());
+    const auto collected = SteadyTime::now();
+    figures.phaseSeconds.push_back(std::chrono::duration<double>(collected - begin).count());
     figures.steps += plan.steps;
-    if (phase + 1 < plan.phases) std::this_thread::sleep_for(plan.lull);
+    // Every collection is followed by its update, the last one too: the
+    // experiment's time is collection and training, in turns.
+    learner.run(plan.updateEpochs);
+    figures.updateSeconds += std::chrono::duration<double>(SteadyTime::now() - collected).count();
   }
   return figures;
 }
 
 Result<LayoutFigures> runLayout(const NestingOptions& o, WorkOptions& work, const Plan& plan) {
-  KILN_ASSIGN_OR_RETURN(LayoutCluster cluster,
-                        LayoutCluster::start(plan.layout, plan.experiments, plan.slots));
+  KILN_ASSIGN_OR_RETURN(LayoutCluster cluster, LayoutCluster::start(plan.layout, plan.experiments,
+                                                                    plan.slots, plan.budget));
   if (work.kind == WorkKind::kLlvm && work.benchmarks.empty()) {
     KILN_ASSIGN_OR_RETURN(work.benchmarks, kilnBenchV0(cluster.operatorClient()));
   }
   LayoutFigures figures;
+  figures.budget = cluster.budgetNote();
   unsigned active = plan.active != 0 ? plan.active : plan.experiments;
   figures.experiments.resize(active);
   StartGate gate(active);
@@ -148,35 +159,52 @@ double jainPercent(const LayoutFigures& figures) {
   return 100 * sum * sum / (figures.experiments.size() * std::max(squares, 1e-18));
 }
 
+// The learners' share of the experiments' time: their updates over their
+// collection and updates, summed over the experiments.
+double lullFraction(const LayoutFigures& figures) {
+  double updating = 0, total = 0;
+  for (const auto& e : figures.experiments) {
+    updating += e.updateSeconds;
+    total += e.updateSeconds + e.collectSeconds();
+  }
+  return updating / std::max(total, 1e-9);
+}
+
 // What a layout's figures are judged against: one experiment alone on its
-// dedicated slots (for the dedicated layout; the calibration), or the
+// dedicated machine (for the dedicated layout; the calibration), or the
 // dedicated layout of the same run.
 struct Baseline {
   std::string name;
   double aggregateRate = 0;
+  double wallRate = 0;
   std::vector<double> collectSeconds;  // per experiment: median collection phase
+  double lull = 0;                     // the dedicated layout's measured lull fraction
 };
 
-void addRows(Report& report, const Plan& plan, WorkKind kind, const LayoutFigures& figures,
-             const Baseline& baseline) {
+void addRows(Report& report, const Plan& plan, double lullTarget, WorkKind kind,
+             const LayoutFigures& figures, const Baseline& baseline) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::vector<double> medians;
   for (const auto& e : figures.experiments) medians.push_back(median(e.phaseSeconds));
   std::chrono::microseconds actionTime{0};
   for (const auto& e : figures.experiments) actionTime += e.actionTime;
   const double wall = std::max(figures.wallSeconds, 1e-9);
-  const double lullMs = std::chrono::duration<double, std::milli>(plan.lull).count();
+  const double lull = baseline.name == "dedicated" ? baseline.lull : lullFraction(figures);
   Row layout;
   layout.text = {{"work", workKindName(kind)},
                  {"experiments", std::to_string(plan.experiments)},
                  {"layout", layoutName(plan.layout)},
-                 {"judged_against", baseline.name}};
+                 {"judged_against", baseline.name},
+                 {"host_budget", figures.budget}};
   layout.numbers = {
       {"slots", double(plan.slots)},
-      {"lull_ms", lullMs},
+      {"lull_target_pct", 100 * lullTarget},
+      {"lull_pct", 100 * lullFraction(figures)},
       {"aggregate_collect_steps_s", collectionRate(figures)},
       {"x_aggregate", collectionRate(figures) / std::max(baseline.aggregateRate, 1e-9)},
+      {"ideal_x", idealSharingGain(lull, plan.experiments)},
       {"wall_steps_s", wallRate(figures)},
+      {"x_wall", wallRate(figures) / std::max(baseline.wallRate, 1e-9)},
       {"fairness_jain_pct", jainPercent(figures)},
       {"collect_max_over_min",
        *std::max_element(medians.begin(), medians.end()) /
@@ -194,15 +222,32 @@ void addRows(Report& report, const Plan& plan, WorkKind kind, const LayoutFigure
                 {"experiment", fmt::format("exp-{}", i)},
                 {"judged_against", baseline.name}};
     row.numbers = {
+        {"lull_target_pct", 100 * lullTarget},
         {"collect_ms_median", 1e3 * medians[i]},
         {"collect_ms_min", 1e3 * *std::min_element(e.phaseSeconds.begin(), e.phaseSeconds.end())},
+        {"update_ms_mean", 1e3 * e.updateSeconds / std::max<std::size_t>(e.phaseSeconds.size(), 1)},
         {"collect_steps_s", e.steps / std::max(e.collectSeconds(), 1e-9)},
         {"x_collect", medians[i] / std::max(baseline.collectSeconds.at(i), 1e-9)}};
     report.rows.push_back(std::move(row));
   }
 }
 
-Status runComparison(const NestingOptions& o, WorkKind kind, unsigned k, Report& report) {
+// The budget every layout's hosts get, or none (--budget none).
+Result<std::optional<CpuBudgetSupport>> budgetSupport(const NestingOptions& o) {
+  if (o.budget == "none") return std::optional<CpuBudgetSupport>{};
+  std::optional<CpuBudgetMechanism> forced;
+  if (o.budget != "auto") {
+    KILN_ASSIGN_OR_RETURN(forced, parseCpuBudgetMechanism(o.budget));
+  }
+  KILN_ASSIGN_OR_RETURN(CpuBudgetSupport support, probeCpuBudgets(forced));
+  return std::optional<CpuBudgetSupport>(std::move(support));
+}
+
+// Calibrates one experiment alone on its dedicated machine (two phases, no
+// update; the second, warm one is its collection time C), then runs every
+// layout for each lull L in `o.lulls`: updates sized to C * L / (1 - L).
+Status runComparison(const NestingOptions& o, const WorkerBudget& budget, WorkKind kind, unsigned k,
+                     Report& report) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned slots = o.slots != 0 ? o.slots : std::max(cores, k);
   if (slots % k != 0) {
@@ -211,40 +256,49 @@ Status runComparison(const NestingOptions& o, WorkKind kind, unsigned k, Report&
   }
   WorkOptions work{kind, o.busyMicros, o.passesPerStep, o.episodeSteps, {}};
   const unsigned steps = kind == WorkKind::kBusy ? o.busySteps : o.llvmSteps;
-  // Calibrate: one experiment alone on its dedicated slots, two phases
-  // without lull; the second one (warm) sets the lull of every layout and
-  // is what the dedicated layout is judged against.
-  Plan calibration{Layout::kDedicated, k, slots, 2, steps, {}, {}, 1};
+  Plan calibration{Layout::kDedicated, k, slots, 2, steps, 0, {}, 1, budget};
   KILN_ASSIGN_OR_RETURN(LayoutFigures calibrated, runLayout(o, work, calibration));
   const double alone = calibrated.experiments[0].phaseSeconds.back();
-  const auto lull = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(alone));
-  // Staggered so that at any time about half of the experiments collect.
-  Plan plan{Layout::kDedicated, k, slots, o.phases, steps, lull, 2 * lull / k, 0};
-  Baseline aloneBaseline{"alone", k * steps / alone, std::vector<double>(k, alone)};
-  KILN_ASSIGN_OR_RETURN(LayoutFigures dedicated, runLayout(o, work, plan));
-  addRows(report, plan, kind, dedicated, aloneBaseline);
-  Baseline dedicatedBaseline{"dedicated", collectionRate(dedicated), {}};
-  for (const auto& e : dedicated.experiments) {
-    dedicatedBaseline.collectSeconds.push_back(median(e.phaseSeconds));
-  }
-  std::vector<std::string> summary;
-  for (Layout layout : {Layout::kShared, Layout::kNested}) {
-    plan.layout = layout;
-    KILN_ASSIGN_OR_RETURN(LayoutFigures figures, runLayout(o, work, plan));
-    addRows(report, plan, kind, figures, dedicatedBaseline);
-    double slowest = 0;
-    for (unsigned i = 0; i < k; ++i) {
-      slowest = std::max(slowest, median(figures.experiments[i].phaseSeconds) /
-                                      dedicatedBaseline.collectSeconds[i]);
+  const double epochSeconds = secondsPerEpoch(steps);
+  for (double lull : o.lulls) {
+    const double updateSeconds = alone * lull / (1 - lull);
+    const auto epochs = static_cast<unsigned>(std::lround(updateSeconds / epochSeconds));
+    // Staggered so that the experiments' collections spread over a cycle.
+    const auto cycle =
+        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(alone + updateSeconds));
+    Plan plan{Layout::kDedicated, k, slots, o.phases, steps, epochs, cycle / k, 0, budget};
+    Baseline aloneBaseline{"alone", k * steps / alone, k * steps / (alone + updateSeconds),
+                           std::vector<double>(k, alone), lull};
+    KILN_ASSIGN_OR_RETURN(LayoutFigures dedicated, runLayout(o, work, plan));
+    addRows(report, plan, lull, kind, dedicated, aloneBaseline);
+    Baseline dedicatedBaseline{
+        "dedicated", collectionRate(dedicated), wallRate(dedicated), {}, lullFraction(dedicated)};
+    for (const auto& e : dedicated.experiments) {
+      dedicatedBaseline.collectSeconds.push_back(median(e.phaseSeconds));
     }
-    summary.push_back(fmt::format(
-        "{} {:.2f}x aggregate collection, slowest experiment's collection {:.2f}x, Jain {:.0f}%",
-        layoutName(layout), collectionRate(figures) / dedicatedBaseline.aggregateRate, slowest,
-        jainPercent(figures)));
+    const double ideal = idealSharingGain(dedicatedBaseline.lull, k);
+    std::vector<std::string> summary;
+    for (Layout layout : {Layout::kShared, Layout::kNested}) {
+      plan.layout = layout;
+      KILN_ASSIGN_OR_RETURN(LayoutFigures figures, runLayout(o, work, plan));
+      addRows(report, plan, lull, kind, figures, dedicatedBaseline);
+      double slowest = 0;
+      for (unsigned i = 0; i < k; ++i) {
+        slowest = std::max(slowest, median(figures.experiments[i].phaseSeconds) /
+                                        dedicatedBaseline.collectSeconds[i]);
+      }
+      summary.push_back(fmt::format(
+          "{} {:.2f}x aggregate collection (ideal {:.2f}x), {:.2f}x wall throughput, slowest "
+          "experiment's collection {:.2f}x, Jain {:.0f}%",
+          layoutName(layout), collectionRate(figures) / dedicatedBaseline.aggregateRate, ideal,
+          wallRate(figures) / dedicatedBaseline.wallRate, slowest, jainPercent(figures)));
+    }
+    report.notes.push_back(fmt::format(
+        "{} K={} L={:.2f}: {} slots, collection alone {:.0f} ms, update {:.0f} ms ({} epochs), "
+        "measured lull {:.0f}% on dedicated machines; against dedicated: {}",
+        workKindName(kind), k, lull, slots, 1e3 * alone, 1e3 * epochs * epochSeconds, epochs,
+        100 * dedicatedBaseline.lull, fmt::join(summary, "; ")));
   }
-  report.notes.push_back(fmt::format("{} K={}: {} slots, lull {:.0f} ms; against dedicated: {}",
-                                     workKindName(kind), k, slots, 1e3 * alone,
-                                     fmt::join(summary, "; ")));
   return okStatus();
 }
 
@@ -256,35 +310,56 @@ Result<Report> runNestingBench(const NestingOptions& o) {
   if (o.work == "llvm" || o.work == "both") kinds.push_back(WorkKind::kLlvm);
   if (kinds.empty()) return invalidArgument("--work is busy, llvm or both, not '" + o.work + "'");
   if (o.sessionsPerSlot == 0) return invalidArgument("sessions per slot must be at least 1");
-  Report report;
-  report.title =
-      "kiln bench nesting: experiments with 50% training lulls; dedicated slots, one shared pool, "
-      "one kiln nest host";
-  for (WorkKind kind : kinds) {
-    for (unsigned k : o.experimentCounts) {
-      if (k == 0) return invalidArgument("experiment counts must be at least 1");
-      KILN_RETURN_IF_ERROR(runComparison(o, kind, k, report));
+  for (double lull : o.lulls) {
+    if (!(lull >= 0 && lull < 1)) {
+      return invalidArgument(fmt::format("a lull is a fraction in [0, 1), not {}", lull));
     }
   }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  KILN_ASSIGN_OR_RETURN(std::optional<CpuBudgetSupport> support, budgetSupport(o));
+  const WorkerBudget budget{support ? &*support : nullptr,
+                            o.workerCpus > 0 ? o.workerCpus : std::max(0.5, cores / 2.0)};
+  Report report;
+  report.title =
+      "kiln bench nesting: experiments alternating collection and a learner's update; dedicated "
+      "machines, one shared pool, one kiln nest host";
+  for (WorkKind kind : kinds) {
+    for (unsigned k : o.experimentCounts) {
+      if (k == 0) return invalidArgument("experiment counts must be at least 1");
+      KILN_RETURN_IF_ERROR(runComparison(o, budget, kind, k, report));
+    }
+  }
+  report.notes.push_back(
+      support ? fmt::format("machines: the worker hosts share {:.2f} CPUs: each plain worker "
+                            "{:.2f}/K, the nesting host all of them; enforced with {}; the "
+                            "coordinator, the clients and the learners run outside every budget",
+                            budget.cpus, budget.cpus, support->note)
+              : std::string("machines: none (--budget none): every host shares every core, so "
+                            "a dedicated host's idle CPU is lent to the others by the kernel, "
+                            "as no separate machines would"));
   report.notes.push_back(fmt::format(
       "busy: {} noop steps per phase spinning {} us each; llvm: {} steps per phase of {} random "
-      "passes, episodes of {} steps on kiln-bench-v0 (a new session each); {} phases, {} "
-      "sessions per slot an experiment may use; {} cores",
+      "passes, episodes of {} steps on kiln-bench-v0 (a new session each); {} phases, each "
+      "followed by the learner's update (Adam steps of a 57-64-64-142 network over a batch of "
+      "the phase's steps, calibrated to take C * L / (1 - L), C = one experiment's collection "
+      "alone); {} sessions per slot an experiment may use; {} cores",
       o.busySteps, o.busyMicros, o.llvmSteps, o.passesPerStep, o.episodeSteps, o.phases,
       o.sessionsPerSlot, cores));
   report.notes.push_back(
       "layouts: dedicated = K plain workers of S/K slots, one per experiment, judged against "
-      "'alone' (one experiment by itself on its dedicated slots: the calibration, lull_ms long); "
-      "shared = the same K workers as one pool, sessions placed by the coordinator, no nesting; "
-      "nested = one `kiln nest` host of S slots, a child process per experiment (its default); "
-      "shared and nested are judged against dedicated in the same run. x_aggregate = aggregate "
-      "collection steps/s over the baseline's; x_collect = the experiment's median collection "
-      "phase over the baseline's; fairness_jain_pct = Jain's index over the experiments' "
-      "collection rates (100 = equal, 100/K = one takes all); collect_max_over_min = slowest "
-      "over fastest median collection phase; slot_busy_pct = the workers' time in actions over "
-      "wall x slots; server_cpu_pct and client_cpu_pct = CPU of the cluster's processes and of "
-      "the bench's clients over wall x cores.");
+      "'alone' (one experiment by itself on its dedicated machine: the calibration); shared = "
+      "the same K workers as one pool, sessions placed by the coordinator, no nesting; nested = "
+      "one `kiln nest` host of S slots, a child process per experiment (its default); shared "
+      "and nested are judged against dedicated in the same run. x_aggregate = aggregate "
+      "collection steps/s over the baseline's; ideal_x = min(K, 1/(1-L)) with L the dedicated "
+      "layout's measured lull (lull_pct): what sharing the machines could gain at most; x_wall "
+      "= steps per wall second, updates included, over the baseline's (updates take as long in "
+      "every layout, so it gains less); x_collect = the experiment's median collection phase "
+      "over the baseline's; fairness_jain_pct = Jain's index over the experiments' collection "
+      "rates (100 = equal, 100/K = one takes all); collect_max_over_min = slowest over fastest "
+      "median collection phase; slot_busy_pct = the workers' time in actions over wall x "
+      "slots; server_cpu_pct and client_cpu_pct = CPU of the cluster's processes and of this "
+      "process (clients and learners) over wall x cores.");
   return report;
 }
 

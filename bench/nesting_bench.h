@@ -1,15 +1,18 @@
-// `kiln bench nesting`: K experiments on one machine, each alternating a
-// collection phase (a fixed number of steps over its sessions, all in
-// flight) and a training lull as long as a collection phase of one
-// experiment alone on its dedicated slots (50% duty), phases staggered so
-// that lulls interleave. Three layouts of real kiln processes, measured in
-// the same run on the same work (bench/nesting_layouts.h): dedicated slots,
-// one shared pool of plain workers, and one `kiln nest` host as it runs by
-// default. Two kinds of work (bench/nesting_work.h): calibrated busy steps,
-// and llvm pass-ordering episodes on kiln-bench-v0.
-// Figures per layout: aggregate collection throughput, each experiment's
-// collection time against its baseline, fairness between experiments, slot
-// and CPU use; for K = 2 and K = 4.
+// `kiln bench nesting`: K experiments, each alternating a collection phase
+// (a fixed number of steps over its sessions, all in flight) and a training
+// lull: a learner's update (bench/nesting_learner.h) sized to take a
+// fraction L of the experiment's time on its dedicated machine, phases
+// staggered so that lulls interleave. Three layouts of real kiln processes,
+// measured in the same run on the same work (bench/nesting_layouts.h):
+// dedicated machines, one shared pool of plain workers, one `kiln nest`
+// host; each host a machine with a fixed CPU budget (W/K CPUs per plain
+// worker, W for the nesting host), the learners and clients outside it, as
+// a cluster runs them. Two kinds of work (bench/nesting_work.h): calibrated
+// busy steps, and llvm pass-ordering episodes on kiln-bench-v0.
+// Figures per layout: aggregate collection throughput and wall throughput
+// against the dedicated layout's, beside the ideal min(K, 1/(1-L)); each
+// experiment's collection time against its baseline, fairness, slot and
+// CPU use; for each K and L asked for.
 #pragma once
 
 #include <string>
@@ -22,6 +25,15 @@ namespace kiln::bench {
 
 struct NestingOptions {
   std::vector<unsigned> experimentCounts = {2, 4};
+  // Lull fractions: the learner's update over the experiment's time on its
+  // dedicated machine.
+  std::vector<double> lulls = {0.5};
+  // The workers' CPUs in all (0 = half of this machine's cores, the other
+  // half left to the learners and clients), and how budgets are enforced:
+  // auto (the best this machine allows), cgroup-v2, cgroup-v1, affinity, or
+  // none (every host shares every core: the layouts do not model machines).
+  double workerCpus = 0;
+  std::string budget = "auto";
   unsigned slots = 0;  // 0 = the machine's cores (at least K)
   unsigned phases = 3;
   std::string work = "both";  // busy, llvm or both

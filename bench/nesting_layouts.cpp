@@ -18,7 +18,25 @@ std::string experimentName(unsigned i) { return fmt::format("exp-{}", i); }
 
 }  // namespace
 
-Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, unsigned slots) {
+Status LayoutCluster::budgetHost(const WorkerBudget& budget, const CpuAssignment& wholeCpus,
+                                 unsigned index, double cpus, pid_t pid) {
+  if (budget.support == nullptr) return okStatus();
+  KILN_ASSIGN_OR_RETURN(
+      auto group,
+      CpuBudgetGroup::create(*budget.support, fmt::format("{}-{}", layoutName(layout_), index),
+                             cpus, wholeCpus.cpus.at(index)));
+  KILN_RETURN_IF_ERROR(group->admit(pid));
+  budgets_.push_back(std::move(group));
+  return okStatus();
+}
+
+std::string LayoutCluster::budgetNote() const {
+  if (budgets_.empty()) return "none";
+  return fmt::format("{} per host", budgets_.front()->describe());
+}
+
+Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, unsigned slots,
+                                           const WorkerBudget& budget) {
   if (experiments == 0 || slots % experiments != 0) {
     return invalidArgument(
         fmt::format("{} slots cannot be split evenly between {} experiments", slots, experiments));
@@ -35,13 +53,18 @@ Result<LayoutCluster> LayoutCluster::start(Layout layout, unsigned experiments, 
   cluster.coordinator_ = coordinator->endpoint;
   const bool nested = layout == Layout::kNested;
   const unsigned hosts = nested ? 1 : experiments;
+  const double hostCpus = budget.cpus / hosts;
+  const CpuAssignment wholeCpus =
+      budget.support ? assignWholeCpus(budget.support->cpus, std::vector<double>(hosts, hostCpus))
+                     : CpuAssignment{};
   for (unsigned i = 0; i < hosts; ++i) {
     std::vector<std::string> args =
         testsupport::benchWorkerArgs(cluster.coordinator_, nested ? slots : slots / experiments);
     // `kiln nest` with no mode flag: a child process per experiment, as it
     // runs by default.
     if (nested) args[0] = "nest";
-    KILN_RETURN_IF_ERROR(cluster.children_.spawn(args).status());
+    KILN_ASSIGN_OR_RETURN(testsupport::ChildProcess * host, cluster.children_.spawn(args));
+    KILN_RETURN_IF_ERROR(cluster.budgetHost(budget, wholeCpus, i, hostCpus, host->process.pid()));
   }
   client::ClientOptions options;
   options.coordinator = cluster.coordinator_;

@@ -9,6 +9,11 @@
 //   nested:    one `kiln nest` host of S slots as it runs by default, each
 //              experiment's underlying worker in its own child process, the
 //              slots shared by experiment weight.
+// Each host is a "machine" with a fixed CPU budget (common/process/cpu_budget.h)
+// when budgets are given: each plain worker W/K CPUs, the nesting host W,
+// as separate machines of that size would have; the coordinator and the
+// experiments' clients and learners run outside every budget, as they run
+// elsewhere in a cluster.
 #pragma once
 
 #include <memory>
@@ -16,16 +21,25 @@
 #include <vector>
 
 #include "bench/nesting_work.h"
+#include "common/process/cpu_budget.h"
 #include "common/types/cluster_layout.h"
 #include "tests/support/child_cluster.h"
 
 namespace kiln::bench {
 
+// The workers' CPU budget: `cpus` in all, split into machines as the layout
+// has them. No support = no budgets (hosts share every core).
+struct WorkerBudget {
+  const CpuBudgetSupport* support = nullptr;
+  double cpus = 0;
+};
+
 class LayoutCluster {
  public:
   // Starts the processes of `layout` and waits until every worker (or
   // every experiment's underlying worker) is ready.
-  static Result<LayoutCluster> start(Layout layout, unsigned experiments, unsigned slots);
+  static Result<LayoutCluster> start(Layout layout, unsigned experiments, unsigned slots,
+                                     const WorkerBudget& budget = {});
 
   // How experiment `i`'s client connects, and where its sessions start.
   client::ClientOptions clientOptions(unsigned i) const;
@@ -35,11 +49,18 @@ class LayoutCluster {
   std::vector<SessionPlace> reachablePlaces(unsigned i) const;
   // A client of the cluster as a whole (no experiment).
   client::Client& operatorClient() { return *operator_; }
+  // Each machine's budget ("cgroup-v1 quota 0.50 CPU" per host), or "none".
+  std::string budgetNote() const;
 
  private:
   LayoutCluster(Layout layout, testsupport::ChildCluster children)
       : layout_(layout), children_(std::move(children)) {}
+  // Puts the host just spawned into machine `index`'s budget.
+  Status budgetHost(const WorkerBudget& budget, const CpuAssignment& wholeCpus, unsigned index,
+                    double cpus, pid_t pid);
   Layout layout_;
+  // Before children_: destroyed after the processes inside are gone.
+  std::vector<std::unique_ptr<CpuBudgetGroup>> budgets_;
   testsupport::ChildCluster children_;
   std::string coordinator_;
   std::vector<std::string> workers_;          // plain workers' endpoints

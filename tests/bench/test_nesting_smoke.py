@@ -4,18 +4,22 @@ documents, so that the bench cannot rot unnoticed. The figures themselves
 are not judged (a shared machine is too noisy for that): only that they are
 there, positive, and within their ranges."""
 
-from bench_json import run_bench
+import subprocess
 
-LAYOUT_FIELDS = ("slots", "lull_ms", "aggregate_collect_steps_s", "x_aggregate", "wall_steps_s",
-                 "fairness_jain_pct", "collect_max_over_min", "slot_busy_pct", "server_cpu_pct",
-                 "client_cpu_pct")
-EXPERIMENT_FIELDS = ("collect_ms_median", "collect_ms_min", "collect_steps_s", "x_collect")
+from bench_json import KILN, run_bench
+
+LAYOUT_FIELDS = ("slots", "lull_target_pct", "lull_pct", "aggregate_collect_steps_s",
+                 "x_aggregate", "ideal_x", "wall_steps_s", "x_wall", "fairness_jain_pct",
+                 "collect_max_over_min", "slot_busy_pct", "server_cpu_pct", "client_cpu_pct")
+EXPERIMENT_FIELDS = ("collect_ms_median", "collect_ms_min", "update_ms_mean", "collect_steps_s",
+                     "x_collect")
 JUDGED_AGAINST = {"dedicated": "alone", "shared": "dedicated", "nested": "dedicated"}
 
 
 def test_nesting_compares_three_layouts_on_busy_and_llvm_work():
     report = run_bench("nesting", "--experiments", "2", "--work", "both", "--steps", "30",
-                       "--llvm-steps", "16", "--episode-steps", "4", "--phases", "2")
+                       "--llvm-steps", "16", "--episode-steps", "4", "--phases", "2",
+                       "--lulls", "0.5")
     assert report["title"].startswith("kiln bench nesting")
     rows = report["rows"]
     layouts = [row for row in rows if "experiment" not in row]
@@ -28,9 +32,14 @@ def test_nesting_compares_three_layouts_on_busy_and_llvm_work():
         assert row["judged_against"] == JUDGED_AGAINST[row["layout"]], row
         for field in LAYOUT_FIELDS:
             assert field in row, (field, row)
-        for field in ("lull_ms", "aggregate_collect_steps_s", "x_aggregate", "wall_steps_s",
-                      "slot_busy_pct", "server_cpu_pct"):
+        for field in ("lull_pct", "aggregate_collect_steps_s", "x_aggregate", "wall_steps_s",
+                      "x_wall", "slot_busy_pct", "server_cpu_pct"):
             assert row[field] > 0, (field, row)
+        assert row["lull_target_pct"] == 50, row
+        # The ideal is min(K, 1/(1-L)): between 1 and K = 2.
+        assert 1 <= row["ideal_x"] <= 2, row
+        # Each host is a machine with its budget, or the note says none.
+        assert row["host_budget"], row
         assert row["slots"] >= 2, row
         # Jain's index over K experiments lies in [100/K, 100] percent.
         assert 50 - 0.01 <= row["fairness_jain_pct"] <= 100 + 0.01, row
@@ -46,4 +55,12 @@ def test_nesting_compares_three_layouts_on_busy_and_llvm_work():
             assert field in row, (field, row)
             assert row[field] > 0, (field, row)
         assert row["collect_ms_min"] <= row["collect_ms_median"], row
-    assert any("K=2" in note for note in report["notes"])
+    assert any("K=2 L=0.50" in note for note in report["notes"])
+    assert any(note.startswith("machines:") for note in report["notes"])
+
+
+def test_a_lull_outside_its_range_is_refused():
+    done = subprocess.run([KILN, "bench", "nesting", "--lulls", "1.5"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    assert "--lulls" in done.stderr, done.stderr

@@ -61,6 +61,8 @@ setup(
     version=kiln_version(),
     packages=["kiln"],
     package_dir={"kiln": "kiln"},
+    # PEP 561: the package is typed, the extension by its stub.
+    package_data={"kiln": ["py.typed", "_kiln.pyi"]},
     ext_modules=[Extension("kiln._kiln", sources=[])],
     cmdclass={"build_ext": BuildWithCMake},
     # setuptools' own scratch space stays out of the source tree too.

@@ -7,6 +7,10 @@
 
 With cluster=None an embedded single-node cluster starts in this process and
 stops with the last env; pass cluster="tcp://host:port" for a real cluster.
+
+With gymnasium installed, kiln's envs, vector envs and spaces are gymnasium's
+(kiln.sb3 gives Stable-Baselines3 many envs through kiln's vector env);
+without it, kiln's own classes with the same attributes.
 """
 
 from .benchmarks import Benchmark, benchmark_from_clang_invocation, make_benchmark

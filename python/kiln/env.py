@@ -8,15 +8,26 @@ in separate threads, and their blocking calls do not hold the GIL. A fork
 shares its parent's client, which serves one call at a time: forks may be
 used from separate threads, but their requests take turns (an env made with
 kiln.make in each thread steps in parallel).
+
+With gymnasium importable, an Env is a gymnasium.Env (its spaces gymnasium's,
+see kiln.spaces): gymnasium's checker, its wrappers and the libraries that
+take a gymnasium env (Stable-Baselines3, ...) take a kiln env as it is.
 """
 
+from __future__ import annotations
+
 import atexit
+import copy
 import os
 import shlex
 import time
 import weakref
+from typing import Any, Optional, Union
+
+import numpy as np
 
 from ._closing import Closing
+from ._gymnasium import EnvBase
 from . import _kiln, registry
 from . import cluster as cluster_module
 from .benchmarks import Benchmark
@@ -31,7 +42,7 @@ from .errors import (
     Timeout,
     Unimplemented,
 )
-from .spaces import Space
+from .spaces import Space, carry_rng, from_raw, no_observation
 from .state import CompilerEnvState, parse_commandline
 from .validation import ValidationError, ValidationResult
 
@@ -42,7 +53,7 @@ _NUMERIC_SCALARS = ("int64", "double")
 
 # Envs still open at exit end their sessions before the embedded cluster stops
 # (atexit runs this before cluster.py's handler, registered earlier).
-_LIVE_ENVS = weakref.WeakSet()
+_LIVE_ENVS: "weakref.WeakSet[Env]" = weakref.WeakSet()
 
 
 @atexit.register
@@ -52,18 +63,18 @@ def _close_live_envs():
 
 
 def make(
-    env_id,
-    cluster=None,
-    benchmark=None,
-    observation_space=_DEFAULT,
-    reward_space=_DEFAULT,
-    action_space=None,
-    timeout=60.0,
-    experiment=None,
-    key_file=None,
-    experiment_key=None,
-    faults_as_truncation=False,
-):
+    env_id: Union[str, registry.EnvSpec],
+    cluster: Any = None,
+    benchmark: Union[str, Benchmark, None] = None,
+    observation_space: Any = _DEFAULT,
+    reward_space: Any = _DEFAULT,
+    action_space: Optional[str] = None,
+    timeout: float = 60.0,
+    experiment: Optional[str] = None,
+    key_file: Optional[str] = None,
+    experiment_key: Optional[str] = None,
+    faults_as_truncation: bool = False,
+) -> Env:
     """A new env of type `env_id` (see kiln.env_ids()), or of a kiln.EnvSpec
     for a session type of your own.
 
@@ -119,7 +130,8 @@ def make(
         raise
 
 
-def session_types(cluster=None, timeout=60.0, key_file=None):
+def session_types(cluster: Any = None, timeout: float = 60.0,
+                  key_file: Optional[str] = None) -> list[str]:
     """The session types the cluster's workers host (e.g. ['llvm', 'noop'])."""
     lease = cluster_module.lease(cluster)
     try:
@@ -129,7 +141,8 @@ def session_types(cluster=None, timeout=60.0, key_file=None):
         lease.release()
 
 
-def datasets(cluster=None, session_type="llvm", timeout=60.0, key_file=None):
+def datasets(cluster: Any = None, session_type: str = "llvm", timeout: float = 60.0,
+             key_file: Optional[str] = None) -> Datasets:
     """The datasets of `session_type` on the cluster (close it, or use `with`)."""
     lease = cluster_module.lease(cluster)
     try:
@@ -145,7 +158,7 @@ def _is_numeric_scalar(observation_spaces, name):
     return space is not None and space.kind in _NUMERIC_SCALARS
 
 
-def reward_space_names(observation_spaces):
+def reward_space_names(observation_spaces: dict) -> list[str]:
     """Names usable as a reward space: worker reward spaces, then numeric scalars."""
     names = list(observation_spaces)
     served = [n.removeprefix(_REWARD_PREFIX) for n in names if n.startswith(_REWARD_PREFIX)]
@@ -157,7 +170,8 @@ def reward_space_names(observation_spaces):
     return served + numeric
 
 
-def resolve_reward_space(session_type, observation_spaces, name):
+def resolve_reward_space(session_type: str, observation_spaces: dict,
+                         name: Optional[str]) -> Optional[tuple[str, bool]]:
     """(observation space to fetch, is_delta) for reward space `name`, or None
     for None: a worker reward space ("Reward:<name>") is the reward itself, a
     numeric scalar observation's change since the last step is the reward."""
@@ -178,7 +192,9 @@ def resolve_reward_space(session_type, observation_spaces, name):
     )
 
 
-def check_observation_name(session_type, observation_spaces, name):
+def check_observation_name(session_type: str, observation_spaces: dict, name: Any) -> None:
+    """kiln.InvalidArgument unless `name` is a str, kiln.NotFound listing
+    the session type's observation spaces unless it is one of them."""
     if not isinstance(name, str):
         raise InvalidArgument(
             f"observation space must be a name (str) or None, got {type(name).__name__}"
@@ -199,6 +215,43 @@ def _check_benchmark(benchmark):
         )
 
 
+_RESET_OPTIONS = ("benchmark", "action_space")
+
+
+def _reset_options(options, benchmark, action_space):
+    """(benchmark, action_space) after gymnasium's reset options: the same
+    things by name; kiln.InvalidArgument naming the ones kiln knows else."""
+    if options is None:
+        return benchmark, action_space
+    if not isinstance(options, dict):
+        raise InvalidArgument(f"reset options must be a dict, got {type(options).__name__}")
+    unknown = sorted(set(options) - set(_RESET_OPTIONS))
+    if unknown:
+        raise InvalidArgument(
+            f"unknown reset option(s) {', '.join(map(repr, unknown))}; kiln's envs take "
+            f"{', '.join(_RESET_OPTIONS)}"
+        )
+    if benchmark is None:
+        benchmark = options.get("benchmark")
+    if action_space is None:
+        action_space = options.get("action_space")
+    return benchmark, action_space
+
+
+def action_value(space: Any, action: Any) -> Any:
+    """What is sent for `action` in `space`: a choice's index for its name,
+    a Python int for a numpy integer or 0-d array (what learners pass)."""
+    kind = space.kind
+    if kind in ("discrete", "named_discrete"):
+        if isinstance(action, str) and kind == "named_discrete":
+            return space.index(action)
+        if isinstance(action, np.ndarray) and action.ndim == 0:
+            action = action.item()
+        if isinstance(action, np.integer):
+            return int(action)
+    return action
+
+
 def _benchmark_uri_and_program(benchmark):
     """(uri, inline bitcode or None): a kiln.Benchmark's bytes travel with the start."""
     if isinstance(benchmark, Benchmark):
@@ -216,55 +269,68 @@ class _Observations:
         return self._env._observe(name)
 
 
-class Env(Closing):
-    """One kiln session at a time, driven gym-style. Made by kiln.make()."""
+class Env(Closing, EnvBase):
+    """One kiln session at a time, driven gym-style. Made by kiln.make().
+
+    A gymnasium.Env when gymnasium can be imported: reset(seed=, options=)
+    seeds np_random and the action space; step() returns gymnasium's five
+    values (the reward 0.0 when the env has no reward space)."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+    render_mode: Optional[str] = None
 
     def __init__(
         self,
         *,
-        spec,
-        lease,
-        client,
-        raw_action_spaces,
-        raw_observation_spaces,
-        benchmark,
-        observation_space,
-        reward_space,
-        action_space,
-        faults_as_truncation=False,
+        spec: registry.EnvSpec,
+        lease: Any,
+        client: Any,
+        raw_action_spaces: list,
+        raw_observation_spaces: list,
+        benchmark: Union[str, Benchmark],
+        observation_space: Optional[str],
+        reward_space: Optional[str],
+        action_space: str,
+        faults_as_truncation: bool = False,
     ):
         self.spec = spec
         self._faults_as_truncation = faults_as_truncation
         self._last_observation = None
         self._lease = lease
         self._client = client
-        self._session = None
+        self._session: Any = None
         self._closed = False
         self._benchmark = benchmark
         self._raw_action_spaces = list(raw_action_spaces)
-        self.observation_spaces = {s.name: Space(s) for s in raw_observation_spaces}
+        self.observation_spaces = {s.name: from_raw(s) for s in raw_observation_spaces}
         self._observation_names = [s.name for s in raw_observation_spaces]
+        self._no_observation = no_observation()
         self._action_space_name = action_space
-        self.action_spaces = [Space(s) for s in self._raw_action_spaces]
-        self.action_space = self._initial_action_space()
-        self._observation = None  # name of the observation space, or None
-        self._reward = None  # (name of the observation space, is_delta), or None
+        self.action_spaces = [from_raw(s) for s in self._raw_action_spaces]
+        self.action_space: Any = self._initial_action_space()
+        self._observation: Optional[str] = None  # name of the observation space
+        # (name of the observation space, is_delta), or None
+        self._reward: Optional[tuple[str, bool]] = None
         self.observation_space = observation_space
         self.reward_space = reward_space
-        self._metric = None  # last value of a delta reward's observation
-        self.episode_reward = None
-        self.actions = []
-        self._episode_start = None  # time.monotonic() at reset()
+        self._metric: Any = None  # last value of a delta reward's observation
+        # The sum of the episode's rewards (None without a reward space).
+        self.episode_reward: Optional[float] = None
+        self.actions: list = []  # the episode's actions (indices), in order
+        self._episode_start: Any = None  # time.monotonic() at reset()
         self.observation = _Observations(self)
         _LIVE_ENVS.add(self)
 
     # --- spaces -----------------------------------------------------------
-    def _initial_action_space(self):
+    def _initial_action_space(self) -> Any:
+        return from_raw(self._initial_raw_action_space())
+
+    def _initial_raw_action_space(self) -> Any:
         if not self._action_space_name:
-            return Space(self._raw_action_spaces[0])
+            return self._raw_action_spaces[0]
         for raw in self._raw_action_spaces:
             if raw.name == self._action_space_name:
-                return Space(raw)
+                return raw
         names = ", ".join(s.name for s in self._raw_action_spaces)
         raise NotFound(
             f"{self.spec.session_type} has no action space {self._action_space_name!r}; "
@@ -275,35 +341,44 @@ class Env(Closing):
         previous = self._action_space_name
         self._action_space_name = name
         try:
-            self._initial_action_space()  # raises NotFound naming the spaces there are
+            self._initial_raw_action_space()  # raises NotFound naming the spaces there are
         except NotFound:
             self._action_space_name = previous
             raise
 
     @property
-    def observation_space(self):
-        """The Space of the observation step() returns, or None."""
-        return self.observation_spaces[self._observation] if self._observation else None
+    def observation_space(self) -> Any:
+        """The space of the observation step() returns. An env that observes
+        nothing (observation_space=None) has gymnasium's contract to keep:
+        its space is kiln.spaces.NoObservation, whose only member is None
+        (None itself without gymnasium)."""
+        if self._observation:
+            return self.observation_spaces[self._observation]
+        return self._no_observation
 
     @observation_space.setter
-    def observation_space(self, name):
+    def observation_space(self, name: Any) -> None:
+        """Selects the observation by name (or one of observation_spaces'
+        spaces, or None for none)."""
+        if name is not None and not isinstance(name, str):
+            name = getattr(name, "name", name)  # one of this env's own spaces
         if name is not None:
             self._check_observation_name(name)
         self._observation = name
 
     @property
-    def reward_space(self):
+    def reward_space(self) -> Optional[str]:
         """The reward space's name, or None (step() then returns reward None)."""
         return self._reward[0].removeprefix(_REWARD_PREFIX) if self._reward else None
 
     @reward_space.setter
-    def reward_space(self, name):
+    def reward_space(self, name: Optional[str]) -> None:
         self._reward = resolve_reward_space(self.spec.session_type, self.observation_spaces, name)
         if self._reward is not None and self._session is not None:
             self._start_reward()
 
     @property
-    def reward_spaces(self):
+    def reward_spaces(self) -> list[str]:
         """Names usable as reward_space: worker reward spaces, then numeric scalars."""
         return reward_space_names(self.observation_spaces)
 
@@ -322,24 +397,43 @@ class Env(Closing):
 
     # --- episode ----------------------------------------------------------
     @property
-    def benchmark(self):
+    def benchmark(self) -> Union[str, Benchmark]:
+        """The benchmark reset() starts (the current episode's once started)."""
         return self._benchmark
 
     @property
-    def in_episode(self):
+    def in_episode(self) -> bool:
+        """True between reset() and the episode's end (or close())."""
         return self._session is not None
 
     @property
-    def datasets(self):
+    def datasets(self) -> Datasets:
         """The datasets of this env's session type (empty if it has none)."""
         self._check_open()
         return Datasets(self._client, self.spec.session_type)
 
-    def reset(self, benchmark=None, seed=None, action_space=None):
-        """Starts a new episode; returns (observation, info). action_space: the
-        name of the action space to use from now on (see env.action_spaces;
-        the llvm type's are "PassesAll", its default, and "PassesAndPipelines")."""
+    def reset(
+        self,
+        benchmark: Any = None,
+        seed: Optional[int] = None,
+        action_space: Optional[str] = None,
+        options: Optional[dict] = None,
+    ) -> tuple[Any, dict]:
+        """Starts a new episode; returns (observation, info).
+
+        benchmark: a URI or kiln.Benchmark for this episode and the next
+          (default: the env's).
+        seed: seeds np_random and the action space's sample() (gymnasium's
+          reset(seed=)); episodes themselves are deterministic.
+        action_space: the name of the action space to use from now on (see
+          env.action_spaces; the llvm type's are "PassesAll", its default, and
+          "PassesAndPipelines").
+        options: gymnasium's reset(options=): {"benchmark": ..., "action_space":
+          ...}, the same as the arguments of those names.
+        """
         self._check_open()
+        benchmark, action_space = _reset_options(options, benchmark, action_space)
+        EnvBase.reset(self, seed=seed)
         if benchmark is not None:
             _check_benchmark(benchmark)
         else:
@@ -356,9 +450,9 @@ class Env(Closing):
         )
         # Kept only once it started: a bad benchmark leaves the env's own in place.
         self._session, self._benchmark = session, benchmark
-        seed_rng = self.action_space._rng
-        self.action_space = self._initial_action_space()
-        self.action_space._rng = seed_rng
+        raw = self._initial_raw_action_space()
+        if raw != self.action_space.raw:  # a step had changed it
+            self.action_space = carry_rng(self.action_space, from_raw(raw))
         values = dict(zip(wanted, session.initial_observations))
         if self._reward and self._reward[1]:
             self._metric = values[self._reward[0]]
@@ -368,11 +462,11 @@ class Env(Closing):
         self._last_observation = values.get(self._observation)
         return self._last_observation, {"benchmark": uri}
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         """Applies one action: (observation, reward, terminated, truncated, info)."""
         return self.multistep([action])
 
-    def multistep(self, actions):
+    def multistep(self, actions: Any) -> tuple[Any, float, bool, bool, dict]:
         """Applies `actions` in order in one round trip; the reward covers them all."""
         self._check_session()
         if isinstance(actions, (str, bytes)) or not hasattr(actions, "__iter__"):
@@ -391,7 +485,7 @@ class Env(Closing):
             self._session = None  # the worker has retired it or is gone: reset()
             if not self._faults_as_truncation:
                 raise
-            reward = 0.0 if self._reward else None
+            reward = 0.0
             reason = FAULT_REASONS[type(error).__name__]
             info = {"fault": f"{reason}: {error}", "actions_applied": 0}
             return self._last_observation, reward, False, True, info
@@ -412,9 +506,7 @@ class Env(Closing):
             "restored": restored,
         }
         if new_space is not None:
-            rng = self.action_space._rng
-            self.action_space = Space(new_space)
-            self.action_space._rng = rng
+            self.action_space = carry_rng(self.action_space, from_raw(new_space))
             info["new_action_space"] = self.action_space
         self._last_observation = results.get(self._observation)
         return self._last_observation, reward, ended, False, info
@@ -425,14 +517,12 @@ class Env(Closing):
         except KilnError:
             pass
 
-    def _action_value(self, action):
-        if isinstance(action, str) and self.action_space.kind == "named_discrete":
-            return self.action_space.index(action)
-        return action
+    def _action_value(self, action: Any) -> Any:
+        return action_value(self.action_space, action)
 
     def _take_reward(self, results):
         if not self._reward:
-            return None
+            return 0.0  # gymnasium's contract: a number
         name, is_delta = self._reward
         value = results[name]
         if is_delta:
@@ -456,7 +546,7 @@ class Env(Closing):
         return self._session.step([], self._indices([name]))[0][0]
 
     @property
-    def compiler_version(self):
+    def compiler_version(self) -> str:
         """The compiler the episode's worker runs, as it says it: "LLVM
         19.1.7 (pass table 3f2a...)". A state replays to the same module only
         on the same compiler: keep this with the states you publish."""
@@ -465,7 +555,7 @@ class Env(Closing):
 
     # --- states ---------------------------------------------------------
     @property
-    def state(self):
+    def state(self) -> CompilerEnvState:
         """The episode as a kiln.CompilerEnvState: benchmark, the actions taken
         as a commandline of names, seconds since reset(), the episode reward."""
         self._check_session()
@@ -481,7 +571,8 @@ class Env(Closing):
             return self.action_space.names[action]
         return str(action)
 
-    def commandline(self, input="input.bc", output="output.bc", opt="opt-19"):
+    def commandline(self, input: str = "input.bc", output: str = "output.bc",
+                    opt: str = "opt-19") -> str:
         """An opt command line that turns the benchmark's bitcode `input` into
         exactly the current IR: one opt per action, chained through a pipe,
         each with the action's explicit pipeline (see docs/actions.md)."""
@@ -502,7 +593,7 @@ class Env(Closing):
             )
         return " | ".join(stages)
 
-    def apply(self, state):
+    def apply(self, state: CompilerEnvState) -> CompilerEnvState:
         """Replays `state` (a kiln.CompilerEnvState) from a new episode on its
         benchmark and checks that it reproduces: the same reward within 1e-5
         when both the state and the env have one. Returns the env's state.
@@ -550,12 +641,12 @@ class Env(Closing):
                 )
         return replayed
 
-    def write_bitcode(self, path):
+    def write_bitcode(self, path: Union[str, os.PathLike]) -> str:
         """Writes the current module's bitcode to `path` (on this machine)."""
         self._write(path, self._observe("Bitcode"), "wb")
         return os.fspath(path)
 
-    def write_ir(self, path):
+    def write_ir(self, path: Union[str, os.PathLike]) -> str:
         """Writes the current module's IR text to `path` (on this machine)."""
         self._write(path, self._observe("Ir"), "w")
         return os.fspath(path)
@@ -565,7 +656,7 @@ class Env(Closing):
         with open(path, mode) as out:
             out.write(data)
 
-    def fork(self):
+    def fork(self) -> Env:
         """A new env whose session is a copy of this one's (same worker, same state).
         It shares this env's client: its calls and this env's take turns, from
         whatever threads they come."""
@@ -575,14 +666,15 @@ class Env(Closing):
         child.__dict__.update(self.__dict__)
         child._lease = self._lease.share()
         child._session = child_session
-        child.action_space = Space(self.action_space.raw)
+        child._np_random = copy.deepcopy(self._np_random)
+        child.action_space = carry_rng(self.action_space, from_raw(self.action_space.raw))
         child.actions = list(self.actions)
         child._episode_start = self._episode_start
         child.observation = _Observations(child)
         _LIVE_ENVS.add(child)
         return child
 
-    def validate(self, asan=False):
+    def validate(self, asan: bool = False) -> ValidationResult:
         """Whether the current program still behaves like the benchmark as it
         came: a kiln.ValidationResult listing every difference (wrong output
         or exit status, crash, timeout, an ASan report with `asan=True`). The
@@ -596,12 +688,12 @@ class Env(Closing):
         text = self._observe("Validation")
         return ValidationResult.from_json(_benchmark_uri_and_program(self._benchmark)[0], text)
 
-    def set_parameter(self, key, value):
+    def set_parameter(self, key: str, value: Any) -> str:
         """A session parameter (e.g. 'noop.busy_us'); returns the worker's answer."""
         self._check_session()
         return self._session.set_parameter(str(key), str(value))
 
-    def close(self):
+    def close(self) -> None:
         """Ends the session and lets go of the cluster; safe to call twice."""
         if self._closed:
             return
@@ -633,6 +725,6 @@ class Env(Closing):
         if self._session is None:
             raise InvalidArgument("no episode in progress: call env.reset() first")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "closed" if self._closed else (self._benchmark if self._session else "not reset")
         return f"<kiln.Env {self.spec.id} {state}>"

@@ -6,6 +6,7 @@ would expect (ValueError for bad input, KeyError for an unknown name, ...).
 """
 
 import builtins
+from typing import TYPE_CHECKING
 
 from kiln.error_codes import CODES
 
@@ -27,13 +28,26 @@ for _name, _builtin, _text, _meaning in CODES:
     if not _name:
         continue  # ok is no error
     _bases = (KilnError, getattr(builtins, _builtin)) if _builtin else (KilnError,)
-    _body = {"code": _text, "__doc__": _meaning[0].upper() + _meaning[1:] + ".",
+    _body: dict[str, object] = {"code": _text, "__doc__": _meaning[0].upper() + _meaning[1:] + ".",
              "__module__": __name__}
     if _builtin == "KeyError":
         _body["__str__"] = _text_of_key
     globals()[_name] = type(_name, _bases, _body)
 
 __all__ = ["KilnError"] + [name for name, *_ in CODES if name]
+
+if TYPE_CHECKING:
+    # What the loop above makes, spelled out for type checkers (which do not
+    # run it); tests/python/test_typing.py holds this list to CODES.
+    class InvalidArgument(KilnError, ValueError): ...
+    class NotFound(KilnError, KeyError): ...
+    class Timeout(KilnError, TimeoutError): ...
+    class SessionLost(KilnError, ConnectionError): ...
+    class Overloaded(KilnError): ...
+    class CompileError(KilnError): ...
+    class PermissionDenied(KilnError, PermissionError): ...
+    class Unimplemented(KilnError, NotImplementedError): ...
+    class InternalError(KilnError): ...
 
 
 # Each error class by its name (how the extension names an error it returns

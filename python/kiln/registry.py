@@ -1,14 +1,21 @@
 """The env ids kiln.make() knows: which session type each one starts and
 which observation and reward spaces it uses unless told otherwise."""
 
-from dataclasses import dataclass
-from typing import Optional
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
 
 from .errors import InvalidArgument, NotFound
 
 
-@dataclass(frozen=True)
+@dataclass
 class EnvSpec:
+    """What kiln.make(id) starts: the session type, the default benchmark,
+    observation, reward and action spaces. It also has the fields of
+    gymnasium's EnvSpec that gymnasium's checker and wrappers read
+    (nondeterministic, max_episode_steps, additional_wrappers, ...)."""
+
     id: str
     session_type: str
     benchmark: str
@@ -18,6 +25,27 @@ class EnvSpec:
     # Worker-level parameters "<prefix>.datasets" / "<prefix>.benchmarks" list
     # the datasets; None when the type has none.
     datasets_prefix: Optional[str] = None
+    # gymnasium's EnvSpec fields. kiln's episodes have no step limit of their
+    # own (gymnasium.wrappers.TimeLimit or VectorEnv(max_episode_steps=) add
+    # one); a session type's steps are deterministic unless it says otherwise.
+    entry_point: str = "kiln:make"
+    vector_entry_point: str = "kiln:make_vec"
+    reward_threshold: Optional[float] = None
+    nondeterministic: bool = False
+    max_episode_steps: Optional[int] = None
+    order_enforce: bool = True
+    disable_env_checker: bool = True
+    kwargs: dict = field(default_factory=dict)
+    additional_wrappers: tuple = ()
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.session_type, self.benchmark))
+
+    def make(self, **kwargs: Any) -> Any:
+        """kiln.make(self, **kwargs) (gymnasium's EnvSpec.make)."""
+        from .env import make
+
+        return make(self, **{**self.kwargs, **kwargs})
 
 
 _SPECS = {
@@ -53,12 +81,12 @@ _SPECS = {
 }
 
 
-def env_ids():
+def env_ids() -> list[str]:
     """Every env id kiln.make() accepts."""
     return sorted(_SPECS)
 
 
-def spec(env_id):
+def spec(env_id: Union[str, EnvSpec]) -> EnvSpec:
     """The EnvSpec of `env_id`; kiln.NotFound listing the known ids otherwise.
     An EnvSpec passes through: that is how a user-defined session type is made."""
     if isinstance(env_id, EnvSpec):

@@ -69,7 +69,7 @@ def test_observations_have_numpy_types(cluster):
         assert observation.dtype == np.int64 and observation.shape == (4,)
         observation = env.multistep([2, 3])[0]
         np.testing.assert_array_equal(observation, [5, 2, 10, 4])
-        assert env.step(1)[1] is None  # no reward space: reward None
+        assert env.step(1)[1] == 0.0  # no reward space: reward 0.0 (gymnasium wants a number)
         assert env.observation_space.name == "Tensor"
         blob = env.observation["Bytes4K"]
         assert isinstance(blob, bytes) and len(blob) == 4096
@@ -78,7 +78,8 @@ def test_observations_have_numpy_types(cluster):
 
 def test_no_observation_space(cluster):
     with kiln.make("noop-v0", cluster=cluster, observation_space=None, timeout=10) as env:
-        assert env.reset()[0] is None and env.observation_space is None
+        # gymnasium wants a space: the one whose only member is None.
+        assert env.reset()[0] is None and None in env.observation_space
         assert env.step(1)[0] is None
 
 
@@ -133,7 +134,7 @@ def test_reward_space_can_change_mid_episode(env):
     assert env.reward_space == "Steps" and env.episode_reward == 0.0
     assert env.step(1)[1] == 1.0
     env.reward_space = None
-    assert env.step(1)[1] is None and env.reward_space is None
+    assert env.step(1)[1] == 0.0 and env.reward_space is None
 
 
 def test_session_parameters(env):

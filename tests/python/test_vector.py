@@ -17,7 +17,8 @@ DATA = os.path.join(os.path.dirname(__file__), "..", "llvm_engine", "data")
 def test_batched_steps_truncation_and_autoreset(cluster):
     with kiln.make_vec("noop-v0", 4, cluster=cluster, max_episode_steps=3) as envs:
         assert envs.action_space.shape == (4,)
-        assert envs.single_action_space.n == envs.action_space.n
+        # gymnasium's batch of a Discrete: a MultiDiscrete of the same n per env.
+        assert list(envs.action_space.nvec) == [envs.single_action_space.n] * 4
         observations, infos = envs.reset(seed=5)
         assert observations.dtype == np.int64 and observations.tolist() == [0, 0, 0, 0]
         assert infos["_benchmark"].all()

@@ -7,7 +7,8 @@
 namespace kiln {
 namespace {
 
-constexpr std::string_view kMagic = "KPG1";
+constexpr std::string_view kMagic = "KPG2";
+constexpr std::string_view kMagicWithoutFullTexts = "KPG1";
 
 void putU32(std::string& out, std::uint32_t value) {
   const char bytes[4] = {static_cast<char>(value & 0xFF), static_cast<char>((value >> 8) & 0xFF),
@@ -94,21 +95,41 @@ Status checkBelow(const std::vector<std::uint32_t>& values, std::size_t bound, b
   return okStatus();
 }
 
+void putTexts(std::string& out, const std::vector<std::string>& texts) {
+  for (const std::string& text : texts) {
+    putU32(out, static_cast<std::uint32_t>(text.size()));
+    out += text;
+  }
+  padTo4(out);
+}
+
+Status readTexts(Reader& in, std::uint32_t count, std::vector<std::string>& out,
+                 std::string_view what) {
+  out.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    KILN_ASSIGN_OR_RETURN(std::string text, in.text(what));
+    out.push_back(std::move(text));
+  }
+  in.skipPadding();
+  return okStatus();
+}
+
 }  // namespace
 
 std::string encodeProgramGraph(const ProgramGraph& graph) {
+  // Full texts go only with an index per node (a graph without them has none).
+  const bool full = !graph.fullTexts.empty() && graph.nodeFullText.size() == graph.nodes();
   std::string out(kMagic);
   putU32(out, static_cast<std::uint32_t>(graph.nodes()));
   putU32(out, static_cast<std::uint32_t>(graph.edges()));
   putU32(out, static_cast<std::uint32_t>(graph.functionNames.size()));
   putU32(out, static_cast<std::uint32_t>(graph.texts.size()));
-  for (const std::string& text : graph.texts) {
-    putU32(out, static_cast<std::uint32_t>(text.size()));
-    out += text;
-  }
-  padTo4(out);
+  putU32(out, static_cast<std::uint32_t>(full ? graph.fullTexts.size() : 0));
+  putTexts(out, graph.texts);
+  if (full) putTexts(out, graph.fullTexts);
   putU32s(out, graph.functionNames);
   putU32s(out, graph.nodeText);
+  if (full) putU32s(out, graph.nodeFullText);
   putU32s(out, graph.nodeFunction);
   putU32s(out, graph.nodeBlock);
   putU8s(out, graph.nodeKind);
@@ -121,14 +142,19 @@ std::string encodeProgramGraph(const ProgramGraph& graph) {
 }
 
 Result<ProgramGraph> decodeProgramGraph(std::string_view bytes) {
-  if (!bytes.starts_with(kMagic)) {
-    return invalidArgument("not a program graph: it does not start with \"KPG1\"");
+  const bool withFullTexts = bytes.starts_with(kMagic);
+  if (!withFullTexts && !bytes.starts_with(kMagicWithoutFullTexts)) {
+    return invalidArgument("not a program graph: it does not start with \"KPG2\" (or \"KPG1\")");
   }
   Reader in(bytes.substr(kMagic.size()));
   KILN_ASSIGN_OR_RETURN(std::uint32_t nodes, in.u32("header"));
   KILN_ASSIGN_OR_RETURN(std::uint32_t edges, in.u32("header"));
   KILN_ASSIGN_OR_RETURN(std::uint32_t functions, in.u32("header"));
   KILN_ASSIGN_OR_RETURN(std::uint32_t texts, in.u32("header"));
+  std::uint32_t fullTexts = 0;
+  if (withFullTexts) {
+    KILN_ASSIGN_OR_RETURN(fullTexts, in.u32("header"));
+  }
   if (nodes > kMaxGraphNodes || edges > kMaxGraphEdges) {
     return invalidArgument(
         fmt::format("the program graph has {} nodes and {} edges, over the bounds ({} and {})",
@@ -136,18 +162,17 @@ Result<ProgramGraph> decodeProgramGraph(std::string_view bytes) {
   }
   // Each text takes 4 bytes at least: a count larger than what is left is
   // refused before anything is reserved for it.
-  if (texts > in.left() / 4 || functions > in.left() / 4) {
+  if (texts > in.left() / 4 || functions > in.left() / 4 || fullTexts > in.left() / 4) {
     return invalidArgument("the program graph is truncated: it ends in its texts");
   }
   ProgramGraph graph;
-  graph.texts.reserve(texts);
-  for (std::uint32_t i = 0; i < texts; ++i) {
-    KILN_ASSIGN_OR_RETURN(std::string text, in.text("texts"));
-    graph.texts.push_back(std::move(text));
-  }
-  in.skipPadding();
+  KILN_RETURN_IF_ERROR(readTexts(in, texts, graph.texts, "texts"));
+  KILN_RETURN_IF_ERROR(readTexts(in, fullTexts, graph.fullTexts, "full texts"));
   KILN_RETURN_IF_ERROR(in.u32s(functions, graph.functionNames, "function names"));
   KILN_RETURN_IF_ERROR(in.u32s(nodes, graph.nodeText, "node texts"));
+  if (fullTexts != 0) {
+    KILN_RETURN_IF_ERROR(in.u32s(nodes, graph.nodeFullText, "node full texts"));
+  }
   KILN_RETURN_IF_ERROR(in.u32s(nodes, graph.nodeFunction, "node functions"));
   KILN_RETURN_IF_ERROR(in.u32s(nodes, graph.nodeBlock, "node blocks"));
   KILN_RETURN_IF_ERROR(in.u8s(nodes, 3, graph.nodeKind, "node kind"));
@@ -162,6 +187,7 @@ Result<ProgramGraph> decodeProgramGraph(std::string_view bytes) {
   }
   KILN_RETURN_IF_ERROR(checkBelow(graph.functionNames, texts, false, "function name"));
   KILN_RETURN_IF_ERROR(checkBelow(graph.nodeText, texts, false, "node text"));
+  KILN_RETURN_IF_ERROR(checkBelow(graph.nodeFullText, fullTexts, false, "node full text"));
   KILN_RETURN_IF_ERROR(checkBelow(graph.nodeFunction, functions, true, "node function"));
   KILN_RETURN_IF_ERROR(checkBelow(graph.edgeSource, nodes, false, "edge source"));
   KILN_RETURN_IF_ERROR(checkBelow(graph.edgeTarget, nodes, false, "edge target"));

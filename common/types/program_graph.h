@@ -4,16 +4,19 @@
 // it differs from ProGraML's is docs/program-graph.md; compilers/llvm_engine/
 // program_graph.h builds one from an LLVM module.
 //
-// The wire form ("KPG1", the `Programl` observation's bytes) is a header and
+// The wire form ("KPG2", the `Programl` observation's bytes) is a header and
 // flat arrays, so that a learner maps it straight into tensors:
-//   "KPG1", u32 nodes, u32 edges, u32 functions, u32 texts
-//   texts:     per text a u32 length and its bytes, then zero padding to 4
-//   functions: u32 text index of each function's name
-//   nodes:     u32 text[], u32 function[], u32 block[] (numbered through
-//              the module), then u8 kind[]
-//   edges:     u32 source[], u32 target[], u32 position[], then u8 flow[]
+//   "KPG2", u32 nodes, u32 edges, u32 functions, u32 texts, u32 full texts
+//   texts:      per text a u32 length and its bytes, then zero padding to 4
+//   full texts: the same (ProGraML's `full_text` feature of the nodes)
+//   functions:  u32 text index of each function's name
+//   nodes:      u32 text[], u32 full text[] (absent when there are no full
+//               texts), u32 function[], u32 block[] (numbered through the
+//               module), then u8 kind[]
+//   edges:      u32 source[], u32 target[], u32 position[], then u8 flow[]
 // All integers little-endian; kNoIndex (0xFFFFFFFF) where a node has no
-// function or block.
+// function or block. The decoders also read "KPG1", the same without the
+// full texts (its header has no full text count), which kiln sent before.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,11 @@ struct ProgramGraph {
   std::vector<std::uint32_t> nodeText;
   std::vector<std::uint32_t> nodeFunction;  // kNoIndex: the root, globals, constants
   std::vector<std::uint32_t> nodeBlock;     // through the module; kNoIndex outside blocks
+  // ProGraML's full_text per node (the instruction as LLVM prints it, a
+  // variable's "type name", a constant's "type value"): an index into
+  // fullTexts per node, or no entries at all (a graph without them).
+  std::vector<std::string> fullTexts;
+  std::vector<std::uint32_t> nodeFullText;
   // Edges, one entry per edge in each array.
   std::vector<GraphEdgeFlow> edgeFlow;
   std::vector<std::uint32_t> edgeSource;
@@ -55,7 +63,8 @@ inline constexpr std::uint32_t kMaxGraphEdges = 1u << 26;
 
 std::string encodeProgramGraph(const ProgramGraph& graph);
 // invalid-argument naming what is wrong: no magic, truncated, counts over
-// the bounds, a text, function, node or kind index out of range, bytes left over.
+// the bounds, a text, function, node or kind index out of range, bytes left
+// over. Reads "KPG2" and "KPG1" (which has no full texts).
 Result<ProgramGraph> decodeProgramGraph(std::string_view bytes);
 
 }  // namespace kiln

@@ -3,11 +3,15 @@
 //   node 0            "[external]", the root: what lies outside the module
 //   per instruction   an instruction node, its opcode as text
 //   per value made    a variable node (an instruction's result, a function
-//                     argument, a global), its type as text
+//                     argument, a global), its type as text ("struct" for a
+//                     struct, as ProGraML), in its first user's block
 //   per constant      one constant node per distinct constant used
+// each with ProGraML's full_text: the instruction as LLVM prints it, a
+// variable's "type name", a constant's "type value";
 // and edges
 //   control  an instruction to the next in its block (position 0); a
-//            terminator to the first instruction of successor i (position i)
+//            terminator of a block the entry reaches to the first
+//            instruction of successor i (position i)
 //   data     an instruction to its result's variable (position 0); a
 //            variable or constant to each instruction using it (position =
 //            the operand's index); labels, metadata and a direct callee are
@@ -15,7 +19,8 @@
 //   call     a call site to its callee's entry and each of the callee's
 //            returns back to it; a call of a declaration or through a
 //            pointer to and from the root; the root to every defined
-//            function's entry and each return back to the root.
+//            function's entry and each return back to the root. Only call
+//            sites and returns in blocks the entry reaches have call edges.
 #pragma once
 
 #include <cstdint>

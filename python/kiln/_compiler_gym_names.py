@@ -95,7 +95,8 @@ def _translate(name, value):
         return (np.asarray(value[1:], dtype=np.float64) / total).astype(np.float32)
     if name in ("Programl", "ProgramlJson"):
         graph = ProgramGraph.from_bytes(value)
-        # As CompilerGym gave them: a networkx.MultiDiGraph, node-link JSON.
+        # ProGraML's forms: a networkx.MultiDiGraph and node-link JSON, with
+        # the differences docs/program-graph.md lists.
         return graph.to_networkx() if name == "Programl" else graph.to_node_link()
     if name == "InstCountNormDict":
         total = max(int(value.get("TotalInstsCount", 0)), 1)

@@ -45,7 +45,11 @@ void checkGraph(std::string_view bytes) {
                 graph->nodeFunction[i] < graph->functionNames.size(),
             "a node function is out of range");
     require(static_cast<unsigned>(graph->nodeKind[i]) <= 2, "a node kind is out of range");
+    require(graph->nodeFullText.empty() || graph->nodeFullText[i] < graph->fullTexts.size(),
+            "a node full text is out of range");
   }
+  require(graph->nodeFullText.empty() || graph->nodeFullText.size() == nodes,
+          "the full text indices are not one per node");
   for (std::size_t e = 0; e < graph->edges(); ++e) {
     require(graph->edgeSource[e] < nodes && graph->edgeTarget[e] < nodes,
             "an edge joins a node that does not exist");

@@ -277,6 +277,8 @@ void writeProgramObservationInputs(SeedWriter& out) {
   graph.edgeSource = {0, 1, 3, 1, 2, 4};
   graph.edgeTarget = {1, 2, 1, 4, 4, 0};
   graph.edgePosition = {0, 0, 1, 0, 0, 0};
+  graph.fullTexts = {"", "%1 = add i32 %0, 1", "i32 %1", "i32 1", "ret i32 %1"};
+  graph.nodeFullText = {0, 1, 2, 3, 4};
   const std::string wire = encodeProgramGraph(graph);
   out.put("fuzz_program_graph", "graph_small", std::string(1, '\0') + wire);
   out.put("fuzz_program_graph", "graph_truncated",

@@ -1,11 +1,14 @@
 // The program graph is correct by construction, checked against the IR on
 // every kiln-bench-v0 program and on csmith programs, unoptimized and after
-// passes: one instruction node per instruction; control edges between
-// instructions that follow each other or a terminator and its successor's
-// first instruction; one data edge per operand use at its position; call
-// edges between call sites and their callees; counts as InstCount's; the
-// same graph from the module read back from bitcode; the wire form decodes
-// to the same graph and refuses every truncation and corruption.
+// passes: one instruction node per instruction, with ProGraML's full_text
+// (the instruction as LLVM prints it); variables in their first user's
+// block, with "type name"; constants with "type value"; control edges
+// between instructions that follow each other or a reachable terminator and
+// its successor's first instruction; one data edge per operand use at its
+// position; call edges between reachable call sites and their callees'
+// reachable returns; counts as InstCount's; the same graph from the module
+// read back from bitcode; the wire form decodes to the same graph and
+// refuses every truncation and corruption; the KPG1 form still decodes.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -15,11 +18,14 @@
 
 #include "common/types/program_graph.h"
 #include "compilers/llvm_engine/program_graph.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/ModuleSlotTracker.h"
+#include "llvm/Support/raw_ostream.h"
 #include "programs/bundled/kiln_bench_v0.h"
 #include "programs/datasets/generators.h"
 #include "tests/llvm_engine/test_support.h"
@@ -51,6 +57,92 @@ std::vector<Program> programs() {
 }
 
 using Edge = std::tuple<const llvm::Value*, const llvm::Value*, std::uint32_t>;
+
+// The blocks the entry reaches, by a walk of the successors.
+std::set<const llvm::BasicBlock*> reachableBlocks(const llvm::Function& function) {
+  std::set<const llvm::BasicBlock*> reached{&function.getEntryBlock()};
+  std::vector<const llvm::BasicBlock*> work{&function.getEntryBlock()};
+  while (!work.empty()) {
+    const llvm::Instruction* terminator = work.back()->getTerminator();
+    work.pop_back();
+    for (unsigned i = 0; terminator != nullptr && i < terminator->getNumSuccessors(); ++i) {
+      if (reached.insert(terminator->getSuccessor(i)).second) {
+        work.push_back(terminator->getSuccessor(i));
+      }
+    }
+  }
+  return reached;
+}
+
+// Whether `use` is data: not a label, metadata or a direct callee.
+bool isDataUse(const llvm::Instruction& instruction, const llvm::Use& use) {
+  const llvm::Value* operand = use.get();
+  if (llvm::isa<llvm::BasicBlock>(operand) || llvm::isa<llvm::MetadataAsValue>(operand)) {
+    return false;
+  }
+  const auto* site = llvm::dyn_cast<llvm::CallBase>(&instruction);
+  return !(site != nullptr && site->isCallee(&use) && llvm::isa<llvm::Function>(operand));
+}
+
+std::string printed(const llvm::Instruction& instruction, llvm::ModuleSlotTracker& slots) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  instruction.print(out, slots);
+  return text.substr(text.find_first_not_of(' '));
+}
+
+// ProGraML's full_text and blocks of the nodes, against the IR.
+void checkTextsAndBlocks(const llvm::Module& module, const ProgramGraph& graph,
+                         const std::vector<const llvm::Value*>& values) {
+  ASSERT_EQ(graph.nodeFullText.size(), graph.nodes());
+  std::map<const llvm::Value*, std::uint32_t> node, instructionNode;
+  for (std::uint32_t i = 1; i < graph.nodes(); ++i) {
+    (graph.nodeKind[i] == GraphNodeKind::kInstruction ? instructionNode : node)[values[i]] = i;
+  }
+  std::map<const llvm::Value*, std::uint32_t> firstUserBlock;
+  llvm::ModuleSlotTracker slots(&module);
+  std::uint32_t block = 0;
+  for (const llvm::Function& function : module) {
+    if (function.isDeclaration()) continue;
+    slots.incorporateFunction(function);
+    for (const llvm::BasicBlock& basicBlock : function) {
+      for (const llvm::Instruction& instruction : basicBlock) {
+        const std::string text = printed(instruction, slots);
+        EXPECT_EQ(graph.fullTexts.at(graph.nodeFullText[instructionNode.at(&instruction)]), text);
+        if (!instruction.getType()->isVoidTy()) {
+          const std::string name = text.substr(0, text.find(" = "));
+          const std::string& full = graph.fullTexts.at(graph.nodeFullText[node.at(&instruction)]);
+          EXPECT_TRUE(full.ends_with(" " + name)) << full << " for " << text;
+          if (instruction.getType()->isStructTy()) {
+            EXPECT_EQ(graph.texts[graph.nodeText[node.at(&instruction)]], "struct");
+          }
+        }
+        for (const llvm::Use& use : instruction.operands()) {
+          const llvm::Value* operand = use.get();
+          if (!isDataUse(instruction, use)) continue;
+          if (llvm::isa<llvm::Instruction>(operand) || llvm::isa<llvm::Argument>(operand)) {
+            firstUserBlock.emplace(operand, block);
+          }
+          const auto* number = llvm::dyn_cast<llvm::ConstantInt>(operand);
+          if (number != nullptr && number->getBitWidth() > 1) {  // i1 prints true/false
+            // A constant says its value, as ProGraML's full_text.
+            const std::string& full = graph.fullTexts.at(graph.nodeFullText[node.at(number)]);
+            EXPECT_TRUE(full.ends_with(" " + llvm::toString(number->getValue(), 10, true))) << full;
+          }
+        }
+      }
+      ++block;
+    }
+  }
+  for (const auto& [value, index] : node) {
+    const bool local = llvm::isa<llvm::Instruction>(value) || llvm::isa<llvm::Argument>(value);
+    if (!local) {
+      EXPECT_EQ(graph.nodeBlock[index], kNoIndex);
+    } else if (auto user = firstUserBlock.find(value); user != firstUserBlock.end()) {
+      EXPECT_EQ(graph.nodeBlock[index], user->second) << "a variable is in its first user's block";
+    }
+  }
+}
 
 // Every invariant of the schema, on one module and its graph.
 void checkAgainstIr(const llvm::Module& module, const ProgramGraph& graph,
@@ -126,34 +218,34 @@ void checkAgainstIr(const llvm::Module& module, const ProgramGraph& graph,
     if (graph.edgeFlow[e] == GraphEdgeFlow::kCall) call.insert(edge);
   }
   std::multiset<Edge> expectedControl, expectedData, expectedCall;
+  std::map<const llvm::Function*, std::set<const llvm::BasicBlock*>> reachable;
+  for (const llvm::Function& function : module) {
+    if (!function.isDeclaration()) reachable[&function] = reachableBlocks(function);
+  }
   for (const llvm::Function& function : module) {
     if (function.isDeclaration()) continue;
     const llvm::Instruction* entry = &function.getEntryBlock().front();
     expectedCall.insert({nullptr, entry, 0});
     for (const llvm::BasicBlock& block : function) {
+      // A block the entry does not reach: no control out, no calls, no return.
+      const bool reached = reachable[&function].contains(&block);
       for (const llvm::Instruction& instruction : block) {
         if (const llvm::Instruction* next = instruction.getNextNode()) {
           expectedControl.insert({&instruction, next, 0});
         }
-        for (unsigned i = 0; instruction.isTerminator() && i < instruction.getNumSuccessors();
-             ++i) {
+        for (unsigned i = 0;
+             reached && instruction.isTerminator() && i < instruction.getNumSuccessors(); ++i) {
           expectedControl.insert({&instruction, &instruction.getSuccessor(i)->front(), i});
         }
-        if (llvm::isa<llvm::ReturnInst>(instruction)) {
+        if (reached && llvm::isa<llvm::ReturnInst>(instruction)) {
           expectedCall.insert({&instruction, nullptr, 0});
         }
         const auto* site = llvm::dyn_cast<llvm::CallBase>(&instruction);
         for (const llvm::Use& use : instruction.operands()) {
-          const llvm::Value* operand = use.get();
-          if (llvm::isa<llvm::BasicBlock>(operand) || llvm::isa<llvm::MetadataAsValue>(operand)) {
-            continue;
-          }
-          if (site != nullptr && site->isCallee(&use) && llvm::isa<llvm::Function>(operand)) {
-            continue;
-          }
-          expectedData.insert({operand, &instruction, use.getOperandNo()});
+          if (!isDataUse(instruction, use)) continue;
+          expectedData.insert({use.get(), &instruction, use.getOperandNo()});
         }
-        if (site == nullptr) continue;
+        if (site == nullptr || !reached) continue;
         const llvm::Function* callee = site->getCalledFunction();
         if (callee == nullptr || callee->isDeclaration()) {
           expectedCall.insert({&instruction, nullptr, 0});
@@ -162,7 +254,8 @@ void checkAgainstIr(const llvm::Module& module, const ProgramGraph& graph,
         }
         expectedCall.insert({&instruction, &callee->getEntryBlock().front(), 0});
         for (const llvm::BasicBlock& calleeBlock : *callee) {
-          if (llvm::isa<llvm::ReturnInst>(calleeBlock.getTerminator())) {
+          if (llvm::isa<llvm::ReturnInst>(calleeBlock.getTerminator()) &&
+              reachable[callee].contains(&calleeBlock)) {
             expectedCall.insert({calleeBlock.getTerminator(), &instruction, 0});
           }
         }
@@ -175,6 +268,7 @@ void checkAgainstIr(const llvm::Module& module, const ProgramGraph& graph,
       << data.size() << " data edges, " << expectedData.size() << " expected";
   EXPECT_TRUE(call == expectedCall)
       << call.size() << " call edges, " << expectedCall.size() << " expected";
+  checkTextsAndBlocks(module, graph, values);
 }
 
 void checkState(const ModuleState& state, const std::string& name) {
@@ -218,6 +312,104 @@ TEST(ProgramGraphTest, EveryInvariantHoldsOnKilnBenchAndCsmithPrograms) {
     }
     checkState(**state, program.name + " after mem2reg instcombine simplifycfg inline gvn");
   }
+}
+
+// A module with what ProGraML defines apart: a block the entry never reaches
+// (with a call and a return), a struct value, constants with values, and a
+// value used first in another block than its own.
+constexpr const char* kDeadBlockModule = R"(
+%pair = type { i32, i32 }
+define i32 @callee(i32 %x) {
+  %y = add i32 %x, 7
+  ret i32 %y
+}
+define i32 @caller(i32 %n) {
+entry:
+  %v = call i32 @callee(i32 %n)
+  %s = insertvalue %pair undef, i32 %v, 0
+  br label %next
+next:
+  %w = add i32 %v, 42
+  ret i32 %w
+dead:
+  %z = call i32 @callee(i32 %n)
+  ret i32 %z
+}
+)";
+
+TEST(ProgramGraphTest, ProGraMLsDefinitionsOfTextsBlocksAndReachability) {
+  auto state = ModuleState::fromIrText(passTable(), kDeadBlockModule, "dead-block");
+  ASSERT_TRUE(state.ok()) << state.status().toString();
+  checkState(**state, "dead block");
+  std::vector<const llvm::Value*> values;
+  auto graph = buildProgramGraph(*(*state)->module(), kMaxGraphNodes, &values);
+  ASSERT_TRUE(graph.ok());
+  auto nodeOf = [&](std::string_view full) {
+    for (std::uint32_t i = 0; i < graph->nodes(); ++i) {
+      if (graph->fullTexts[graph->nodeFullText[i]] == full) return i;
+    }
+    ADD_FAILURE() << "no node with full_text " << full;
+    return 0u;
+  };
+  const std::uint32_t deadCall = nodeOf("%z = call i32 @callee(i32 %n)");
+  const std::uint32_t deadReturn = nodeOf("ret i32 %z");
+  const std::uint32_t liveCall = nodeOf("%v = call i32 @callee(i32 %n)");
+  for (std::size_t e = 0; e < graph->edges(); ++e) {
+    if (graph->edgeFlow[e] != GraphEdgeFlow::kCall) continue;
+    EXPECT_NE(graph->edgeSource[e], deadCall) << "a dead block's call site calls";
+    EXPECT_NE(graph->edgeSource[e], deadReturn) << "a dead block's return returns";
+    EXPECT_NE(graph->edgeTarget[e], deadCall);
+  }
+  // The live call site has its call, the callee's return back, and (it is
+  // the caller's first instruction) the root's call of the caller.
+  std::size_t liveCalls = 0;
+  for (std::size_t e = 0; e < graph->edges(); ++e) {
+    if (graph->edgeFlow[e] == GraphEdgeFlow::kCall &&
+        (graph->edgeSource[e] == liveCall || graph->edgeTarget[e] == liveCall)) {
+      ++liveCalls;
+    }
+  }
+  EXPECT_EQ(liveCalls, 3u);
+  // Texts: a constant's value, a variable's "type name", a struct as "struct".
+  EXPECT_EQ(graph->texts[graph->nodeText[nodeOf("i32 42")]], "i32");
+  EXPECT_EQ(graph->nodeKind[nodeOf("i32 42")], GraphNodeKind::kConstant);
+  EXPECT_EQ(graph->texts[graph->nodeText[nodeOf("struct %s")]], "struct");
+  // %v is made in the entry block (caller's first, block 2 of the module)
+  // and used first there; %n, an argument, is in its first user's block.
+  EXPECT_EQ(graph->nodeBlock[nodeOf("i32 %v")], 1u);
+  EXPECT_EQ(graph->nodeBlock[nodeOf("i32 %n")], 1u);
+  EXPECT_EQ(graph->nodeBlock[nodeOf("i32 %w")], 2u);
+  EXPECT_EQ(graph->fullTexts[graph->nodeFullText[0]], "");
+}
+
+TEST(ProgramGraphTest, TheFormerWireFormWithoutFullTextsStillDecodes) {
+  // KPG1: KPG2 less the full text count, table and per-node indices.
+  ProgramGraph graph;
+  graph.texts = {"[external]", "f", "ret"};
+  graph.functionNames = {1};
+  graph.nodeKind = {GraphNodeKind::kInstruction, GraphNodeKind::kInstruction};
+  graph.nodeText = {0, 2};
+  graph.nodeFunction = {kNoIndex, 0};
+  graph.nodeBlock = {kNoIndex, 0};
+  graph.edgeFlow = {GraphEdgeFlow::kCall};
+  graph.edgeSource = {0};
+  graph.edgeTarget = {1};
+  graph.edgePosition = {0};
+  std::string wire = encodeProgramGraph(graph);  // no full texts: count 0, no indices
+  ASSERT_TRUE(wire.starts_with("KPG2"));
+  std::string former = "KPG1" + wire.substr(4, 16) + wire.substr(24);
+  auto decoded = decodeProgramGraph(former);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().toString();
+  EXPECT_TRUE(*decoded == graph);
+  EXPECT_TRUE(decoded->nodeFullText.empty());
+  // With full texts, the round trip keeps them.
+  graph.fullTexts = {"", "ret void"};
+  graph.nodeFullText = {0, 1};
+  auto again = decodeProgramGraph(encodeProgramGraph(graph));
+  ASSERT_TRUE(again.ok()) << again.status().toString();
+  EXPECT_TRUE(*again == graph);
+  graph.nodeFullText = {0, 2};
+  EXPECT_FALSE(decodeProgramGraph(encodeProgramGraph(graph)).ok()) << "a full text out of range";
 }
 
 TEST(ProgramGraphTest, TheObservationIsKeptUntilTheIrChanges) {

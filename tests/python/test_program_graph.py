@@ -25,7 +25,7 @@ def graph_and_counts(cluster):
 
 def test_the_observation_decodes_into_arrays_a_gnn_reads(graph_and_counts):
     data, counts, after = graph_and_counts
-    assert isinstance(data, bytes) and data.startswith(b"KPG1")
+    assert isinstance(data, bytes) and data.startswith(b"KPG2")
     graph = kiln.ProgramGraph.from_bytes(data)
     # One instruction node per instruction, plus the root.
     instructions = int((graph.node_kind == NODE_KINDS.index("instruction")).sum())
@@ -78,7 +78,7 @@ def test_every_form_round_trips(graph_and_counts):
 
 def test_malformed_bytes_are_refused_with_the_reason(graph_and_counts):
     data = graph_and_counts[0]
-    with pytest.raises(kiln.ProgramGraphError, match="KPG1"):
+    with pytest.raises(kiln.ProgramGraphError, match="KPG2"):
         kiln.ProgramGraph.from_bytes(b"PNG" + data)
     for cut in (10, 25, len(data) // 3, len(data) - 1):
         with pytest.raises(kiln.ProgramGraphError, match="truncated"):
@@ -118,3 +118,59 @@ def test_the_graph_bench_prints_every_row_it_documents(capsys):
         assert row["judged_against"]
     bench_graph.main(["--quick"])
     assert "ns per node" in capsys.readouterr().out
+
+
+def test_nodes_carry_programl_s_full_text_and_blocks(graph_and_counts):
+    graph = kiln.ProgramGraph.from_bytes(graph_and_counts[0])
+    full = graph.node_full_texts()
+    texts = graph.node_texts()
+    assert full[0] == ""  # the root
+    kinds = graph.node_kind
+    for i in range(1, graph.num_nodes):
+        if kinds[i] == NODE_KINDS.index("instruction"):
+            # The instruction as LLVM prints it, its opcode in it.
+            assert texts[i] in full[i].split(" = ")[-1].split()[0:2], (texts[i], full[i])
+        elif kinds[i] == NODE_KINDS.index("constant"):
+            assert full[i].startswith(texts[i] + " ") or texts[i] == "struct", full[i]
+        else:
+            assert full[i].startswith(texts[i] + " ") and full[i].split()[-1][0] in "%@", full[i]
+    # A constant says its value, not only its type (crc32 uses 0xEDB88320).
+    constants = {full[i] for i in range(graph.num_nodes) if kinds[i] == 2}
+    assert any(c.startswith("i32 ") and c[4:].lstrip("-").isdigit() for c in constants)
+    # Node-link and networkx give them as ProGraML's features.
+    node_link = graph.to_node_link()
+    assert node_link["nodes"][1]["features"] == {"full_text": [full[1]]}
+    assert "features" not in node_link["nodes"][0]
+    assert [f["name"] for f in node_link["graph"]["function"]] == graph.function_names
+    nx_graph = graph.to_networkx()
+    assert nx_graph.nodes[1]["features"]["full_text"] == [full[1]]
+    assert kiln.ProgramGraph.from_networkx(nx_graph) == graph
+    # Every variable made by an instruction sits in a block of its function.
+    variables = (kinds == 1) & (graph.node_function != kiln.program_graph.NO_INDEX)
+    assert (graph.node_block[variables] != kiln.program_graph.NO_INDEX).sum() > 0
+
+
+def test_the_former_wire_form_still_decodes(graph_and_counts):
+    data = graph_and_counts[0]
+    graph = kiln.ProgramGraph.from_bytes(data)
+    bare = kiln.ProgramGraph(graph.texts, graph.function_names, graph.node_kind, graph.node_text,
+                             graph.node_function, graph.node_block, graph.edge_flow,
+                             graph.edge_source, graph.edge_target, graph.edge_position)
+    wire = bare.to_bytes()  # a KPG2 without full texts: KPG1 is it less one count
+    former = b"KPG1" + wire[4:20] + wire[24:]
+    decoded = kiln.ProgramGraph.from_bytes(former)
+    assert decoded == bare and decoded.node_full_texts() == [""] * graph.num_nodes
+
+
+def test_pytorch_geometric_layout(graph_and_counts):
+    torch = pytest.importorskip("torch")
+    graph = kiln.ProgramGraph.from_bytes(graph_and_counts[0])
+    data = graph.to_pyg({"add": 0, "load": 1})
+    get = data.__getitem__ if isinstance(data, dict) else data.__getattribute__
+    assert get("x").dtype == torch.int64 and tuple(get("x").shape) == (graph.num_nodes, 2)
+    assert tuple(get("edge_index").shape) == (2, graph.num_edges)
+    assert tuple(get("edge_attr").shape) == (graph.num_edges, 2)
+    assert int(get("num_nodes")) == graph.num_nodes
+    assert (get("edge_attr")[:, 0] == get("edge_flow")).all()
+    assert int(get("node_block")[0]) == -1 and int(get("node_function")[0]) == -1
+    assert set(get("x")[:, 1].tolist()) <= {0, 1, 2}

@@ -14,6 +14,8 @@
 #include <system_error>
 #include <thread>
 
+#include "common/base/cpu_time.h"
+
 namespace kiln {
 
 namespace fs = std::filesystem;
@@ -336,7 +338,21 @@ Status CpuBudgetGroup::admit(pid_t pid) {
     }
   }
   if (error) return notFound(fmt::format("no process {}: {}", pid, error.message()));
+  admitted_.push_back(pid);
   return okStatus();
+}
+
+double CpuBudgetGroup::cpuSeconds() const {
+  std::vector<pid_t> members = admitted_;
+  if (mechanism_ != CpuBudgetMechanism::kAffinity) {
+    if (auto procs = readText(directory_ / "cgroup.procs"); procs.ok()) {
+      for (std::string_view pid : split(*procs, '\n'))
+        if (!pid.empty()) members.push_back(std::stoi(std::string(pid)));
+    }
+  }
+  double seconds = 0;
+  for (pid_t pid : members) seconds += std::max(0.0, processCpuSeconds(pid));
+  return seconds;
 }
 
 std::string CpuBudgetGroup::describe() const {

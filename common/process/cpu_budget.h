@@ -92,6 +92,9 @@ class CpuBudgetGroup {
 
   Status admit(pid_t pid);
   double cpus() const { return cpus_; }
+  // CPU seconds of the processes in the group now (those of members that
+  // have exited are not counted; with affinity, of the admitted ones).
+  double cpuSeconds() const;
   // "cgroup-v1 quota 0.50 CPU" / "affinity CPUs 0,1".
   std::string describe() const;
 
@@ -101,6 +104,7 @@ class CpuBudgetGroup {
   double cpus_;
   std::filesystem::path directory_;  // cgroups
   std::vector<int> wholeCpus_;       // affinity
+  std::vector<pid_t> admitted_;      // affinity: its members
 };
 
 }  // namespace kiln

@@ -100,6 +100,8 @@ double spinnerCpuIn(CpuBudgetGroup& group, double seconds) {
   const double before = processCpuSeconds(child);
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   const double used = processCpuSeconds(child) - before;
+  // The group counts its member's CPU as /proc does.
+  EXPECT_GE(group.cpuSeconds(), used * 0.9);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   return used;

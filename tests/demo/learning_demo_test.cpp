@@ -67,8 +67,20 @@ TEST_F(LearningDemoTest, EveryLayoutWalksTheSameCurveAndIsCompared) {
     EXPECT_NE(json.find(fmt::format("\"layout\": \"{}\"", layout)), std::string::npos) << json;
   }
   EXPECT_NE(json.find("\"same_curves\": true"), std::string::npos) << json;
+  // Each host a machine with its budget (a quota, or whole CPUs where the
+  // machine has no cgroup quota), the learners outside it.
+  EXPECT_NE(printed.find("machines: each worker host its own CPU budget"), std::string::npos)
+      << printed;
+  EXPECT_EQ(json.find("\"host_budget\": \"none\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"ideal_gain\": "), std::string::npos) << json;
   const std::string html = read("report.html");
   EXPECT_NE(html.find("Learning curves"), std::string::npos);
+  // The utilization of every layout over time, not the nested one alone.
+  const std::size_t timelines = html.find("Utilization of each layout over time");
+  ASSERT_NE(timelines, std::string::npos);
+  for (const char* layout : {"nested", "dedicated", "shared"}) {
+    EXPECT_NE(html.find(fmt::format("<p>{} (", layout), timelines), std::string::npos) << layout;
+  }
   // The greedy table: the trained-on benchmarks and the held-out one, each
   // best state validated (kiln-bench programs run on their inputs).
   EXPECT_NE(html.find("benchmark://kiln-bench-v0/quicksort"), std::string::npos);
@@ -111,11 +123,17 @@ TEST_F(LearningDemoTest, AnUnknownBenchmarkFailsWithItsName) {
   options.experiments[0].benchmarks = {"benchmark://kiln-bench-v0/no-such-program"};
   options.layouts = {Layout::kNested};
   options.report = (dir_ / "report.html").string();
-  std::FILE* out = std::fopen("/dev/null", "w");
+  options.budget = "none";  // hosts in this process, sharing every core
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = ::open_memstream(&text, &size);
   Status status = runLearningDemo(options, out);
   std::fclose(out);
+  std::string printed(text, size);
+  std::free(text);
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find("no-such-program"), std::string::npos) << status.message();
+  EXPECT_NE(printed.find("machines: none (--budget none)"), std::string::npos) << printed;
 }
 
 }  // namespace

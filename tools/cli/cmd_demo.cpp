@@ -184,6 +184,18 @@ void addDemoCommand(CLI::App& app) {
   command->add_flag("--nested-only", *nestedOnly,
                     "run the learners on the nesting host alone, without the comparison");
   command->add_option("--json", learning->json, "also write the figures as JSON to this file");
+  command
+      ->add_option("--worker-cpus", learning->workerCpus,
+                   "CPUs of the embedded worker hosts together (0 = half the cores; the learners "
+                   "get the rest)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 4096.0));
+  command
+      ->add_option("--budget", learning->budget,
+                   "how each embedded worker host's CPU budget is enforced: auto, cgroup-v2, "
+                   "cgroup-v1, affinity or none (hosts and learners share every core)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cgroup-v2", "cgroup-v1", "affinity", "none"}));
   command->add_flag("--search", *useSearch,
                     "instead: the search demo (a random and a greedy search over pass "
                     "orderings, with fixed lulls)");

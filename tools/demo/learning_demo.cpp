@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/base/cpu_time.h"
+#include "common/process/cpu_budget.h"
 #include "tools/demo/demo_run.h"
 #include "tools/demo/learning_report.h"
 #include "tools/local_cluster/local_cluster.h"
@@ -22,6 +23,9 @@ using namespace std::chrono_literals;
 // A cluster laid out for one comparison: how each experiment's client
 // connects and where its sessions go.
 struct LayoutCluster {
+  // Before `local`: the groups outlive the processes in them.
+  std::vector<std::unique_ptr<CpuBudgetGroup>> budgets;  // per host, on embedded clusters
+  std::string budgetNote = "none";
   std::unique_ptr<LocalCluster> local;  // null on the user's cluster
   client::ClientOptions base;
   std::unique_ptr<client::Client> operatorClient;
@@ -36,7 +40,31 @@ struct LayoutCluster {
   }
 };
 
+// The worker hosts' CPUs together: as asked, else half the cores (the
+// learners get the other half).
+double workerCpus(const LearningDemoOptions& o) {
+  return o.workerCpus > 0 ? o.workerCpus
+                          : std::max(0.5, std::max(1u, std::thread::hardware_concurrency()) / 2.0);
+}
+
+// Each host of an embedded layout a machine of its own budget: `cpus` in
+// all, split between the hosts.
+Status budgetHosts(LayoutCluster& cluster, const CpuBudgetSupport& support, Layout layout,
+                   std::size_t hosts, double cpus) {
+  const CpuAssignment whole =
+      assignWholeCpus(support.cpus, std::vector<double>(hosts, cpus / hosts));
+  for (std::size_t h = 0; h < hosts; ++h) {
+    KILN_ASSIGN_OR_RETURN(auto group, CpuBudgetGroup::create(
+                                          support, fmt::format("demo-{}-{}", layoutName(layout), h),
+                                          cpus / hosts, whole.cpus.at(h)));
+    cluster.budgets.push_back(std::move(group));
+  }
+  cluster.budgetNote = fmt::format("{} per host", cluster.budgets.front()->describe());
+  return okStatus();
+}
+
 Result<std::unique_ptr<LayoutCluster>> startLayout(Layout layout, const LearningDemoOptions& o,
+                                                   const std::optional<CpuBudgetSupport>& support,
                                                    unsigned slots) {
   auto cluster = std::make_unique<LayoutCluster>();
   cluster->base.keys = o.keys;
@@ -52,6 +80,24 @@ Result<std::unique_ptr<LayoutCluster>> startLayout(Layout layout, const Learning
     local.worker.link.heartbeatInterval = 100ms;
     local.keys = o.keys;
     local.worker.allowFiles = o.allowFiles;
+    if (support) {
+      // Hosts are processes, so that each can be a machine with its budget.
+      local.isolateWorkers = true;
+      local.isolateNestingHosts = true;
+      // Heartbeats every 100 ms feed the utilization timeline; a host held
+      // to its budget may miss a few in a row while it compiles, which is
+      // no reason to declare it lost (2 s of silence is).
+      local.coordinator.liveness = 20;
+      local.worker.link.liveness = 20;
+      KILN_RETURN_IF_ERROR(budgetHosts(*cluster, *support, layout, nested ? 1 : k, workerCpus(o)));
+      local.onWorkerProcess = [groups = &cluster->budgets](std::size_t host, pid_t pid) {
+        // A host that cannot be budgeted still runs, and says so.
+        if (Status admitted = groups->at(host)->admit(pid); !admitted.ok()) {
+          std::fprintf(stderr, "kiln demo: host %zu runs without its CPU budget: %s\n", host,
+                       admitted.message().c_str());
+        }
+      };
+    }
     KILN_ASSIGN_OR_RETURN(cluster->local, LocalCluster::start(local));
     KILN_RETURN_IF_ERROR(cluster->local->waitUntilReady(10s));
     cluster->base.coordinator = cluster->local->coordinatorEndpoint();
@@ -191,9 +237,17 @@ void watch(LayoutCluster& cluster, Layout layout, const LearningDemoOptions& o,
   }
 }
 
-Result<LayoutResult> runLayout(Layout layout, const LearningDemoOptions& o, unsigned slots,
+// The worker hosts' CPU seconds so far, where they are budgeted (0 if not).
+double budgetedCpuSeconds(const LayoutCluster& cluster) {
+  double seconds = 0;
+  for (const auto& group : cluster.budgets) seconds += group->cpuSeconds();
+  return seconds;
+}
+
+Result<LayoutResult> runLayout(Layout layout, const LearningDemoOptions& o,
+                               const std::optional<CpuBudgetSupport>& support, unsigned slots,
                                std::FILE* progress) {
-  KILN_ASSIGN_OR_RETURN(auto cluster, startLayout(layout, o, slots));
+  KILN_ASSIGN_OR_RETURN(auto cluster, startLayout(layout, o, support, slots));
   std::vector<std::unique_ptr<Running>> runs;
   for (std::size_t i = 0; i < o.experiments.size(); ++i) {
     auto run = std::make_unique<Running>();
@@ -206,10 +260,12 @@ Result<LayoutResult> runLayout(Layout layout, const LearningDemoOptions& o, unsi
   LayoutResult result;
   result.layout = layout;
   result.slots = slots;
+  result.hostBudget = cluster->budgetNote;
+  result.budgetCpus = cluster->budgets.empty() ? 0 : workerCpus(o);
   std::atomic<bool> stop{false}, cancelled{false};
   std::vector<std::atomic<bool>> cue(runs.size());
   for (auto& c : cue) c = false;
-  const double cpu0 = processCpuSeconds();
+  const double cpu0 = processCpuSeconds(), workerCpu0 = budgetedCpuSeconds(*cluster);
   const auto t0 = SteadyTime::now();
   std::thread watcher([&] { watch(*cluster, layout, o, runs, progress, result, stop, t0); });
   // Each experiment starts when the one before it begins its first update,
@@ -231,6 +287,7 @@ Result<LayoutResult> runLayout(Layout layout, const LearningDemoOptions& o, unsi
   for (auto& t : threads) t.join();
   result.seconds = std::chrono::duration<double>(SteadyTime::now() - t0).count();
   result.cpuSeconds = processCpuSeconds() - cpu0;
+  result.workerCpuSeconds = budgetedCpuSeconds(*cluster) - workerCpu0;
   stop = true;
   watcher.join();
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -303,6 +360,27 @@ Status runLearningDemo(const LearningDemoOptions& o, std::FILE* out) {
                e.name, e.ppo.hidden, e.ppo.learningRate, e.ppo.entropyCoefficient, e.ppo.epochs,
                e.envs, e.iterations, e.envs * e.rollout, e.horizon, e.benchmarks.size());
   }
+  // Embedded layouts model separate machines: each worker host its own CPU
+  // budget, the learners outside it (as on a cluster, where they train
+  // elsewhere).
+  std::optional<CpuBudgetSupport> support;
+  if (o.coordinator.empty() && o.budget != "none") {
+    std::optional<CpuBudgetMechanism> forced;
+    if (o.budget != "auto") {
+      KILN_ASSIGN_OR_RETURN(forced, parseCpuBudgetMechanism(o.budget));
+    }
+    KILN_ASSIGN_OR_RETURN(support, probeCpuBudgets(forced));
+    fmt::print(out,
+               "machines: each worker host its own CPU budget, {:.2f} CPUs in all (each of the "
+               "dedicated and shared layouts' two workers half, the nesting host all); the "
+               "learners train outside it, as on a cluster; {}\n",
+               workerCpus(o), support->note);
+  } else if (o.coordinator.empty()) {
+    fmt::print(out,
+               "machines: none (--budget none): the hosts and the learners share every core, so "
+               "the dedicated halves lend each other their idle CPU as separate machines could "
+               "not\n");
+  }
   LearningRecord record;
   record.experiments = o.experiments;
   for (Layout layout : layouts) {
@@ -310,7 +388,8 @@ Status runLearningDemo(const LearningDemoOptions& o, std::FILE* out) {
     fmt::print(out, "\n{} layout{}\n", layoutName(layout),
                main ? ": one nesting host, each experiment's lulls filled by the other" : "");
     std::fflush(out);
-    KILN_ASSIGN_OR_RETURN(LayoutResult result, runLayout(layout, o, slots, main ? out : nullptr));
+    KILN_ASSIGN_OR_RETURN(LayoutResult result,
+                          runLayout(layout, o, support, slots, main ? out : nullptr));
     fmt::print(out, "  {:.1f} s, {:.0f} env steps/s\n", result.seconds,
                totalSteps(result) / result.seconds);
     record.layouts.push_back(std::move(result));

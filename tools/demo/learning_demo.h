@@ -7,6 +7,10 @@
 //   dedicated: two plain workers of half the slots, one per experiment;
 //   shared:    the same two workers as one pool, sessions placed by the
 //              coordinator (first come, first served).
+// On the embedded default each worker host is a machine with a fixed CPU
+// budget (common/process/cpu_budget.h; half the slots' CPUs each for the
+// dedicated and shared workers, all of them for the nesting host), and the
+// learners train outside it, as on a cluster where they train elsewhere.
 // The learners are seeded, so every layout walks the same learning curve
 // per iteration: the layouts differ in wall time alone. The report compares
 // aggregate steps/s, each experiment's wall time to its last iteration and
@@ -36,6 +40,11 @@ struct LearningDemoOptions {
   std::string json;  // where to write the figures as JSON; empty = nowhere
   std::optional<ClusterKeys> keys;
   std::optional<std::vector<std::filesystem::path>> allowFiles;
+  // The worker hosts' CPUs together (0 = half the cores, the learners get
+  // the rest) and how each host's budget is enforced: auto, cgroup-v2,
+  // cgroup-v1, affinity, or none (every host shares every core).
+  double workerCpus = 0;
+  std::string budget = "auto";
 };
 
 // The two default experiments over `benchmarks`, sized for about a minute

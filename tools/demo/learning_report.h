@@ -20,9 +20,12 @@ namespace kiln::demo {
 struct LayoutResult {
   Layout layout{};
   unsigned slots = 0;
-  double seconds = 0;          // from the start until every experiment finished
-  double cpuSeconds = 0;       // this process's CPU meanwhile (cluster, clients, learners)
-  std::vector<double> starts;  // per experiment: its start, seconds after the layout's
+  double seconds = 0;     // from the start until every experiment finished
+  double cpuSeconds = 0;  // this process's CPU meanwhile (clients, learners, in-process hosts)
+  double workerCpuSeconds = 0;      // the budgeted worker hosts' processes' (0: not budgeted)
+  std::string hostBudget = "none";  // each worker host's CPU budget
+  double budgetCpus = 0;            // the worker hosts' CPUs together (0: not budgeted)
+  std::vector<double> starts;       // per experiment: its start, seconds after the layout's
   std::vector<std::vector<IterationRecord>> records;  // per experiment
   std::vector<Sample> samples;
   std::vector<std::vector<GreedyEpisode>> greedy;  // nested only: per experiment
@@ -50,6 +53,8 @@ struct LayoutFigures {
   double fairness = 0;        // min / max of the experiments' vsDedicated (1: equal)
   double cpuShare = 0;        // process CPU / (wall time x cores)
   double updateCpuShare = 0;  // the learners' updates' part of it
+  double hostBudgetUse = 0;   // the worker hosts' CPU / (wall time x their budget); 0: none
+  std::string hostBudget;     // each worker host's budget, or "none"
   double slotUse = 0;         // mean busy slots / slots
   std::vector<ExperimentFigures> experiments;
 };

@@ -51,12 +51,15 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::start(LocalClusterOptions op
     }
     std::string name =
         nesting ? fmt::format("nest-{}", i - options.workers) : fmt::format("worker-{}", i);
-    if (options.isolateWorkers && !nesting) {
+    if (nesting ? options.isolateNestingHosts : options.isolateWorkers) {
       // Its session types are made in its process (their contexts start
       // threads, which a fork would not carry over).
-      KILN_ASSIGN_OR_RETURN(slot.child, WorkerChild::start(WorkerChildSetup{
-                                            config, options.registerTypes, options.log, name,
-                                            options.keys, options.authorizedKeys, options.drain}));
+      WorkerChildSetup setup{config,       options.registerTypes,  options.log,   name,
+                             options.keys, options.authorizedKeys, options.drain, {}};
+      if (options.onWorkerProcess) {
+        setup.onProcessStarted = [hook = options.onWorkerProcess, i](pid_t pid) { hook(i, pid); };
+      }
+      KILN_ASSIGN_OR_RETURN(slot.child, WorkerChild::start(std::move(setup)));
       cluster->workers_.push_back(std::move(slot));
       continue;
     }

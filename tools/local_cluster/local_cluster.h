@@ -39,6 +39,14 @@ struct LocalClusterOptions {
   // default of `kiln local`, `kiln eval` and Python. Off, workers are
   // threads of this process (sessionTypes() reaches their contexts).
   bool isolateWorkers = false;
+  // The nesting hosts in child processes too (with isolateWorkers or
+  // without): each host and the experiments' workers it starts are then
+  // processes of their own, as on separate machines (the demo's layouts).
+  bool isolateNestingHosts = false;
+  // Called with the index of each isolated worker or host (as
+  // workerEndpoints()) and its process's pid, for its first process and
+  // each restarted one, before it serves: e.g. to give it a CPU budget.
+  std::function<void(std::size_t, pid_t)> onWorkerProcess;
   // How long running requests get when the cluster drains (drainAndStop(),
   // an isolated worker's SIGTERM): --drain-seconds.
   Duration drain = std::chrono::seconds(10);

@@ -233,6 +233,7 @@ Result<WorkerChild::Serving> WorkerChild::spawn() {
     runChild(setup_, parent, fds[1]);
   }
   ::close(fds[1]);
+  if (setup_.onProcessStarted) setup_.onProcessStarted(pid);
   const std::string line = readReport(fds[0]);
   ::close(fds[0]);
   if (line.empty() || line.starts_with("error ")) {

@@ -38,6 +38,10 @@ struct WorkerChildSetup {
   // How long the child's running requests get when it is stopped (SIGTERM,
   // sent by the destructor or on the parent's death): --drain-seconds.
   Duration drain = std::chrono::seconds(10);
+  // Called in this process with each child's pid (the first and every
+  // restarted one) right after its fork, before it serves: e.g. to put it
+  // into a CPU budget, which the threads and children it makes inherit.
+  std::function<void(pid_t)> onProcessStarted;
 };
 
 class WorkerChild {

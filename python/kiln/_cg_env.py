@@ -7,7 +7,6 @@ import math
 import time
 import warnings
 from collections.abc import Iterable as _Iterable
-from types import SimpleNamespace
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
@@ -32,6 +31,9 @@ from ._compiler_gym_names import (
     ObservationSpaceSpec,
     Reward,
 )
+from .benchmarks import Benchmark as KilnBenchmark
+from .benchmarks import benchmark_from_clang_invocation as _kiln_benchmark_from_clang
+from .benchmarks import make_benchmark as _make_kiln_benchmark
 from .env import make as _make_kiln_env
 from .errors import CompileError, KilnError, NotFound, SessionLost, Unimplemented
 from .state import CompilerGymEnvState
@@ -55,11 +57,34 @@ class CompilerEnv:
     type hints; every compatibility env is one."""
 
 
+class EnvSpec:
+    """env.spec as gym's: the env id and the arguments make() had
+    (`_kwargs`, which a script may change), and make() for another such env."""
+
+    def __init__(self, env_id: str, kwargs: Dict[str, Any]) -> None:
+        self.id = env_id
+        self._kwargs = dict(kwargs)
+
+    def make(self, **overrides: Any) -> "CompilerGymEnv":
+        """A new env of this id with these arguments (and `overrides`)."""
+        return make_env(self.id, **{**self._kwargs, **overrides})
+
+    def __repr__(self) -> str:
+        return f"EnvSpec({self.id})"
+
+
+def _uri(benchmark: Any) -> Optional[str]:
+    """The URI of a benchmark given as a URI, a Benchmark or kiln's own."""
+    return None if benchmark is None else str(getattr(benchmark, "uri", benchmark))
+
+
 class CompilerGymEnv(CompilerEnv):
     """A kiln.Env with CompilerGym's LlvmEnv API. Made by make()."""
 
+    metadata = {"render.modes": ["human", "ansi"]}
+
     def __init__(self, kiln_env: Any, env_id: str, observation_space: Any,
-                 reward_space: Any) -> None:
+                 reward_space: Any, make_kwargs: Optional[Dict[str, Any]] = None) -> None:
         self._env = kiln_env
         self._closed = False
         self._observation: Optional[str] = None
@@ -70,11 +95,13 @@ class CompilerGymEnv(CompilerEnv):
         self._initial_ir: Optional[int] = None
         self._episode_start: Optional[float] = None
         self._datasets: Optional[Datasets] = None
-        self._next_benchmark: Optional[str] = None  # the benchmark of the next reset()
-        self._in_use: Optional[str] = None  # the benchmark env.benchmark names
+        # The benchmark of the next reset(): a URI, or kiln's own Benchmark
+        # (a program of the user's, its bitcode with it).
+        self._next_benchmark: Any = None
+        self._in_use: Any = None  # the benchmark env.benchmark names
         self._next_action_space: Optional[str] = None
         self.episode_reward: Optional[float] = None
-        self.spec = SimpleNamespace(id=env_id)
+        self.spec = EnvSpec(env_id, make_kwargs or {})
         self.reward_range: Tuple[float, float] = (-np.inf, np.inf)
         kiln_spaces = kiln_env.observation_spaces
         self.observation = _Views(self._observe, {
@@ -168,18 +195,22 @@ class CompilerGymEnv(CompilerEnv):
     def benchmark(self) -> Optional[Benchmark]:
         """The benchmark of the episode (the next one's before the first
         reset()); a new one set here takes effect at the next reset()."""
-        uri = self._in_use or self._next_benchmark
+        uri = _uri(self._in_use or self._env.benchmark)
         return Benchmark(uri) if uri else None
 
     @benchmark.setter
     def benchmark(self, benchmark: Any) -> None:
-        if not isinstance(benchmark, (str, Benchmark)):
-            raise TypeError(f"Expected a Benchmark or str, received: '{type(benchmark).__name__}'")
         if self.in_episode:
             warnings.warn("Changing the benchmark has no effect until reset() is called")
-        self._next_benchmark = self.datasets.benchmark(benchmark).uri
-        if not self.in_episode and self._in_use is None:
-            self._in_use = self._next_benchmark
+        self._next_benchmark = self._checked(benchmark)
+
+    def _checked(self, benchmark: Any) -> Any:
+        """A URI checked against kiln's datasets, or kiln's own Benchmark."""
+        if isinstance(benchmark, KilnBenchmark):
+            return benchmark
+        if not isinstance(benchmark, (str, Benchmark)):
+            raise TypeError(f"Expected a Benchmark or str, received: '{type(benchmark).__name__}'")
+        return self.datasets.benchmark(benchmark).uri
 
     @property
     def datasets(self) -> Datasets:
@@ -196,8 +227,8 @@ class CompilerGymEnv(CompilerEnv):
 
     @property
     def actions(self) -> List[int]:
-        """The actions of the episode so far."""
-        return list(self._env.actions)
+        """The actions of the episode so far (kept after close())."""
+        return list(getattr(self._env, "actions", None) or [])
 
     @property
     def episode_walltime(self) -> float:
@@ -215,6 +246,12 @@ class CompilerGymEnv(CompilerEnv):
         if not self.in_episode:
             self.reset()
         return str(self._env.compiler_version)
+
+    @property
+    def service(self) -> Any:
+        """What CompilerGym called the service connection: kiln's env while
+        this env is open, None once it is closed."""
+        return None if self._closed else self._env
 
     @property
     def unwrapped(self) -> "CompilerGymEnv":
@@ -236,13 +273,10 @@ class CompilerGymEnv(CompilerEnv):
         if reward_space is not _UNCHANGED:
             self.reward_space = reward_space
         if benchmark is not None:
-            if not isinstance(benchmark, (str, Benchmark)):
-                raise TypeError(
-                    f"Expected a Benchmark or str, received: '{type(benchmark).__name__}'")
-            self._next_benchmark = self.datasets.benchmark(benchmark).uri
+            self._next_benchmark = self._checked(benchmark)
         action_space = getattr(action_space, "name", action_space) or self._next_action_space
-        uri = self._next_benchmark
-        observation, _ = self._env.reset(benchmark=uri, action_space=action_space)
+        observation, _ = self._env.reset(benchmark=self._next_benchmark,
+                                         action_space=action_space)
         self._next_action_space = None
         self._in_use = self._env.benchmark
         self._episode_start = time.monotonic()
@@ -331,23 +365,26 @@ class CompilerGymEnv(CompilerEnv):
             warnings.warn("Argument `rewards` of CompilerEnv.multistep has been renamed "
                           "`reward_spaces`. Please update your code", category=DeprecationWarning)
             reward_spaces = rewards
+        self._check_open()
+        if getattr(self._env, "_closed", False):  # its service closed under it
+            return self._ended_by(ServiceIsClosed("the session's env (env.service) was closed"))
         self._check_episode()
         actions = [self.action_space.index(a) if isinstance(a, str) else a for a in actions]
         try:
             observation, drop, done, _, kiln_info = self._env.multistep(actions)
         except (CompileError, SessionLost) as error:
-            info: Dict[str, Any] = {"error_type": type(error).__name__,
-                                    "error_details": str(error)}
-            reward = -self.episode_reward if self.episode_reward is not None else None
-            return None, reward, True, info
+            return self._ended_by(error)
         reward = None
         if self._reward is not None:
             # kiln's worker reward space of the cost (Reward:IrInstructionCount,
             # Reward:ObjectTextSizeBytes) is its drop since the previous step.
             cost = int(self._last_step_cost or 0) - int(round(drop))
             self._last_step_cost = cost
-            reward = self._reward_from(self._reward, cost)
-            self.episode_reward = (self.episode_reward or 0.0) + reward
+            if reward_spaces is None:
+                # With reward_spaces, as CompilerGym, the env's own reward is
+                # not taken: its next one covers this step too.
+                reward = self._reward_from(self._reward, cost)
+                self.episode_reward = (self.episode_reward or 0.0) + reward
         info = {
             "action_had_no_effect": kiln_info["action_had_no_effect"],
             "new_action_space": kiln_info["new_action_space"] is not None,
@@ -359,6 +396,18 @@ class CompilerGymEnv(CompilerEnv):
             return observed, rewarded, done, info
         observation = _translate(self._observation, observation) if self._observation else None
         return observation, reward, done, info
+
+    def _ended_by(self, error: BaseException) -> Tuple[Any, Any, bool, Dict[str, Any]]:
+        """The step result when the session failed: done, the reward space's
+        reward on error (CompilerGym's: its default value, less the
+        episode's reward when it negates returns)."""
+        info: Dict[str, Any] = {"error_type": type(error).__name__, "error_details": str(error)}
+        reward = None
+        if self._reward is not None:
+            reward = self._reward.default_value
+            if self._reward.default_negates_returns:
+                reward -= self.episode_reward or 0.0
+        return None, reward, True, info
 
     # --- states -----------------------------------------------------------------------------
     def commandline(self, textformat: bool = False) -> str:
@@ -463,16 +512,24 @@ class CompilerGymEnv(CompilerEnv):
             out.write(self._env.observation["Bitcode"])
         return path
 
-    def make_benchmark(self, *args: Any, **kwargs: Any) -> Any:
-        """NotImplementedError: use kiln.make_benchmark (kiln's own form)."""
-        _unsupported("env.make_benchmark()",
-                     "kiln builds benchmarks with kiln.make_benchmark(...) "
-                     "(or kiln.benchmark_from_clang_invocation), whose result reset() takes")
+    @staticmethod
+    def make_benchmark(inputs: Any, copt: Optional[List[str]] = None,
+                       system_includes: bool = True, timeout: int = 600) -> Any:
+        """A benchmark of C/C++ sources, .ll or .bc files (kiln.make_benchmark:
+        compiled here by clang-19, the bitcode sent with the reset)."""
+        if not system_includes:
+            _unsupported("make_benchmark(system_includes=False)",
+                         "kiln compiles with clang-19's own include paths")
+        return _make_kiln_benchmark(inputs, copts=copt, timeout=float(timeout))
 
-    def make_benchmark_from_command_line(self, *args: Any, **kwargs: Any) -> Any:
-        """NotImplementedError: use kiln.benchmark_from_clang_invocation."""
-        _unsupported("env.make_benchmark_from_command_line()",
-                     "use kiln.benchmark_from_clang_invocation(...)")
+    @staticmethod
+    def make_benchmark_from_command_line(cmd: Any, replace_driver: bool = True,
+                                         system_includes: bool = True,
+                                         timeout: int = 600) -> Any:
+        """A benchmark of one compile command (kiln.benchmark_from_clang_invocation)."""
+        if isinstance(cmd, str):
+            cmd = cmd.split()
+        return _kiln_benchmark_from_clang(list(cmd), timeout=float(timeout))
 
     @property
     def runtime_observation_count(self) -> int:
@@ -523,7 +580,8 @@ class CompilerGymEnv(CompilerEnv):
     # --- lifecycle -------------------------------------------------------------------------------
     def fork(self) -> "CompilerGymEnv":
         """A new env in this one's state (kiln forks the session on its worker)."""
-        self._check_open()
+        if self._closed:
+            return self._fork_closed()
         if not self.in_episode:
             self.reset()
         child = CompilerGymEnv.__new__(CompilerGymEnv)
@@ -531,10 +589,26 @@ class CompilerGymEnv(CompilerEnv):
         child._env = self._env.fork()
         child._costs = dict(self._costs)
         child._datasets = None
-        child.spec = SimpleNamespace(id=self.spec.id)
+        child.spec = EnvSpec(self.spec.id, self.spec._kwargs)
         child.observation = _Views(child._observe, self.observation.spaces)
         child.reward = _Views(child._reward_now, self.reward.spaces)
         return child
+
+    def _fork_closed(self) -> "CompilerGymEnv":
+        """A closed env's fork, as CompilerGym's: a new env (a new session)
+        on the benchmark, its actions replayed."""
+        child = self.spec.make(benchmark=None, observation_space=self._observation,
+                               reward_space=self._reward.name if self._reward else None)
+        try:
+            child.reset(benchmark=self._in_use or self._next_benchmark)
+            actions = list(self._env.actions)
+            if actions:
+                child.multistep(actions)
+            child.episode_reward = self.episode_reward
+            return child
+        except BaseException:
+            child.close()
+            raise
 
     def close(self) -> None:
         """Ends the session; later calls raise ServiceIsClosed."""
@@ -601,10 +675,14 @@ def make_env(env_id: str, benchmark: Any = None, observation_space: Any = None,
     kiln_env = _make_kiln_env("llvm-v0", cluster=cluster, timeout=timeout,
                               observation_space=None, reward_space=None,
                               action_space=getattr(action_space, "name", action_space))
+    make_kwargs = {"benchmark": benchmark, "observation_space": observation_space,
+                   "reward_space": reward_space, "cluster": cluster, "timeout": timeout,
+                   "action_space": action_space}
     try:
-        env = CompilerGymEnv(kiln_env, env_id, observation_space, reward_space)
+        env = CompilerGymEnv(kiln_env, env_id, observation_space, reward_space, make_kwargs)
         if benchmark is not None:
             env.benchmark = benchmark
+            env._in_use = env._next_benchmark  # as CompilerGym: named before the first reset
         return env
     except BaseException:
         kiln_env.close()

@@ -144,9 +144,22 @@ class Benchmark:
         self.uri = BenchmarkUri(_benchmark_uri(uri))
 
     def is_validatable(self):
-        """True: kiln validates every benchmark it can build and run
-        (env.validate() says when it could not)."""
-        return True
+        """Whether kiln can run the program to validate it: the datasets'
+        benchmarks (their run specs say how), not a program of the user's
+        own (benchmark://user-v0/...), which comes without inputs."""
+        return self.uri.dataset != "user-v0"
+
+    def ivalidate(self, env):
+        """The errors of `env`'s current program against this benchmark's
+        behaviour, one at a time (kiln's validation in the worker)."""
+        from ._cg_validation import semantics_errors  # pylint: disable=import-outside-toplevel
+
+        result = env.unwrapped._env.validate()
+        yield from semantics_errors(result)
+
+    def validate(self, env):
+        """Every error ivalidate() finds, as a list."""
+        return list(self.ivalidate(env))
 
     def __eq__(self, other):
         if isinstance(other, (Benchmark, str)):
@@ -265,8 +278,10 @@ class Reward:
         self.platform_dependent = cost == "ObjectTextSizeBytes"
         self.reward_range = (-np.inf, np.inf)
         self.min, self.max = self.reward_range
+        # A step that fails returns default_value less the episode's reward
+        # (CompilerGym's LLVM cost rewards negate the returns so far).
         self.default_value = 0.0
-        self.default_negates_returns = False
+        self.default_negates_returns = True
 
     def __eq__(self, other):
         if isinstance(other, Reward):

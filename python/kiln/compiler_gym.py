@@ -18,6 +18,7 @@ serve (cbench-v1, ...) raise kiln.NotFound naming the datasets it has.
 docs/evaluation.md lists every call and what it does here.
 """
 
+import enum
 import importlib.util
 import sys
 from typing import Any, Optional
@@ -30,6 +31,9 @@ from ._cg_env import CompilerEnv, CompilerGymEnv, LlvmEnv, make_env
 from ._cg_space import Commandline, UnknownAction
 from ._cg_validation import ValidationResult
 from ._compiler_gym_names import (
+    _DERIVED_OBSERVATIONS,
+    _REWARDS,
+    _SAME_OBSERVATIONS,
     Benchmark,
     COMPILER_GYM_ENVS,
     Dataset,
@@ -42,6 +46,8 @@ from .state import CompilerGymEnvState as CompilerEnvState
 
 __version__ = "0.2.5+kiln"
 ValidationError = errors.ValidationError
+OBSERVATION_SPACE_NAMES = [*_SAME_OBSERVATIONS, *_DERIVED_OBSERVATIONS]
+REWARD_SPACE_NAMES = list(_REWARDS)
 
 
 def make(env_id: str, benchmark: Any = None, observation_space: Any = None,
@@ -65,8 +71,11 @@ def _module(name: str, doc: str, **attributes: Any) -> Any:
 
 envs = _module("envs", "CompilerGym's env classes on kiln.",
                CompilerEnv=CompilerEnv, LlvmEnv=LlvmEnv, CompilerGymEnv=CompilerGymEnv)
-envs.llvm = _module("envs.llvm", "CompilerGym's LLVM env on kiln.", LlvmEnv=LlvmEnv,
-                    make_benchmark=CompilerGymEnv.make_benchmark)
+envs.llvm = _module(
+    "envs.llvm", "CompilerGym's LLVM env on kiln.", LlvmEnv=LlvmEnv,
+    make_benchmark=CompilerGymEnv.make_benchmark,
+    observation_spaces=enum.Enum("observation_spaces", {n: n for n in OBSERVATION_SPACE_NAMES}),
+    reward_spaces=enum.Enum("reward_spaces", {n: n for n in REWARD_SPACE_NAMES}))
 datasets = _module("datasets", "CompilerGym's dataset classes over kiln's datasets.",
                    Benchmark=Benchmark, Dataset=Dataset, Datasets=Datasets)
 spaces = _module("spaces", "CompilerGym's space classes kiln gives.",

@@ -20,6 +20,7 @@ truncated, info); kiln.compiler_gym's env steps gym-0.21-style, (observation,
 reward, done, info). The wrappers keep whichever form the env they wrap uses.
 """
 
+import abc
 import itertools
 import threading
 
@@ -119,7 +120,7 @@ class ActionWrapper(EnvWrapper):
         raise NotImplementedError(f"{type(self).__name__} does not define reverse_action()")
 
 
-class ObservationWrapper(EnvWrapper):
+class ObservationWrapper(EnvWrapper, abc.ABC):
     """Translates observations: subclasses define convert_observation(o),
     applied to what reset() and step() return."""
 
@@ -136,12 +137,13 @@ class ObservationWrapper(EnvWrapper):
         result = self.env.multistep(actions, *args, **kwargs)
         return (self.convert_observation(result[0]),) + tuple(result[1:])
 
+    @abc.abstractmethod
     def convert_observation(self, observation):
         """The observation in this wrapper's space (subclasses define it)."""
         raise NotImplementedError(f"{type(self).__name__} must define convert_observation()")
 
 
-class RewardWrapper(EnvWrapper):
+class RewardWrapper(EnvWrapper, abc.ABC):
     """Translates rewards: subclasses define convert_reward(r); the
     episode's reward (env.episode_reward) sums the converted rewards."""
 
@@ -156,14 +158,17 @@ class RewardWrapper(EnvWrapper):
             result[1] = converted
         return tuple(result)
 
+    @abc.abstractmethod
     def convert_reward(self, reward):
         """The reward in this wrapper's terms (subclasses define it)."""
         raise NotImplementedError(f"{type(self).__name__} must define convert_reward()")
 
 
 class ValidateBenchmarkAfterEveryStep(EnvWrapper):
-    """Validates the program after every step (env.validate()); a failure
-    ends the episode with info["error_details"] and `reward_penalty` added."""
+    """Validates the program after every step (its benchmark's ivalidate(),
+    kiln's run of the program on the benchmark's inputs); the first error
+    ends the episode with info["error_details"] and `reward_penalty` as the
+    step's reward, as CompilerGym's wrapper."""
 
     def __init__(self, env, reward_penalty=-1e3):
         super().__init__(env)
@@ -172,14 +177,13 @@ class ValidateBenchmarkAfterEveryStep(EnvWrapper):
     def multistep(self, actions, *args, **kwargs):
         """The wrapped env's multistep, then a validation of where it got."""
         observation, reward, done, info = self.env.multistep(actions, *args, **kwargs)
-        if not done:
-            result = self.env.validate()
-            if not result.okay():
-                done = True
-                info["error_details"] = result.error_details
-                if reward is not None:
-                    reward += self.reward_penalty
-        return observation, reward, done, info
+        if done:
+            return observation, reward, done, info
+        error = next(iter(self.env.benchmark.ivalidate(self.env)), None)
+        if error is None:
+            return observation, reward, done, info
+        info["error_details"] = error
+        return observation, self.reward_penalty, True, info
 
     def fork(self):
         return ValidateBenchmarkAfterEveryStep(self.env.fork(), self.reward_penalty)
@@ -413,6 +417,14 @@ class CommandlineSpace:
 
     def sample(self):
         return int(self._rng.integers(self.n))
+
+    def __eq__(self, other):
+        if not isinstance(other, CommandlineSpace):
+            return NotImplemented
+        return (self.name, self._names, self._flags) == (other.name, other._names, other._flags)
+
+    def __hash__(self):
+        return hash((self.name, self.n))
 
     def __repr__(self):
         return f"CommandlineSpace({self.name!r}, n={self.n})"

@@ -182,8 +182,8 @@ def test_errors_of_compiler_gym_types(cluster):
         env.observation_space = "nope"
     with pytest.raises(NotImplementedError, match="service parameters"):
         env.send_param("a", "b")
-    with pytest.raises(NotImplementedError, match="kiln.make_benchmark"):
-        env.make_benchmark("x.c")
+    with pytest.raises(NotImplementedError, match="clang-19's own include paths"):
+        env.make_benchmark("x.c", system_includes=False)
     env.close()
     with pytest.raises(ServiceIsClosed):
         env.step(0)
@@ -294,3 +294,80 @@ def test_validate_after_every_step_uri_parts_and_action_space_setter(env):
     env.reset()
     assert env.action_space.name == "PassesAndPipelines"
     assert "-scc-oz-module-inliner" in env.action_space.flags
+
+
+def test_service_spec_and_fork_after_close(cluster):
+    require_type(cluster, "llvm")
+    env = compiler_gym.make("llvm-v0", cluster=cluster)
+    assert env.benchmark  # a default benchmark before any reset, as CompilerGym's
+    assert "render.modes" in env.metadata
+    env.benchmark = QSORT
+    assert env.benchmark != QSORT  # set for the next reset only
+    env.reset(benchmark=CRC32)
+    env.step(0)
+    assert env.service is not None
+    env.close()
+    assert env.service is None and env.actions == [0]
+    with env.fork() as fork:  # a closed env forks into a new session, its actions replayed
+        assert fork.actions == [0] and fork.benchmark == CRC32
+    env.spec._kwargs["benchmark"] = QSORT
+    with env.spec.make() as made:
+        assert made.benchmark == QSORT and made.spec.id == "llvm-v0"
+    from kiln.compiler_gym.envs import llvm
+
+    assert llvm.observation_spaces["Autophase"].value == "Autophase"
+    assert llvm.reward_spaces["IrInstructionCountOz"].value == "IrInstructionCountOz"
+
+
+def test_custom_benchmark_and_reward_spaces_leave_the_episode_reward(env, tmp_path):
+    source = tmp_path / "example.c"
+    source.write_text("int twice(int x) { return 2 * x; }\nint main(void) { return twice(0); }\n")
+    benchmark = env.make_benchmark(source)
+    env.reset(benchmark=benchmark)
+    assert env.benchmark.uri.startswith("benchmark://user-v0/")
+    assert not env.benchmark.is_validatable()
+    with env.fork() as fork:
+        assert fork.ir_sha1 == env.ir_sha1
+    env.reward_space = "IrInstructionCountOz"
+    env.reset(benchmark=CRC32)
+    mem2reg = env.action_space.flags.index("-mem2reg")
+    _, rewards, _, _ = env.step(mem2reg, reward_spaces=["IrInstructionCount"])
+    assert rewards[0] > 0 and env.episode_reward == 0
+    # The env's own reward, taken next, covers both steps.
+    _, reward, _, _ = env.step(mem2reg)
+    assert reward > 0 and env.episode_reward == reward
+
+
+def test_wrapper_bases_are_abstract_and_validation_penalises(env):
+    from kiln.compiler_gym.wrappers import ValidateBenchmarkAfterEveryStep
+
+    with pytest.raises(TypeError):
+        ObservationWrapper(env)
+    with pytest.raises(TypeError):
+        RewardWrapper(env)
+    env.reset()
+    benchmark_type = type(env.benchmark)
+    original = benchmark_type.ivalidate
+    benchmark_type.ivalidate = lambda *_: iter(["Oh no!"])
+    try:
+        checked = ValidateBenchmarkAfterEveryStep(env, reward_penalty=-5)
+        _, reward, done, info = checked.step(0)
+        assert (reward, done, info["error_details"]) == (-5, True, "Oh no!")
+    finally:
+        benchmark_type.ivalidate = original
+
+
+def test_a_step_after_the_session_died_returns_the_reward_on_error(env):
+    env.reward_space = "IrInstructionCount"
+    env.reset(benchmark=CRC32)
+    env.episode_reward = 10
+    with env.fork() as other:
+        other.episode_reward = 10
+        other.service.close()  # the session goes away under the env
+        _, reward, done, info = other.step(0)
+        assert done and reward == -10 and info["error_type"] == "ServiceIsClosed"
+    env.reward_space.default_negates_returns = False
+    env.reward_space.default_value = 2.5
+    env.service.close()
+    _, reward, done, _ = env.step(0)
+    assert done and reward == 2.5

@@ -49,7 +49,21 @@ class _Views:
         self._lookup, self.spaces = lookup, spaces
 
     def __getitem__(self, name: Any) -> Any:
-        return self._lookup(getattr(name, "id", name))
+        name = getattr(name, "id", getattr(name, "name", name))
+        if name not in self.spaces:
+            try:
+                self._lookup(name)  # NotImplementedError for what kiln does not have
+            except LookupError:
+                pass
+            raise KeyError(name)
+        return self._lookup(name)
+
+    def __getattr__(self, name: str) -> Any:
+        """env.observation.Autophase(): CompilerGym's call form of a lookup."""
+        spaces = self.__dict__.get("spaces", {})
+        if name in spaces:
+            return lambda: self[name]
+        raise AttributeError(name)
 
 
 class CompilerEnv:

@@ -62,6 +62,12 @@ class ValidationError:
         """{"type": ..., "data": ...}."""
         return {"type": self.type, "data": self.data}
 
+    def json(self) -> str:
+        """The error as JSON text (CompilerGym's pydantic .json())."""
+        import json  # pylint: disable=import-outside-toplevel
+
+        return json.dumps(self.dict())
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ValidationError):
             return NotImplemented

@@ -146,16 +146,20 @@ def truncate(string: Any, max_line_len: int = 60, max_lines: int = 1,
 
 def truncate_lines(lines: Iterable[str], max_line_len: int = 60, max_lines: int = 1,
                    tail: bool = False) -> str:
-    """Lines cut as truncate() cuts them."""
-    lines = list(lines)
-    kept = lines[-max_lines:] if tail else lines[:max_lines]
+    """Each line cut to max_line_len characters ("..." where cut), at most
+    max_lines of them (the last ones with tail); when lines are left out at
+    the end, the last line kept ends in "..."."""
+    if max_line_len <= 3:
+        raise ValueError("Lines must be greater than 3 characeters long.")
 
     def cut(line: str) -> str:
         return line if len(line) <= max_line_len else line[: max_line_len - 3] + "..."
 
+    lines = [str(line) for line in lines]
+    kept = lines[-max_lines:] if tail else lines[:max_lines]
     out = [cut(line) for line in kept]
-    if len(lines) > max_lines:
-        out = ["..."] + out if tail else out + ["..."]
+    if not tail and len(lines) > max_lines and out:
+        out[-1] = cut(out[-1] + "...")
     return "\n".join(out)
 
 
@@ -179,4 +183,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'kiln.compiler_gym.util' has no attribute {name!r}")
 
 
-SUBMODULES: List[str] = ["statistics", "timer", "shell_format", "truncate", "gym_type_hints"]
+SUBMODULES: List[str] = ["statistics", "timer", "shell_format", "gym_type_hints"]
+# compiler_gym.util.truncate is both a module and, imported from it, a
+# function: the function stands for the module, with the module's names.
+truncate.truncate = truncate  # type: ignore[attr-defined]
+truncate.truncate_lines = truncate_lines  # type: ignore[attr-defined]

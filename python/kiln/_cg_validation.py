@@ -4,11 +4,18 @@ reward space), and the program's behaviour on the benchmark's inputs
 (kiln's env.validate(), run in the worker's sandbox)."""
 
 import itertools
+import json
 import re
 from collections import Counter
-from typing import Any, Iterable, List, Optional
+import concurrent.futures
+from typing import Any, Callable, Iterable, Iterator, List, Optional
 
 from ._cg_errors import ValidationError
+
+
+def _as_error(error: Any) -> ValidationError:
+    """An error as given, or read back from its dict()."""
+    return ValidationError(**error) if isinstance(error, dict) else error
 
 
 class ValidationResult:
@@ -22,6 +29,10 @@ class ValidationResult:
                  kiln_result: Any = None) -> None:
         if walltime < 0:
             raise ValueError("Walltime cannot be negative")
+        if isinstance(state, dict):  # read back from json()
+            from .state import CompilerGymEnvState  # pylint: disable=import-outside-toplevel
+
+            state = CompilerGymEnvState(**state)
         self.state = state
         self.walltime = walltime
         self.reward_validated = reward_validated
@@ -29,7 +40,7 @@ class ValidationResult:
         self.reward_validation_failed = reward_validation_failed
         self.benchmark_semantics_validated = benchmark_semantics_validated
         self.benchmark_semantics_validation_failed = benchmark_semantics_validation_failed
-        self.errors: List[ValidationError] = list(errors or [])
+        self.errors: List[ValidationError] = [_as_error(e) for e in errors or []]
         self.kiln_result = kiln_result  # kiln.ValidationResult of the semantics check, or None
 
     def okay(self) -> bool:
@@ -100,6 +111,10 @@ class ValidationResult:
             "errors": [e.dict() for e in self.errors],
         }
 
+    def json(self) -> str:
+        """The result as JSON text (CompilerGym's pydantic .json())."""
+        return json.dumps(self.dict())
+
     @classmethod
     def join(cls, results: Iterable["ValidationResult"]) -> "ValidationResult":
         """One result that is the union of results for the same state."""
@@ -119,6 +134,27 @@ class ValidationResult:
                 r.benchmark_semantics_validation_failed for r in results),
             errors=list(itertools.chain.from_iterable(r.errors for r in results)),
         )
+
+
+def validate_states(make_env: Callable[[], Any], states: Iterable[Any],
+                    nproc: Optional[int] = None, inorder: bool = False) -> Iterator[ValidationResult]:
+    """env.validate(state) of each state, each in an env of make_env(), on
+    up to nproc threads; in the states' order with inorder, else as they
+    finish."""
+    def one(state: Any) -> ValidationResult:
+        with make_env() as env:
+            return env.validate(state)
+
+    states = list(states)
+    if nproc == 1:
+        yield from map(one, states)
+        return
+    with concurrent.futures.ThreadPoolExecutor(max_workers=nproc or len(states) or 1) as pool:
+        if inorder:
+            yield from pool.map(one, states)
+        else:
+            futures = [pool.submit(one, state) for state in states]
+            yield from (f.result() for f in concurrent.futures.as_completed(futures))
 
 
 def semantics_errors(kiln_result: Any) -> List[ValidationError]:

@@ -80,14 +80,29 @@ def _check_observation(name):
     raise LookupError(f"Observation space not found: {name}")
 
 
+_UNSUPPORTED_REWARDS = {
+    name: "kiln measures object files (ObjectTextSize* rewards), not linked binaries"
+    for name in ("TextSizeBytes", "TextSizeNorm", "TextSizeO3", "TextSizeOz")
+}
+
+
 def _check_reward(name):
+    if name in _UNSUPPORTED_REWARDS:
+        _unsupported(f"reward space {name!r}", _UNSUPPORTED_REWARDS[name])
     if name not in _REWARDS:
         raise LookupError(f"Reward space not found: {name}")
     return name
 
 
+# CompilerGym read every module from stdin, so its IR text named it "-";
+# kiln's worker prints the module without these two lines.
+_IR_HEADER = "; ModuleID = '-'\nsource_filename = \"-\"\n"
+
+
 def _translate(name, value):
     """kiln's value of observation `name` as CompilerGym types it."""
+    if name == "Ir" and not value.startswith("; ModuleID"):
+        return _IR_HEADER + value
     if name == "Bitcode":
         return np.frombuffer(value, dtype=np.int8).copy()
     if name == "InstCountNorm":

@@ -29,7 +29,7 @@ from . import _cg_util as util
 from . import wrappers
 from ._cg_env import CompilerEnv, CompilerGymEnv, LlvmEnv, make_env
 from ._cg_space import Commandline, UnknownAction
-from ._cg_validation import ValidationResult
+from ._cg_validation import ValidationResult, validate_states
 from ._compiler_gym_names import (
     _DERIVED_OBSERVATIONS,
     _REWARDS,
@@ -88,17 +88,20 @@ compiler_env_state = _module("compiler_env_state", "CompilerGym's state classes.
                              CompilerEnvStateWriter=CompilerEnvStateWriter)
 validation_result = _module("validation_result", "CompilerGym's validation result.",
                             ValidationResult=ValidationResult)
+validate = _module("validate", "CompilerGym's validate_states().",
+                   validate_states=validate_states)
 
 # The submodules a script imports, under this module's name.
 _SUBMODULES = {
     "wrappers": wrappers, "errors": errors, "util": util, "random_search": random_search,
     "envs": envs, "envs.llvm": envs.llvm, "datasets": datasets, "spaces": spaces,
     "views": views, "compiler_env_state": compiler_env_state,
-    "validation_result": validation_result,
+    "validation_result": validation_result, "validate": validate,
 }
 for _name in util.SUBMODULES:
     setattr(util, _name, util)
     _SUBMODULES[f"util.{_name}"] = util
+_SUBMODULES["util.truncate"] = util.truncate
 for _name, _value in _SUBMODULES.items():
     sys.modules[f"{__name__}.{_name}"] = _value
 
@@ -118,6 +121,6 @@ _alias_compiler_gym()
 __all__ = [
     "make", "COMPILER_GYM_ENVS", "CompilerEnv", "CompilerEnvState", "CompilerEnvStateReader",
     "CompilerEnvStateWriter", "LlvmEnv", "Benchmark", "ValidationResult", "ValidationError",
-    "UnknownAction", "wrappers", "errors", "util", "random_search", "envs", "datasets", "spaces",
+    "UnknownAction", "validate_states", "wrappers", "errors", "util", "random_search", "envs", "datasets", "spaces",
     "views", "__version__",
 ]

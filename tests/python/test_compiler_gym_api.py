@@ -371,3 +371,28 @@ def test_a_step_after_the_session_died_returns_the_reward_on_error(env):
     env.service.close()
     _, reward, done, _ = env.step(0)
     assert done and reward == 2.5
+
+
+def test_view_call_forms_missing_names_and_ir_header(env, cluster):
+    start = env.observation.IrInstructionCount()
+    env.step(env.action_space.flags.index("-reg2mem"))
+    after = env.observation["IrInstructionCount"]
+    o0 = env.observation["IrInstructionCountO0"]
+    o3, oz = env.observation["IrInstructionCountO3"], env.observation["IrInstructionCountOz"]
+    assert start == o0 and after != start
+    assert env.reward.IrInstructionCount() == start - after
+    assert env.reward.IrInstructionCountNorm() == pytest.approx((start - after) / start)
+    assert env.reward.IrInstructionCountO3() == pytest.approx((start - after) / (start - o3))
+    assert env.reward.IrInstructionCountOz() == pytest.approx((start - after) / (start - oz))
+    with pytest.raises(KeyError) as missing:
+        env.reward["invalid value"]
+    assert str(missing.value) == "'invalid value'"
+    with pytest.raises(NotImplementedError, match="linked binaries"):
+        env.reward_space = "TextSizeBytes"
+    # CompilerGym's IR text named the module "-" (it read it from stdin).
+    assert env.ir.startswith("; ModuleID = '-'\nsource_filename = \"-\"\n")
+    states = [compiler_gym.CompilerEnvState(benchmark=b, walltime=0, commandline="")
+              for b in (CRC32, QSORT)]
+    results = list(compiler_gym.validate_states(
+        lambda: compiler_gym.make("llvm-v0", cluster=cluster), states, nproc=2, inorder=True))
+    assert [r.state for r in results] == states and all(r.okay() for r in results)

@@ -276,3 +276,20 @@ def _doc_table(title):
 def test_left_out_reasons_are_those_of_docs_actions_md():
     assert _left_out_actions.FLAGS == _doc_table("CompilerGym flags that name no action")
     assert _left_out_actions.PASSES == _doc_table("Registry passes left out")
+
+
+def test_truncate_and_json_forms():
+    from kiln.compiler_gym.errors import ValidationError
+    from kiln.compiler_gym.util.truncate import truncate, truncate_lines
+
+    assert truncate("abcdefghijklmnop\n1234", max_line_len=10, max_lines=2) == "abcdefg...\n1234"
+    assert truncate("abc\ndef\n123", max_line_len=5, max_lines=2) == "abc\nde..."
+    assert truncate_lines(["a", "b", "c"], max_lines=2, tail=True) == "b\nc"
+    with pytest.raises(ValueError):
+        truncate("x", max_line_len=3)
+    import json
+
+    error = ValidationError(type="Syntax Error", data={"data": [1, 2, 3]})
+    assert ValidationError(**json.loads(error.json())) == error
+    result = compiler_gym.ValidationResult(state=state(), walltime=3, errors=[error])
+    assert compiler_gym.ValidationResult(**json.loads(result.json())) == result

@@ -42,28 +42,51 @@ _UNCHANGED = object()  # reset()'s default for the spaces: keep the current one
 VERSION = "0.2.5+kiln"
 
 
+class _Spaces(dict):
+    """A view's spaces by name; a name kiln does not serve says why."""
+
+    check: Any = None
+
+    def __missing__(self, name: str) -> Any:
+        if self.check is not None:
+            try:
+                self.check(name)  # NotImplementedError for what kiln does not have
+            except LookupError:
+                pass
+        raise KeyError(name)
+
+
 class _Views:
     """env.observation / env.reward: value lookups by name, `spaces` by name."""
 
-    def __init__(self, lookup: Any, spaces: Dict[str, Any]) -> None:
-        self._lookup, self.spaces = lookup, spaces
+    def __init__(self, lookup: Any, spaces: Dict[str, Any], check: Any = None,
+                 derive: Any = None) -> None:
+        self._lookup, self.spaces = lookup, _Spaces(spaces)
+        self.spaces.check = check
+        self._derive = derive
+
+    def add_derived_space(self, id: str, base_id: str, space: Any,  # noqa: A002 (gym's name)
+                          translate: Any, **kwargs: Any) -> None:
+        """A new observation `id`: translate(the value of `base_id`), in `space`."""
+        if self._derive is None:
+            raise NotImplementedError("only observations have derived spaces")
+        self._derive(id, base_id, space, translate)
 
     def __getitem__(self, name: Any) -> Any:
         name = getattr(name, "id", getattr(name, "name", name))
-        if name not in self.spaces:
-            try:
-                self._lookup(name)  # NotImplementedError for what kiln does not have
-            except LookupError:
-                pass
-            raise KeyError(name)
+        self.spaces[name]  # pylint: disable=pointless-statement  (KeyError for a name it lacks)
         return self._lookup(name)
 
     def __getattr__(self, name: str) -> Any:
         """env.observation.Autophase(): CompilerGym's call form of a lookup."""
-        spaces = self.__dict__.get("spaces", {})
-        if name in spaces:
-            return lambda: self[name]
-        raise AttributeError(name)
+        spaces = self.__dict__.get("spaces")
+        if spaces is None or name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            spaces[name]  # pylint: disable=pointless-statement  (NotImplementedError says why)
+        except KeyError:
+            raise AttributeError(name) from None
+        return lambda: self[name]
 
 
 class CompilerEnv:
@@ -118,11 +141,14 @@ class CompilerGymEnv(CompilerEnv):
         self.spec = EnvSpec(env_id, make_kwargs or {})
         self.reward_range: Tuple[float, float] = (-np.inf, np.inf)
         kiln_spaces = kiln_env.observation_spaces
+        self._derived: Dict[str, Tuple[str, Any]] = {}  # id -> (base id, translate)
         self.observation = _Views(self._observe, {
             n: ObservationSpaceSpec(n, kiln_spaces[_DERIVED_OBSERVATIONS.get(n, n)])
             for n in (*_SAME_OBSERVATIONS, *_DERIVED_OBSERVATIONS)
-            if _DERIVED_OBSERVATIONS.get(n, n) in kiln_spaces})
-        self.reward = _Views(self._reward_now, {n: Reward(n) for n in _REWARDS})
+            if _DERIVED_OBSERVATIONS.get(n, n) in kiln_spaces},
+            check=_check_observation, derive=self._add_derived)
+        self.reward = _Views(self._reward_now, {n: Reward(n) for n in _REWARDS},
+                             check=_check_reward)
         self.observation_space = observation_space
         self.reward_space = reward_space
 
@@ -163,11 +189,31 @@ class CompilerGymEnv(CompilerEnv):
     def observation_space(self, name: Any) -> None:
         name = getattr(name, "id", name)
         if name:
-            _check_observation(name)
+            if name not in self._derived:
+                _check_observation(name)
             if name not in self.observation.spaces:
                 raise LookupError(f"Observation space not found: {name}")
         self._observation = name or None
-        self._env.observation_space = _DERIVED_OBSERVATIONS.get(name, name) if name else None
+        self._env.observation_space = self._kiln_name(name) if name else None
+
+    def _add_derived(self, name: str, base: str, space: Any, translate: Any) -> None:
+        if base not in self.observation.spaces:
+            raise LookupError(f"Observation space not found: {base}")
+        self._derived[name] = (base, translate)
+        self.observation.spaces[name] = ObservationSpaceSpec(name, space)
+
+    def _kiln_name(self, name: str) -> str:
+        """The kiln observation that observation `name` is computed from."""
+        while name in self._derived:
+            name = self._derived[name][0]
+        return _DERIVED_OBSERVATIONS.get(name, name)
+
+    def _value(self, name: str, raw: Any) -> Any:
+        """Observation `name` from the raw value of its kiln observation."""
+        if name in self._derived:
+            base, translate = self._derived[name]
+            return translate(self._value(base, raw))
+        return _translate(name, raw)
 
     @property
     def reward_space_spec(self) -> Optional[Reward]:
@@ -300,7 +346,7 @@ class CompilerGymEnv(CompilerEnv):
         if self._reward:
             self._last_step_cost = self._start_cost(self._reward)
             self._costs[self._reward.name] = self._last_step_cost
-        return _translate(self._observation, observation) if self._observation else None
+        return self._value(self._observation, observation) if self._observation else None
 
     def _baseline(self, name: str) -> int:
         values = self._baselines.setdefault(self._env.benchmark, {})
@@ -337,8 +383,9 @@ class CompilerGymEnv(CompilerEnv):
 
     def _observe(self, name: str) -> Any:
         self._check_episode()
-        _check_observation(name)
-        return _translate(name, self._env.observation[_DERIVED_OBSERVATIONS.get(name, name)])
+        if name not in self._derived:
+            _check_observation(name)
+        return self._value(name, self._env.observation[self._kiln_name(name)])
 
     def _check_open(self) -> None:
         if self._closed:
@@ -408,7 +455,7 @@ class CompilerGymEnv(CompilerEnv):
             observed = [self.observation[n] for n in observation_spaces or []]
             rewarded = [self.reward[getattr(n, "name", n)] for n in reward_spaces or []]
             return observed, rewarded, done, info
-        observation = _translate(self._observation, observation) if self._observation else None
+        observation = self._value(self._observation, observation) if self._observation else None
         return observation, reward, done, info
 
     def _ended_by(self, error: BaseException) -> Tuple[Any, Any, bool, Dict[str, Any]]:
@@ -604,8 +651,10 @@ class CompilerGymEnv(CompilerEnv):
         child._costs = dict(self._costs)
         child._datasets = None
         child.spec = EnvSpec(self.spec.id, self.spec._kwargs)
-        child.observation = _Views(child._observe, self.observation.spaces)
-        child.reward = _Views(child._reward_now, self.reward.spaces)
+        child._derived = dict(self._derived)
+        child.observation = _Views(child._observe, dict(self.observation.spaces),
+                                   check=_check_observation, derive=child._add_derived)
+        child.reward = _Views(child._reward_now, dict(self.reward.spaces), check=_check_reward)
         return child
 
     def _fork_closed(self) -> "CompilerGymEnv":

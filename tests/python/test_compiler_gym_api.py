@@ -396,3 +396,18 @@ def test_view_call_forms_missing_names_and_ir_header(env, cluster):
     results = list(compiler_gym.validate_states(
         lambda: compiler_gym.make("llvm-v0", cluster=cluster), states, nproc=2, inorder=True))
     assert [r.state for r in results] == states and all(r.okay() for r in results)
+
+
+def test_derived_observation_spaces_and_refused_names(env):
+    env.observation.add_derived_space(id="IrLen", base_id="Ir", space=None,
+                                      translate=lambda ir: [len(ir)])
+    assert env.observation["IrLen"] == [len(env.ir)] == env.observation.IrLen()
+    env.observation_space = "IrLen"
+    assert env.reset() == [len(env.ir)]
+    assert env.step(env.action_space.flags.index("-mem2reg"))[0] == [len(env.ir)]
+    with env.fork() as fork:
+        assert fork.observation["IrLen"] == [len(fork.ir)]
+    with pytest.raises(NotImplementedError, match="inst2vec"):
+        env.observation.spaces["Inst2vec"]
+    with pytest.raises(KeyError):
+        env.observation.spaces["NoSuchSpace"]

@@ -63,6 +63,8 @@ class RandomAgentWorker(threading.Thread):
         return self.alive or not self.total_episode_count
 
     def run(self) -> None:
+        """Runs episodes in envs of make_env() until told to stop; keeps an error for
+        random_search()."""
         try:
             while self.should_run_one_episode:
                 self.total_environment_count += 1

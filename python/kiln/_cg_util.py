@@ -122,7 +122,7 @@ def emph(stringable: Any) -> str:
     return f"{ShellFormatCodes.BOLD}{ShellFormatCodes.BLUE}{stringable}{ShellFormatCodes.END}"
 
 
-def plural(quantity: int, singular: str, plural: str) -> str:  # pylint: disable=redefined-outer-name
+def plural(quantity: int, singular: str, plural: str) -> str:  # noqa: F811 (CompilerGym's names)
     """`singular` for 1, else `plural`."""
     return singular if quantity == 1 else plural
 

@@ -136,8 +136,8 @@ class ValidationResult:
         )
 
 
-def validate_states(make_env: Callable[[], Any], states: Iterable[Any],
-                    nproc: Optional[int] = None, inorder: bool = False) -> Iterator[ValidationResult]:
+def validate_states(make_env: Callable[[], Any], states: Iterable[Any], nproc: Optional[int] = None,
+                    inorder: bool = False) -> Iterator[ValidationResult]:
     """env.validate(state) of each state, each in an env of make_env(), on
     up to nproc threads; in the states' order with inorder, else as they
     finish."""

@@ -140,14 +140,17 @@ class BenchmarkUri(str):
 
     @property
     def scheme(self):
+        """The scheme: benchmark, generator (or file)."""
         return self.partition("://")[0]
 
     @property
     def dataset(self):
+        """The dataset's name, e.g. "kiln-bench-v0"."""
         return self.partition("://")[2].split("/")[0]
 
     @property
     def path(self):
+        """The benchmark within its dataset, e.g. "/crc32"."""
         rest = self.partition("://")[2]
         return rest[len(rest.split("/")[0]):]
 
@@ -199,14 +202,17 @@ class Dataset:
         self._datasets = datasets
 
     def benchmark_uris(self, limit=None):
+        """The URIs of its benchmarks (a generator's first 1,000 seeds without a limit)."""
         if self.size is None and limit is None:
             limit = 1000  # a generator: its first seeds
         yield from self._datasets.benchmarks(self.name, limit)
 
     def benchmarks(self, limit=None):
+        """Its benchmarks, as benchmark_uris() lists them."""
         return (Benchmark(uri) for uri in self.benchmark_uris(limit))
 
     def benchmark(self, uri=None):
+        """The benchmark of `uri`, or the dataset's first."""
         return Benchmark(uri) if uri is not None else next(self.benchmarks())
 
     def benchmark_from_seed(self, seed, max_retries=3):
@@ -222,6 +228,7 @@ class Dataset:
         return Benchmark(f"{self.name}/{int(seed)}")
 
     def random_benchmark(self, random_state=None):
+        """One of its benchmarks, drawn with random_state (a seed or a numpy Generator)."""
         rng = random_state if isinstance(random_state, np.random.Generator) else (
             np.random.default_rng(random_state))
         uris = list(self.benchmark_uris())
@@ -259,6 +266,8 @@ class Datasets:
         return any(name in (d.name, d.name.partition("://")[2]) for d in self._listed)
 
     def benchmark(self, uri):
+        """The benchmark of `uri` (CompilerGym's short form too); kiln.NotFound for a dataset
+        kiln has not."""
         if not isinstance(uri, (str, Benchmark)):
             raise TypeError(f"Expected a Benchmark or str, received: '{type(uri).__name__}'")
         uri = _benchmark_uri(uri)
@@ -268,6 +277,7 @@ class Datasets:
         return Benchmark(uri)
 
     def benchmark_uris(self):
+        """The URIs of every finite dataset's benchmarks."""
         for dataset in self._listed:
             if dataset.size is not None:
                 yield from dataset.benchmark_uris()

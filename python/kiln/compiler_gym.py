@@ -121,6 +121,7 @@ _alias_compiler_gym()
 __all__ = [
     "make", "COMPILER_GYM_ENVS", "CompilerEnv", "CompilerEnvState", "CompilerEnvStateReader",
     "CompilerEnvStateWriter", "LlvmEnv", "Benchmark", "ValidationResult", "ValidationError",
-    "UnknownAction", "validate_states", "wrappers", "errors", "util", "random_search", "envs", "datasets", "spaces",
+    "UnknownAction", "validate_states", "wrappers", "errors", "util", "random_search", "envs",
+    "datasets", "spaces",
     "views", "__version__",
 ]

@@ -81,10 +81,12 @@ class ProgramGraph:
 
     @property
     def num_nodes(self):
+        """How many nodes."""
         return int(self.node_kind.size)
 
     @property
     def num_edges(self):
+        """How many edges."""
         return int(self.edge_flow.size)
 
     def edge_index(self, flow=None):
@@ -190,11 +192,13 @@ class ProgramGraph:
             out = []
             for _ in range(count):
                 if offset + 4 > len(data):
-                    raise ProgramGraphError(f"the program graph is truncated: it ends in its {what}")
+                    raise ProgramGraphError(
+                        f"the program graph is truncated: it ends in its {what}")
                 (length,) = struct.unpack_from("<I", data, offset)
                 offset += 4
                 if offset + length > len(data):
-                    raise ProgramGraphError(f"the program graph is truncated: it ends in its {what}")
+                    raise ProgramGraphError(
+                        f"the program graph is truncated: it ends in its {what}")
                 out.append(data[offset:offset + length].decode("utf-8", errors="replace"))
                 offset += length
             offset = _pad4(offset)
@@ -340,6 +344,7 @@ class ProgramGraph:
 
     @classmethod
     def from_networkx(cls, graph):
+        """The graph of a networkx graph to_networkx() made (or one in its schema)."""
         import networkx
 
         data = networkx.node_link_data(graph)

@@ -78,6 +78,7 @@ class CompilerEnvState:
 
     @staticmethod
     def csv_header():
+        """The CSV header line, without its line end."""
         return HEADER
 
     def to_csv(self, with_validity=False):
@@ -100,6 +101,7 @@ class CompilerEnvState:
         return states[0]
 
     def json(self):
+        """The state as a dict of its fields."""
         return {
             "benchmark": self.benchmark,
             "commandline": self.commandline,
@@ -110,6 +112,7 @@ class CompilerEnvState:
 
     @classmethod
     def from_json(cls, data):
+        """The state of a dict as json() gives."""
         return cls(**data)
 
     def _replace(self, **changes):
@@ -401,6 +404,7 @@ class CompilerGymEnvState(CompilerEnvState):
 
     @classmethod
     def from_json(cls, data):
+        """The state of json()'s text (or of a dict of its fields)."""
         import json
 
         return cls(**(json.loads(data) if isinstance(data, (str, bytes)) else data))

@@ -42,6 +42,7 @@ class ValidationResult:
         return not self.errors
 
     def error_details(self):
+        """Every error, one per line."""
         return "\n".join(str(error) for error in self.errors)
 
     def __bool__(self):
@@ -54,6 +55,7 @@ class ValidationResult:
 
     @classmethod
     def from_json(cls, benchmark, text):
+        """The result the worker's JSON report gives for `benchmark`."""
         report = json.loads(text)
         errors = tuple(
             ValidationError(e["kind"], e["input"], e["message"], e.get("evidence", ""))

@@ -186,6 +186,7 @@ class ValidateBenchmarkAfterEveryStep(EnvWrapper):
         return observation, self.reward_penalty, True, info
 
     def fork(self):
+        """The same wrapper, with its penalty, over a fork of the wrapped env."""
         return ValidateBenchmarkAfterEveryStep(self.env.fork(), self.reward_penalty)
 
 
@@ -223,17 +224,21 @@ class TimeLimit(EnvWrapper):
 
     @property
     def max_episode_steps(self):
+        """The number of actions after which the episode ends."""
         return self._max_episode_steps
 
     @property
     def elapsed_steps(self):
+        """Actions applied since reset() (None before the first)."""
         return self._elapsed_steps
 
     def reset(self, *args, **kwargs):
+        """Starts an episode of the wrapped env and the count from 0."""
         self._elapsed_steps = 0
         return self.env.reset(*args, **kwargs)
 
     def multistep(self, actions, *args, **kwargs):
+        """The wrapped env's multistep, the episode ended once the limit is reached."""
         if self._elapsed_steps is None:
             raise InvalidArgument("no episode in progress: call env.reset() first")
         actions = list(actions)
@@ -244,6 +249,7 @@ class TimeLimit(EnvWrapper):
         return result
 
     def fork(self):
+        """A fork of the wrapped env with this limit and count."""
         forked = TimeLimit(self.env.fork(), self._max_episode_steps)
         forked._elapsed_steps = self._elapsed_steps
         return forked
@@ -266,6 +272,7 @@ class IterateOverBenchmarks(EnvWrapper):
             return next(self.benchmarks)
 
     def reset(self, benchmark=None, **kwargs):
+        """Starts an episode on the next benchmark; StopIteration when none is left."""
         if benchmark is not None:
             raise TypeError(
                 f"{type(self).__name__} chooses the benchmark; reset() got benchmark={benchmark!r}"
@@ -273,6 +280,7 @@ class IterateOverBenchmarks(EnvWrapper):
         return self.env.reset(benchmark=self._next_benchmark(), **kwargs)
 
     def fork(self):
+        """A fork of the wrapped env with the rest of the sequence (its own copy, or shared)."""
         if self.fork_shares_iterator:
             theirs = self.benchmarks
         else:
@@ -307,6 +315,7 @@ class CycleOverBenchmarksIterator(EnvWrapper):
         self.benchmarks = iter(make_benchmark_iterator())
 
     def reset(self, benchmark=None, **kwargs):
+        """Starts an episode on the next benchmark, making a new iterator when one runs out."""
         if benchmark is not None:
             raise TypeError(
                 f"CycleOverBenchmarksIterator chooses the benchmark; reset() got "
@@ -323,6 +332,7 @@ class CycleOverBenchmarksIterator(EnvWrapper):
         return self.env.reset(benchmark=chosen, **kwargs)
 
     def fork(self):
+        """A fork of the wrapped env with a fresh iterator."""
         return CycleOverBenchmarksIterator(self.env.fork(), self.make_benchmark_iterator)
 
 
@@ -342,6 +352,7 @@ class RandomOrderBenchmarks(IterateOverBenchmarks):
         super().__init__(env, draws)
 
     def fork(self):
+        """A fork of the wrapped env drawing with a generator seeded from this one's."""
         seed = int(self._rng.integers(2**63))
         rng = np.random.default_rng(seed)
         return RandomOrderBenchmarks(self.env.fork(), self._all_benchmarks, rng)
@@ -367,25 +378,31 @@ class CommandlineSpace:
 
     @property
     def n(self):
+        """How many choices."""
         return len(self._names)
 
     @property
     def names(self):
+        """Each choice's name."""
         return list(self._names)
 
     @property
     def flags(self):
+        """Each choice's command-line flag."""
         return list(self._flags)
 
     @property
     def dtype(self):
+        """int64, as gym's Discrete."""
         return np.dtype(np.int64)
 
     @property
     def shape(self):
+        """(), as gym's Discrete."""
         return ()
 
     def index(self, name):
+        """The index of the choice with this name or flag; kiln.NotFound otherwise."""
         try:
             return self._index[name]
         except (KeyError, TypeError):
@@ -404,6 +421,7 @@ class CommandlineSpace:
         return self.n
 
     def contains(self, value):
+        """Whether `value` is a choice index of this space."""
         return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and (
             0 <= value < self.n
         )
@@ -412,10 +430,12 @@ class CommandlineSpace:
         return self.contains(value)
 
     def seed(self, seed=None):
+        """Seeds sample()."""
         self._rng = np.random.default_rng(seed)
         return seed
 
     def sample(self):
+        """A uniformly random choice index."""
         return int(self._rng.integers(self.n))
 
     def __eq__(self, other):
@@ -467,9 +487,11 @@ class CommandlineWithTerminalAction(EnvWrapper):
 
     @property
     def terminal_action(self):
+        """The index of the action that ends the episode (the last)."""
         return self.action_space.n - 1
 
     def multistep(self, actions, *args, **kwargs):
+        """Applies the actions before the terminal one; that one ends the episode."""
         indices = [_as_index(self.action_space, a) for a in actions]
         terminal = self.terminal_action
         ends = terminal in indices
@@ -479,6 +501,7 @@ class CommandlineWithTerminalAction(EnvWrapper):
         return _mark_done(result, info_key="terminal_action") if ends else result
 
     def fork(self):
+        """The same wrapper over a fork of the wrapped env."""
         return CommandlineWithTerminalAction(self.env.fork(), self._terminal, self._terminal_flag)
 
 
@@ -529,12 +552,15 @@ class ConstrainedCommandline(EnvWrapper):
 
     @property
     def actions(self):
+        """The episode's actions in this space's numbering."""
         return self.reverse_action(list(self.env.actions))
 
     def multistep(self, actions, *args, **kwargs):
+        """The wrapped env's multistep of the actions translated to its space."""
         return self.env.multistep([self.action(a) for a in actions], *args, **kwargs)
 
     def fork(self):
+        """The same wrapper over a fork of the wrapped env."""
         return ConstrainedCommandline(self.env.fork(), self._flags, self._name)
 
 
@@ -561,19 +587,23 @@ class ForkOnStep(EnvWrapper):
         return self.env
 
     def reset(self, *args, **kwargs):
+        """Drops the forks kept for undo() and starts an episode."""
         self._drop_stack()
         return self.env.reset(*args, **kwargs)
 
     def multistep(self, actions, *args, **kwargs):
+        """Keeps a fork of the env as it is, then steps it."""
         self.stack.append(self.env.fork())
         return self.env.multistep(actions, *args, **kwargs)
 
     def fork(self):
+        """Refused: fork the wrapped env instead."""
         raise NotImplementedError(
             "ForkOnStep cannot be forked: fork the env it wraps (env.env.fork()) instead"
         )
 
     def close(self):
+        """Closes the forks kept for undo() and the wrapped env."""
         self._drop_stack()
         self.env.close()
 
@@ -587,22 +617,27 @@ class Counter(EnvWrapper):
         self.counters = {"close": 0, "fork": 0, "reset": 0, "step": 0}
 
     def close(self):
+        """Counts the call, then closes the wrapped env."""
         self.counters["close"] += 1
         self.env.close()
 
     def reset(self, *args, **kwargs):
+        """Counts the call, then resets the wrapped env."""
         self.counters["reset"] += 1
         return self.env.reset(*args, **kwargs)
 
     def step(self, action, *args, **kwargs):
+        """Counts the call, then steps the wrapped env."""
         self.counters["step"] += 1
         return self.env.multistep([action], *args, **kwargs)
 
     def multistep(self, actions, *args, **kwargs):
+        """Counts the call (one for all its actions), then steps the wrapped env."""
         self.counters["step"] += 1
         return self.env.multistep(actions, *args, **kwargs)
 
     def fork(self):
+        """Counts the call; the fork counts its own calls from zero."""
         self.counters["fork"] += 1
         return Counter(self.env.fork())
 

@@ -293,3 +293,33 @@ def test_truncate_and_json_forms():
     assert ValidationError(**json.loads(error.json())) == error
     result = compiler_gym.ValidationResult(state=state(), walltime=3, errors=[error])
     assert compiler_gym.ValidationResult(**json.loads(result.json())) == result
+
+
+DOCUMENTED_MODULES = [
+    "kiln.compiler_gym", "kiln._cg_env", "kiln._cg_space", "kiln._cg_errors", "kiln._cg_util",
+    "kiln._cg_validation", "kiln._cg_random_search", "kiln._cg_commandline", "kiln.wrappers",
+    "kiln.state", "kiln.validation", "kiln.program_graph", "kiln._compiler_gym_names",
+]
+
+
+def test_every_public_name_of_the_compatibility_modules_is_documented():
+    import importlib
+    import inspect
+
+    missing = []
+    for module_name in DOCUMENTED_MODULES:
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            if name.startswith("_") or getattr(value, "__module__", None) != module_name:
+                continue
+            if not (inspect.isclass(value) or inspect.isfunction(value)):
+                continue
+            if not (value.__doc__ or "").strip():
+                missing.append(f"{module_name}.{name}")
+            for member, attribute in vars(value).items() if inspect.isclass(value) else ():
+                function = attribute.fget if isinstance(attribute, property) else getattr(
+                    attribute, "__func__", attribute)
+                if not member.startswith("_") and inspect.isfunction(function) and not (
+                        function.__doc__ or "").strip():
+                    missing.append(f"{module_name}.{name}.{member}")
+    assert not missing, "undocumented: " + ", ".join(missing)

@@ -198,12 +198,14 @@ EXAMPLES = pathlib.Path(os.environ.get("KILN_SOURCE_DIR", pathlib.Path(__file__)
 
 @pytest.mark.parametrize("script, args, expect", [
     # Ports of CompilerGym v0.2.5's examples (random_walk.py, tabular_q.py,
-    # brute_force.py): their output lines, as CompilerGym's printed them.
+    # brute_force.py, explore.py): their output lines, as CompilerGym's printed them.
     ("random_walk.py", ["--step_min=5", "--step_max=5", "--seed=1"], "Total reward:"),
     ("tabular_q.py", ["--episodes=4", "--log_every=2", "--episode_length=3", "--seed=1"],
      "Resulting sequence:"),
     ("brute_force.py", ["--episode_length=2", "--brute_force_action_list=-sroa,-mem2reg,-gvn",
                         "--nproc=2", "--output_dir={tmp}"], "completed 9 of 9 trials"),
+    ("explore.py", ["--episode_length=2", "--topn=3", "--nproc=2",
+                    "--explore_actions=-simplifycfg,-instcombine,-mem2reg,-gvn"], "Top 3 sequence"),
     # kiln's own CompilerGym-style scripts.
     ("q_learning.py", ["--episodes", "3", "--length", "3"], "greedy policy"),
     ("fork_lookahead.py", ["--steps", "2", "--candidates", "4"], "episode reward"),

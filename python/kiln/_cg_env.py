@@ -14,7 +14,9 @@ import numpy as np
 from . import _cg_commandline
 from ._cg_errors import ServiceIsClosed, SessionNotFound, ValidationError
 from ._cg_space import Commandline
-from ._cg_validation import ValidationResult, semantics_errors
+from ._cg_extras import Extras
+from ._cg_validation import ValidationResult, check_semantics, replayed
+from ._cg_views import CompilerEnv, _Views
 from ._compiler_gym_names import (
     _BASELINE_PREFIX,
     _check_observation,
@@ -32,66 +34,12 @@ from ._compiler_gym_names import (
     Reward,
 )
 from .benchmarks import Benchmark as KilnBenchmark
-from .benchmarks import benchmark_from_clang_invocation as _kiln_benchmark_from_clang
-from .benchmarks import make_benchmark as _make_kiln_benchmark
 from .env import make as _make_kiln_env
-from .errors import CompileError, KilnError, NotFound, SessionLost, Unimplemented
+from .errors import CompileError, SessionLost
 from .state import CompilerGymEnvState
 
 _UNCHANGED = object()  # reset()'s default for the spaces: keep the current one
 VERSION = "0.2.5+kiln"
-
-
-class _Spaces(dict):
-    """A view's spaces by name; a name kiln does not serve says why."""
-
-    check: Any = None
-
-    def __missing__(self, name: str) -> Any:
-        if self.check is not None:
-            try:
-                self.check(name)  # NotImplementedError for what kiln does not have
-            except LookupError:
-                pass
-        raise KeyError(name)
-
-
-class _Views:
-    """env.observation / env.reward: value lookups by name, `spaces` by name."""
-
-    def __init__(self, lookup: Any, spaces: Dict[str, Any], check: Any = None,
-                 derive: Any = None) -> None:
-        self._lookup, self.spaces = lookup, _Spaces(spaces)
-        self.spaces.check = check
-        self._derive = derive
-
-    def add_derived_space(self, id: str, base_id: str, space: Any,  # noqa: A002 (gym's name)
-                          translate: Any, **kwargs: Any) -> None:
-        """A new observation `id`: translate(the value of `base_id`), in `space`."""
-        if self._derive is None:
-            raise NotImplementedError("only observations have derived spaces")
-        self._derive(id, base_id, space, translate)
-
-    def __getitem__(self, name: Any) -> Any:
-        name = getattr(name, "id", getattr(name, "name", name))
-        self.spaces[name]  # pylint: disable=pointless-statement  (KeyError for a name it lacks)
-        return self._lookup(name)
-
-    def __getattr__(self, name: str) -> Any:
-        """env.observation.Autophase(): CompilerGym's call form of a lookup."""
-        spaces = self.__dict__.get("spaces")
-        if spaces is None or name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            spaces[name]  # pylint: disable=pointless-statement  (NotImplementedError says why)
-        except KeyError:
-            raise AttributeError(name) from None
-        return lambda: self[name]
-
-
-class CompilerEnv:
-    """The base class CompilerGym's scripts name in isinstance() checks and
-    type hints; every compatibility env is one."""
 
 
 class EnvSpec:
@@ -115,7 +63,7 @@ def _uri(benchmark: Any) -> Optional[str]:
     return None if benchmark is None else str(getattr(benchmark, "uri", benchmark))
 
 
-class CompilerGymEnv(CompilerEnv):
+class CompilerGymEnv(CompilerEnv, Extras):
     """A kiln.Env with CompilerGym's LlvmEnv API. Made by make()."""
 
     metadata = {"render.modes": ["human", "ansi"]}
@@ -526,9 +474,9 @@ class CompilerGymEnv(CompilerEnv):
         replay = self.fork()
         try:
             replay.reset(benchmark=state.benchmark)
-            if _replayed(replay, state, found):
+            if replayed(replay, state, found):
                 self._check_reward(replay, state, found)
-                _check_semantics(replay, found)
+                check_semantics(replay, found)
         finally:
             replay.close()
         return ValidationResult(state=state, walltime=time.time() - start, **found)
@@ -572,59 +520,6 @@ class CompilerGymEnv(CompilerEnv):
         with open(path, "wb") as out:
             out.write(self._env.observation["Bitcode"])
         return path
-
-    @staticmethod
-    def make_benchmark(inputs: Any, copt: Optional[List[str]] = None,
-                       system_includes: bool = True, timeout: int = 600) -> Any:
-        """A benchmark of C/C++ sources, .ll or .bc files (kiln.make_benchmark:
-        compiled here by clang-19, the bitcode sent with the reset)."""
-        if not system_includes:
-            _unsupported("make_benchmark(system_includes=False)",
-                         "kiln compiles with clang-19's own include paths")
-        return _make_kiln_benchmark(inputs, copts=copt, timeout=float(timeout))
-
-    @staticmethod
-    def make_benchmark_from_command_line(cmd: Any, replace_driver: bool = True,
-                                         system_includes: bool = True,
-                                         timeout: int = 600) -> Any:
-        """A benchmark of one compile command (kiln.benchmark_from_clang_invocation)."""
-        if isinstance(cmd, str):
-            cmd = cmd.split()
-        return _kiln_benchmark_from_clang(list(cmd), timeout=float(timeout))
-
-    @property
-    def runtime_observation_count(self) -> int:
-        """NotImplementedError: kiln's Runtime runs as the benchmark's run spec says."""
-        return _unsupported("env.runtime_observation_count",
-                            "kiln's Runtime observation runs the program as many times as "
-                            "the benchmark's run spec says")
-
-    @runtime_observation_count.setter
-    def runtime_observation_count(self, n: int) -> None:
-        _unsupported("env.runtime_observation_count",
-                     "kiln's Runtime observation runs the program as many times as the "
-                     "benchmark's run spec says")
-
-    @property
-    def runtime_warmup_runs_count(self) -> int:
-        """NotImplementedError, as runtime_observation_count."""
-        return _unsupported("env.runtime_warmup_runs_count",
-                            "kiln's Runtime observation takes its warm-up from the run spec")
-
-    @runtime_warmup_runs_count.setter
-    def runtime_warmup_runs_count(self, n: int) -> None:
-        _unsupported("env.runtime_warmup_runs_count",
-                     "kiln's Runtime observation takes its warm-up from the run spec")
-
-    def send_param(self, key: str, value: str, resend_on_reset: bool = False) -> str:
-        """NotImplementedError: CompilerGym's service parameters have no kiln counterpart."""
-        return _unsupported("env.send_param()",
-                            "CompilerGym's service parameters have no kiln counterpart")
-
-    def send_params(self, *params: Any) -> List[str]:
-        """NotImplementedError, as send_param()."""
-        return _unsupported("env.send_params()",
-                            "CompilerGym's service parameters have no kiln counterpart")
 
     def render(self, mode: str = "human") -> Optional[str]:
         """Prints the observation ("human") or returns it as text ("ansi")."""
@@ -692,31 +587,6 @@ class CompilerGymEnv(CompilerEnv):
 LlvmEnv = CompilerGymEnv
 
 
-def _replayed(replay: CompilerGymEnv, state: Any, found: Dict[str, Any]) -> bool:
-    try:
-        replay.apply(state)
-        return True
-    except (ValueError, OSError) as error:
-        found["actions_replay_failed"] = True
-        found["errors"].append(ValidationError(
-            type="Action replay failed",
-            data={"exception": str(error), "exception_type": type(error).__name__}))
-        return False
-
-
-def _check_semantics(replay: CompilerGymEnv, found: Dict[str, Any]) -> None:
-    """kiln's behaviour check; a benchmark it cannot run is not validated."""
-    try:
-        result = replay._env.validate()
-    except (Unimplemented, NotFound):
-        return
-    found["benchmark_semantics_validated"] = True
-    found["kiln_result"] = result
-    if not result.okay:
-        found["benchmark_semantics_validation_failed"] = True
-        found["errors"].extend(semantics_errors(result))
-
-
 def make_env(env_id: str, benchmark: Any = None, observation_space: Any = None,
              reward_space: Any = None, cluster: Optional[str] = None, timeout: float = 120.0,
              action_space: Any = None, **kwargs: Any) -> CompilerGymEnv:
@@ -752,4 +622,4 @@ def make_env(env_id: str, benchmark: Any = None, observation_space: Any = None,
         raise
 
 
-__all__ = ["CompilerEnv", "CompilerGymEnv", "LlvmEnv", "make_env", "KilnError"]
+__all__ = ["CompilerEnv", "CompilerGymEnv", "EnvSpec", "LlvmEnv", "make_env"]

@@ -8,9 +8,10 @@ import json
 import re
 from collections import Counter
 import concurrent.futures
-from typing import Any, Callable, Iterable, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional
 
 from ._cg_errors import ValidationError
+from .errors import NotFound, Unimplemented
 
 
 def _as_error(error: Any) -> ValidationError:
@@ -172,3 +173,29 @@ def semantics_errors(kiln_result: Any) -> List[ValidationError]:
                             data={"input": e.input, "message": e.message,
                                   "evidence": e.evidence})
             for e in kiln_result.errors]
+
+
+def replayed(replay: Any, state: Any, found: Dict[str, Any]) -> bool:
+    """Applies `state` in `replay`; False (and the error in `found`) if that failed."""
+    try:
+        replay.apply(state)
+        return True
+    except (ValueError, OSError) as error:
+        found["actions_replay_failed"] = True
+        found["errors"].append(ValidationError(
+            type="Action replay failed",
+            data={"exception": str(error), "exception_type": type(error).__name__}))
+        return False
+
+
+def check_semantics(replay: Any, found: Dict[str, Any]) -> None:
+    """kiln's behaviour check; a benchmark it cannot run is not validated."""
+    try:
+        result = replay._env.validate()
+    except (Unimplemented, NotFound):
+        return
+    found["benchmark_semantics_validated"] = True
+    found["kiln_result"] = result
+    if not result.okay:
+        found["benchmark_semantics_validation_failed"] = True
+        found["errors"].extend(semantics_errors(result))

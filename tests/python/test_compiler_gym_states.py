@@ -297,7 +297,8 @@ def test_truncate_and_json_forms():
 
 DOCUMENTED_MODULES = [
     "kiln.compiler_gym", "kiln._cg_env", "kiln._cg_space", "kiln._cg_errors", "kiln._cg_util",
-    "kiln._cg_validation", "kiln._cg_random_search", "kiln._cg_commandline", "kiln.wrappers",
+    "kiln._cg_validation", "kiln._cg_random_search", "kiln._cg_commandline", "kiln._cg_views",
+    "kiln._cg_extras", "kiln.wrappers",
     "kiln.state", "kiln.validation", "kiln.program_graph", "kiln._compiler_gym_names",
 ]
 

@@ -21,9 +21,10 @@ docs/evaluation.md lists every call and what it does here.
 import enum
 import importlib.util
 import sys
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from . import _cg_errors as errors
+from . import _cg_missing
 from . import _cg_random_search as random_search
 from . import _cg_util as util
 from . import wrappers
@@ -35,6 +36,7 @@ from ._compiler_gym_names import (
     _REWARDS,
     _SAME_OBSERVATIONS,
     Benchmark,
+    BenchmarkUri,
     COMPILER_GYM_ENVS,
     Dataset,
     Datasets,
@@ -45,6 +47,9 @@ from .state import CompilerEnvStateReader, CompilerEnvStateWriter
 from .state import CompilerGymEnvState as CompilerEnvState
 
 __version__ = "0.2.5+kiln"
+# A package without files of its own: the import of a submodule it lacks
+# reaches _cg_missing's finder, which says why (compiler_gym.service, ...).
+__path__: List[str] = []
 ValidationError = errors.ValidationError
 OBSERVATION_SPACE_NAMES = [*_SAME_OBSERVATIONS, *_DERIVED_OBSERVATIONS]
 REWARD_SPACE_NAMES = list(_REWARDS)
@@ -65,6 +70,7 @@ def make(env_id: str, benchmark: Any = None, observation_space: Any = None,
 def _module(name: str, doc: str, **attributes: Any) -> Any:
     module = type(sys)(f"{__name__}.{name}", doc)
     module.__dict__.update(attributes)
+    module.__path__ = []  # type: ignore[attr-defined]  # a package: its missing submodules say why
     module.__all__ = sorted(attributes)  # type: ignore[attr-defined]
     return module
 
@@ -80,6 +86,9 @@ datasets = _module("datasets", "CompilerGym's dataset classes over kiln's datase
                    Benchmark=Benchmark, Dataset=Dataset, Datasets=Datasets)
 spaces = _module("spaces", "CompilerGym's space classes kiln gives.",
                  Commandline=Commandline, Reward=Reward)
+spaces.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]
+    f"{__name__}.spaces", name, _cg_missing.SPACE_NAMES)
+datasets.uri = _module("datasets.uri", "CompilerGym's benchmark URI.", BenchmarkUri=BenchmarkUri)
 views = _module("views", "CompilerGym's view classes kiln gives.",
                 ObservationSpaceSpec=ObservationSpaceSpec)
 compiler_env_state = _module("compiler_env_state", "CompilerGym's state classes.",
@@ -94,10 +103,12 @@ validate = _module("validate", "CompilerGym's validate_states().",
 # The submodules a script imports, under this module's name.
 _SUBMODULES = {
     "wrappers": wrappers, "errors": errors, "util": util, "random_search": random_search,
-    "envs": envs, "envs.llvm": envs.llvm, "datasets": datasets, "spaces": spaces,
+    "envs": envs, "envs.llvm": envs.llvm, "datasets": datasets,
+    "datasets.uri": datasets.uri, "spaces": spaces,
     "views": views, "compiler_env_state": compiler_env_state,
     "validation_result": validation_result, "validate": validate,
 }
+util.__path__ = []  # type: ignore[attr-defined]
 for _name in util.SUBMODULES:
     setattr(util, _name, util)
     _SUBMODULES[f"util.{_name}"] = util
@@ -106,17 +117,25 @@ for _name, _value in _SUBMODULES.items():
     sys.modules[f"{__name__}.{_name}"] = _value
 
 
-def _alias_compiler_gym() -> None:
+def _alias_compiler_gym() -> bool:
     """`compiler_gym` and its submodules name these, unless the real
     CompilerGym is installed (then it is left alone)."""
     if "compiler_gym" in sys.modules or importlib.util.find_spec("compiler_gym") is not None:
-        return
+        return sys.modules.get("compiler_gym") is sys.modules[__name__]
     sys.modules["compiler_gym"] = sys.modules[__name__]
     for name, value in _SUBMODULES.items():
         sys.modules[f"compiler_gym.{name}"] = value
+    return True
 
 
-_alias_compiler_gym()
+# A module CompilerGym had and kiln has not raises NotImplementedError saying why.
+_cg_missing.install((f"{__name__}.", "compiler_gym.") if _alias_compiler_gym()
+                    else (f"{__name__}.",))
+
+
+def __getattr__(name: str) -> Any:
+    """NotImplementedError for a name of CompilerGym's package kiln does not give."""
+    return _cg_missing.missing(__name__, name, _cg_missing.TOP_LEVEL_NAMES)
 
 __all__ = [
     "make", "COMPILER_GYM_ENVS", "CompilerEnv", "CompilerEnvState", "CompilerEnvStateReader",

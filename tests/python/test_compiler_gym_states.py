@@ -298,7 +298,7 @@ def test_truncate_and_json_forms():
 DOCUMENTED_MODULES = [
     "kiln.compiler_gym", "kiln._cg_env", "kiln._cg_space", "kiln._cg_errors", "kiln._cg_util",
     "kiln._cg_validation", "kiln._cg_random_search", "kiln._cg_commandline", "kiln._cg_views",
-    "kiln._cg_extras", "kiln.wrappers",
+    "kiln._cg_extras", "kiln._cg_missing", "kiln.wrappers",
     "kiln.state", "kiln.validation", "kiln.program_graph", "kiln._compiler_gym_names",
 ]
 
@@ -324,3 +324,23 @@ def test_every_public_name_of_the_compatibility_modules_is_documented():
                         function.__doc__ or "").strip():
                     missing.append(f"{module_name}.{name}.{member}")
     assert not missing, "undocumented: " + ", ".join(missing)
+
+
+@pytest.mark.parametrize("statement, reason", [
+    ("import kiln.compiler_gym.util.flags.episode_length", "absl"),
+    ("from kiln.compiler_gym.service.connection import CompilerGymServiceConnection",
+     "gRPC compiler service"),
+    ("import kiln.compiler_gym.envs.gcc", "LLVM sessions"),
+    ("from kiln.compiler_gym.spaces import Box", "gymnasium's"),
+    ("kiln.compiler_gym.site_data_path", "site data"),
+    ("import kiln.compiler_gym.third_party.inst2vec", "LLVM 10"),
+])
+def test_what_kiln_lacks_raises_not_implemented_with_the_reason(statement, reason):
+    with pytest.raises(NotImplementedError, match=reason):
+        exec(statement, {"kiln": kiln})  # noqa: S102 (the statements are the test's own)
+    # A name CompilerGym never had stays an ImportError.
+    with pytest.raises(ImportError):
+        exec("import kiln.compiler_gym.no_such_module", {})  # noqa: S102
+    from kiln.compiler_gym.datasets.uri import BenchmarkUri
+
+    assert BenchmarkUri("benchmark://kiln-bench-v0/crc32").dataset == "kiln-bench-v0"

@@ -1,0 +1,95 @@
+"""What of CompilerGym's package kiln.compiler_gym does not have, and why:
+importing such a module, or taking such a name from a module it has,
+raises NotImplementedError naming the reason (not ImportError or
+AttributeError), so a script learns at once what to change."""
+
+import importlib.abc
+import sys
+from typing import Any, Dict, Optional
+
+_NOT_CARRIED = "not carried over from CompilerGym"
+# Module (under compiler_gym) -> why kiln has none; a prefix covers its submodules.
+MODULES: Dict[str, str] = {
+    "util.flags": "compiler_gym.util.flags defines absl flags, and kiln does not depend on absl: "
+                  "give the values as arguments (argparse) instead",
+    "util.runfiles_path": "kiln installs no CompilerGym site data (runfiles, cache, logs directory)",
+    "util.download": "kiln downloads nothing: its workers read datasets the cluster serves",
+    "util.registration": "kiln.compiler_gym.make serves a fixed set of env ids (COMPILER_GYM_ENVS)",
+    "util.executor": "kiln runs episodes on its cluster: use threads or kiln.VectorEnv",
+    "util.thread_pool": "kiln runs episodes on its cluster: use threads or kiln.VectorEnv",
+    "util.parallelization": "kiln runs episodes on its cluster: use threads or kiln.VectorEnv",
+    "service": "CompilerGym's gRPC compiler service: kiln's sessions run on kiln's workers "
+               "(write a session type of your own with kiln's session kit)",
+    "envs.gcc": "kiln serves LLVM sessions (llvm-v0 and the ids of COMPILER_GYM_ENVS) only",
+    "envs.loop_tool": "kiln serves LLVM sessions (llvm-v0 and the ids of COMPILER_GYM_ENVS) only",
+    "envs.mlir": "kiln serves LLVM sessions (llvm-v0 and the ids of COMPILER_GYM_ENVS) only",
+    "third_party": "CompilerGym's bundled LLVM 10 tools and data (inst2vec, cBench): kiln runs "
+                   "LLVM 19 on its workers",
+    "bin": "CompilerGym's command-line tools: kiln's are `kiln eval`, `kiln replay` and "
+           "`kiln validate`",
+    "leaderboard": _NOT_CARRIED,
+    "util.capture_output": _NOT_CARRIED,
+    "util.commands": _NOT_CARRIED,
+    "util.debug_util": _NOT_CARRIED,
+    "util.filesystem": _NOT_CARRIED,
+    "util.logging": _NOT_CARRIED,
+    "util.minimize_trajectory": _NOT_CARRIED,
+    "util.permutation": _NOT_CARRIED,
+    "util.tabulate": _NOT_CARRIED,
+    "util.temporary_working_directory": _NOT_CARRIED,
+    "util.decorators": _NOT_CARRIED,
+}
+# Names of the top-level module and of compiler_gym.spaces kiln does not give.
+TOP_LEVEL_NAMES: Dict[str, str] = {
+    "cache_path": "kiln keeps no CompilerGym cache directory",
+    "site_data_path": "kiln installs no CompilerGym site data",
+    "transient_cache_path": "kiln keeps no CompilerGym cache directory",
+    "download": "kiln downloads nothing: its workers read datasets the cluster serves",
+    "get_debug_level": "kiln logs through its own flags (--log-level)",
+    "set_debug_level": "kiln logs through its own flags (--log-level)",
+    "get_logging_level": "kiln logs through its own flags (--log-level)",
+    "config": "kiln's build has the LLVM env only: there is nothing to configure",
+}
+_SPACES_WHY = ("CompilerGym's space classes took a name and gym's arguments; kiln's spaces are "
+               "gymnasium's (kiln.spaces): compare env.observation_space.shape / .dtype instead")
+SPACE_NAMES: Dict[str, str] = {name: _SPACES_WHY for name in (
+    "Box", "CommandlineFlag", "DefaultRewardFromObservation", "Dict", "Discrete", "NamedDiscrete",
+    "Permutation", "RuntimeReward", "Scalar", "Sequence", "SpaceSequence", "Tuple")}
+
+
+def missing(module: str, name: str, reasons: Dict[str, str]) -> Any:
+    """A module's __getattr__: NotImplementedError for a name CompilerGym had."""
+    if name in reasons:
+        raise NotImplementedError(f"{module}.{name} is not available on kiln: {reasons[name]}")
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
+def _reason(relative: str) -> Optional[str]:
+    parts = relative.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in MODULES:
+            return MODULES[".".join(parts[:end])]
+    return None
+
+
+class MissingModules(importlib.abc.MetaPathFinder):
+    """Finds no module: raises NotImplementedError for one of MODULES under
+    `prefixes` (kiln.compiler_gym., and compiler_gym. when aliased)."""
+
+    def __init__(self, prefixes: tuple) -> None:
+        self.prefixes = prefixes
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        """None, after raising for a module CompilerGym had and kiln has not."""
+        for prefix in self.prefixes:
+            if fullname.startswith(prefix):
+                why = _reason(fullname[len(prefix):])
+                if why is not None:
+                    raise NotImplementedError(f"{fullname} is not available on kiln: {why}")
+        return None
+
+
+def install(prefixes: tuple) -> None:
+    """Puts the finder last on sys.meta_path (once)."""
+    if not any(isinstance(f, MissingModules) for f in sys.meta_path):
+        sys.meta_path.append(MissingModules(prefixes))

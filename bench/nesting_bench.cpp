@@ -202,9 +202,10 @@ void addRows(Report& report, const Plan& plan, double lullTarget, WorkKind kind,
       {"lull_pct", 100 * lullFraction(figures)},
       {"aggregate_collect_steps_s", collectionRate(figures)},
       {"x_aggregate", collectionRate(figures) / std::max(baseline.aggregateRate, 1e-9)},
-      {"ideal_x", idealSharingGain(lull, plan.experiments)},
+      {"ideal_x", idealCollectionGain(lull, plan.experiments)},
       {"wall_steps_s", wallRate(figures)},
       {"x_wall", wallRate(figures) / std::max(baseline.wallRate, 1e-9)},
+      {"ideal_x_wall", idealWallGain(lull, plan.experiments)},
       {"fairness_jain_pct", jainPercent(figures)},
       {"collect_max_over_min",
        *std::max_element(medians.begin(), medians.end()) /
@@ -276,7 +277,8 @@ Status runComparison(const NestingOptions& o, const WorkerBudget& budget, WorkKi
     for (const auto& e : dedicated.experiments) {
       dedicatedBaseline.collectSeconds.push_back(median(e.phaseSeconds));
     }
-    const double ideal = idealSharingGain(dedicatedBaseline.lull, k);
+    const double ideal = idealCollectionGain(dedicatedBaseline.lull, k);
+    const double idealWall = idealWallGain(dedicatedBaseline.lull, k);
     std::vector<std::string> summary;
     for (Layout layout : {Layout::kShared, Layout::kNested}) {
       plan.layout = layout;
@@ -288,10 +290,12 @@ Status runComparison(const NestingOptions& o, const WorkerBudget& budget, WorkKi
                                         dedicatedBaseline.collectSeconds[i]);
       }
       summary.push_back(fmt::format(
-          "{} {:.2f}x aggregate collection (ideal {:.2f}x), {:.2f}x wall throughput, slowest "
-          "experiment's collection {:.2f}x, Jain {:.0f}%",
+          "{} {:.2f}x aggregate collection (ideal {:.2f}x), {:.2f}x wall throughput (ideal "
+          "{:.2f}x), slowest experiment's collection phase {:.2f}x its dedicated one's, Jain "
+          "{:.0f}%",
           layoutName(layout), collectionRate(figures) / dedicatedBaseline.aggregateRate, ideal,
-          wallRate(figures) / dedicatedBaseline.wallRate, slowest, jainPercent(figures)));
+          wallRate(figures) / dedicatedBaseline.wallRate, idealWall, slowest,
+          jainPercent(figures)));
     }
     report.notes.push_back(fmt::format(
         "{} K={} L={:.2f}: {} slots, collection alone {:.0f} ms, update {:.0f} ms ({} epochs), "
@@ -351,10 +355,13 @@ Result<Report> runNestingBench(const NestingOptions& o) {
       "the same K workers as one pool, sessions placed by the coordinator, no nesting; nested = "
       "one `kiln nest` host of S slots, a child process per experiment (its default); shared "
       "and nested are judged against dedicated in the same run. x_aggregate = aggregate "
-      "collection steps/s over the baseline's; ideal_x = min(K, 1/(1-L)) with L the dedicated "
-      "layout's measured lull (lull_pct): what sharing the machines could gain at most; x_wall "
-      "= steps per wall second, updates included, over the baseline's (updates take as long in "
-      "every layout, so it gains less); x_collect = the experiment's median collection phase "
+      "collection steps/s over the baseline's; ideal_x = the most it can gain with L the "
+      "dedicated layout's measured lull (lull_pct): K if L >= 1/2, else min(K, (1-L)/(1-2L)) "
+      "(an experiment collects at best on all K machines, and the K collections must fit the "
+      "machines over a cycle); x_wall = steps per wall second, updates included, over the "
+      "baseline's, and ideal_x_wall = 1/(L + (1-L) max(1/K, (1-2L)/(1-L))), below the "
+      "utilization bound min(K, 1/(1-L)) because every update still takes as long; x_collect = the "
+      "experiment's median collection phase "
       "over the baseline's; fairness_jain_pct = Jain's index over the experiments' collection "
       "rates (100 = equal, 100/K = one takes all); collect_max_over_min = slowest over fastest "
       "median collection phase; slot_busy_pct = the workers' time in actions over wall x "

@@ -72,7 +72,7 @@ TEST_F(LearningDemoTest, EveryLayoutWalksTheSameCurveAndIsCompared) {
   EXPECT_NE(printed.find("machines: each worker host its own CPU budget"), std::string::npos)
       << printed;
   EXPECT_EQ(json.find("\"host_budget\": \"none\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"ideal_gain\": "), std::string::npos) << json;
+  EXPECT_NE(json.find("\"ideal_collection_gain\": "), std::string::npos) << json;
   const std::string html = read("report.html");
   EXPECT_NE(html.find("Learning curves"), std::string::npos);
   // The utilization of every layout over time, not the nested one alone.

@@ -87,19 +87,40 @@ TEST(LearningReportTest, LayoutsAreJudgedAgainstTheDedicatedHalvesAndTheSharedPo
   EXPECT_DOUBLE_EQ(nested.experiments[0].rewardSeconds, 2.0);
   EXPECT_DOUBLE_EQ(c.layouts[1].experiments[0].rewardSeconds, 4.0);
   // The dedicated learners updated 3 x 0.4 s of their 6 s each: a lull of
-  // 0.2, so sharing could gain 1 / 0.8 = 1.25x at most (not 2x: K = 2).
+  // 0.2 (U / C = 1/4), so sharing could collect at most 1 / (1 - 1/4) =
+  // 1.33x faster, and gain 1 / (0.2 + 0.8 x 0.75) = 1.25x in wall steps/s.
   EXPECT_NEAR(c.lullFraction, 0.2, 1e-12);
-  EXPECT_NEAR(c.idealGain, 1.25, 1e-12);
+  EXPECT_NEAR(c.idealCollectionGain, 4.0 / 3, 1e-12);
+  EXPECT_NEAR(c.idealWallGain, 1.25, 1e-12);
+  // Collection: 300 steps in 1.8 s per experiment, nested and dedicated
+  // alike (the records' collect times are the same in every layout).
+  EXPECT_DOUBLE_EQ(nested.collectStepsPerSecond, 2 * 300 / 1.8);
+  EXPECT_DOUBLE_EQ(nested.collectVsDedicated, 1.0);
 }
 
-TEST(LearningReportTest, TheIdealGainIsTheSmallerOfTheExperimentsAndTheLullsLimit) {
-  EXPECT_DOUBLE_EQ(idealSharingGain(0.5, 2), 2.0);
-  EXPECT_DOUBLE_EQ(idealSharingGain(0.75, 2), 2.0);  // 1 / 0.25 = 4, but only 2 experiments
-  EXPECT_DOUBLE_EQ(idealSharingGain(0.75, 8), 4.0);
-  EXPECT_DOUBLE_EQ(idealSharingGain(0.25, 4), 4.0 / 3);
-  EXPECT_DOUBLE_EQ(idealSharingGain(0.0, 4), 1.0);  // no lull: nothing to lend
-  EXPECT_DOUBLE_EQ(idealSharingGain(1.0, 3), 3.0);
-  EXPECT_DOUBLE_EQ(idealSharingGain(-0.1, 0), 1.0);
+// The limits of sharing K machines between experiments that each train a
+// fraction L of the time (common/types/cluster_layout.h).
+TEST(LearningReportTest, TheIdealGainsFollowFromTheLullAndTheExperiments) {
+  // Collection: all K machines while the others train, as long as the
+  // experiments' collections fit the capacity.
+  EXPECT_DOUBLE_EQ(idealCollectionGain(0.5, 2), 2.0);
+  EXPECT_DOUBLE_EQ(idealCollectionGain(0.75, 8), 8.0);
+  EXPECT_DOUBLE_EQ(idealCollectionGain(0.25, 4), 1.5);  // (1 - L) / (1 - 2L)
+  EXPECT_DOUBLE_EQ(idealCollectionGain(0.25, 1), 1.0);
+  EXPECT_DOUBLE_EQ(idealCollectionGain(0.0, 4), 1.0);  // no lull: nothing to lend
+  // Wall time: every update still takes U, so two experiments at L = 0.5
+  // gain at most 4/3, never the 2x of the machines' utilization.
+  EXPECT_DOUBLE_EQ(idealWallGain(0.5, 2), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(idealWallGain(0.5, 4), 1.6);
+  EXPECT_DOUBLE_EQ(idealWallGain(0.25, 2), 4.0 / 3);  // = 1 / (1 - L): capacity-bound
+  EXPECT_DOUBLE_EQ(idealWallGain(0.0, 4), 1.0);
+  for (double lull : {0.1, 0.25, 0.5, 0.75, 0.9}) {
+    for (std::size_t k : {1u, 2u, 4u, 8u}) {
+      const double utilization = std::min<double>(k, 1 / (1 - lull));
+      EXPECT_LE(idealWallGain(lull, k), utilization + 1e-12) << lull << " " << k;
+      EXPECT_LE(idealWallGain(lull, k), idealCollectionGain(lull, k) + 1e-12) << lull << " " << k;
+    }
+  }
 }
 
 TEST(LearningReportTest, UnfairSharingAndDifferentCurvesAreReported) {
@@ -148,9 +169,11 @@ TEST(LearningReportTest, TheReportAndTheJsonCarryEveryLayout) {
   EXPECT_NE(html.str().find("held-out"), std::string::npos);
   EXPECT_NE(html.str().find("<svg"), std::string::npos);
   EXPECT_NE(json.str().find("\"layout\": \"dedicated\""), std::string::npos);
-  EXPECT_NE(json.str().find("\"ideal_gain\": 1.2500"), std::string::npos) << json.str();
-  // The target is printed with the limit that explains it.
-  EXPECT_NE(html.str().find("min(2, 1/(1-0.20)) = 1.25x"), std::string::npos);
+  EXPECT_NE(json.str().find("\"ideal_wall_gain\": 1.2500"), std::string::npos) << json.str();
+  // The target is printed with the limits that explain it.
+  EXPECT_NE(html.str().find("can gain at most 1.33x in collection steps/s and 1.25x in env "
+                            "steps per wall second"),
+            std::string::npos);
   EXPECT_NE(json.str().find("\"mean_returns\": [0.10000, 0.50000, 0.90000]"), std::string::npos);
   EXPECT_FALSE(writeLearningJson(record, c, (dir / "missing" / "r.json").string()).ok());
   std::filesystem::remove_all(dir);

@@ -30,16 +30,18 @@ struct Table {
 };
 
 Table layoutTable(const Comparison& c) {
-  Table t{{"LAYOUT", "HOST BUDGET", "ENV STEPS/S", "vs DEDICATED", "vs SHARED", "FAIRNESS", "CPU",
-           "UPDATES' CPU", "HOSTS' BUDGET USED", "SLOTS BUSY"},
-          {}};
+  Table t{
+      {"LAYOUT", "HOST BUDGET", "COLLECT STEPS/S", "vs DEDICATED", "ENV STEPS/S", "vs DEDICATED",
+       "vs SHARED", "FAIRNESS", "CPU", "UPDATES' CPU", "HOSTS' BUDGET USED", "SLOTS BUSY"},
+      {}};
   for (const LayoutFigures& f : c.layouts) {
-    t.rows.push_back({f.layout, f.hostBudget, fmt::format("{:.0f}", f.stepsPerSecond),
-                      orDash(f.vsDedicated, "{:.2f}x"), orDash(f.vsShared, "{:.2f}x"),
-                      orDash(f.fairness, "{:.2f}"), fmt::format("{:.0f}%", 100 * f.cpuShare),
-                      fmt::format("{:.0f}%", 100 * f.updateCpuShare),
-                      orDash(100 * f.hostBudgetUse, "{:.0f}%"),
-                      fmt::format("{:.0f}%", 100 * f.slotUse)});
+    t.rows.push_back(
+        {f.layout, f.hostBudget, fmt::format("{:.0f}", f.collectStepsPerSecond),
+         orDash(f.collectVsDedicated, "{:.2f}x"), fmt::format("{:.0f}", f.stepsPerSecond),
+         orDash(f.vsDedicated, "{:.2f}x"), orDash(f.vsShared, "{:.2f}x"),
+         orDash(f.fairness, "{:.2f}"), fmt::format("{:.0f}%", 100 * f.cpuShare),
+         fmt::format("{:.0f}%", 100 * f.updateCpuShare), orDash(100 * f.hostBudgetUse, "{:.0f}%"),
+         fmt::format("{:.0f}%", 100 * f.slotUse)});
   }
   return t;
 }
@@ -170,15 +172,17 @@ std::string targetsNote(const LearningRecord& r, const Comparison& c) {
 // What the layouts are judged against, and why those figures: the lull the
 // dedicated learners left and the gain it allows at most.
 std::string judgementNote(const LearningRecord& r, const Comparison& c) {
-  if (c.idealGain <= 0) return "no dedicated layout ran: nothing to judge the others against";
+  if (c.idealWallGain <= 0) return "no dedicated layout ran: nothing to judge the others against";
   const bool machines = std::all_of(r.layouts.begin(), r.layouts.end(),
                                     [](const LayoutResult& l) { return l.hostBudget != "none"; });
   return fmt::format(
       "judged against the dedicated halves. Their learners spent {:.0f}% of their time "
-      "updating (the lull), so sharing can collect at most min({}, 1/(1-{:.2f})) = {:.2f}x "
-      "their steps/s; the goal is nested >= 1.5x (two experiments at a lull near 50% allow "
-      "2x), >= 1.0x the shared pool, no experiment > 10% slower. {}",
-      100 * c.lullFraction, r.experiments.size(), c.lullFraction, c.idealGain,
+      "updating (the lull L), so sharing the {} machines can gain at most {:.2f}x in "
+      "collection steps/s and {:.2f}x in env steps per wall second, where every update still "
+      "takes as long (docs: install). The goal: nested >= 1.5x the dedicated collection rate "
+      "(at L near 50% two experiments allow 2x), >= 1.0x the shared pool, no experiment > 10% "
+      "slower. {}",
+      100 * c.lullFraction, r.experiments.size(), c.idealCollectionGain, c.idealWallGain,
       machines ? "Each worker host is a machine with its own CPU budget (HOST BUDGET) and the "
                  "learners train outside it, as on a cluster: a dedicated host's idle CPU is lost"
                : "This machine's layouts share its cores: its dedicated halves already lend each "
@@ -259,6 +263,11 @@ Comparison compare(const LearningRecord& r, unsigned cores) {
       f.experiments.push_back(x);
     }
     f.updateCpuShare = ratio(updateCpu, l.seconds * cores);
+    for (std::size_t e = 0; e < l.records.size(); ++e) {
+      std::uint64_t steps = 0;
+      for (const IterationRecord& i : l.records[e]) steps += i.steps;
+      f.collectStepsPerSecond += ratio(static_cast<double>(steps), f.experiments[e].collectSeconds);
+    }
     c.layouts.push_back(std::move(f));
   }
   const LayoutFigures* dedicated = findLayout(c, "dedicated");
@@ -271,7 +280,8 @@ Comparison compare(const LearningRecord& r, unsigned cores) {
       wall += x.wallSeconds;
     }
     c.lullFraction = ratio(updating, wall);
-    c.idealGain = idealSharingGain(c.lullFraction, dedicated->experiments.size());
+    c.idealWallGain = idealWallGain(c.lullFraction, dedicated->experiments.size());
+    c.idealCollectionGain = idealCollectionGain(c.lullFraction, dedicated->experiments.size());
   }
   const double sharedRate = shared ? shared->stepsPerSecond : 0;
   std::vector<double> dedicatedWall;
@@ -280,6 +290,8 @@ Comparison compare(const LearningRecord& r, unsigned cores) {
   }
   for (LayoutFigures& f : c.layouts) {
     f.vsDedicated = ratio(f.stepsPerSecond, dedicatedRate);
+    f.collectVsDedicated =
+        ratio(f.collectStepsPerSecond, dedicated ? dedicated->collectStepsPerSecond : 0);
     f.vsShared = ratio(f.stepsPerSecond, sharedRate);
     double low = 0, high = 0;
     for (std::size_t e = 0; e < f.experiments.size(); ++e) {
@@ -381,19 +393,21 @@ Status writeLearningJson(const LearningRecord& r, const Comparison& c, const std
   std::ofstream out(path);
   if (!out) return invalidArgument(fmt::format("cannot write the figures to '{}'", path));
   out << fmt::format(
-      "{{\"cores\": {}, \"same_curves\": {}, \"lull_fraction\": {:.4f}, \"ideal_gain\": {:.4f}, "
-      "\"layouts\": [",
-      c.cores, c.sameCurves ? "true" : "false", c.lullFraction, c.idealGain);
+      "{{\"cores\": {}, \"same_curves\": {}, \"lull_fraction\": {:.4f}, "
+      "\"ideal_wall_gain\": {:.4f}, \"ideal_collection_gain\": {:.4f}, \"layouts\": [",
+      c.cores, c.sameCurves ? "true" : "false", c.lullFraction, c.idealWallGain,
+      c.idealCollectionGain);
   for (std::size_t l = 0; l < c.layouts.size(); ++l) {
     const LayoutFigures& f = c.layouts[l];
     out << fmt::format(
         "{}\n  {{\"layout\": \"{}\", \"seconds\": {:.4f}, \"steps_per_second\": {:.2f}, "
         "\"vs_dedicated\": {:.4f}, \"vs_shared\": {:.4f}, \"fairness\": {:.4f}, "
         "\"cpu_share\": {:.4f}, \"update_cpu_share\": {:.4f}, \"slot_use\": {:.4f}, "
-        "\"host_budget\": \"{}\", \"host_budget_use\": {:.4f}, \"experiments\": [",
+        "\"host_budget\": \"{}\", \"host_budget_use\": {:.4f}, \"collect_steps_per_second\": "
+        "{:.2f}, \"collect_vs_dedicated\": {:.4f}, \"experiments\": [",
         l == 0 ? "" : ",", jsonEscape(f.layout), r.layouts[l].seconds, f.stepsPerSecond,
         f.vsDedicated, f.vsShared, f.fairness, f.cpuShare, f.updateCpuShare, f.slotUse,
-        jsonEscape(f.hostBudget), f.hostBudgetUse);
+        jsonEscape(f.hostBudget), f.hostBudgetUse, f.collectStepsPerSecond, f.collectVsDedicated);
     for (std::size_t e = 0; e < f.experiments.size(); ++e) {
       const ExperimentFigures& x = f.experiments[e];
       std::string returns;

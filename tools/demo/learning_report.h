@@ -49,6 +49,10 @@ struct LayoutFigures {
   std::string layout;
   double stepsPerSecond = 0;  // both experiments' env steps / the layout's wall time
   double vsDedicated = 0;     // stepsPerSecond / the dedicated layout's (0: not run)
+  // Steps per second of collection (each experiment's steps over its
+  // collection time, summed), and that over the dedicated layout's.
+  double collectStepsPerSecond = 0;
+  double collectVsDedicated = 0;
   double vsShared = 0;
   double fairness = 0;        // min / max of the experiments' vsDedicated (1: equal)
   double cpuShare = 0;        // process CPU / (wall time x cores)
@@ -64,10 +68,12 @@ struct Comparison {
   std::vector<double> rewardTargets;  // per experiment, from the nested learning curve
   bool sameCurves = true;             // every layout walked the nested layout's curve
   // The dedicated layout's lull: the learners' update time over their wall
-  // time (0: no dedicated layout), and the gain over it that sharing could
-  // reach at most (idealSharingGain).
+  // time (0: no dedicated layout), and the most sharing could gain over it
+  // (common/types/cluster_layout.h): in steps per wall second, and in
+  // collection steps per second.
   double lullFraction = 0;
-  double idealGain = 0;
+  double idealWallGain = 0;
+  double idealCollectionGain = 0;
   std::vector<LayoutFigures> layouts;
 };
 

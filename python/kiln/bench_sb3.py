@@ -5,10 +5,11 @@ llvm-autophase-ic-v0 over kiln-bench-v0 with --envs envs, steps/s of
 model.learn() (rollouts and updates), on kiln's vector env through
 kiln.sb3.make_vec_env, judged against SB3's own SubprocVecEnv of as many
 kiln.make() envs (one process per env, as SB3 users run many envs), in the
-same run on the same embedded cluster (one worker of --slots slots). Both
-run episodes of --episode-steps steps over the same benchmarks, each new
-episode on the next; torch uses one thread. The two take turns, --runs times
-each; figures are min / median.
+same run on the same embedded cluster (one worker of --slots slots, its
+transition cache off: neither may replay the other's steps). Both run
+episodes of --episode-steps steps over the same benchmarks, each new episode
+on the next; torch uses one thread. The two take turns, --runs times each,
+which goes first alternating; figures are min / median.
 
 Needs stable_baselines3 (and gymnasium) importable.
 """
@@ -105,16 +106,25 @@ def run(runs: int = 3, envs: int = 8, episode_steps: int = 16, timesteps: int = 
 
     torch.set_num_threads(1)
     _children_find_sb3()
-    kiln_rates, subproc_rates = [], []
-    with kiln.LocalCluster(workers=1, slots=slots) as local:
+    kiln_rates: List[float] = []
+    subproc_rates: List[float] = []
+    with kiln.LocalCluster(workers=1, slots=slots, client_tuning=True) as local:
         endpoint = local.endpoint
+        client = kiln._kiln.Client(endpoint, 60.0, "", "", "")
+        for worker in local.worker_endpoints:
+            client.worker_parameter(worker, "service.transition_cache.set_max_size", "0")
         with kiln.datasets(endpoint) as datasets:
             benchmarks = datasets.benchmarks("benchmark://kiln-bench-v0")
+        # Every program read once before any run: the first arm measured must
+        # not pay for the worker's cold benchmark cache alone.
+        with kiln.make_vec(ENV_ID, len(benchmarks), cluster=endpoint,
+                           benchmarks=benchmarks) as warm:
+            warm.reset()
+        arms = [(kiln_rates, _kiln_rate), (subproc_rates, _subproc_rate)]
         for run_index in range(runs):
-            kiln_rates.append(_kiln_rate(endpoint, benchmarks, envs, episode_steps, timesteps,
-                                         n_steps, run_index))
-            subproc_rates.append(_subproc_rate(endpoint, benchmarks, envs, episode_steps,
-                                               timesteps, n_steps, run_index))
+            for rates, rate in arms if run_index % 2 == 0 else arms[::-1]:
+                rates.append(rate(endpoint, benchmarks, envs, episode_steps, timesteps, n_steps,
+                                  run_index))
     return [{
         "env": ENV_ID, "envs": envs, "algorithm": "PPO MlpPolicy",
         "timesteps": timesteps, "n_steps": n_steps, "episode_steps": episode_steps,

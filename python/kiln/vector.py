@@ -559,27 +559,33 @@ class VectorEnv(Closing, VectorEnvBase):
         if self._core.in_flight_count:
             raise InvalidArgument("the async API is in use: recv() what is in flight first")
         self.send(actions)
-        results = self._collect(self.num_envs)
-        if self._same_step:
-            self._reset_ended(results)
+        results = self._collect_same_step() if self._same_step else self._collect(self.num_envs)
         results.sort(key=lambda r: r.env)
         return self._batch(results)
 
-    def _reset_ended(self, results):
-        """Same-step autoreset: starts the next episode of each env that
-        ended in `results` and gives it that episode's first observation,
-        the last one (and its info) going to info["final_obs"] / ["final_info"]."""
-        ended = {r.env: r for r in results if r.terminated or r.truncated}
-        if not ended:
-            return
-        self._begin_starts(sorted(ended))
-        for start in self._collect(len(ended)):
-            result = ended[start.env]
-            final_info = dict(result.info)
-            result.info = dict(start.info)
-            result.info["final_obs"] = result.observation
-            result.info["final_info"] = final_info
-            result.observation = start.observation
+    def _collect_same_step(self):
+        """Every answer of the step, with same-step autoreset: an env whose
+        episode ends starts its next one as soon as its step answers (the
+        start compiles while the other envs' steps run) and returns that
+        episode's first observation, the last one and its info going to
+        info["final_obs"] / info["final_info"]."""
+        results, ended = [], {}
+        deadline = time.monotonic() + self._timeout + 30.0
+        while self._core.in_flight_count:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout(f"{self._core.in_flight_count} steps or starts had no answer "
+                              f"within {self._timeout} s")
+            for answer in self._core.recv(1, left):  # one at a time: the first ready
+                result = self._answer(answer)
+                if result.env in ended:  # the next episode's start
+                    _start_next(ended.pop(result.env), result)
+                    continue
+                results.append(result)
+                if result.terminated or result.truncated:
+                    ended[result.env] = result
+                    self._begin_starts([result.env])
+        return results
 
     # --- EnvPool's asynchronous API ---------------------------------------
     def async_reset(self) -> None:
@@ -714,6 +720,16 @@ class VectorEnv(Closing, VectorEnvBase):
 
     def __repr__(self) -> str:
         return f"<kiln.VectorEnv {self.spec.id} x{self.num_envs}>"
+
+
+def _start_next(result, start):
+    """`result` (an episode's last step) given the next episode's first
+    observation from `start`, its own kept in info["final_obs"] / ["final_info"]."""
+    final_info = dict(result.info)
+    result.info = dict(start.info)
+    result.info["final_obs"] = result.observation
+    result.info["final_info"] = final_info
+    result.observation = start.observation
 
 
 def _vector_reset_options(options):

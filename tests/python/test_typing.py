@@ -20,7 +20,8 @@ from kiln.error_codes import CODES
 PACKAGE = pathlib.Path(kiln.__file__).resolve().parent
 SOURCE = pathlib.Path(os.environ.get("KILN_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
 # The modules behind gymnasium's and Stable-Baselines3's view of kiln.
-TYPED_MODULES = ["kiln.env", "kiln.vector", "kiln.spaces", "kiln.registry", "kiln._gymnasium"]
+TYPED_MODULES = ["kiln.env", "kiln.vector", "kiln.spaces", "kiln.registry", "kiln._gymnasium",
+                 "kiln.sb3", "kiln.bench_sb3"]
 
 
 def test_mypy_is_clean_on_the_package(tmp_path):
@@ -94,6 +95,8 @@ def _public(module):
 
 @pytest.mark.parametrize("module_name", TYPED_MODULES)
 def test_public_names_are_documented_and_annotated(module_name):
+    if module_name == "kiln.sb3":
+        pytest.importorskip("stable_baselines3")
     module = importlib.import_module(module_name)
     undocumented, unannotated = [], []
     for name, value in _public(module):

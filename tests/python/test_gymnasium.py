@@ -149,6 +149,20 @@ def test_gymnasiums_own_vector_env_runs_kiln_envs(cluster):
         envs.close()
 
 
+def test_gymnasiums_async_vector_env_runs_kiln_envs(cluster):
+    require_type(cluster, "llvm")
+    endpoint = cluster.endpoint  # each subprocess's env reaches the same cluster
+    envs = gymnasium.vector.AsyncVectorEnv(
+        [lambda: kiln.make("llvm-autophase-ic-v0", cluster=endpoint)] * 2)
+    try:
+        observations, _ = envs.reset(seed=1)
+        assert observations.shape == (2, 56) and observations in envs.observation_space
+        observations, rewards, *_ = envs.step(np.array([1, 2]))
+        assert observations.shape == (2, 56) and rewards.shape == (2,)
+    finally:
+        envs.close()
+
+
 def test_vector_env_is_gymnasiums_with_batched_spaces(cluster):
     with kiln.make_vec("noop-v0", 3, cluster=cluster, observation_space="Tensor") as envs:
         assert isinstance(envs, gymnasium.vector.VectorEnv) and envs.unwrapped is envs

@@ -78,6 +78,27 @@ def test_ppo_and_a2c_train_on_a_kiln_env_as_it_is(cluster, algorithm, options, l
         assert_moved(recorder, before, model)
 
 
+def test_sb3s_own_checker_passes_and_a_scalar_observation_trains_reshaped(cluster):
+    """SB3's checker takes llvm-autophase-ic-v0 as it is. SB3 cannot take a
+    Box of shape () (its MlpPolicy flattens from the second axis), which a
+    scalar observation (IrInstructionCount) is: gymnasium's
+    ReshapeObservation makes it (1,), and SB3 trains."""
+    require_type(cluster, "llvm")
+    import gymnasium
+    from stable_baselines3.common.env_checker import check_env
+
+    with kiln.make("llvm-autophase-ic-v0", cluster=cluster) as env:
+        check_env(env)
+    with kiln.make("llvm-ic-v0", cluster=cluster) as env:
+        reshaped = gymnasium.wrappers.ReshapeObservation(env, (1,))
+        check_env(reshaped)
+        model = sb3.PPO("MlpPolicy", reshaped, n_steps=16, batch_size=16, n_epochs=1, seed=0,
+                        device="cpu")
+        before = parameters(model)
+        model.learn(16)
+        assert not torch.equal(before, parameters(model))
+
+
 def test_ppo_trains_on_many_envs_through_kilns_vector_env(cluster):
     require_type(cluster, "llvm")
     envs = VecMonitor(make_vec_env("llvm-autophase-ic-v0", 4, cluster=cluster,

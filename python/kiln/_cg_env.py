@@ -445,14 +445,17 @@ class CompilerGymEnv(CompilerEnv, Extras):
         )
 
     def apply(self, state: Any) -> None:
-        """Applies the actions of `state` to the episode (a new one on its
-        benchmark if none is going); ValueError if they end it."""
+        """Applies the actions of `state` to the episode, as CompilerGym;
+        a new episode on the state's benchmark if none is going, or (with
+        CompilerGym's warning) if the episode is on another benchmark, where
+        CompilerGym applied the actions to the wrong program. ValueError if
+        the actions end the episode."""
         self._check_open()
-        if not self.in_episode:
-            self.reset(benchmark=state.benchmark)
-        if self.benchmark != state.benchmark:
+        if self.in_episode and self.benchmark != state.benchmark:
             warnings.warn(f"Applying state from environment for benchmark '{state.benchmark}' "
                           f"to environment for benchmark '{self.benchmark}'")
+        if not self.in_episode or self.benchmark != state.benchmark:
+            self.reset(benchmark=state.benchmark)
         actions = self.commandline_to_actions(state.commandline)
         if not actions:
             return

@@ -143,6 +143,8 @@ def test_state_apply_and_equality(env, cluster):
         with pytest.warns(UserWarning, match="Applying state from environment for benchmark"):
             other.reset(benchmark=QSORT)
             other.apply(state)
+        # Unlike CompilerGym, which applied them to QSORT, the state's own benchmark.
+        assert other.state == state
 
 
 def test_validate_checks_the_claimed_reward(env, cluster):

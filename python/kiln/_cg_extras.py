@@ -2,11 +2,24 @@
 user's own (over kiln.make_benchmark), and what kiln has no counterpart
 for, each raising NotImplementedError with the reason."""
 
-from typing import Any, List, Optional
+import contextlib
+from typing import Any, Iterator, List, Optional
 
+from ._cg_errors import BenchmarkInitError
 from ._compiler_gym_names import _unsupported
 from .benchmarks import benchmark_from_clang_invocation as _kiln_benchmark_from_clang
 from .benchmarks import make_benchmark as _make_kiln_benchmark
+from .errors import CompileError, InvalidArgument
+
+
+@contextlib.contextmanager
+def _as_benchmark_init_error() -> Iterator[None]:
+    """A program that does not compile or is no valid LLVM 19 module raises
+    CompilerGym's BenchmarkInitError (an OSError), kiln's error its cause."""
+    try:
+        yield
+    except (CompileError, InvalidArgument) as error:
+        raise BenchmarkInitError(str(error)) from error
 
 
 class Extras:
@@ -20,7 +33,8 @@ class Extras:
         if not system_includes:
             _unsupported("make_benchmark(system_includes=False)",
                          "kiln compiles with clang-19's own include paths")
-        return _make_kiln_benchmark(inputs, copts=copt, timeout=float(timeout))
+        with _as_benchmark_init_error():
+            return _make_kiln_benchmark(inputs, copts=copt, timeout=float(timeout))
 
     @staticmethod
     def make_benchmark_from_command_line(cmd: Any, replace_driver: bool = True,
@@ -29,7 +43,8 @@ class Extras:
         """A benchmark of one compile command (kiln.benchmark_from_clang_invocation)."""
         if isinstance(cmd, str):
             cmd = cmd.split()
-        return _kiln_benchmark_from_clang(list(cmd), timeout=float(timeout))
+        with _as_benchmark_init_error():
+            return _kiln_benchmark_from_clang(list(cmd), timeout=float(timeout))
 
     @property
     def runtime_observation_count(self) -> int:

@@ -413,3 +413,16 @@ def test_derived_observation_spaces_and_refused_names(env):
         env.observation.spaces["Inst2vec"]
     with pytest.raises(KeyError):
         env.observation.spaces["NoSuchSpace"]
+
+
+def test_a_benchmark_that_does_not_build_raises_benchmark_init_error(env, tmp_path):
+    from kiln.compiler_gym.errors import BenchmarkInitError
+
+    broken = tmp_path / "broken.ll"
+    broken.write_text("define i32 @f() {\n  ret i32 %nowhere\n}\n")
+    with pytest.raises(BenchmarkInitError):
+        env.make_benchmark(broken)
+    bad_c = tmp_path / "bad.c"
+    bad_c.write_text("int f( {\n")
+    with pytest.raises(BenchmarkInitError):
+        env.make_benchmark(bad_c)

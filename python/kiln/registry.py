@@ -6,7 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from . import _gymnasium
 from .errors import InvalidArgument, NotFound
+
+#: gymnasium.make("kiln/<env id>") makes kiln.make("<env id>").
+GYMNASIUM_NAMESPACE = "kiln"
 
 
 @dataclass
@@ -97,3 +101,30 @@ def spec(env_id: Union[str, EnvSpec]) -> EnvSpec:
         return _SPECS[env_id]
     except KeyError:
         raise NotFound(f"unknown env id {env_id!r}; kiln knows {', '.join(env_ids())}") from None
+
+
+def gymnasium_spec_setter(owner: Any, value: Any) -> None:
+    """What `env.spec = value` does on kiln's envs: a kiln EnvSpec is theirs;
+    the gymnasium EnvSpec that gymnasium.make records is kept apart
+    (env.gymnasium_spec), kiln's (which has gymnasium's fields) staying."""
+    if isinstance(value, EnvSpec):
+        owner._spec = value
+    else:
+        owner.gymnasium_spec = value
+
+
+def _register_with_gymnasium() -> None:
+    """Registers every env id as "kiln/<id>" with gymnasium (make and
+    make_vec, whose entry points are kiln.make and kiln.make_vec)."""
+    if not _gymnasium.AVAILABLE:
+        return
+    registered = _gymnasium.gymnasium.registry
+    for env_id in _SPECS:
+        name = f"{GYMNASIUM_NAMESPACE}/{env_id}"
+        if name not in registered:
+            _gymnasium.gymnasium.register(
+                id=name, entry_point="kiln:make", vector_entry_point="kiln:make_vec",
+                kwargs={"env_id": env_id})
+
+
+_register_with_gymnasium()

@@ -137,6 +137,30 @@ def test_flatten_observation_flattens_a_dict_observation(cluster):
         assert observation in flat.observation_space
 
 
+def test_gymnasium_make_and_make_vec_make_kiln_envs(cluster):
+    for env_id in kiln.env_ids():
+        assert f"kiln/{env_id}" in gymnasium.registry
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # gymnasium's passive checker wraps what make() gives
+        env = gymnasium.make("kiln/noop-v0", cluster=cluster, reward_space="Sum",
+                             max_episode_steps=2)
+        try:
+            assert isinstance(env.unwrapped, kiln.Env)
+            assert env.unwrapped.spec.session_type == "noop"  # kiln's spec stays
+            assert env.unwrapped.gymnasium_spec.id == "kiln/noop-v0"
+            env.reset(seed=0)
+            assert env.step(1)[1:4] == (1.0, False, False)
+            assert env.step(1)[3] is True  # gymnasium's TimeLimit
+        finally:
+            env.close()
+    envs = gymnasium.make_vec("kiln/noop-v0", num_envs=2, cluster=cluster)
+    try:
+        assert isinstance(envs, kiln.VectorEnv)  # kiln.make_vec, the vector entry point
+        assert list(envs.reset(seed=1)[0]) == [0, 0]
+    finally:
+        envs.close()
+
+
 def test_gymnasiums_own_vector_env_runs_kiln_envs(cluster):
     envs = gymnasium.vector.SyncVectorEnv(
         [lambda: kiln.make("noop-v0", cluster=cluster, reward_space="Sum")] * 2)

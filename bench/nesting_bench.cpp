@@ -69,8 +69,59 @@ struct StartGate {
   std::shared_future<SteadyTime::time_point> start;
 };
 
+// Each experiment's learner: a process of its own, in a budget of its own
+// when budgets are on (a learner machine).
+struct Learners {
+  std::vector<std::unique_ptr<CpuBudgetGroup>> budgets;  // outlive the processes
+  std::vector<std::unique_ptr<LearnerProcess>> processes;
+};
+
+Result<Learners> startLearners(const WorkerBudget& budget, unsigned count, unsigned batchRows) {
+  Learners learners;
+  const CpuAssignment whole =
+      budget.support
+          ? assignWholeCpus(budget.support->cpus, std::vector<double>(count, budget.learnerCpus))
+          : CpuAssignment{};
+  for (unsigned i = 0; i < count; ++i) {
+    // Seeded by the experiment alone: every layout trains alike.
+    KILN_ASSIGN_OR_RETURN(auto process, LearnerProcess::start(i + 1, batchRows));
+    if (budget.support) {
+      KILN_ASSIGN_OR_RETURN(auto group,
+                            CpuBudgetGroup::create(*budget.support, fmt::format("learner-{}", i),
+                                                   budget.learnerCpus, whole.cpus.at(i)));
+      KILN_RETURN_IF_ERROR(group->admit(process->pid()));
+      learners.budgets.push_back(std::move(group));
+    }
+    learners.processes.push_back(std::move(process));
+  }
+  return learners;
+}
+
+// Seconds one epoch of a learner's update takes on its machine (the median
+// of a few updates long enough to time), for sizing the lulls.
+Result<double> secondsPerEpoch(const WorkerBudget& budget, unsigned batchRows) {
+  KILN_ASSIGN_OR_RETURN(Learners one, startLearners(budget, 1, batchRows));
+  LearnerProcess& learner = *one.processes.front();
+  KILN_RETURN_IF_ERROR(learner.update(2));  // warm: the first allocates its activations
+  unsigned epochs = 2;
+  std::vector<double> seconds;
+  while (seconds.size() < 3) {
+    const auto start = SteadyTime::now();
+    KILN_RETURN_IF_ERROR(learner.update(epochs));
+    const double took = std::chrono::duration<double>(SteadyTime::now() - start).count();
+    // Long enough to span many of a quota's periods, else measured again.
+    if (took < 0.1 && epochs < (1u << 20)) {
+      epochs *= 2;
+      continue;
+    }
+    seconds.push_back(took / epochs);
+  }
+  return median(seconds);
+}
+
 ExperimentFigures runExperiment(const NestingOptions& o, const WorkOptions& work, const Plan& plan,
-                                unsigned index, const LayoutCluster& cluster, StartGate& gate) {
+                                unsigned index, const LayoutCluster& cluster,
+                                LearnerProcess& learner, StartGate& gate) {
   ExperimentFigures figures;
   auto client = client::Client::connect(cluster.clientOptions(index));
   Result<std::unique_ptr<ExperimentWork>> opened = client.status();  // replaced if connected
@@ -83,8 +134,6 @@ ExperimentFigures runExperiment(const NestingOptions& o, const WorkOptions& work
   }
   gate.ready.count_down();
   if (!opened.ok()) return {{}, 0, 0, {}, opened.status()};
-  // Seeded by the experiment alone: every layout trains alike.
-  LearnerUpdate learner(index + 1, plan.steps);
   std::this_thread::sleep_until(gate.start.get() + plan.stagger * index);
   for (unsigned phase = 0; phase < plan.phases; ++phase) {
     auto begin = SteadyTime::now();
@@ -95,7 +144,8 @@ ExperimentFigures runExperiment(const NestingOptions& o, const WorkOptions& work
     figures.steps += plan.steps;
     // Every collection is followed by its update, the last one too: the
     // experiment's time is collection and training, in turns.
-    learner.run(plan.updateEpochs);
+    figures.status = learner.update(plan.updateEpochs);
+    if (!figures.status.ok()) return figures;
     figures.updateSeconds += std::chrono::duration<double>(SteadyTime::now() - collected).count();
   }
   return figures;
@@ -111,11 +161,14 @@ Result<LayoutFigures> runLayout(const NestingOptions& o, WorkOptions& work, cons
   figures.budget = cluster.budgetNote();
   unsigned active = plan.active != 0 ? plan.active : plan.experiments;
   figures.experiments.resize(active);
+  KILN_ASSIGN_OR_RETURN(Learners learners, startLearners(plan.budget, active, plan.steps));
   StartGate gate(active);
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < active; ++i) {
-    threads.emplace_back(
-        [&, i] { figures.experiments[i] = runExperiment(o, work, plan, i, cluster, gate); });
+    threads.emplace_back([&, i] {
+      figures.experiments[i] =
+          runExperiment(o, work, plan, i, cluster, *learners.processes[i], gate);
+    });
   }
   // Every thread counts down, whether its set-up worked or not; each step
   // of a set-up is bounded by the clients' request timeout.
@@ -247,8 +300,11 @@ Result<std::optional<CpuBudgetSupport>> budgetSupport(const NestingOptions& o) {
 // Calibrates one experiment alone on its dedicated machine (two phases, no
 // update; the second, warm one is its collection time C), then runs every
 // layout for each lull L in `o.lulls`: updates sized to C * L / (1 - L).
-Status runComparison(const NestingOptions& o, const WorkerBudget& budget, WorkKind kind, unsigned k,
-                     Report& report) {
+Status runComparison(const NestingOptions& o, const WorkerBudget& machines, WorkKind kind,
+                     unsigned k, Report& report) {
+  // The learners' CPUs, split between the K learner machines.
+  WorkerBudget budget = machines;
+  budget.learnerCpus = machines.learnerCpus / k;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned slots = o.slots != 0 ? o.slots : std::max(cores, k);
   if (slots % k != 0) {
@@ -260,7 +316,7 @@ Status runComparison(const NestingOptions& o, const WorkerBudget& budget, WorkKi
   Plan calibration{Layout::kDedicated, k, slots, 2, steps, 0, {}, 1, budget};
   KILN_ASSIGN_OR_RETURN(LayoutFigures calibrated, runLayout(o, work, calibration));
   const double alone = calibrated.experiments[0].phaseSeconds.back();
-  const double epochSeconds = secondsPerEpoch(steps);
+  KILN_ASSIGN_OR_RETURN(const double epochSeconds, secondsPerEpoch(budget, steps));
   for (double lull : o.lulls) {
     const double updateSeconds = alone * lull / (1 - lull);
     const auto epochs = static_cast<unsigned>(std::lround(updateSeconds / epochSeconds));
@@ -321,8 +377,9 @@ Result<Report> runNestingBench(const NestingOptions& o) {
   }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   KILN_ASSIGN_OR_RETURN(std::optional<CpuBudgetSupport> support, budgetSupport(o));
-  const WorkerBudget budget{support ? &*support : nullptr,
-                            o.workerCpus > 0 ? o.workerCpus : std::max(0.5, cores / 2.0)};
+  const double workerCpus = o.workerCpus > 0 ? o.workerCpus : std::max(0.5, cores / 2.0);
+  const WorkerBudget budget{support ? &*support : nullptr, workerCpus,
+                            std::max(0.05, cores - workerCpus)};
   Report report;
   report.title =
       "kiln bench nesting: experiments alternating collection and a learner's update; dedicated "
@@ -335,18 +392,20 @@ Result<Report> runNestingBench(const NestingOptions& o) {
   }
   report.notes.push_back(
       support ? fmt::format("machines: the worker hosts share {:.2f} CPUs: each plain worker "
-                            "{:.2f}/K, the nesting host all of them; enforced with {}; the "
-                            "coordinator, the clients and the learners run outside every budget",
-                            budget.cpus, budget.cpus, support->note)
-              : std::string("machines: none (--budget none): every host shares every core, so "
-                            "a dedicated host's idle CPU is lent to the others by the kernel, "
-                            "as no separate machines would"));
+                            "{:.2f}/K, the nesting host all of them; each experiment's learner "
+                            "is a process on a machine of {:.2f}/K CPUs; enforced with {}; the "
+                            "coordinator and the clients run outside every budget",
+                            budget.cpus, budget.cpus, budget.learnerCpus, support->note)
+              : std::string("machines: none (--budget none): every host and learner shares "
+                            "every core, so a dedicated host's idle CPU is lent to the others by "
+                            "the kernel, as no separate machines would"));
   report.notes.push_back(fmt::format(
       "busy: {} noop steps per phase spinning {} us each; llvm: {} steps per phase of {} random "
       "passes, episodes of {} steps on kiln-bench-v0 (a new session each); {} phases, each "
       "followed by the learner's update (Adam steps of a 57-64-64-142 network over a batch of "
-      "the phase's steps, calibrated to take C * L / (1 - L), C = one experiment's collection "
-      "alone); {} sessions per slot an experiment may use; {} cores",
+      "the phase's steps, in the experiment's learner process, sized to take C * L / (1 - L) "
+      "on its learner machine, C = one experiment's collection alone); {} sessions per slot an "
+      "experiment may use; {} cores",
       o.busySteps, o.busyMicros, o.llvmSteps, o.passesPerStep, o.episodeSteps, o.phases,
       o.sessionsPerSlot, cores));
   report.notes.push_back(

@@ -28,10 +28,12 @@
 namespace kiln::bench {
 
 // The workers' CPU budget: `cpus` in all, split into machines as the layout
-// has them. No support = no budgets (hosts share every core).
+// has them; and each experiment's learner machine (`learnerCpus`). No
+// support = no budgets (hosts and learners share every core).
 struct WorkerBudget {
   const CpuBudgetSupport* support = nullptr;
   double cpus = 0;
+  double learnerCpus = 0;
 };
 
 class LayoutCluster {

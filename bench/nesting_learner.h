@@ -1,16 +1,21 @@
 // A learner's update, the training lull of `kiln bench nesting`: Adam steps
 // of a policy network of the demo PPO's shape (Autophase in, two hidden
 // layers, a logit per pass) over a batch as large as the steps the
-// experiment just collected. Real computation on the learner's thread, as a
-// trainer's update is, not a sleep: it takes CPU, and where the learners run
-// (outside the workers' budget, as on a cluster) matters. Seeded: the same
-// work in every layout.
+// experiment just collected. Real computation, as a trainer's update is, not
+// a sleep. Each experiment's learner runs in a process of its own, which the
+// bench gives its own CPU budget: a learner machine, as on a cluster where
+// learners train elsewhere, so that an update takes as long in every layout
+// whatever the other learners do. Seeded: the same work in every layout.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
+#include <kiln/status.h>
 #include "tools/learn/mlp.h"
 
 namespace kiln::bench {
@@ -30,8 +35,25 @@ class LearnerUpdate {
   learn::Mlp::Activations activations_;
 };
 
-// Seconds one epoch of an update of `batchRows` rows takes on this thread,
-// the median of a few (for the calibration of the lull).
-double secondsPerEpoch(unsigned batchRows);
+// A LearnerUpdate in a child process (forked: it runs no thread of this
+// one), asked for updates over a pipe.
+class LearnerProcess {
+ public:
+  static Result<std::unique_ptr<LearnerProcess>> start(std::uint64_t seed, unsigned batchRows);
+  // Stops and reaps the child.
+  ~LearnerProcess();
+  LearnerProcess(const LearnerProcess&) = delete;
+  LearnerProcess& operator=(const LearnerProcess&) = delete;
+
+  // Runs an update of `epochs` epochs in the child and waits for it.
+  Status update(unsigned epochs);
+  pid_t pid() const { return pid_; }
+
+ private:
+  LearnerProcess(pid_t pid, int requests, int replies)
+      : pid_(pid), requests_(requests), replies_(replies) {}
+  pid_t pid_;
+  int requests_, replies_;
+};
 
 }  // namespace kiln::bench

@@ -599,3 +599,102 @@ def leaderboard(root):
 
 
 GENERATORS[leaderboard.__name__] = leaderboard
+
+
+# ---------------------------------------------------------------- nesting.md
+
+NESTING_SWEEP = "docs/data/nesting_sweep.json"
+LAYOUT_COLORS = {"dedicated": "#888888", "shared": "#1f77b4", "nested": "#d62728"}
+
+
+def nesting_layout_rows(report):
+    """{(K, L): {layout: row}} of `kiln bench nesting --json`'s layout rows."""
+    cells = {}
+    for row in report["rows"]:
+        if "experiment" in row:
+            continue
+        key = (int(row["experiments"]), row["lull_target_pct"] / 100)
+        cells.setdefault(key, {})[row["layout"]] = row
+    return cells
+
+
+def sweep_lines(k, cells):
+    """{line: [(lull, aggregate collection steps/s)]} for K experiments: a
+    line per layout, and the ideal (the dedicated layout's times ideal_x)."""
+    lines = {}
+    for (count, lull), layouts in sorted(cells.items()):
+        if count != k:
+            continue
+        for name, row in layouts.items():
+            lines.setdefault(name, []).append((lull, row["aggregate_collect_steps_s"]))
+        if "dedicated" in layouts and "nested" in layouts:
+            lines.setdefault("ideal", []).append(
+                (lull, layouts["dedicated"]["aggregate_collect_steps_s"]
+                 * layouts["nested"]["ideal_x"]))
+    return lines
+
+
+def sweep_chart(k, cells):
+    """The lines of sweep_lines as an inline SVG chart."""
+    lines = sweep_lines(k, cells)
+    lulls = sorted({lull for series in lines.values() for lull, _ in series})
+    top_rate = max(rate for series in lines.values() for _, rate in series)
+    width, height, left, bottom, top, right = 560, 240, 60, 40, 12, 110
+
+    def x(lull):
+        return left + (width - left - right) * lull
+
+    def y(rate):
+        return top + (height - top - bottom) * (1 - rate / max(top_rate, 1e-9))
+
+    svg = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+           "font-family='sans-serif' font-size='11'>",
+           f"<line x1='{left}' y1='{height - bottom}' x2='{width - right}' "
+           f"y2='{height - bottom}' stroke='#888'/>",
+           f"<line x1='{left}' y1='{top}' x2='{left}' y2='{height - bottom}' stroke='#888'/>",
+           f"<text x='4' y='{top + 10}'>{top_rate:.0f}/s</text>",
+           f"<text x='4' y='{height - bottom}'>0</text>",
+           f"<text x='{left}' y='{height - 6}'>lull, K = {k} experiments</text>"]
+    for lull in lulls:
+        svg.append(f"<text x='{x(lull) - 10:.0f}' y='{height - bottom + 14}'>{lull:.2f}</text>")
+    for i, (name, series) in enumerate(sorted(lines.items())):
+        color = LAYOUT_COLORS.get(name, "#2ca02c")
+        dash = " stroke-dasharray='5,3'" if name == "ideal" else ""
+        coords = " ".join(f"{x(lull):.1f},{y(rate):.1f}" for lull, rate in sorted(series))
+        svg.append(f"<polyline fill='none' stroke='{color}' stroke-width='2'{dash} "
+                   f"points='{coords}'/>")
+        svg.append(f"<text x='{width - right + 8}' y='{top + 14 * (i + 1)}' fill='{color}'>"
+                   f"{name}</text>")
+    svg.append("</svg>")
+    return "\n".join(svg)
+
+
+def nesting_sweep(root):
+    report = load_json(root, NESTING_SWEEP)
+    cells = nesting_layout_rows(report)
+    if not cells:
+        raise MissingData(f"{NESTING_SWEEP} (no layout rows)")
+    lines = ["| K | lull | layout | collection steps/s | x dedicated (ideal) | "
+             "wall x dedicated (ideal) | Jain | host budget |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (k, lull), layouts in sorted(cells.items()):
+        for name in ("dedicated", "shared", "nested"):
+            row = layouts.get(name)
+            if row is None:
+                continue
+            judged = name != "dedicated"
+            lines.append(
+                f"| {k} | {lull:.2f} (measured {row['lull_pct'] / 100:.2f}) | {name} | "
+                f"{num(row['aggregate_collect_steps_s'], 1)} | "
+                + (f"{row['x_aggregate']:.2f}x ({row['ideal_x']:.2f}x)" if judged else "1x")
+                + " | "
+                + (f"{row['x_wall']:.2f}x ({row['ideal_x_wall']:.2f}x)" if judged else "1x")
+                + f" | {row['fairness_jain_pct']:.0f}% | {row['host_budget']} |")
+    charts = [sweep_chart(k, cells) for k in sorted({k for k, _ in cells})]
+    text = ("\n".join(lines) + "\n\nAggregate collection steps/s against the lull, a line per "
+            "layout, the ideal dashed (the dedicated layout's times ideal_x):\n\n"
+            + "\n".join(charts))
+    return text, [NESTING_SWEEP]
+
+
+GENERATORS[nesting_sweep.__name__] = nesting_sweep

@@ -89,6 +89,34 @@ class FiguresTest(unittest.TestCase):
         self.assertIn("| -O3 | 1.250x |", text)
         self.assertIn("`docs/data/leaderboard/`\n(`scripts/leaderboard`; 2026-11-28", text)
 
+    def test_the_nesting_sweep_is_a_table_and_a_chart_per_experiment_count(self):
+        rows = []
+        for k in (2, 4):
+            for lull in (0.25, 0.5):
+                for name, gain in (("dedicated", 1.0), ("shared", 1.1), ("nested", 1.5)):
+                    rows.append({"work": "llvm", "experiments": str(k), "layout": name,
+                                 "host_budget": "cgroup-v1 quota 0.50 CPU per host",
+                                 "lull_target_pct": 100 * lull, "lull_pct": 100 * lull + 2,
+                                 "aggregate_collect_steps_s": 100 * gain, "x_aggregate": gain,
+                                 "ideal_x": 2.0, "x_wall": 0.8 * gain, "ideal_x_wall": 1.33,
+                                 "fairness_jain_pct": 99.4})
+            rows.append({"experiments": str(k), "experiment": "exp-0", "layout": "nested"})
+        data = self.root / "docs/data/nesting_sweep.json"
+        data.parent.mkdir(parents=True)
+        data.write_text(json.dumps({"title": "kiln bench nesting", "rows": rows, "notes": []}))
+        data.with_name(data.name + ".meta.json").write_text(
+            '{"command": "kiln bench nesting --sweep --json", "date": "2026-11-28", '
+            '"machine": "2 cores"}')
+        self.write(page("nesting_sweep"))
+        self.assertEqual(self.run_figures()[0], 0)
+        text = (self.root / "docs/page.md").read_text()
+        self.assertIn("| 4 | 0.50 (measured 0.52) | nested | 150.0 | 1.50x (2.00x) | "
+                      "1.20x (1.33x) | 99% |", text)
+        self.assertIn("| 2 | 0.25 (measured 0.27) | dedicated | 100.0 | 1x | 1x |", text)
+        self.assertEqual(text.count("<svg"), 2)  # K = 2 and K = 4
+        self.assertIn("stroke-dasharray", text)  # the ideal
+        self.assertIn(">nested</text>", text)
+
     def test_a_change_in_the_data_makes_the_block_stale(self):
         self.with_data()
         self.write(page("chaos_stepping"))

@@ -3,6 +3,8 @@ env ids, observation and reward spaces (with their translation to kiln's),
 and CompilerGym's Benchmark / Dataset / Datasets views of kiln's datasets.
 kiln.compiler_gym builds its env on these."""
 
+from typing import Any
+
 import numpy as np
 
 from .errors import NotFound
@@ -68,11 +70,11 @@ _COMPILER_GYM_DATASETS = (
 )
 
 
-def _unsupported(what, why):
+def _unsupported(what: Any, why: Any) -> Any:
     raise NotImplementedError(f"kiln.compiler_gym: {what} is not available on kiln: {why}")
 
 
-def _check_observation(name):
+def _check_observation(name: Any) -> Any:
     if name in _SAME_OBSERVATIONS or name in _DERIVED_OBSERVATIONS:
         return name
     if name in _UNSUPPORTED_OBSERVATIONS:
@@ -86,7 +88,7 @@ _UNSUPPORTED_REWARDS = {
 }
 
 
-def _check_reward(name):
+def _check_reward(name: Any) -> Any:
     if name in _UNSUPPORTED_REWARDS:
         _unsupported(f"reward space {name!r}", _UNSUPPORTED_REWARDS[name])
     if name not in _REWARDS:
@@ -99,7 +101,7 @@ def _check_reward(name):
 _IR_HEADER = "; ModuleID = '-'\nsource_filename = \"-\"\n"
 
 
-def _translate(name, value):
+def _translate(name: Any, value: Any) -> Any:
     """kiln's value of observation `name` as CompilerGym types it."""
     if name == "Ir" and not value.startswith("; ModuleID"):
         return _IR_HEADER + value
@@ -119,14 +121,14 @@ def _translate(name, value):
     return value
 
 
-def _benchmark_uri(benchmark):
+def _benchmark_uri(benchmark: Any) -> Any:
     uri = str(benchmark.uri if isinstance(benchmark, Benchmark) else benchmark)
     if "://" not in uri:
         uri = "benchmark://" + uri  # CompilerGym's short form, "cbench-v1/crc32"
     return uri
 
 
-def _dataset_of(uri):
+def _dataset_of(uri: Any) -> Any:
     """"benchmark://kiln-bench-v0" for benchmark://kiln-bench-v0/crc32; None for file:// URIs."""
     scheme, _, rest = uri.partition("://")
     if scheme not in ("benchmark", "generator"):
@@ -139,17 +141,17 @@ class BenchmarkUri(str):
     ("benchmark"), dataset ("kiln-bench-v0") and path ("/crc32")."""
 
     @property
-    def scheme(self):
+    def scheme(self) -> Any:
         """The scheme: benchmark, generator (or file)."""
         return self.partition("://")[0]
 
     @property
-    def dataset(self):
+    def dataset(self) -> Any:
         """The dataset's name, e.g. "kiln-bench-v0"."""
         return self.partition("://")[2].split("/")[0]
 
     @property
-    def path(self):
+    def path(self) -> Any:
         """The benchmark within its dataset, e.g. "/crc32"."""
         rest = self.partition("://")[2]
         return rest[len(rest.split("/")[0]):]
@@ -158,16 +160,16 @@ class BenchmarkUri(str):
 class Benchmark:
     """A benchmark as CompilerGym names one: `uri`; equal to its URI string."""
 
-    def __init__(self, uri):
+    def __init__(self, uri: Any) -> None:
         self.uri = BenchmarkUri(_benchmark_uri(uri))
 
-    def is_validatable(self):
+    def is_validatable(self) -> Any:
         """Whether kiln can run the program to validate it: the datasets'
         benchmarks (their run specs say how), not a program of the user's
         own (benchmark://user-v0/...), which comes without inputs."""
         return self.uri.dataset != "user-v0"
 
-    def ivalidate(self, env):
+    def ivalidate(self, env: Any) -> Any:
         """The errors of `env`'s current program against this benchmark's
         behaviour, one at a time (kiln's validation in the worker)."""
         from ._cg_validation import semantics_errors  # pylint: disable=import-outside-toplevel
@@ -175,47 +177,47 @@ class Benchmark:
         result = env.unwrapped._env.validate()
         yield from semantics_errors(result)
 
-    def validate(self, env):
+    def validate(self, env: Any) -> Any:
         """Every error ivalidate() finds, as a list."""
         return list(self.ivalidate(env))
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:
         if isinstance(other, (Benchmark, str)):
             return self.uri == _benchmark_uri(other)
         return NotImplemented
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.uri)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.uri
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Benchmark({self.uri})"
 
 
 class Dataset:
     """One of kiln's datasets with CompilerGym's accessors."""
 
-    def __init__(self, listing, datasets):
+    def __init__(self, listing: Any, datasets: Any) -> None:
         self.name, self.size, self.description = listing.name, listing.size, listing.description
         self._datasets = datasets
 
-    def benchmark_uris(self, limit=None):
+    def benchmark_uris(self, limit: Any = None) -> Any:
         """The URIs of its benchmarks (a generator's first 1,000 seeds without a limit)."""
         if self.size is None and limit is None:
             limit = 1000  # a generator: its first seeds
         yield from self._datasets.benchmarks(self.name, limit)
 
-    def benchmarks(self, limit=None):
+    def benchmarks(self, limit: Any = None) -> Any:
         """Its benchmarks, as benchmark_uris() lists them."""
         return (Benchmark(uri) for uri in self.benchmark_uris(limit))
 
-    def benchmark(self, uri=None):
+    def benchmark(self, uri: Any = None) -> Any:
         """The benchmark of `uri`, or the dataset's first."""
         return Benchmark(uri) if uri is not None else next(self.benchmarks())
 
-    def benchmark_from_seed(self, seed, max_retries=3):
+    def benchmark_from_seed(self, seed: Any, max_retries: Any = 3) -> Any:
         """The benchmark a generator dataset makes from `seed`
         ("generator://csmith-v0/7"); a finite dataset has none (use
         random_benchmark(seed))."""
@@ -227,45 +229,45 @@ class Dataset:
                 "its benchmarks")
         return Benchmark(f"{self.name}/{int(seed)}")
 
-    def random_benchmark(self, random_state=None):
+    def random_benchmark(self, random_state: Any = None) -> Any:
         """One of its benchmarks, drawn with random_state (a seed or a numpy Generator)."""
         rng = random_state if isinstance(random_state, np.random.Generator) else (
             np.random.default_rng(random_state))
         uris = list(self.benchmark_uris())
         return Benchmark(uris[int(rng.integers(len(uris)))])
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self.size is None:
             raise TypeError(f"{self.name} is an unbounded generator")
         return self.size
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Dataset({self.name})"
 
 
 class Datasets:
     """env.datasets: iterate, look up by name, benchmark(uri)."""
 
-    def __init__(self, kiln_datasets):
+    def __init__(self, kiln_datasets: Any) -> None:
         self._raw = kiln_datasets
         self._listed = [Dataset(d, kiln_datasets) for d in kiln_datasets]
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         return iter(self._listed)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._listed)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: Any) -> Any:
         for dataset in self._listed:
             if name in (dataset.name, dataset.name.partition("://")[2]):
                 return dataset
         raise _missing_dataset(name, self._listed)
 
-    def __contains__(self, name):
+    def __contains__(self, name: Any) -> bool:
         return any(name in (d.name, d.name.partition("://")[2]) for d in self._listed)
 
-    def benchmark(self, uri):
+    def benchmark(self, uri: Any) -> Any:
         """The benchmark of `uri` (CompilerGym's short form too); kiln.NotFound for a dataset
         kiln has not."""
         if not isinstance(uri, (str, Benchmark)):
@@ -276,14 +278,14 @@ class Datasets:
             self[dataset]  # kiln.NotFound naming kiln's datasets if it has none such
         return Benchmark(uri)
 
-    def benchmark_uris(self):
+    def benchmark_uris(self) -> Any:
         """The URIs of every finite dataset's benchmarks."""
         for dataset in self._listed:
             if dataset.size is not None:
                 yield from dataset.benchmark_uris()
 
 
-def _missing_dataset(name, listed):
+def _missing_dataset(name: Any, listed: Any) -> Any:
     have = ", ".join(f"{d.name} ({'unbounded' if d.size is None else d.size})" for d in listed)
     short = name.partition("://")[2] or name
     why = (" (CompilerGym's dataset needs CompilerGym's LLVM 10 downloads)"
@@ -294,7 +296,7 @@ def _missing_dataset(name, listed):
 class Reward:
     """A reward space as CompilerGym describes one."""
 
-    def __init__(self, name):
+    def __init__(self, name: Any) -> None:
         self.name = self.id = name
         cost, baseline = _REWARDS[name]
         self.cost_observation = cost
@@ -308,17 +310,17 @@ class Reward:
         self.default_value = 0.0
         self.default_negates_returns = True
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:
         if isinstance(other, Reward):
             return self.name == other.name
         if isinstance(other, str):
             return self.name == other
         return NotImplemented
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.name)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.name
 
 
@@ -326,21 +328,21 @@ class ObservationSpaceSpec:
     """An observation space as CompilerGym describes one: `id`, `space`;
     equal to its name."""
 
-    def __init__(self, name, space):
+    def __init__(self, name: Any, space: Any) -> None:
         self.id = self.name = name
         self.space = space
         self.deterministic = getattr(space, "deterministic", True)
         self.platform_dependent = getattr(space, "platform_dependent", False)
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:
         if isinstance(other, ObservationSpaceSpec):
             return self.id == other.id
         if isinstance(other, str):
             return self.id == other
         return NotImplemented
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self.id)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ObservationSpaceSpec({self.id})"

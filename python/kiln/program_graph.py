@@ -32,11 +32,11 @@ class ProgramGraphError(ValueError):
     """The bytes or the node-link data are not a program graph; says why."""
 
 
-def _pad4(offset):
+def _pad4(offset: Any) -> Any:
     return (offset + 3) // 4 * 4
 
 
-def _flow_index(flow):
+def _flow_index(flow: Any) -> Any:
     if flow is None:
         return None
     if isinstance(flow, str):
@@ -80,26 +80,26 @@ class ProgramGraph:
     # -- what a learner reads ------------------------------------------------
 
     @property
-    def num_nodes(self):
+    def num_nodes(self) -> Any:
         """How many nodes."""
         return int(self.node_kind.size)
 
     @property
-    def num_edges(self):
+    def num_edges(self) -> Any:
         """How many edges."""
         return int(self.edge_flow.size)
 
-    def edge_index(self, flow=None):
+    def edge_index(self, flow: Any = None) -> Any:
         """Edges of one flow ("control", "data", "call", or all for None) as
         an int64 array [2, edges]: row 0 sources, row 1 targets."""
         mask = self._flow_mask(flow)
         return np.stack([self.edge_source[mask], self.edge_target[mask]]).astype(np.int64)
 
-    def edge_positions(self, flow=None):
+    def edge_positions(self, flow: Any = None) -> Any:
         """The position of each edge edge_index(flow) lists, int64."""
         return self.edge_position[self._flow_mask(flow)].astype(np.int64)
 
-    def node_features(self, vocabulary=None):
+    def node_features(self, vocabulary: Any = None) -> Any:
         """int64 [nodes, 2]: each node's kind and its text's id. With a
         vocabulary (text -> id) the ids are the vocabulary's, a text it lacks
         gets len(vocabulary); without one, indices into self.texts."""
@@ -161,7 +161,7 @@ class ProgramGraph:
             return tensors
         return Data(num_nodes=self.num_nodes, **tensors)
 
-    def _flow_mask(self, flow):
+    def _flow_mask(self, flow: Any) -> Any:
         index = _flow_index(flow)
         if index is None:
             return np.ones(self.num_edges, dtype=bool)
@@ -170,7 +170,7 @@ class ProgramGraph:
     # -- the wire form -------------------------------------------------------
 
     @classmethod
-    def from_bytes(cls, data):
+    def from_bytes(cls, data: Any) -> Any:
         """Decodes the "Programl" observation; ProgramGraphError says what is wrong."""
         data = bytes(data)
         with_full_texts = data.startswith(_MAGIC)
@@ -187,7 +187,7 @@ class ProgramGraph:
                 f"the program graph has {nodes} nodes and {edges} edges, over the bounds")
         offset = header
 
-        def strings(count, what):
+        def strings(count: Any, what: Any) -> Any:
             nonlocal offset
             out = []
             for _ in range(count):
@@ -207,7 +207,7 @@ class ProgramGraph:
         texts = strings(ntexts, "texts")
         full_texts = strings(nfull, "full texts")
 
-        def take(count, dtype, what):
+        def take(count: Any, dtype: Any, what: Any) -> Any:
             nonlocal offset
             size = count * np.dtype(dtype).itemsize
             if offset + size > len(data):
@@ -235,12 +235,12 @@ class ProgramGraph:
                    edge_flow, edge_source, edge_target, edge_position,
                    full_texts, node_full_text)
 
-    def to_bytes(self):
+    def to_bytes(self) -> Any:
         """The wire form, byte for byte as the worker writes it."""
         index = {t: i for i, t in enumerate(self.texts)}
         texts = list(self.texts)
         function_ids = []
-        for name in self.function_names:
+        for name in map(str, self.function_names):  # _check() refused a None
             if name not in index:
                 index[name] = len(texts)
                 texts.append(name)
@@ -255,7 +255,9 @@ class ProgramGraph:
                 out += struct.pack("<I", len(raw)) + raw
             out += b"\0" * (_pad4(len(out)) - len(out))
         out += np.asarray(function_ids, dtype="<u4").tobytes()
-        arrays = [self.node_text] + ([self.node_full_text] if full else [])
+        arrays = [self.node_text]
+        if full and self.node_full_text is not None:
+            arrays.append(self.node_full_text)
         for array in arrays + [self.node_function, self.node_block]:
             out += array.astype("<u4").tobytes()
         out += self.node_kind.astype("u1").tobytes()
@@ -267,7 +269,7 @@ class ProgramGraph:
 
     # -- node-link JSON and networkx ----------------------------------------
 
-    def to_node_link(self):
+    def to_node_link(self) -> Any:
         """A dict in ProGraML's node-link form (networkx.node_link_graph reads
         it): nodes with "type" (0 instruction, 1 variable, 2 constant),
         "text", "function" and "block" (None outside one) and "features"
@@ -275,7 +277,7 @@ class ProgramGraph:
         with "flow" (0 control, 1 data, 2 call) and "position"; "graph"
         with ProGraML's "function" and "module" lists and kiln's
         "functions" (the names)."""
-        def optional(value):
+        def optional(value: Any) -> Any:
             return None if value == NO_INDEX else int(value)
 
         full = self.node_full_texts()
@@ -285,7 +287,7 @@ class ProgramGraph:
         for node, text in zip(nodes, full):
             if text:
                 node["features"] = {"full_text": [text]}
-        keys = {}
+        keys: Dict[Any, int] = {}
         links = []
         for e in range(self.num_edges):
             pair = (int(self.edge_source[e]), int(self.edge_target[e]))
@@ -300,19 +302,20 @@ class ProgramGraph:
                 "nodes": nodes, "links": links}
 
     @classmethod
-    def from_node_link(cls, data):
+    def from_node_link(cls, data: Any) -> Any:
         """The inverse of to_node_link (node ids 0..n-1 in order)."""
         try:
             nodes = sorted(data["nodes"], key=lambda n: n["id"])
             if [n["id"] for n in nodes] != list(range(len(nodes))):
                 raise ProgramGraphError("node-link nodes must have the ids 0 to n-1")
-            texts, index = [], {}
+            texts: List[str] = []
+            index: Dict[str, int] = {}
             for node in nodes:
                 if node["text"] not in index:
                     index[node["text"]] = len(texts)
                     texts.append(node["text"])
 
-            def none_as(value):
+            def none_as(value: Any) -> Any:
                 return NO_INDEX if value is None else int(value)
 
             links = data.get("links", data.get("edges", []))
@@ -329,7 +332,7 @@ class ProgramGraph:
         except (KeyError, TypeError) as error:
             raise ProgramGraphError(f"not a program graph in node-link form: {error!r}") from None
 
-    def to_networkx(self):
+    def to_networkx(self) -> Any:
         """A networkx.MultiDiGraph (networkx is Debian's python3-networkx)."""
         import networkx
 
@@ -343,7 +346,7 @@ class ProgramGraph:
         return graph
 
     @classmethod
-    def from_networkx(cls, graph):
+    def from_networkx(cls, graph: Any) -> Any:
         """The graph of a networkx graph to_networkx() made (or one in its schema)."""
         import networkx
 
@@ -353,7 +356,7 @@ class ProgramGraph:
 
     # -- checks --------------------------------------------------------------
 
-    def _check(self):
+    def _check(self) -> None:
         n = self.num_nodes
         sizes = {self.node_text.size, self.node_function.size, self.node_block.size}
         if sizes != {n}:
@@ -379,11 +382,11 @@ class ProgramGraph:
         if self.num_edges and ((self.edge_source >= n).any() or (self.edge_target >= n).any()):
             raise ProgramGraphError("an edge joins a node that does not exist")
 
-    def _edge_set(self):
+    def _edge_set(self) -> Any:
         return sorted(zip(self.edge_source.tolist(), self.edge_target.tolist(),
                           self.edge_flow.tolist(), self.edge_position.tolist()))
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:
         """The same nodes (in order) and the same edges (in any order)."""
         if not isinstance(other, ProgramGraph):
             return NotImplemented
@@ -391,6 +394,6 @@ class ProgramGraph:
         return (mine["nodes"] == theirs["nodes"] and mine["graph"] == theirs["graph"]
                 and self._edge_set() == other._edge_set())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"ProgramGraph({self.num_nodes} nodes, {self.num_edges} edges, "
                 f"{len(self.function_names)} functions)")

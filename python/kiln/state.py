@@ -19,6 +19,7 @@ import itertools
 import math
 import os
 import re
+from typing import Any, Iterator, List, Optional
 
 from .errors import InvalidArgument, KilnError, NotFound
 
@@ -47,7 +48,8 @@ class CompilerEnvState:
 
     __slots__ = ("benchmark", "commandline", "walltime", "reward", "validity")
 
-    def __init__(self, benchmark=None, commandline="", walltime=0.0, reward=None, validity=None):
+    def __init__(self, benchmark: Any = None, commandline: Any = "", walltime: Any = 0.0,
+                 reward: Any = None, validity: Any = None) -> None:
         if hasattr(benchmark, "uri"):
             benchmark = str(benchmark.uri)  # a Benchmark object, as CompilerGym takes
         if not isinstance(benchmark, str) or not benchmark:
@@ -72,16 +74,16 @@ class CompilerEnvState:
         self.validity = validity or None
 
     @property
-    def actions(self):
+    def actions(self) -> Any:
         """The commandline's actions, in order (flags of the opt form as written)."""
         return parse_commandline(self.commandline)
 
     @staticmethod
-    def csv_header():
+    def csv_header() -> Any:
         """The CSV header line, without its line end."""
         return HEADER
 
-    def to_csv(self, with_validity=False):
+    def to_csv(self, with_validity: Any = False) -> Any:
         """One CSV record, without its line end (as CompilerGym's to_csv);
         with_validity adds the validity column (to_csv() writes it when any
         state has one)."""
@@ -93,14 +95,14 @@ class CompilerEnvState:
         return ",".join(fields)
 
     @classmethod
-    def from_csv(cls, text):
+    def from_csv(cls, text: Any) -> Any:
         """The one state of a CSV record (a header line before it is allowed)."""
         states = parse_csv(text)
         if len(states) != 1:
             raise InvalidArgument(f"expected one state in {text[:80]!r}, found {len(states)}")
         return states[0]
 
-    def json(self):
+    def json(self) -> Any:
         """The state as a dict of its fields."""
         return {
             "benchmark": self.benchmark,
@@ -111,31 +113,32 @@ class CompilerEnvState:
         }
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: Any) -> Any:
         """The state of a dict as json() gives."""
         return cls(**data)
 
-    def _replace(self, **changes):
+    def _replace(self, **changes: Any) -> Any:
         fields = self.json()
         fields.update(changes)
         return CompilerEnvState(**fields)
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:
         if not isinstance(other, CompilerEnvState):
             return NotImplemented
-        if (self.reward is None) != (other.reward is None):
-            return False
-        rewards_equal = self.reward is None or abs(self.reward - other.reward) < _REWARD_EPSILON
+        if self.reward is None or other.reward is None:
+            rewards_equal = self.reward is None and other.reward is None
+        else:
+            rewards_equal = abs(self.reward - other.reward) < _REWARD_EPSILON
         return (
             self.benchmark == other.benchmark
             and self.commandline == other.commandline
             and rewards_equal
         )
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.benchmark, self.commandline))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"CompilerEnvState(benchmark={self.benchmark!r}, commandline={self.commandline!r}, "
             f"walltime={self.walltime!r}, reward={self.reward!r}"
@@ -144,13 +147,13 @@ class CompilerEnvState:
         )
 
 
-def _csv_field(text):
+def _csv_field(text: Any) -> Any:
     if any(c in text for c in ',"\r\n'):
         return '"' + text.replace('"', '""') + '"'
     return text
 
 
-def to_csv(states):
+def to_csv(states: Any) -> Any:
     """The header (with the validity column when any state has a validity),
     then one record per state, each ending in '\\n'."""
     states = list(states)
@@ -159,7 +162,7 @@ def to_csv(states):
     return header + "\n" + "".join(s.to_csv(with_validity) + "\n" for s in states)
 
 
-def write_csv(path_or_file, states):
+def write_csv(path_or_file: Any, states: Any) -> None:
     """Writes to_csv(states) to a path (replacing it) or an open text file."""
     text = to_csv(list(states))
     if hasattr(path_or_file, "write"):
@@ -169,7 +172,7 @@ def write_csv(path_or_file, states):
         out.write(text)
 
 
-def read_csv(path_or_file, action_space=None):
+def read_csv(path_or_file: Any, action_space: Any = None) -> Any:
     """Every state of a CSV file (a path or an open text file); see parse_csv."""
     if hasattr(path_or_file, "read"):
         text = path_or_file.read(MAX_FILE_BYTES + 1)
@@ -193,7 +196,7 @@ def read_csv(path_or_file, action_space=None):
         raise type(error)(f"{name}: {error}") from None
 
 
-def parse_csv(text, action_space=None):
+def parse_csv(text: Any, action_space: Any = None) -> Any:
     """Every state of a CSV text. The header is optional (without it the
     columns are in CompilerGym's order); with it, columns are found by name.
     A bad record raises kiln.InvalidArgument("line N: <what is wrong>")."""
@@ -230,7 +233,7 @@ def parse_csv(text, action_space=None):
     return states
 
 
-def parse_commandline(commandline, action_space=None):
+def parse_commandline(commandline: Any, action_space: Any = None) -> Any:
     """The actions of a commandline in either form; with an action space (a
     kiln.Space) each is checked and given as the choice's name."""
     if len(commandline.encode("utf-8")) > MAX_COMMANDLINE_BYTES:
@@ -273,7 +276,7 @@ def parse_commandline(commandline, action_space=None):
         raise InvalidArgument(str(error)) from None
 
 
-def _number(text, column, line):
+def _number(text: Any, column: Any, line: Any) -> Any:
     text = text.strip(" \t")
     if not text:
         return None
@@ -286,12 +289,12 @@ def _number(text, column, line):
     return value
 
 
-def _read_header(record):
+def _read_header(record: Any) -> Any:
     line, fields = record
     names = [f.strip(" \t") for f in fields]
     if not any(n in COLUMNS for n in names):
         return None
-    order = [None] * 5
+    order: List[Optional[int]] = [None] * 5
     for position, name in enumerate(names):
         if name == VALIDITY_COLUMN and order[4] is None:
             order[4] = position
@@ -305,15 +308,15 @@ def _read_header(record):
         if order[column] is not None:
             raise InvalidArgument(f"line {line}: the header names column '{name}' twice")
         order[column] = position
-    for column, position in zip(COLUMNS, order):
-        if position is None:
+    for expected, found in zip(COLUMNS, order):
+        if found is None:
             raise InvalidArgument(
-                f"line {line}: the header lacks column '{column}' (expected {HEADER})"
+                f"line {line}: the header lacks column '{expected}' (expected {HEADER})"
             )
     return order
 
 
-def _split_records(text):
+def _split_records(text: Any) -> Any:
     """[(line, fields)] of RFC 4180 records, blank lines skipped."""
     records, line, i, n = [], 1, 0, len(text)
     while i < n:
@@ -377,7 +380,7 @@ class CompilerGymEnvState(CompilerEnvState):
     __slots__ = ()
 
     @property
-    def actions(self):
+    def actions(self) -> Any:
         """The commandline's actions as written: each opt-19 stage's
         `-passes=` text, CompilerGym's flags, or the words of a list."""
         from ._cg_space import commandline_words  # pylint: disable=import-outside-toplevel
@@ -385,7 +388,7 @@ class CompilerGymEnvState(CompilerEnvState):
         return commandline_words(self.commandline)
 
     @property
-    def has_reward(self):
+    def has_reward(self) -> Any:
         """Whether the state records a reward."""
         return self.reward is not None
 
@@ -397,24 +400,24 @@ class CompilerGymEnvState(CompilerEnvState):
                   "walltime": self.walltime, "reward": self.reward}
         return json.dumps(fields)
 
-    def dict(self):
+    def dict(self) -> Any:
         """The state as a dict (CompilerGym's pydantic .dict())."""
         return {"benchmark": self.benchmark, "commandline": self.commandline,
                 "walltime": self.walltime, "reward": self.reward}
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data: Any) -> Any:
         """The state of json()'s text (or of a dict of its fields)."""
         import json
 
         return cls(**(json.loads(data) if isinstance(data, (str, bytes)) else data))
 
-    def _replace(self, **changes):
+    def _replace(self, **changes: Any) -> Any:
         fields = self.dict()
         fields.update(changes)
         return CompilerGymEnvState(**fields)
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:
         if not isinstance(other, CompilerEnvState):
             return False
         rewards_equal = (self.reward is None or other.reward is None
@@ -422,7 +425,7 @@ class CompilerGymEnvState(CompilerEnvState):
         return (self.benchmark == other.benchmark and self.commandline == other.commandline
                 and rewards_equal)
 
-    def __ne__(self, other):
+    def __ne__(self, other: Any) -> Any:
         return not self == other
 
     __hash__ = CompilerEnvState.__hash__
@@ -432,14 +435,14 @@ class CompilerEnvStateWriter:
     """CompilerGym's writer: a header row before the first state (unless
     header=False), then one row per write_state(); `with` closes the file."""
 
-    def __init__(self, f, header=True):
+    def __init__(self, f: Any, header: Any = True) -> None:
         import csv
 
         self.f = f
         self.writer = csv.writer(self.f, lineterminator="\n")
         self.header = header
 
-    def write_state(self, state, flush=False):
+    def write_state(self, state: Any, flush: Any = False) -> Any:
         """Writes one state (benchmark, reward, walltime, commandline)."""
         if self.header:
             self.writer.writerow(COLUMNS)
@@ -449,10 +452,10 @@ class CompilerEnvStateWriter:
         if flush:
             self.f.flush()
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, *args):
+    def __exit__(self, *args: Any) -> Any:
         self.f.close()
 
 
@@ -464,13 +467,13 @@ class CompilerEnvStateReader:
 
     state_type = CompilerGymEnvState
 
-    def __init__(self, f):
+    def __init__(self, f: Any) -> None:
         import csv
 
         self.f = f
         self.reader = csv.reader(self.f)
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         for benchmark, reward, walltime, commandline in self._rows():
             yield self.state_type(
                 benchmark=benchmark,
@@ -479,7 +482,7 @@ class CompilerEnvStateReader:
                 commandline=commandline,
             )
 
-    def _rows(self):
+    def _rows(self) -> Any:
         try:
             first = next(self.reader)
         except StopIteration:
@@ -491,7 +494,7 @@ class CompilerEnvStateReader:
         names = [v.lower() for v in first]
         if set(names) == set(COLUMNS):
             order = [names.index(c) for c in COLUMNS]
-            rows = ([row[i] for i in order] for row in self.reader)
+            rows: Iterator[List[str]] = ([row[i] for i in order] for row in self.reader)
         else:
             rows = itertools.chain([first], self.reader)
         for row in rows:
@@ -500,14 +503,14 @@ class CompilerEnvStateReader:
                     f"line {self.reader.line_num}: {len(row)} columns, expected {len(COLUMNS)}")
             yield row
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, *args):
+    def __exit__(self, *args: Any) -> Any:
         self.f.close()
 
     @staticmethod
-    def read_paths(paths):
+    def read_paths(paths: Any) -> Any:
         """The states of each path in turn: "-" is stdin, an http(s) URL
         ending in .csv is fetched (urllib; CompilerGym used requests),
         anything else is opened as a file (FileNotFoundError if absent)."""

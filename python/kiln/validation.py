@@ -11,6 +11,7 @@ evidence.
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class ValidationError:
     message: str
     evidence: str = ""
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.kind}: {self.message}" + (f" ({self.evidence})" if self.evidence else "")
 
 
@@ -37,24 +38,24 @@ class ValidationResult:
     errors: tuple = field(default_factory=tuple)
 
     @property
-    def okay(self):
+    def okay(self) -> Any:
         """True when the program behaved the same on every input."""
         return not self.errors
 
-    def error_details(self):
+    def error_details(self) -> Any:
         """Every error, one per line."""
         return "\n".join(str(error) for error in self.errors)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self.okay
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.okay:
             return f"✅ {self.benchmark}: the same on {self.inputs} input(s)"
         return f"❌ {self.benchmark}: {len(self.errors)} error(s)\n{self.error_details()}"
 
     @classmethod
-    def from_json(cls, benchmark, text):
+    def from_json(cls, benchmark: Any, text: Any) -> Any:
         """The result the worker's JSON report gives for `benchmark`."""
         report = json.loads(text)
         errors = tuple(

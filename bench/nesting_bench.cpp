@@ -286,17 +286,6 @@ void addRows(Report& report, const Plan& plan, double lullTarget, WorkKind kind,
   }
 }
 
-// The budget every layout's hosts get, or none (--budget none).
-Result<std::optional<CpuBudgetSupport>> budgetSupport(const NestingOptions& o) {
-  if (o.budget == "none") return std::optional<CpuBudgetSupport>{};
-  std::optional<CpuBudgetMechanism> forced;
-  if (o.budget != "auto") {
-    KILN_ASSIGN_OR_RETURN(forced, parseCpuBudgetMechanism(o.budget));
-  }
-  KILN_ASSIGN_OR_RETURN(CpuBudgetSupport support, probeCpuBudgets(forced));
-  return std::optional<CpuBudgetSupport>(std::move(support));
-}
-
 // Calibrates one experiment alone on its dedicated machine (two phases, no
 // update; the second, warm one is its collection time C), then runs every
 // layout for each lull L in `o.lulls`: updates sized to C * L / (1 - L).
@@ -376,7 +365,7 @@ Result<Report> runNestingBench(const NestingOptions& o) {
     }
   }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  KILN_ASSIGN_OR_RETURN(std::optional<CpuBudgetSupport> support, budgetSupport(o));
+  KILN_ASSIGN_OR_RETURN(std::optional<CpuBudgetSupport> support, cpuBudgetsFor(o.budget));
   const double workerCpus = o.workerCpus > 0 ? o.workerCpus : std::max(0.5, cores / 2.0);
   const WorkerBudget budget{support ? &*support : nullptr, workerCpus,
                             std::max(0.05, cores - workerCpus)};

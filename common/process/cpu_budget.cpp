@@ -296,6 +296,16 @@ Result<CpuBudgetSupport> probeCpuBudgets(std::optional<CpuBudgetMechanism> force
   return support;
 }
 
+Result<std::optional<CpuBudgetSupport>> cpuBudgetsFor(std::string_view flag) {
+  if (flag == "none") return std::optional<CpuBudgetSupport>{};
+  std::optional<CpuBudgetMechanism> forced;
+  if (flag != "auto") {
+    KILN_ASSIGN_OR_RETURN(forced, parseCpuBudgetMechanism(flag));
+  }
+  KILN_ASSIGN_OR_RETURN(CpuBudgetSupport support, probeCpuBudgets(forced));
+  return std::optional<CpuBudgetSupport>(std::move(support));
+}
+
 Result<std::unique_ptr<CpuBudgetGroup>> CpuBudgetGroup::create(const CpuBudgetSupport& support,
                                                                const std::string& name, double cpus,
                                                                std::vector<int> wholeCpus) {

@@ -73,6 +73,10 @@ struct CpuBudgetSupport {
 // The best mechanism that works here, or `forced` (failed-precondition
 // style errors name what it lacks).
 Result<CpuBudgetSupport> probeCpuBudgets(std::optional<CpuBudgetMechanism> forced = {});
+// What a --budget flag asks for: "none" (no budgets), "auto" (the best this
+// machine allows) or a mechanism's name (that one, or the error saying what
+// the machine lacks).
+Result<std::optional<CpuBudgetSupport>> cpuBudgetsFor(std::string_view flag);
 
 // One "machine": a group whose processes share `cpus` CPUs' worth of time.
 // A process admitted brings its threads; children it forks later join by

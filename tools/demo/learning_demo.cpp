@@ -364,12 +364,10 @@ Status runLearningDemo(const LearningDemoOptions& o, std::FILE* out) {
   // budget, the learners outside it (as on a cluster, where they train
   // elsewhere).
   std::optional<CpuBudgetSupport> support;
-  if (o.coordinator.empty() && o.budget != "none") {
-    std::optional<CpuBudgetMechanism> forced;
-    if (o.budget != "auto") {
-      KILN_ASSIGN_OR_RETURN(forced, parseCpuBudgetMechanism(o.budget));
-    }
-    KILN_ASSIGN_OR_RETURN(support, probeCpuBudgets(forced));
+  if (o.coordinator.empty()) {
+    KILN_ASSIGN_OR_RETURN(support, cpuBudgetsFor(o.budget));
+  }
+  if (support) {
     fmt::print(out,
                "machines: each worker host its own CPU budget, {:.2f} CPUs in all (each of the "
                "dedicated and shared layouts' two workers half, the nesting host all); the "

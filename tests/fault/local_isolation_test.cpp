@@ -70,5 +70,48 @@ TEST(LocalIsolation, StoppingTheClusterLeavesNoChildBehind) {
   EXPECT_EQ(errno, ECHILD);
 }
 
+// A nesting host can be a process of its own too, and whoever runs the
+// cluster learns each host's pid before it serves (the demo puts it into a
+// CPU budget there): an experiment opened on it runs sessions.
+TEST(LocalIsolation, NestingHostsRunInProcessesWhosePidsTheHookGets) {
+  LocalClusterOptions options;
+  options.workers = 0;
+  options.nestingHosts = 1;
+  options.isolateNestingHosts = true;
+  std::vector<std::pair<std::size_t, pid_t>> started;
+  options.onWorkerProcess = [&started](std::size_t host, pid_t pid) {
+    started.emplace_back(host, pid);
+  };
+  auto cluster = LocalCluster::start(options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().toString();
+  ASSERT_TRUE((*cluster)->waitUntilReady(10s).ok());
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].first, 0u);
+  EXPECT_NE(started[0].second, ::getpid());
+  EXPECT_EQ(::kill(started[0].second, 0), 0);  // alive
+  client::ClientOptions clientOptions;
+  clientOptions.coordinator = (*cluster)->coordinatorEndpoint();
+  auto client = client::Client::connect(clientOptions);
+  ASSERT_TRUE(client.ok());
+  ExperimentSpec spec;
+  spec.name = "isolated-nest";
+  spec.workers = 1;
+  auto opened = (*client)->openExperiment(spec);
+  ASSERT_TRUE(opened.ok()) << opened.status().toString();
+  ASSERT_TRUE((*client)->waitForExperiment(spec.name, 1, 20s).ok());
+  clientOptions.experiment = spec.name;
+  clientOptions.experimentKey = opened->key;
+  auto member = client::Client::connect(clientOptions);
+  ASSERT_TRUE(member.ok());
+  auto session = (*member)->startSession({"noop", "benchmark://noop/one"});
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  EXPECT_TRUE((*session)->step({Value(std::int64_t{1})}, std::vector<std::uint32_t>{}).ok());
+  session->reset();
+  member->reset();
+  client->reset();
+  cluster->reset();
+  EXPECT_EQ(::kill(started[0].second, 0), -1);  // stopped with the cluster
+}
+
 }  // namespace
 }  // namespace kiln::fault

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import _kiln
+from . import _kiln, _left_out_actions
 from ._gymnasium import AVAILABLE, gym_spaces
 from .errors import InvalidArgument, KilnError, NotFound, Unimplemented
 
@@ -186,7 +186,14 @@ class Space:
         found = self._index.get(name)
         if found is not None:
             return found
-        return self._raw.find_choice(name)  # raises NotFound with the near names
+        try:
+            return self._raw.find_choice(name)  # raises NotFound with the near names
+        except NotFound as error:
+            # A pass docs/actions.md leaves out says why, not just that it is unknown.
+            why = _left_out_actions.reason(name)
+            if why is None:
+                raise
+            raise NotFound(f"{error}: {why}") from None
 
     def __getitem__(self, key: Any) -> Any:
         """space['name'] -> index (named discrete) or member (dict); space[i] -> name."""

@@ -140,3 +140,17 @@ def test_hostile_values_are_refused(value, message):
 def test_nan_and_inf_doubles_survive():
     assert math.isnan(_kiln.to_value_and_back(float("nan")))
     assert _kiln.to_value_and_back(float("-inf")) == float("-inf")
+
+
+def test_a_pass_left_out_of_the_llvm_actions_says_why(cluster):
+    with kiln.make("llvm-v0", cluster=cluster, timeout=120) as llvm:
+        space = llvm.action_space
+        assert space.index("gvn") == space.index("-gvn")
+        # docs/actions.md's reason, after the near names the worker gives.
+        with pytest.raises(kiln.NotFound, match="unknown action 'newgvn'.*not deterministic"):
+            space.index("newgvn")
+        with pytest.raises(kiln.NotFound, match="removed in LLVM 15"):
+            space.index("-loop-unswitch")
+        with pytest.raises(kiln.NotFound) as plain:
+            space.index("no-such-pass")
+        assert "left out" not in str(plain.value)

@@ -57,7 +57,8 @@ void addNestingBench(CLI::App& app, const std::shared_ptr<bool>& json) {
   auto nestingOptions = std::make_shared<NestingOptions>();
   nesting
       ->add_option("--experiments", nestingOptions->experimentCounts,
-                   "experiment counts to run (each a set of layouts)")
+                   "experiment counts to run, e.g. 2,4 (each a set of layouts)")
+      ->delimiter(',')
       ->capture_default_str();
   nesting->add_option("--slots", nestingOptions->slots, "total slots (0 = cores, at least K)")
       ->capture_default_str();
@@ -97,13 +98,14 @@ void addNestingBench(CLI::App& app, const std::shared_ptr<bool>& json) {
   nesting
       ->add_option("--lulls", nestingOptions->lulls,
                    "training lulls to run, as fractions of an experiment's time on its dedicated "
-                   "machine (each a set of layouts)")
+                   "machine, e.g. 0.25,0.5 (each a set of layouts)")
+      ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.95));
   nesting
       ->add_option("--worker-cpus", nestingOptions->workerCpus,
-                   "CPUs of every worker host together (0 = half the cores; the learners and "
-                   "clients get the rest)")
+                   "CPUs of every worker host together (0 = 40% of the cores; the learners get "
+                   "80% of the cores less these, the coordinator and clients the rest)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 4096.0));
   nesting

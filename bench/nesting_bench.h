@@ -28,8 +28,9 @@ struct NestingOptions {
   // Lull fractions: the learner's update over the experiment's time on its
   // dedicated machine.
   std::vector<double> lulls = {0.5};
-  // The workers' CPUs in all (0 = half of this machine's cores, the other
-  // half left to the learners and clients), and how budgets are enforced:
+  // The workers' CPUs in all (0 = 40% of this machine's cores; the
+  // learners get 80% of the cores less these, the coordinator and clients
+  // the rest, unbudgeted), and how budgets are enforced:
   // auto (the best this machine allows), cgroup-v2, cgroup-v1, affinity, or
   // none (every host shares every core: the layouts do not model machines).
   double workerCpus = 0;

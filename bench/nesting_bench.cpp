@@ -369,7 +369,7 @@ Result<Report> runNestingBench(const NestingOptions& o) {
   // Budgets are caps, not reservations: the coordinator and the clients
   // run outside them and need some CPU too, or the learner machines get
   // less than their budget whenever the workers use all of theirs (four
-  // learners' updates took 20-50% longer beside a busy nesting host when
+  // learners' updates took 20-60% longer beside a busy nesting host when
   // the budgets added up to every core). A fifth of the cores stays free.
   const double workerCpus = o.workerCpus > 0 ? o.workerCpus : 0.4 * cores;
   const WorkerBudget budget{support ? &*support : nullptr, workerCpus,

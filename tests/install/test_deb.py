@@ -74,7 +74,8 @@ def check_contents(packages, multiarch):
         "kiln": (r"usr/bin/kiln$",),
         "kiln-dev": (r"usr/include/kiln/.+\.h$", rf"usr/lib/{multiarch}/libkiln_\w+\.a$",
                      rf"usr/lib/{multiarch}/cmake/kiln/kiln[\w-]+\.cmake$"),
-        "python3-kiln": (r"usr/lib/python3/dist-packages/kiln/[\w.-]+\.(py|so)$",),
+        "python3-kiln": (r"usr/lib/python3/dist-packages/kiln/[\w.-]+\.(py|pyi|so)$",
+                         r"usr/lib/python3/dist-packages/kiln/py\.typed$"),
         "kiln-dbgsym": (r"usr/lib/debug/\.build-id/",),
         "python3-kiln-dbgsym": (r"usr/lib/debug/\.build-id/",),
     }

@@ -34,7 +34,11 @@ def reports(folder):
         set_name, agent, seed = match["set"], match["agent"], int(match["seed"])
         if agent.startswith("ppo-"):
             observation = agent[len("ppo-"):]
-            found.append((set_name, f"PPO ({observation})", seed, data["ppo"]))
+            training = data["ppo"].get("training")
+            label = f"PPO ({observation}"
+            if training:
+                label += f", trained {training['env_steps']:,} steps"
+            found.append((set_name, label + ")", seed, data["ppo"]))
             found.append((set_name, f"random search (PPO's budget, {observation} run)", seed,
                           data["random_search"]))
         else:

@@ -287,10 +287,7 @@ void DirectChannels::send(const std::string& route, const zmq::message_t& frame)
   auto found = connections_.find(serial);
   if (found == connections_.end()) return;
   Connection& connection = found->second;
-  // Only a client on this host can answer within the loop's look (across
-  // hosts, a network round trip comes first), and a look that mostly misses
-  // takes a CPU the network stack needs.
-  if (!connection.acrossHosts) {
+  if (pollsAfterReply(connection.acrossHosts)) {
     ++repliesSent_;
     lastReplied_ = serial;
   }

@@ -41,6 +41,14 @@
 
 namespace kiln {
 
+// Whether the worker's loop, after a reply on a direct channel, polls that
+// connection for the client's next request before it sleeps (WorkerServer::run,
+// --reply-spin-us): on a same-host channel only. Across hosts the next request
+// is a network round trip away, so a look mostly misses, and it takes a CPU
+// the network stack needs. A floor that judges a cross-host step (kiln bench
+// cluster's TCP echo) must wait the same way.
+constexpr bool pollsAfterReply(bool acrossHosts) { return !acrossHosts; }
+
 // Whether a worker listens for direct channels from clients on other hosts,
 // and on which port (the interface is its ZeroMQ endpoint's).
 struct DirectTcp {

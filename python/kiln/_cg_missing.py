@@ -4,14 +4,14 @@ raises NotImplementedError naming the reason (not ImportError or
 AttributeError), so a script learns at once what to change."""
 
 import importlib.abc
+import importlib.util
 import sys
+from types import ModuleType
 from typing import Any, Dict, Optional
 
 _NOT_CARRIED = "not carried over from CompilerGym"
 # Module (under compiler_gym) -> why kiln has none; a prefix covers its submodules.
 MODULES: Dict[str, str] = {
-    "util.flags": "compiler_gym.util.flags defines absl flags, and kiln does not depend on absl: "
-                  "give the values as arguments (argparse) instead",
     "util.runfiles_path": "kiln installs no CompilerGym site data (runfiles, cache, logs directory)",
     "util.download": "kiln downloads nothing: its workers read datasets the cluster serves",
     "util.registration": "kiln.compiler_gym.make serves a fixed set of env ids (COMPILER_GYM_ENVS)",
@@ -28,15 +28,12 @@ MODULES: Dict[str, str] = {
     "bin": "CompilerGym's command-line tools: kiln's are `kiln eval`, `kiln replay` and "
            "`kiln validate`",
     "leaderboard": _NOT_CARRIED,
-    "util.capture_output": _NOT_CARRIED,
     "util.commands": _NOT_CARRIED,
     "util.debug_util": _NOT_CARRIED,
     "util.filesystem": _NOT_CARRIED,
     "util.logging": _NOT_CARRIED,
     "util.minimize_trajectory": _NOT_CARRIED,
     "util.permutation": _NOT_CARRIED,
-    "util.tabulate": _NOT_CARRIED,
-    "util.temporary_working_directory": _NOT_CARRIED,
     "util.decorators": _NOT_CARRIED,
 }
 # Names of the top-level module and of compiler_gym.spaces kiln does not give.
@@ -80,13 +77,41 @@ class MissingModules(importlib.abc.MetaPathFinder):
         self.prefixes = prefixes
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        """None, after raising for a module CompilerGym had and kiln has not."""
+        """None, after raising for a module CompilerGym had and kiln has not;
+        the spec of compiler_gym.util.flags' modules (built by _cg_flags)."""
         for prefix in self.prefixes:
             if fullname.startswith(prefix):
-                why = _reason(fullname[len(prefix):])
+                relative = fullname[len(prefix):]
+                if relative == "util.flags" or relative.startswith("util.flags."):
+                    return _flags_spec(fullname, relative)
+                why = _reason(relative)
                 if why is not None:
                     raise NotImplementedError(f"{fullname} is not available on kiln: {why}")
         return None
+
+
+class _Built(importlib.abc.Loader):
+    """Loads a module built already (one object under both of its names)."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+
+    def create_module(self, spec: Any) -> ModuleType:
+        """The module built already."""
+        return self.module
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing: the module was built complete."""
+
+
+def _flags_spec(fullname: str, relative: str) -> Any:
+    from . import _cg_flags  # pylint: disable=import-outside-toplevel
+
+    module = _cg_flags.load(relative)
+    if module is None:
+        return None
+    return importlib.util.spec_from_loader(fullname, _Built(module),
+                                           is_package=relative == "util.flags")
 
 
 def install(prefixes: tuple) -> None:

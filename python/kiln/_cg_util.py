@@ -1,13 +1,20 @@
 """kiln.compiler_gym.util: the helpers of compiler_gym.util that scripts
-import (statistics, timer, shell_format, truncate, gym_type_hints), written
-for kiln with CompilerGym's behaviour. Its submodules are this one module
-under their names (kiln.compiler_gym.util.statistics, ...). What needs a
-library kiln does not ship (absl's flags, CompilerGym's downloads and
-runfiles) raises NotImplementedError saying so."""
+import (statistics, timer, shell_format, truncate, gym_type_hints,
+tabulate, capture_output, temporary_working_directory), written for kiln
+with CompilerGym's behaviour. Its submodules are this one module under
+their names (kiln.compiler_gym.util.statistics, ...); util.flags is
+_cg_flags' (absl's flags, when absl is installed). What kiln does not
+ship (CompilerGym's downloads and runfiles) raises NotImplementedError
+saying so."""
 
+import contextlib
+import io
+import os
 import shlex
+import tempfile
 import time as _time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -163,14 +170,58 @@ def truncate_lines(lines: Iterable[str], max_line_len: int = 60, max_lines: int 
     return "\n".join(out)
 
 
+# --- tabulate, capture_output, temporary_working_directory -----------------------
+def tabulate(rows: Iterable[Any], headers: Any = (), tablefmt: str = "grid") -> str:
+    """The rows as a table, by the tabulate package (as CompilerGym's did)."""
+    try:
+        from tabulate import tabulate as _tabulate  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise NotImplementedError(
+            "compiler_gym.util.tabulate prints through the tabulate package, which is not "
+            "installed (Debian: python3-tabulate; pip: tabulate)") from None
+    return str(_tabulate(rows, headers=headers, tablefmt=tablefmt))
+
+
+class CapturedOutput:
+    """What a capture_output() block printed: .stdout and .stderr (set when
+    the block ends)."""
+
+    def __init__(self) -> None:
+        self.stdout = ""
+        self.stderr = ""
+
+
+@contextlib.contextmanager
+def capture_output() -> Iterator[CapturedOutput]:
+    """Captures what Python code prints to sys.stdout and sys.stderr."""
+    captured, out, err = CapturedOutput(), io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            yield captured
+    finally:
+        captured.stdout, captured.stderr = out.getvalue(), err.getvalue()
+
+
+@contextlib.contextmanager
+def temporary_working_directory(directory: Optional[Path] = None) -> Iterator[Path]:
+    """Runs the block in `directory` (a new temporary one, removed after,
+    when None), then returns to the working directory it started in."""
+    start = os.getcwd()
+    with contextlib.ExitStack() as stack:
+        if directory is None:
+            directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kiln-")))
+        os.chdir(directory)
+        try:
+            yield Path(directory)
+        finally:
+            os.chdir(start)
+
+
 # --- what kiln does not have ----------------------------------------------------------
 _WHY_MISSING = {
-    "flags": "compiler_gym.util.flags defines absl flags, and kiln does not depend on absl: "
-             "give the values as arguments (argparse) instead",
     "runfiles_path": "kiln installs no CompilerGym site data (runfiles, cache, logs directory)",
     "download": "kiln downloads nothing: its workers read datasets the cluster serves",
     "registration": "kiln.compiler_gym.make serves a fixed set of env ids (COMPILER_GYM_ENVS)",
-    "capture_output": "not carried over from CompilerGym",
     "executor": "kiln runs episodes on a cluster: use kiln.VectorEnv or threads",
 }
 
@@ -188,3 +239,10 @@ SUBMODULES: List[str] = ["statistics", "timer", "shell_format", "gym_type_hints"
 # function: the function stands for the module, with the module's names.
 truncate.truncate = truncate  # type: ignore[attr-defined]
 truncate.truncate_lines = truncate_lines  # type: ignore[attr-defined]
+# The same for compiler_gym.util.tabulate, .capture_output and
+# .temporary_working_directory.
+tabulate.tabulate = tabulate  # type: ignore[attr-defined]
+capture_output.capture_output = capture_output  # type: ignore[attr-defined]
+capture_output.CapturedOutput = CapturedOutput  # type: ignore[attr-defined]
+temporary_working_directory.temporary_working_directory = (  # type: ignore[attr-defined]
+    temporary_working_directory)

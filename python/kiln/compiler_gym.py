@@ -112,7 +112,8 @@ util.__path__ = []  # type: ignore[attr-defined]
 for _name in util.SUBMODULES:
     setattr(util, _name, util)
     _SUBMODULES[f"util.{_name}"] = util
-_SUBMODULES["util.truncate"] = util.truncate
+for _name in ("truncate", "tabulate", "capture_output", "temporary_working_directory"):
+    _SUBMODULES[f"util.{_name}"] = getattr(util, _name)
 for _name, _value in _SUBMODULES.items():
     sys.modules[f"{__name__}.{_name}"] = _value
 

@@ -32,9 +32,15 @@ const std::vector<std::string>& toolNames();
 // default action space (as opt-19 -passes= accepts them) and the observation
 // spaces the tools offer, in the spaces' order.
 struct ToolSpaces {
-  Space passes;                           // the named discrete action space
-  std::vector<std::string> observations;  // offered: counts, Autophase, sizes
+  Space passes;                     // the named discrete action space
+  std::vector<Space> observations;  // offered: counts, Autophase, sizes, IrSha1
+  std::vector<std::string> observationNames() const;
 };
+
+// The llvm observation spaces the tools offer, when the type has them:
+// deterministic values of one state, small enough for a model's context
+// (the IR text has its own tool, with a budget).
+const std::vector<std::string>& offeredObservations();
 
 // From the llvm session type's spaces; invalid-argument when they are not
 // the llvm type's (no named discrete action space, no IrInstructionCount).
@@ -46,5 +52,11 @@ nlohmann::json toolSchema(const ToolSpaces& spaces, const ToolLimits& limits);
 // {tool name: JSON schema (Draft 2020-12) of its answer}; the error answer
 // is under "error".
 nlohmann::json resultSchemas(const ToolSpaces& spaces);
+
+// The JSON schema of a value of `space` as valueJson writes it.
+nlohmann::json valueSchema(const Space& space);
+// An observation's value as JSON: numbers, arrays of numbers (a tensor's
+// values, row-major), objects (a dict), strings; bytes as base64.
+nlohmann::json valueJson(const Value& value);
 
 }  // namespace kiln::agent_tools

@@ -18,6 +18,21 @@ std::string functionName(std::string_view line) {
   return std::string(line.substr(at, paren == std::string_view::npos ? line.npos : paren - at));
 }
 
+// Where the blank and comment lines that end ir[start, at) begin.
+std::size_t leadingNotes(std::string_view ir, std::size_t start, std::size_t at) {
+  std::size_t begin = at;
+  while (begin > start) {
+    const std::size_t lineEnd = begin - 1;  // the '\n' that ends the line before
+    const std::size_t found = lineEnd == 0 ? std::string_view::npos : ir.rfind('\n', lineEnd - 1);
+    const std::size_t lineStart =
+        found == std::string_view::npos || found < start ? start : found + 1;
+    std::string_view line = ir.substr(lineStart, lineEnd - lineStart);
+    if (!line.empty() && !line.starts_with(";")) break;
+    begin = lineStart;
+  }
+  return begin;
+}
+
 // The module as header / definitions / tail: a definition runs from its
 // `define` line to the first line that is exactly "}".
 std::vector<Chunk> split(std::string_view ir) {
@@ -30,8 +45,11 @@ std::vector<Chunk> split(std::string_view ir) {
     end = end == std::string_view::npos ? ir.size() : end + 1;
     std::string_view line = ir.substr(at, end - at);
     if (!inFunction && line.starts_with("define ")) {
-      if (at > start) chunks.push_back({ir.substr(start, at - start), ""});
-      start = at;
+      // The blank and comment lines just before (LLVM's "; Function Attrs")
+      // go with the definition, in or out.
+      const std::size_t own = leadingNotes(ir, start, at);
+      if (own > start) chunks.push_back({ir.substr(start, own - start), ""});
+      start = own;
       inFunction = true;
       chunks.push_back({{}, functionName(line)});
     } else if (inFunction && (line == "}\n" || line == "}")) {
@@ -52,7 +70,8 @@ std::vector<Chunk> split(std::string_view ir) {
 // The longest prefix of `text` within `budget` that ends at a line's end.
 std::string_view wholeLines(std::string_view text, std::uint64_t budget) {
   if (text.size() <= budget) return text;
-  const std::size_t cut = text.rfind('\n', budget == 0 ? 0 : budget - 1);
+  if (budget == 0) return {};  // rfind would still find a newline at 0
+  const std::size_t cut = text.rfind('\n', budget - 1);
   return cut == std::string_view::npos ? std::string_view() : text.substr(0, cut + 1);
 }
 

@@ -25,6 +25,9 @@ void addCorpusCommand(CLI::App& app);
 void addReplayCommand(CLI::App& app);
 void addActionsCommand(CLI::App& app);  // with KILN_WITH_LLVM only
 void addEvalCommand(CLI::App& app);
+// `kiln tools schema` (cmd_tools_schema.cpp): under the `tools` command, added
+// if no command before it added one.
+void addToolsSchemaCommand(CLI::App& app);
 // A client command's --key-file (empty: none); a bad file ends `command` with the reason.
 std::optional<ClusterKeys> loadKeyFileOrExit(const std::string& path, const std::string& command);
 

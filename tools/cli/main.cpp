@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   kiln::cli::addActionsCommand(app);
 #endif
   kiln::cli::addEvalCommand(app);
+  kiln::cli::addToolsSchemaCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -344,6 +344,13 @@ class CompilerGymEnv(CompilerEnv, Extras):
         if not self.in_episode:
             raise SessionNotFound("Must call reset() before step()")
 
+    def _check_record(self) -> None:
+        """The episode's record (benchmark, actions, reward) is kept here, so
+        it stays readable after close(), as CompilerGym's state was (its
+        random_search returns the closed env of the best actions)."""
+        if not (self._closed and self._episode_start is not None):
+            self._check_episode()
+
     def step(self, action: Any, observation_spaces: Any = None, reward_spaces: Any = None,
              observations: Any = None, rewards: Any = None, timeout: float = 300,
              **kwargs: Any) -> Tuple[Any, Any, bool, Dict[str, Any]]:
@@ -423,7 +430,7 @@ class CompilerGymEnv(CompilerEnv, Extras):
         """An opt-19 command line that makes the current IR from the
         benchmark's: one `opt-19 -passes=<action's pipeline>` per action,
         chained through pipes (see docs/evaluation.md for why)."""
-        self._check_episode()
+        self._check_record()
         pipelines = self.action_space.pipelines
         return _cg_commandline.format_commandline(
             [pipelines[a] for a in self._env.actions], textformat)
@@ -435,8 +442,9 @@ class CompilerGymEnv(CompilerEnv, Extras):
 
     @property
     def state(self) -> CompilerGymEnvState:
-        """The episode: benchmark, commandline() of its actions, walltime, reward."""
-        self._check_episode()
+        """The episode: benchmark, commandline() of its actions, walltime, reward
+        (also after close())."""
+        self._check_record()
         return CompilerGymEnvState(
             benchmark=str(self._env.benchmark),
             commandline=self.commandline(),

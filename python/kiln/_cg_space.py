@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _left_out_actions
+from ._gymnasium import NamedDiscreteBase
 from .errors import NotFound
 
 
@@ -42,7 +43,7 @@ class _Choices(list):
             return int(self.space.index(value))
 
 
-class Commandline:
+class Commandline(NamedDiscreteBase):
     """An action space of the compatibility env: choice i is kiln's action i,
     named by its flag (CompilerGym's flag where it had one, else -<name>)."""
 

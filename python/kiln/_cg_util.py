@@ -228,6 +228,10 @@ _WHY_MISSING = {
 
 def __getattr__(name: str) -> Any:
     """Names CompilerGym's util has and kiln does not: NotImplementedError saying why."""
+    if name == "flags":  # absl's flags: a module when absl is installed
+        from . import _cg_flags  # pylint: disable=import-outside-toplevel
+
+        return _cg_flags.load("util.flags")
     if name in _WHY_MISSING:
         raise NotImplementedError(
             f"kiln.compiler_gym.util.{name} is not available on kiln: {_WHY_MISSING[name]}")

@@ -140,6 +140,13 @@ class BenchmarkUri(str):
     """A benchmark's URI, a str with CompilerGym's parts: scheme
     ("benchmark"), dataset ("kiln-bench-v0") and path ("/crc32")."""
 
+    @classmethod
+    def from_string(cls, uri: str) -> "BenchmarkUri":
+        """The URI of a string, "benchmark://" implied without a scheme, as
+        CompilerGym's BenchmarkUri.from_string ("cbench-v1/crc32")."""
+        text = str(uri).strip()
+        return cls(text if "://" in text else f"benchmark://{text}")
+
     @property
     def scheme(self) -> Any:
         """The scheme: benchmark, generator (or file)."""
@@ -202,6 +209,12 @@ class Dataset:
     def __init__(self, listing: Any, datasets: Any) -> None:
         self.name, self.size, self.description = listing.name, listing.size, listing.description
         self._datasets = datasets
+
+    installed = True  # kiln's workers serve it: nothing to download
+
+    def install(self) -> None:
+        """Nothing to do: CompilerGym downloaded a dataset here, kiln's
+        workers serve theirs."""
 
     def benchmark_uris(self, limit: Any = None) -> Any:
         """The URIs of its benchmarks (a generator's first 1,000 seeds without a limit)."""
@@ -309,6 +322,13 @@ class Reward:
         # (CompilerGym's LLVM cost rewards negate the returns so far).
         self.default_value = 0.0
         self.default_negates_returns = True
+
+    def reward_on_error(self, episode_reward: float) -> float:
+        """The reward of a step that failed: default_value, less the
+        episode's reward so far when default_negates_returns."""
+        if self.default_negates_returns:
+            return self.default_value - episode_reward
+        return self.default_value
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, Reward):

@@ -117,3 +117,16 @@ else:
     EnvBase = _FallbackEnv
     VectorEnvBase = _FallbackVectorEnv
     SpaceBase = object
+
+
+class NamedDiscreteBase(gym_spaces.Discrete if AVAILABLE else object):  # type: ignore[misc]
+    """The base of the CompilerGym-style named action spaces (the compat
+    env's Commandline, the wrappers' CommandlineSpace): gymnasium's Discrete
+    when installed, so that `isinstance(env.action_space, Discrete)` holds
+    as it did of CompilerGym's (a gym Discrete). Subclasses keep their own
+    n, dtype, shape, sample and contains; they do not call Discrete's
+    __init__, so the attributes gymnasium's helpers read are set here."""
+
+    start = np.int64(0)
+    _np_random = None
+    _shape = ()

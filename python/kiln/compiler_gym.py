@@ -83,7 +83,8 @@ envs.llvm = _module(
     observation_spaces=enum.Enum("observation_spaces", {n: n for n in OBSERVATION_SPACE_NAMES}),
     reward_spaces=enum.Enum("reward_spaces", {n: n for n in REWARD_SPACE_NAMES}))
 datasets = _module("datasets", "CompilerGym's dataset classes over kiln's datasets.",
-                   Benchmark=Benchmark, Dataset=Dataset, Datasets=Datasets)
+                   Benchmark=Benchmark, BenchmarkUri=BenchmarkUri, Dataset=Dataset,
+                   Datasets=Datasets)
 spaces = _module("spaces", "CompilerGym's space classes kiln gives.",
                  Commandline=Commandline, Reward=Reward)
 spaces.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]

@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from ._gymnasium import NamedDiscreteBase
 from .errors import InvalidArgument, NotFound
 
 # Attributes a wrapper sets on the env it wraps rather than on itself, as
@@ -48,9 +49,11 @@ class EnvWrapper:
         return getattr(self.env, name)
 
     def __setattr__(self, name: Any, value: Any) -> None:
-        if name in _FORWARDED_SETTERS and name not in self.__dict__:
+        if name in _FORWARDED_SETTERS and name not in self.__dict__ and not _is_space(value):
             setattr(self.env, name, value)
         else:
+            # A space object (gym's `self.observation_space = Box(...)` in a
+            # wrapper that changes the observation) is the wrapper's own.
             object.__setattr__(self, name, value)
 
     @property
@@ -92,6 +95,20 @@ class EnvWrapper:
         return f"<{type(self).__name__}{self.env!r}>"
 
 
+def _is_space(value: Any) -> bool:
+    """A space object (gymnasium's, kiln's, gym's), not a space's name or spec."""
+    return callable(getattr(value, "sample", None)) and callable(getattr(value, "contains", None))
+
+
+def _gym_method(cls: Any, gym_name: str, compiler_gym_name: str) -> None:
+    """A subclass written for gym's wrapper defines gym_name (observation(),
+    reward()): that is its CompilerGym conversion too."""
+    if gym_name in cls.__dict__ and callable(cls.__dict__[gym_name]) and not any(
+            compiler_gym_name in c.__dict__ for c in cls.__mro__[:-1]
+            if c not in (ObservationWrapper, RewardWrapper)):
+        setattr(cls, compiler_gym_name, cls.__dict__[gym_name])
+
+
 # CompilerGym's name for the base of every wrapper.
 CompilerEnvWrapper = EnvWrapper
 
@@ -122,8 +139,13 @@ class ActionWrapper(EnvWrapper):
 
 
 class ObservationWrapper(EnvWrapper, abc.ABC):
-    """Translates observations: subclasses define convert_observation(o),
-    applied to what reset() and step() return."""
+    """Translates observations: subclasses define convert_observation(o)
+    (or gym's name for it, observation(o)), applied to what reset() and
+    step() return."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _gym_method(cls, "observation", "convert_observation")
 
     def reset(self, *args: Any, **kwargs: Any) -> Any:
         """The wrapped env's reset, its observation converted."""
@@ -145,8 +167,13 @@ class ObservationWrapper(EnvWrapper, abc.ABC):
 
 
 class RewardWrapper(EnvWrapper, abc.ABC):
-    """Translates rewards: subclasses define convert_reward(r); the
-    episode's reward (env.episode_reward) sums the converted rewards."""
+    """Translates rewards: subclasses define convert_reward(r) (or gym's
+    name for it, reward(r)); the episode's reward (env.episode_reward) sums
+    the converted rewards."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _gym_method(cls, "reward", "convert_reward")
 
     def multistep(self, actions: Any, *args: Any, **kwargs: Any) -> Any:
         """The wrapped env's multistep, its reward converted."""
@@ -359,7 +386,7 @@ class RandomOrderBenchmarks(IterateOverBenchmarks):
         return RandomOrderBenchmarks(self.env.fork(), self._all_benchmarks, rng)
 
 
-class CommandlineSpace:
+class CommandlineSpace(NamedDiscreteBase):
     """A named discrete action space built by a wrapper from another one's
     choices (CompilerGym's Commandline): n, names, flags, index(), sample()."""
 
@@ -644,6 +671,33 @@ class Counter(EnvWrapper):
         return Counter(self.env.fork())
 
 
+
+class _Unsupported(EnvWrapper):
+    """A wrapper CompilerGym had and kiln cannot give: importing it works (a
+    script's imports run), making one raises NotImplementedError saying why."""
+
+    WHY = ""
+
+    def __init__(self, env: Any, *args: Any, **kwargs: Any) -> None:  # noqa: ARG002
+        raise NotImplementedError(f"compiler_gym.wrappers.{type(self).__name__} is not "
+                                  f"available on kiln: {self.WHY}")
+
+
+class RuntimePointEstimateReward(_Unsupported):
+    """CompilerGym's reward of a point estimate of the Runtime observation."""
+
+    WHY = ("it sets the Runtime observation's warm-up and run counts "
+           "(env.runtime_observation_count), and kiln runs the program as many times as the "
+           "benchmark's run spec says")
+
+
+class SynchronousSqliteLogger(_Unsupported):
+    """CompilerGym's sqlite log of every step."""
+
+    WHY = ("not carried over from CompilerGym: record episodes with "
+           "CompilerEnvStateWriter (CompilerGym's states CSV) or kiln eval")
+
+
 __all__ = [
     "EnvWrapper",
     "CompilerEnvWrapper",
@@ -661,4 +715,6 @@ __all__ = [
     "ConstrainedCommandline",
     "ForkOnStep",
     "Counter",
+    "RuntimePointEstimateReward",
+    "SynchronousSqliteLogger",
 ]

@@ -426,3 +426,30 @@ def test_a_benchmark_that_does_not_build_raises_benchmark_init_error(env, tmp_pa
     bad_c.write_text("int f( {\n")
     with pytest.raises(BenchmarkInitError):
         env.make_benchmark(bad_c)
+
+
+def test_state_and_commandline_stay_readable_after_close(cluster):
+    # CompilerGym's random_search returns the closed env of the best actions,
+    # and llvm_autotuning applies its state: the record is kept locally.
+    require_type(cluster, "llvm")
+    env = compiler_gym.make("llvm-v0", benchmark=CRC32, reward_space="IrInstructionCount",
+                            cluster=cluster)
+    env.reset()
+    env.step(env.action_space.flags.index("-mem2reg"))
+    before = env.state
+    env.close()
+    assert env.state.commandline == before.commandline == env.commandline()
+    assert env.state.benchmark == CRC32 and env.state.reward == before.reward
+    with pytest.raises(ServiceIsClosed):
+        env.step(0)
+    never = compiler_gym.make("llvm-v0", benchmark=CRC32, cluster=cluster)
+    never.close()
+    with pytest.raises(ServiceIsClosed):
+        never.state  # noqa: B018 (no episode was ever started: nothing to read)
+
+
+def test_datasets_install_is_a_no_op_as_llvm_autotuning_calls_it(env):
+    dataset = env.datasets["kiln-bench-v0"]
+    assert dataset.installed
+    dataset.install()
+    assert len(list(dataset.benchmark_uris())) == dataset.size

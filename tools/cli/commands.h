@@ -28,6 +28,9 @@ void addEvalCommand(CLI::App& app);
 // `kiln tools schema` (cmd_tools_schema.cpp): under the `tools` command, added
 // if no command before it added one.
 void addToolsSchemaCommand(CLI::App& app);
+// `kiln tools serve` (cmd_tools_serve.cpp): under the `tools` command when
+// one was added before it, else under a `tools` command it adds.
+void addToolsServeCommand(CLI::App& app);
 // A client command's --key-file (empty: none); a bad file ends `command` with the reason.
 std::optional<ClusterKeys> loadKeyFileOrExit(const std::string& path, const std::string& command);
 

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
 #endif
   kiln::cli::addEvalCommand(app);
   kiln::cli::addToolsSchemaCommand(app);
+  kiln::cli::addToolsServeCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -32,7 +32,7 @@ from .errors import (
 )
 from .registry import EnvSpec, env_ids, spec
 from .evaluation import best_states, evaluate
-from . import wrappers
+from . import tools, wrappers
 from .spaces import Space
 from .vector import BatchSpace, VectorEnv, make_vec
 from .state import CompilerEnvState
@@ -58,6 +58,7 @@ __all__ = [
     "ProgramGraph",
     "ProgramGraphError",
     "states",
+    "tools",
     "LocalCluster",
     "embedded_cluster_endpoint",
     "datasets",

@@ -3,7 +3,7 @@
 checks that it names every function, class and method the module has."""
 
 import os
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __version__: str
 
@@ -123,6 +123,23 @@ class LocalCluster:
     @property
     def running(self) -> bool: ...
     def stop(self) -> None: ...
+
+class ToolExecutor:
+    """The agent tools on a cluster (kiln.tools.ToolRunner wraps it)."""
+
+    def __init__(
+        self,
+        endpoint: str = "",
+        workers: int = 1,
+        timeout: float = 60.0,
+        key_file: str = "",
+        limits: Dict[str, int] = ...,
+    ) -> None: ...
+    def call(self, caller: str, tool: str, arguments: str) -> str: ...
+    def call_batch(self, caller: str, calls: List[Tuple[str, str]]) -> List[str]: ...
+    def schema(self, results: bool = False) -> str: ...
+    def forget_caller(self, caller: str) -> None: ...
+    def stats(self) -> Dict[str, int]: ...
 
 class VectorCore:
     """Many envs' sessions multiplexed over one Client (kiln.VectorEnv's core)."""

@@ -9,6 +9,7 @@
 #include <kiln/client/env_state.h>
 #include <kiln/curve_keys.h>
 #include <kiln/version.h>
+#include "python/src/agent_tools.h"
 #include "python/src/convert.h"
 #include "python/src/handles.h"
 #include "python/src/programs.h"
@@ -404,6 +405,7 @@ PYBIND11_MODULE(_kiln, m) {
   bindLocalCluster(m);
   bindVectorCore(m);
   bindPrograms(m);
+  bindAgentTools(m);
   m.def(
       "keygen",
       [](const std::string& path, bool force) {

@@ -160,8 +160,8 @@ TEST_F(AgentToolsTest, ACallersOwnModuleIsCompiledAsItsOwn) {
 
 TEST_F(AgentToolsTest, BadInputIsAJsonErrorWithItsCodeAndOtherCallersAreUnaffected) {
   ToolExecutor& tools = *executor_;
-  const std::string hostile =
-      "module asm \".incbin \\22/etc/passwd\\22\"\ndefine i32 @main() {\n  ret i32 0\n}\n";
+  const std::string main = "define i32 @main() {\n  ret i32 0\n}\n";
+  const std::string hostile = "module asm \".incbin \\22/etc/passwd\\22\"\n" + main;
   ToolLimits limits = tools.limits();
   struct Case {
     std::string tool, arguments, code, mentions;
@@ -177,6 +177,12 @@ TEST_F(AgentToolsTest, BadInputIsAJsonErrorWithItsCodeAndOtherCallersAreUnaffect
        "too_large", "maxModuleBytes"},
       {"apply_passes", json{{"module", hostile}, {"passes", json::array()}}.dump(),
        "invalid_module", "kiln refuses it"},
+      // A huge allocation: a terabyte of constant data the code generator would write.
+      {"apply_passes",
+       json{{"module", "@g = constant [1099511627776 x i8] zeroinitializer\n" + main},
+            {"passes", json::array()}}
+           .dump(),
+       "invalid_module", "--max-module-data-bytes"},
       {"apply_passes", json{{"module", "not IR at all"}, {"passes", json::array()}}.dump(),
        "invalid_module", "not valid LLVM IR"},
       {"apply_passes",

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -240,7 +241,74 @@ std::vector<std::string_view> splitWords(std::string_view text) {
   return words;
 }
 
+// A `-passes=` value as the shell reads it: Python's shlex.quote wraps a
+// pipeline with <, > or ( in single quotes.
+Result<std::string_view> unquotedPipeline(std::string_view value) {
+  if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'') {
+    value = value.substr(1, value.size() - 2);
+  }
+  if (value.empty() || value.find_first_of("'\"\\") != std::string_view::npos) {
+    return invalidArgument(fmt::format("-passes='{}' is not one action's pipeline", value));
+  }
+  return value;
+}
+
+// kiln.compiler_gym's chain: each `|`-separated stage one opt-19 run with
+// one `-passes=`, besides its input ("input.bc", "input.ll" or "-"), "-S"
+// and "-o <file>". Its pipelines, in order.
+Result<std::vector<std::string_view>> chainPipelines(const std::vector<std::string_view>& words) {
+  std::vector<std::string_view> pipelines;
+  std::size_t i = 0;
+  while (i < words.size()) {
+    if (!isOptProgram(words[i])) {
+      return invalidArgument(fmt::format(
+          "'{}' begins a stage of the commandline: each stage is one `opt-19 -passes=<action's "
+          "pipeline>`, piped into the next",
+          words[i].substr(0, 40)));
+    }
+    std::optional<std::string_view> pipeline;
+    for (++i; i < words.size() && words[i] != "|"; ++i) {
+      const std::string_view word = words[i];
+      if (word == "-o") {
+        if (++i == words.size())
+          return invalidArgument("the commandline ends with '-o' and no file");
+      } else if (word.starts_with("-passes=") || word.starts_with("--passes=")) {
+        if (pipeline) return invalidArgument("a stage of the commandline has two -passes=");
+        KILN_ASSIGN_OR_RETURN(pipeline, unquotedPipeline(word.substr(word.find('=') + 1)));
+      } else if (word != "-" && word != "-S" && word.starts_with('-')) {
+        return invalidArgument(fmt::format(
+            "'{}' in a -passes= commandline: each stage is one `opt-19 -passes=<pipeline>`",
+            word.substr(0, 40)));
+      }  // else the stage's input file
+    }
+    if (!pipeline) return invalidArgument("a stage of the commandline has no -passes=");
+    pipelines.push_back(*pipeline);
+    if (i < words.size()) ++i;  // the "|"
+  }
+  return pipelines;
+}
+
+bool hasPassesFlag(const std::vector<std::string_view>& words) {
+  return std::any_of(words.begin(), words.end(), [](std::string_view word) {
+    return word.starts_with("-passes=") || word.starts_with("--passes=");
+  });
+}
+
 }  // namespace
+
+Result<std::int64_t> findAction(const Space& space, std::string_view word) {
+  Result<std::int64_t> index = space.findChoice(word);
+  if (index.ok()) return index;
+  const Value* pipelines = findInDict(space.metadata, "pipelines");
+  if (pipelines != nullptr && pipelines->is<ValueList>()) {
+    const ValueList& list = pipelines->as<ValueList>();
+    for (std::size_t i = 0; i < list.size() && i < space.names.size(); ++i) {
+      const auto* pipeline = list[i].getIf<std::string>();
+      if (pipeline != nullptr && *pipeline == word) return static_cast<std::int64_t>(i);
+    }
+  }
+  return index;
+}
 
 std::string EnvState::commandline() const {
   std::string text;
@@ -286,18 +354,15 @@ Result<std::vector<std::string>> parseCommandline(std::string_view commandline,
   }
   std::vector<std::string_view> words = splitWords(commandline);
   std::vector<std::string_view> named;
-  if (!words.empty() && isOptProgram(words.front())) {
+  if (!words.empty() && isOptProgram(words.front()) && hasPassesFlag(words)) {
+    KILN_ASSIGN_OR_RETURN(named, chainPipelines(words));
+  } else if (!words.empty() && isOptProgram(words.front())) {
     for (std::size_t i = 1; i < words.size(); ++i) {
       const std::string_view word = words[i];
       if (word == "-o") {
         if (i + 1 == words.size())
           return invalidArgument("the commandline ends with '-o' and no file");
         ++i;  // the output file
-      } else if (word.starts_with("-passes=") || word.starts_with("--passes=")) {
-        return invalidArgument(fmt::format(
-            "'{}' is a new-pass-manager pipeline, not a CompilerGym commandline: give the "
-            "action names (as env.state does)",
-            word.substr(0, 40)));
       } else if (word.starts_with('-') && word.size() > 1) {
         named.push_back(word);
       }  // else an input file (or "-", standard input)
@@ -316,7 +381,7 @@ Result<std::vector<std::string>> parseCommandline(std::string_view commandline,
       out.emplace_back(word);
       continue;
     }
-    Result<std::int64_t> index = actions->findChoice(word);
+    Result<std::int64_t> index = findAction(*actions, word);
     if (!index.ok()) return invalidArgument(index.status().message());
     out.push_back(actions->names[static_cast<std::size_t>(*index)]);
   }

@@ -74,7 +74,7 @@ Result<std::pair<const Space*, std::vector<Value>>> actionsIn(
     std::vector<Value> actions;
     actions.reserve(names.size());
     for (const std::string& name : names) {
-      Result<std::int64_t> index = space.findChoice(name);
+      Result<std::int64_t> index = findAction(space, name);
       if (!index.ok()) {
         if (!firstError) firstError = index.status();
         break;

@@ -43,7 +43,7 @@ from .errors import (
     Unimplemented,
 )
 from .spaces import Space, carry_rng, from_raw, no_observation
-from .state import CompilerEnvState, parse_commandline
+from .state import CompilerEnvState, find_action, parse_commandline
 from .validation import ValidationError, ValidationResult
 
 _DEFAULT = object()
@@ -624,7 +624,7 @@ class Env(Closing, EnvBase):
             )
         try:
             actions = [
-                self.action_space.index(name) if self.action_space.kind == "named_discrete"
+                find_action(self.action_space, name) if self.action_space.kind == "named_discrete"
                 else int(name)
                 for name in parse_commandline(state.commandline)
             ]

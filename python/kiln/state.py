@@ -10,7 +10,10 @@ Python writes and the other way round.
 kiln writes the commandline as action names separated by single spaces
 ("mem2reg gvn"); readers also take CompilerGym's own form
 ("opt -mem2reg -gvn input.bc -o output.bc"), whose flags an action space
-maps to names when one is given (else the env resolves them on replay).
+maps to names when one is given (else the env resolves them on replay),
+and kiln.compiler_gym's opt-19 chain ("opt-19 -passes=mem2reg input.bc -o -
+| opt-19 -passes=gvn - -o output.bc"), each stage's pipeline an action
+(find_action looks it up among the space's pipelines).
 
 Pure Python: no cluster, no extension module.
 """
@@ -248,17 +251,14 @@ def parse_commandline(commandline: Any, action_space: Any = None) -> Any:
             f"at offset {len(commandline[: control.start()].encode('utf-8'))}"
         )
     words = commandline.replace("\t", " ").split()
-    if words and _OPT_PROGRAM.match(words[0]):
+    if words and _OPT_PROGRAM.match(words[0]) and any(_is_passes(w) for w in words):
+        named = _chain_pipelines(words)
+    elif words and _OPT_PROGRAM.match(words[0]):
         named, rest = [], iter(words[1:])
         for word in rest:
             if word == "-o":
                 if next(rest, None) is None:
                     raise InvalidArgument("the commandline ends with '-o' and no file")
-            elif word.startswith(("-passes=", "--passes=")):
-                raise InvalidArgument(
-                    f"'{word[:40]}' is a new-pass-manager pipeline, not a CompilerGym "
-                    "commandline: give the action names (as env.state does)"
-                )
             elif word.startswith("-") and len(word) > 1:
                 named.append(word)
     else:
@@ -271,9 +271,70 @@ def parse_commandline(commandline: Any, action_space: Any = None) -> Any:
     if action_space is None:
         return named
     try:
-        return [action_space.names[action_space.index(word)] for word in named]
+        return [action_space.names[find_action(action_space, word)] for word in named]
     except NotFound as error:
         raise InvalidArgument(str(error)) from None
+
+
+def find_action(action_space: Any, word: str) -> int:
+    """The choice named `word` (a name or alias), else the action whose
+    pipeline is `word` ("early-cse<memssa>", as the compatibility env's
+    opt-19 chains give it); else the space's NotFound."""
+    try:
+        return int(action_space.index(word))
+    except NotFound:
+        pipelines = list(getattr(action_space, "pipelines", None) or [])
+        if word in pipelines:
+            return pipelines.index(word)
+        raise
+
+
+def _is_passes(word: str) -> bool:
+    return word.startswith(("-passes=", "--passes="))
+
+
+def _unquoted_pipeline(value: str) -> str:
+    """A `-passes=` value as the shell reads it (shlex.quote single-quotes
+    a pipeline with <, > or parentheses)."""
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        value = value[1:-1]
+    if not value or any(c in value for c in "'\"\\"):
+        raise InvalidArgument(f"-passes='{value}' is not one action's pipeline")
+    return value
+
+
+def _chain_pipelines(words: List[str]) -> List[str]:
+    """kiln.compiler_gym's chain, "opt-19 -passes=a input.bc -o - | opt-19
+    -passes=b - -o output.bc": each stage's pipeline, in order (as
+    client/env_state.cpp reads it)."""
+    pipelines, i = [], 0
+    while i < len(words):
+        if not _OPT_PROGRAM.match(words[i]):
+            raise InvalidArgument(
+                f"'{words[i][:40]}' begins a stage of the commandline: each stage is one "
+                "`opt-19 -passes=<action's pipeline>`, piped into the next")
+        pipeline = None
+        i += 1
+        while i < len(words) and words[i] != "|":
+            word = words[i]
+            if word == "-o":
+                i += 1
+                if i == len(words):
+                    raise InvalidArgument("the commandline ends with '-o' and no file")
+            elif _is_passes(word):
+                if pipeline is not None:
+                    raise InvalidArgument("a stage of the commandline has two -passes=")
+                pipeline = _unquoted_pipeline(word.split("=", 1)[1])
+            elif word not in ("-", "-S") and word.startswith("-"):
+                raise InvalidArgument(
+                    f"'{word[:40]}' in a -passes= commandline: each stage is one "
+                    "`opt-19 -passes=<pipeline>`")
+            i += 1
+        if pipeline is None:
+            raise InvalidArgument("a stage of the commandline has no -passes=")
+        pipelines.append(pipeline)
+        i += 1  # the "|"
+    return pipelines
 
 
 def _number(text: Any, column: Any, line: Any) -> Any:

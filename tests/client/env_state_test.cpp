@@ -114,6 +114,37 @@ TEST(EnvStateTest, ReadsCompilerGymsOptCommandlineThroughTheAliases) {
   EXPECT_TRUE(none->empty());
 }
 
+// kiln.compiler_gym's env.commandline(): one opt-19 run per action, piped,
+// each with the action's pipeline (quoted by Python's shlex.quote).
+TEST(EnvStateTest, ReadsTheCompatibilityEnvsOpt19ChainThroughThePipelines) {
+  Space space = Space::namedDiscrete("PassesAll", {"mem2reg", "early-cse-memssa", "gvn"});
+  space.aliases = {"-mem2reg", "-early-cse-memssa", "-gvn"};
+  ValueDict metadata;
+  metadata.emplace_back("pipelines", Value(ValueList{Value(std::string("mem2reg")),
+                                                     Value(std::string("early-cse<memssa>")),
+                                                     Value(std::string("gvn"))}));
+  space.metadata = Value(std::move(metadata));
+  const std::string chain =
+      "opt-19 -passes=mem2reg input.bc -o - | opt-19 -passes='early-cse<memssa>' - -o - | "
+      "opt-19 -passes=gvn - -o output.bc";
+  auto actions = parseCommandline(chain, &space);
+  ASSERT_TRUE(actions.ok()) << actions.status().toString();
+  EXPECT_EQ(*actions, (std::vector<std::string>{"mem2reg", "early-cse-memssa", "gvn"}));
+  // Without a space the pipelines stay as written; findAction resolves them.
+  auto kept = parseCommandline(chain);
+  ASSERT_TRUE(kept.ok()) << kept.status().toString();
+  EXPECT_EQ(*kept, (std::vector<std::string>{"mem2reg", "early-cse<memssa>", "gvn"}));
+  EXPECT_EQ(*findAction(space, "early-cse<memssa>"), 1);
+  EXPECT_FALSE(findAction(space, "early-cse<>").ok());
+  // textformat=True's form, and one action.
+  auto text = parseCommandline("opt-19 -passes=gvn input.ll -S -o output.ll", &space);
+  ASSERT_TRUE(text.ok()) << text.status().toString();
+  EXPECT_EQ(*text, (std::vector<std::string>{"gvn"}));
+  auto unknown = parseCommandline("opt-19 -passes=licm input.bc -o output.bc", &space);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("'licm'"), std::string::npos);
+}
+
 TEST(EnvStateTest, UnknownActionsAreNamedWithNearNames) {
   const Space space = passes();
   auto typo = parseCommandline("mem2reg gnv", &space);
@@ -148,7 +179,14 @@ TEST(EnvStateTest, BadRowsNameTheLineAndWhatIsWrong) {
       {"benchmark,reward,walltime,commandline,extra\n",
        "line 1: the header has an unknown column 'extra'"},
       {"b://x,1,2,\"gvn\nsroa\"\n", "line 1: the commandline has a control character (byte 0x0a)"},
-      {"b://x,1,2,opt -passes=gvn in.bc\n", "line 1: '-passes=gvn' is a new-pass-manager pipeline"},
+      {"b://x,1,2,opt-19 -passes=gvn in.bc -o - | opt-19 -gvn - -o out.bc\n",
+       "line 1: '-gvn' in a -passes= commandline"},
+      {"b://x,1,2,opt-19 -passes=gvn -passes=sroa in.bc\n",
+       "line 1: a stage of the commandline "
+       "has two -passes="},
+      {"b://x,1,2,opt-19 -passes=gvn in.bc -o - | sroa\n", "line 1: 'sroa' begins a stage"},
+      {"b://x,1,2,opt-19 -passes=gvn in.bc -o - | opt-19 - -o out.bc\n",
+       "line 1: a stage of the commandline has no -passes="},
       {"b://x,1,2,opt -gvn in.bc -o\n", "line 1: the commandline ends with '-o'"},
   };
   for (const Case& c : cases) {

@@ -127,7 +127,13 @@ BAD = [
     ("benchmark,reward,walltime\nb://x,1,2\n", "line 1: the header lacks column 'commandline'"),
     ("benchmark,reward,walltime,commandline,x\n", "line 1: the header has an unknown column 'x'"),
     ('b://x,1,2,"gvn\nsroa"\n', r"line 1: the commandline has a control character \(byte 0x0a\)"),
-    ("b://x,1,2,opt -passes=gvn in.bc\n", "line 1: '-passes=gvn' is a new-pass-manager pipeline"),
+    ("b://x,1,2,opt-19 -passes=gvn in.bc -o - | opt-19 -gvn - -o out.bc\n",
+     "line 1: '-gvn' in a -passes= commandline"),
+    ("b://x,1,2,opt-19 -passes=gvn -passes=sroa in.bc\n",
+     "line 1: a stage of the commandline has two -passes="),
+    ("b://x,1,2,opt-19 -passes=gvn in.bc -o - | sroa\n", "line 1: 'sroa' begins a stage"),
+    ("b://x,1,2,opt-19 -passes=gvn in.bc -o - | opt-19 - -o out.bc\n",
+     "line 1: a stage of the commandline has no -passes="),
     ("b://x,1,2,opt -gvn in.bc -o\n", "line 1: the commandline ends with '-o'"),
     ("b://x,1,2," + "gvn " * 10_001 + "\n", "line 1: the commandline has 10001 actions"),
     ("b://x,1,2," + "a" * (1 << 20) + "x\n", "line 1: the commandline is 1048577 bytes"),
@@ -140,3 +146,17 @@ def test_bad_rows_name_the_line_in_both_readers(text, message):
         states.parse_csv(text)
     with pytest.raises(kiln.InvalidArgument, match=message):
         _kiln.parse_states_csv(text)
+
+
+CHAIN = ("opt-19 -passes=mem2reg input.bc -o - | opt-19 -passes='early-cse<memssa>' - -o - | "
+         "opt-19 -passes=gvn - -o output.bc")
+
+
+def test_the_compatibility_envs_opt_19_chain_reads_as_its_pipelines_in_both_readers():
+    # kiln.compiler_gym's commandline(): one opt-19 per action, piped.
+    text = f"benchmark://kiln-bench-v0/crc32,1.0,2.0,{CHAIN}\n"
+    expected = ["mem2reg", "early-cse<memssa>", "gvn"]
+    assert states.parse_csv(text)[0].commandline.split() == expected
+    assert cxx_states(text)[0].commandline.split() == expected
+    assert states.parse_commandline("opt-19 -passes=gvn input.ll -S -o output.ll") == ["gvn"]
+

@@ -10,7 +10,11 @@
 // form, "opt -mem2reg -gvn input.bc -o output.bc": the program, the input and
 // the output are dropped and each flag is looked up in an action space's
 // names and aliases when one is given (else kept as written, for the env to
-// resolve when it replays the state).
+// resolve when it replays the state). And the form kiln.compiler_gym's
+// env.commandline() and state.commandline write, one opt-19 run per action
+// chained through pipes, "opt-19 -passes=mem2reg input.bc -o - | opt-19
+// -passes='early-cse<memssa>' - -o output.bc": each stage's pipeline is an
+// action, looked up by the pipeline the action space's metadata gives it.
 #pragma once
 
 #include <array>
@@ -65,14 +69,21 @@ std::string toCsvRow(const EnvState& state, bool withValidity = false);
 // then one record per state.
 std::string toCsv(std::span<const EnvState> states);
 
-// The actions of `commandline`, in either form above. With `actions`, every
-// name or flag must be one of its choices (by name or alias) and comes back
-// as the choice's name; an unknown one is invalid-argument naming it and
-// the nearest names. Empty text is no action. Refused: more than
-// kMaxCommandlineBytes or kMaxCommandlineActions, control characters, an
-// opt form with `-passes=` (not CompilerGym's), a `-o` without a file.
+// The actions of `commandline`, in any form above. With `actions`, every
+// name, flag or pipeline must be one of its choices (findAction) and comes
+// back as the choice's name; an unknown one is invalid-argument naming it
+// and the nearest names. Without, a chain's stages come back as their
+// pipelines. Empty text is no action. Refused: more than
+// kMaxCommandlineBytes or kMaxCommandlineActions, control characters, a
+// `-passes=` form that is not one `-passes=` per piped stage, a `-o`
+// without a file.
 Result<std::vector<std::string>> parseCommandline(std::string_view commandline,
                                                   const Space* actions = nullptr);
+
+// The choice of `space` named `word`: by name or alias (Space::findChoice),
+// else the action whose pipeline (the space's metadata "pipelines", the
+// llvm type's) is `word` ("early-cse<memssa>"); else findChoice's error.
+Result<std::int64_t> findAction(const Space& space, std::string_view word);
 
 // Every state of a CSV text. The header is optional (without it the columns
 // are in CompilerGym's order); with it, columns are found by name in any

@@ -269,7 +269,7 @@ class _Observations:
         return self._env._observe(name)
 
 
-class Env(Closing, EnvBase):
+class Env(Closing, registry.SpecOwner, EnvBase):
     """One kiln session at a time, driven gym-style. Made by kiln.make().
 
     A gymnasium.Env when gymnasium can be imported: reset(seed=, options=)
@@ -278,17 +278,6 @@ class Env(Closing, EnvBase):
 
     metadata: dict[str, Any] = {"render_modes": []}
     render_mode: Optional[str] = None
-    # gymnasium.make("kiln/<id>") records its own EnvSpec here.
-    gymnasium_spec: Any = None
-
-    @property
-    def spec(self) -> registry.EnvSpec:
-        """kiln's EnvSpec of this env (with gymnasium's EnvSpec fields)."""
-        return self._spec
-
-    @spec.setter
-    def spec(self, value: Any) -> None:
-        registry.gymnasium_spec_setter(self, value)
 
     def __init__(
         self,

@@ -103,14 +103,27 @@ def spec(env_id: Union[str, EnvSpec]) -> EnvSpec:
         raise NotFound(f"unknown env id {env_id!r}; kiln knows {', '.join(env_ids())}") from None
 
 
-def gymnasium_spec_setter(owner: Any, value: Any) -> None:
-    """What `env.spec = value` does on kiln's envs: a kiln EnvSpec is theirs;
-    the gymnasium EnvSpec that gymnasium.make records is kept apart
-    (env.gymnasium_spec), kiln's (which has gymnasium's fields) staying."""
-    if isinstance(value, EnvSpec):
-        owner._spec = value
-    else:
-        owner.gymnasium_spec = value
+class SpecOwner:
+    """The `spec` of kiln's Env and VectorEnv (a base of both, before
+    gymnasium's, whose `spec` attribute it stands for)."""
+
+    _spec: EnvSpec
+    # gymnasium.make("kiln/<id>") / make_vec record their own EnvSpec here.
+    gymnasium_spec: Any = None
+
+    @property
+    def spec(self) -> EnvSpec:
+        """kiln's EnvSpec of the env id (with gymnasium's EnvSpec fields)."""
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        # A kiln EnvSpec is the env's; the gymnasium EnvSpec that
+        # gymnasium.make records is kept apart, kiln's staying.
+        if isinstance(value, EnvSpec):
+            self._spec = value
+        else:
+            self.gymnasium_spec = value
 
 
 def _register_with_gymnasium() -> None:

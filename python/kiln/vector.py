@@ -166,7 +166,7 @@ class _Result:
         self.info = info
 
 
-class VectorEnv(Closing, VectorEnvBase):
+class VectorEnv(Closing, registry.SpecOwner, VectorEnvBase):
     """`num_envs` envs of one env id, stepped together (see the module doc).
 
     benchmarks: what each episode runs: a dataset URI
@@ -185,17 +185,6 @@ class VectorEnv(Closing, VectorEnvBase):
     """
 
     render_mode: Optional[str] = None
-    # gymnasium.make_vec("kiln/<id>") records its own EnvSpec here.
-    gymnasium_spec: Any = None
-
-    @property
-    def spec(self) -> registry.EnvSpec:
-        """kiln's EnvSpec of these envs (with gymnasium's EnvSpec fields)."""
-        return self._spec
-
-    @spec.setter
-    def spec(self, value: Any) -> None:
-        registry.gymnasium_spec_setter(self, value)
 
     def __init__(
         self,

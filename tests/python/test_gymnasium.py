@@ -289,3 +289,17 @@ def test_kiln_works_without_gymnasium():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, check=False, env=dict(os.environ))
     assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr
+
+
+def test_env_and_vector_env_take_their_spec_from_one_helper():
+    import inspect
+
+    from kiln import registry
+
+    shared = registry.SpecOwner.__dict__["spec"]
+    assert inspect.getattr_static(kiln.Env, "spec") is shared
+    assert inspect.getattr_static(kiln.VectorEnv, "spec") is shared
+    owner = registry.SpecOwner()
+    owner.spec = registry.spec("noop-v0")
+    owner.spec = "gymnasium's EnvSpec"  # what gymnasium.make records
+    assert owner.spec.id == "noop-v0" and owner.gymnasium_spec == "gymnasium's EnvSpec"

@@ -95,7 +95,11 @@ class ScriptedBackend final : public ToolBackend {
 
 class ToolsHttpServiceTest : public ::testing::Test {
  protected:
-  void SetUp() override { start(ToolsServiceOptions{}); }
+  void SetUp() override {
+    ToolsServiceOptions options;
+    options.maxBodyBytes = 4096;
+    start(options);
+  }
   void TearDown() override {
     backend_.release();
     if (service_) service_->stop();
@@ -108,7 +112,6 @@ class ToolsHttpServiceTest : public ::testing::Test {
                                            kKeyA, kKeyB, kKeyTight, kKeySlow),
                                "test");
     ASSERT_TRUE(keys.ok()) << keys.status().toString();
-    options.maxBodyBytes = 4096;
     auto service = ToolsHttpService::create(options, std::move(*keys), backend_, nullptr);
     ASSERT_TRUE(service.ok()) << service.status().toString();
     service_ = std::move(*service);
@@ -240,6 +243,22 @@ TEST_F(ToolsHttpServiceTest, ABodyOverTheLimitIs413TooLargeAsJson) {
     EXPECT_EQ(errorCode(answer), "too_large") << path;
     EXPECT_NE(answer["error"]["message"].get<std::string>().find("--max-body-bytes"),
               std::string::npos);
+  }
+}
+
+TEST_F(ToolsHttpServiceTest, ABodyIsJsonWhateverContentTypeItIsSentWith) {
+  // curl -d and urllib send form-encoded bodies by default; httplib would
+  // parse those as a form and refuse one over 8 KiB with its own 413.
+  ToolsServiceOptions options;
+  options.maxBodyBytes = 1 << 20;
+  start(options);
+  const std::string body =
+      json{{"name", "echo"}, {"arguments", {{"x", std::string(20000, 'x')}}}}.dump();
+  for (const char* type : {"application/x-www-form-urlencoded", "text/plain", "application/json"}) {
+    auto c = client(kKeyA);
+    auto res = c.Post("/v1/tools/call", body, type);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << type << ": " << res->body.substr(0, 300);
   }
 }
 

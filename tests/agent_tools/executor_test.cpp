@@ -5,6 +5,8 @@
 // callers' calls as they were.
 #include "tools/agent_tools/tool_executor.h"
 
+#include "tools/local_cluster/local_cluster.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -264,6 +266,29 @@ TEST(AgentToolsQuotas, EpisodesAndCallsInFlightAreBoundedPerCaller) {
   }
   EXPECT_TRUE(refused) << "no call was ever over the limit";
   applied(*tools, "modest", {"gvn"});
+}
+
+// A worker refuses a client more live sessions than --max-sessions-per-client;
+// the prefix cache then gives up its least recently used states instead of
+// refusing every later call of the lane.
+TEST(AgentToolsQuotas, ACacheOverTheWorkersSessionQuotaShedsItsOldestStates) {
+  LocalClusterOptions local;
+  local.worker.limits.maxSessionsPerClient = 6;
+  auto cluster = LocalCluster::start(local);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().toString();
+  ASSERT_TRUE((*cluster)->waitUntilReady(std::chrono::seconds(10)).ok());
+  ExecutorOptions options;
+  options.client.coordinator = (*cluster)->coordinatorEndpoint();
+  options.limits.maxConcurrentCallsPerCaller = 1;  // one lane: one kiln client
+  auto tools = ToolExecutor::create(options);
+  ASSERT_TRUE(tools.ok()) << tools.status().toString();
+  const std::vector<std::string> passes = {"sroa",        "gvn", "instcombine", "simplifycfg",
+                                           "early-cse",   "dse", "adce",        "sccp",
+                                           "reassociate", "licm"};
+  for (const std::string& pass : passes) {
+    applied(**tools, "shedding", {pass});
+  }
+  EXPECT_EQ((*tools)->stats().errors, 0u);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "tools/agent_tools/prefix_cache.h"
 #include "tools/agent_tools/tool_error.h"
 #include "tools/agent_tools/tool_schema.h"
+#include "worker/session_host.h"
 
 namespace kiln::agent_tools {
 namespace {
@@ -134,6 +135,28 @@ TEST(PrefixCache, TheLeastRecentlyUsedGoFirstOverEitherBound) {
   byWeight.put("a", {3}, 3, 50);  // alone over the bound: kept, the others go
   EXPECT_EQ(byWeight.size(), 1u);
   EXPECT_NE(byWeight.longestPrefix("a", {3}, length), nullptr);
+}
+
+TEST(PrefixCache, SheddingGivesBackTheOlderHalfAndKeepsTheStateInUse) {
+  PrefixCache<int> cache(100, 1000);
+  for (int i = 0; i < 6; ++i) cache.put("a", {i}, i, 1);
+  std::size_t length = 0;
+  ASSERT_NE(cache.longestPrefix("a", {0}, length), nullptr);  // {0} is now the most recent
+  std::vector<int> shed = cache.shed("a", {1});               // {1} is in use
+  EXPECT_EQ(shed, (std::vector<int>{2, 3}));  // half of the other five, oldest first
+  EXPECT_EQ(cache.size(), 4u);
+  EXPECT_EQ(cache.weight(), 4u);
+  EXPECT_NE(cache.longestPrefix("a", {1}, length), nullptr);
+  PrefixCache<int> alone(100, 1000);
+  alone.put("a", {}, 0, 1);
+  EXPECT_TRUE(alone.shed("a", {}).empty());  // nothing but the state in use
+}
+
+TEST(ToolLimits, TheDefaultsFitInAWorkersDefaultSessionsPerClient) {
+  const ToolLimits limits;
+  // A lane's cached states, its episodes and the fork a call makes.
+  EXPECT_LE(limits.prefixCacheEntries + limits.maxEpisodesPerCaller + 1,
+            HostLimits{}.maxSessionsPerClient);
 }
 
 TEST(ToolSchema, ListsEveryToolInTheFunctionCallingFormatFromTheSpaces) {

@@ -83,6 +83,23 @@ std::variant<std::vector<Value>, ToolFailure> CallerLane::observeOn(
   return std::move(observed->observations);
 }
 
+bool CallerLane::makeRoom(const std::string& benchmark, const std::vector<std::int64_t>& keep) {
+  std::vector<Open> shed = prefixes_.shed(benchmark, keep);
+  // Ended and answered before the next request: a session only dropped
+  // would end after it, and the worker would still count it.
+  for (Open& open : shed) (void)open.session->end();
+  return !shed.empty();
+}
+
+Result<std::unique_ptr<client::Session>> CallerLane::forkMakingRoom(
+    client::Session& session, const std::string& benchmark, const std::vector<std::int64_t>& keep) {
+  auto fork = session.fork();
+  if (!fork.ok() && fork.status().code() == ErrorCode::kOverloaded && makeRoom(benchmark, keep)) {
+    fork = session.fork();
+  }
+  return fork;
+}
+
 std::variant<CallerLane::Open*, ToolFailure> CallerLane::root(const ToolRequest& request) {
   client::SessionOptions options;
   options.sessionType = "llvm";
@@ -90,6 +107,10 @@ std::variant<CallerLane::Open*, ToolFailure> CallerLane::root(const ToolRequest&
   options.program = request.state.module;
   options.observations = {kCount};
   auto started = client_->startSession(options);
+  if (!started.ok() && started.status().code() == ErrorCode::kOverloaded &&
+      makeRoom(request.state.benchmark, {})) {
+    started = client_->startSession(options);
+  }
   if (!started.ok()) {
     ToolFailure failure = fromStatus(started.status());
     if (failure.error == ToolError::kInvalidArguments && request.state.module) {
@@ -127,9 +148,11 @@ std::variant<CallerLane::Resolved, ToolFailure> CallerLane::resolveBenchmark(
     return resolved;
   }
   // The cached state stays as it is: the rest of the passes run on a fork.
-  auto fork = base->session->fork();
+  const std::vector<std::int64_t> prefix(passes.begin(), passes.begin() + reused);
+  auto fork = forkMakingRoom(*base->session, benchmark, prefix);
   if (!fork.ok()) {
-    prefixes_.erase(benchmark, std::vector<std::int64_t>(passes.begin(), passes.begin() + reused));
+    // A state the cluster lost (not one it had no room for) is dropped.
+    if (fork.status().code() != ErrorCode::kOverloaded) prefixes_.erase(benchmark, prefix);
     return fromStatus(fork.status());
   }
   const std::vector<std::string> names = withCount(observe);
@@ -193,7 +216,7 @@ ToolAnswer CallerLane::applyPasses(const ToolRequest& request, const std::string
     answer["episode"] = request.state.episode;
     answer["benchmark"] = episodes_.at(request.state.episode).session->history().options.benchmark;
   } else if (request.keepEpisode) {
-    auto fork = state.open->session->fork();
+    auto fork = forkMakingRoom(*state.open->session, request.state.benchmark, request.state.passes);
     if (!fork.ok()) return fromStatus(fork.status());
     episodes_[newHandle] = Open{std::move(*fork), state.open->before, state.open->count};
     answer["episode"] = newHandle;
@@ -251,7 +274,7 @@ ToolAnswer CallerLane::forkEpisode(const std::string& episode, const std::string
     return ToolFailure{ToolError::kUnknownEpisode,
                        fmt::format("no open episode '{}' of yours", episode)};
   }
-  auto fork = it->second.session->fork();
+  auto fork = forkMakingRoom(*it->second.session, "", {});
   if (!fork.ok()) return episodeFailure(episode, fork.status());
   episodes_[newHandle] = Open{std::move(*fork), it->second.before, it->second.count};
   return json{{"episode", newHandle}};

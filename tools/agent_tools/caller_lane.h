@@ -75,6 +75,15 @@ class CallerLane {
   // Observations of a state, by name, as JSON (IrInstructionCount first when asked).
   std::variant<std::vector<Value>, ToolFailure> observeOn(client::Session& session,
                                                           const std::vector<std::string>& names);
+  // Sheds the older half of the prefix cache (never (benchmark, keep)), each
+  // session ended before it returns; whether there was any to shed.
+  bool makeRoom(const std::string& benchmark, const std::vector<std::int64_t>& keep);
+  // A fork of `session`; when the worker refuses the caller more sessions,
+  // the prefix cache sheds its older half (never (benchmark, keep)) and the
+  // fork is asked once more.
+  Result<std::unique_ptr<client::Session>> forkMakingRoom(client::Session& session,
+                                                          const std::string& benchmark,
+                                                          const std::vector<std::int64_t>& keep);
   ToolFailure episodeFailure(const std::string& episode, const Status& status);
 
   std::mutex mutex_;

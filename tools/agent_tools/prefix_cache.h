@@ -8,6 +8,7 @@
 // over `maxWeight`. Not thread-safe: one caller lane holds it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -64,6 +65,27 @@ class PrefixCache {
 
   // Drops the entry for (benchmark, passes), if any (its state went bad).
   void erase(const std::string& benchmark, const Passes& passes) { erase(Key{benchmark, passes}); }
+
+  // Takes out the least recently used half of the entries (at least one),
+  // never the one for (benchmark, keep), and gives their states back (for
+  // the caller to close): for when the cluster refuses more open states than
+  // the cache holds.
+  std::vector<State> shed(const std::string& benchmark, const Passes& keep) {
+    const Key kept{benchmark, keep};
+    std::vector<std::pair<std::uint64_t, Key>> byUse;
+    for (const auto& [key, entry] : entries_) {
+      if (key != kept) byUse.emplace_back(entry.lastUse, key);
+    }
+    std::sort(byUse.begin(), byUse.end());
+    std::vector<State> shed;
+    const std::size_t drop = std::max<std::size_t>(1, byUse.size() / 2);
+    for (std::size_t i = 0; i < drop && i < byUse.size(); ++i) {
+      auto it = entries_.find(byUse[i].second);
+      shed.push_back(std::move(it->second.state));
+      erase(byUse[i].second);
+    }
+    return shed;
+  }
 
   std::size_t size() const { return entries_.size(); }
   std::uint64_t weight() const { return weight_; }

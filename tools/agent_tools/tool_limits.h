@@ -20,9 +20,12 @@ struct ToolLimits {
   // not queued, so that one caller's burst never delays another's calls.
   std::size_t maxConcurrentCallsPerCaller = 16;
   std::size_t maxCallers = 1024;  // callers with state (episodes, cached prefixes) at once
-  // The prefix cache of stateless calls (tool_executor.h): open sessions,
-  // in all and their modules' instruction counts summed (a proxy for bytes).
-  std::size_t prefixCacheEntries = 256;
+  // The prefix cache of stateless calls (tool_executor.h), per lane: open
+  // sessions, in all and their modules' instruction counts summed (a proxy
+  // for bytes). With the episodes, below a worker's default
+  // --max-sessions-per-client (256); a worker that refuses more sheds the
+  // cache's older half.
+  std::size_t prefixCacheEntries = 128;
   std::uint64_t prefixCacheInstructions = std::uint64_t{4} << 20;
 };
 

@@ -9,8 +9,9 @@ message from kiln.tools.ToolRunner. A scripted policy stands in for the model
 (no weights are downloaded): it reads the baselines, tries a pass list in an
 episode (one pass misspelled, fixed from the error's suggestion), forks the
 episode to try two continuations, reads the IR within a budget, validates the
-better state and ends its episodes. The rollouts run concurrently (asyncio),
-and share pass-list prefixes, which kiln does not compile twice.
+better state and ends its episodes. The rollouts run concurrently (asyncio)
+and share pass-list prefixes, which a worker replays from its transition
+cache rather than running again.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/llm_agent_tools.py
 
@@ -148,9 +149,11 @@ async def main_async(args):
         for i, chat in enumerate(chats):
             print(f"rollout {i}: {chat[-1]['content']}")
         stats = runner.stats()
+        # Passes sent to a worker may still be replayed there from its
+        # transition cache (another rollout ran the same step): docs/tools.md.
         print(f"{stats['calls']} tool calls, {stats['errors']} errors; "
-              f"{stats['passes_applied']} of {stats['passes_asked']} passes compiled, "
-              f"{stats['prefix_hits']} prefix reuses")
+              f"{stats['passes_applied']} of {stats['passes_asked']} passes sent to a worker, "
+              f"{stats['prefix_hits']} calls started from a cached prefix")
         if args.transcript:
             with open(args.transcript, "w", encoding="utf-8") as out:
                 json.dump({"tools": tools, "result_schemas": runner.result_schemas(),

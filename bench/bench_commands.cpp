@@ -16,6 +16,7 @@
 #include "bench/datasets_bench.h"
 #include "bench/llvm_bench.h"
 #include "bench/runtime_bench.h"
+#include "bench/tools_bench.h"
 #endif
 #ifdef KILN_WITH_MLGO_BENCH
 #include "bench/mlgo_baseline.h"
@@ -279,6 +280,50 @@ void addRuntimeBench(CLI::App& app, const std::shared_ptr<bool>& json) {
   runtimeBench->add_flag("--json", *json, "print the figures as JSON");
   runtimeBench->callback(
       [runtimeOptions, json] { printOrFail(runRuntimeBench(*runtimeOptions), *json); });
+}
+
+void addToolsBench(CLI::App& app, const std::shared_ptr<bool>& json) {
+  auto* tools = app.add_subcommand(
+      "tools", "agent tools: apply_passes calls/s and p50/p99 vs an opt-19 subprocess per call");
+  auto options = std::make_shared<ToolsBenchOptions>();
+  auto quick = std::make_shared<bool>(false);
+  tools->add_option("--callers", options->callers, "concurrent callers of the N-caller rows")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  tools->add_option("--calls", options->callsPerCaller, "calls per caller and row")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100000u));
+  tools->add_option("--seconds", options->secondsPerRow, "at most this long per measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  tools->add_option("--passes", options->passesPerCall, "passes per call")
+      ->capture_default_str()
+      ->check(CLI::Range(2u, 512u));
+  tools->add_option("--shared-prefix", options->sharedPrefix, "passes a group's rollouts share")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 511u));
+  tools->add_option("--rollouts", options->rolloutsPerGroup, "calls per shared prefix")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  tools->add_option("--workers", options->workers, "workers of each local cluster row")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
+  tools->add_option("--opt", options->opt, "the opt binary of the baseline")->capture_default_str();
+  tools->add_option("--seed", options->seed, "seed of the pass lists")->capture_default_str();
+  tools->add_flag("--quick", *quick, "a short run: 2 callers, 12 calls each, 3 s a measurement");
+  tools->add_flag("--json", *json, "print the figures as JSON");
+  tools->callback([options, quick, json] {
+    ToolsBenchOptions o = *options;
+    if (*quick) {
+      ToolsBenchOptions q = quickToolsBenchOptions();
+      o.callers = q.callers;
+      o.callsPerCaller = q.callsPerCaller;
+      o.secondsPerRow = q.secondsPerRow;
+      o.rolloutsPerGroup = q.rolloutsPerGroup;
+    }
+    printOrFail(runToolsBench(o), *json);
+  });
 }
 
 #endif
@@ -641,6 +686,7 @@ void addBenchCommands(CLI::App& app) {
   addCoordinatorBench(app, json);
 #ifdef KILN_WITH_LLVM_BENCH
   addAffinityBench(app, json);
+  addToolsBench(app, json);
 #endif
   addZmqEchoServer(app);
   addSocketEchoServer(app);

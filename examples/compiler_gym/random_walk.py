@@ -1,26 +1,50 @@
-"""A random walk of the action space: CompilerGym v0.2.5's
-examples/random_walk.py, ported to kiln. What changed: the imports
-(kiln.compiler_gym for compiler_gym), argparse for absl's flags (kiln does
-not depend on absl), plain numbers for the humanize package, and the
-benchmark name (kiln-bench-v0 for cBench).
+# Copyright (c) Facebook, Inc. and its affiliates.
+#
+# This source code is licensed under the MIT license found in the
+# LICENSE file in the root directory of this source tree.
+# Ported to kiln from CompilerGym v0.2.5's examples/random_walk.py.
+# What a user had to change, and nothing else:
+#  - the imports: kiln.compiler_gym for compiler_gym (its util.flags needs absl:
+#    Debian's python3-absl; humanize is Debian's python3-humanize).
+"""Perform a random walk of the action space of a CompilerGym environment.
 
-    /usr/bin/python3 examples/compiler_gym/random_walk.py --env=llvm-v0 \\
-        --step_min=100 --step_max=100 --benchmark=kiln-bench-v0/dijkstra \\
-        --reward=IrInstructionCount
+Example usage:
+
+    # Run a random walk on cBench example program using instruction count reward.
+    $ python3 random_walk.py --env=llvm-v0 --step_min=100 --step_max=100 \
+          --benchmark=cbench-v1/dijkstra --reward=IrInstructionCount
 """
-
-import argparse
 import random
 
-import kiln.compiler_gym as compiler_gym
+import humanize
+from absl import app, flags
+
 from kiln.compiler_gym.envs import CompilerEnv
+from kiln.compiler_gym.util.flags.benchmark_from_flags import benchmark_from_flags
+from kiln.compiler_gym.util.flags.env_from_flags import env_from_flags
 from kiln.compiler_gym.util.shell_format import emph
 from kiln.compiler_gym.util.timer import Timer
 
+flags.DEFINE_integer(
+    "step_min",
+    12,
+    "The minimum number of steps. Fewer steps may be performed if the "
+    "environment ends the episode early.",
+)
+flags.DEFINE_integer("step_max", 256, "The maximum number of steps.")
+FLAGS = flags.FLAGS
+
 
 def run_random_walk(env: CompilerEnv, step_count: int) -> None:
-    """Takes up to step_count random actions, printing each, then a summary."""
+    """Perform a random walk of the action space.
+
+    :param env: The environment to use.
+    :param step_count: The number of steps to run. This value is an upper bound -
+        fewer steps will be performed if any of the actions lead the
+        environment to end the episode.
+    """
     rewards = []
+
     step_num = 0
     with Timer() as episode_time:
         env.reset()
@@ -29,7 +53,7 @@ def run_random_walk(env: CompilerEnv, step_count: int) -> None:
             with Timer() as step_time:
                 observation, reward, done, info = env.step(action_index)
             print(
-                f"\n=== Step {step_num:,} ===\n"
+                f"\n=== Step {humanize.intcomma(step_num)} ===\n"
                 f"Action:       {env.action_space.names[action_index]} "
                 f"(changed={not info.get('action_had_no_effect')})\n"
                 f"Reward:       {reward}"
@@ -49,33 +73,23 @@ def run_random_walk(env: CompilerEnv, step_count: int) -> None:
         return emph(f"{'+' if percentage >= 0 else ''}{percentage:.2%}")
 
     print(
-        f"\nCompleted {emph(f'{step_num:,}')} steps in {episode_time} "
+        f"\nCompleted {emph(humanize.intcomma(step_num))} steps in {episode_time} "
         f"({step_num / episode_time.time:.1f} steps / sec).\n"
         f"Total reward: {sum(rewards)}\n"
         f"Max reward:   {max(rewards)} ({reward_percentage(max(rewards), rewards)} "
-        f"at step {rewards.index(max(rewards)) + 1:,})"
+        f"at step {humanize.intcomma(rewards.index(max(rewards)) + 1)})"
     )
 
 
-def main() -> None:
+def main(argv):
     """Main entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="llvm-v0")
-    parser.add_argument("--benchmark", default="kiln-bench-v0/crc32")
-    parser.add_argument("--reward", default="IrInstructionCount")
-    parser.add_argument("--observation", default=None)
-    parser.add_argument("--step_min", type=int, default=12)
-    parser.add_argument("--step_max", type=int, default=256)
-    parser.add_argument("--seed", type=int, default=None)
-    args = parser.parse_args()
-    random.seed(args.seed)
-    with compiler_gym.make(args.env, benchmark=args.benchmark, reward_space=args.reward,
-                           observation_space=args.observation) as env:
-        env.action_space.seed(args.seed)
-        step_min = min(args.step_min, args.step_max)
-        step_max = max(args.step_min, args.step_max)
+    assert len(argv) == 1, f"Unrecognized flags: {argv[1:]}"
+
+    with env_from_flags(benchmark=benchmark_from_flags()) as env:
+        step_min = min(FLAGS.step_min, FLAGS.step_max)
+        step_max = max(FLAGS.step_min, FLAGS.step_max)
         run_random_walk(env=env, step_count=random.randint(step_min, step_max))
 
 
 if __name__ == "__main__":
-    main()
+    app.run(main)

@@ -1,32 +1,69 @@
-"""Tabular Q-learning: CompilerGym v0.2.5's examples/tabular_q.py, ported to
-kiln. Using three Autophase features and the step as the state, it learns
-online which of a few passes to run on one program, then rolls the greedy
-policy out. What changed: the imports, argparse for absl's flags, the
-benchmark name, and two passes of the action list: -gvn-hoist and -newgvn
-are left out of kiln's action space (not deterministic in LLVM 19; ask
-env.action_space.flags.index("-newgvn") for the reason).
+# Copyright (c) Facebook, Inc. and its affiliates.
+#
+# This source code is licensed under the MIT license found in the
+# LICENSE file in the root directory of this source tree.
+# Ported to kiln from CompilerGym v0.2.5's examples/tabular_q.py.
+# What a user had to change, and nothing else:
+#  - the imports: kiln.compiler_gym for compiler_gym (its util.flags needs absl:
+#    Debian's python3-absl; humanize is Debian's python3-humanize);
+#  - gym 0.21 is not installed: gym.make("llvm-ic-v0", ...) is compiler_gym.make;
+#  - -gvn-hoist and -newgvn are left out of the --tabular_q_actions default: kiln's
+#    action space has neither (not deterministic in LLVM 19; ask
+#    env.action_space.flags.index("-newgvn") for the reason).
+"""Simple compiler gym tabular q learning example.
 
-    /usr/bin/python3 examples/compiler_gym/tabular_q.py \\
-        --benchmark=kiln-bench-v0/dijkstra --episodes=100
+Usage: python tabular_q.py --benchmark=<benchmark>
+
+Using selected features from Autophase observation space, given a specific training
+program as gym environment, find the best action sequence using online q learning.
 """
 
-import argparse
 import random
 from typing import Dict, NamedTuple
 
 import kiln.compiler_gym as compiler_gym
+from absl import app, flags
+
+import kiln.compiler_gym.util.flags.episode_length  # noqa Flag definition.
+import kiln.compiler_gym.util.flags.episodes  # noqa Flag definition.
+import kiln.compiler_gym.util.flags.learning_rate  # noqa Flag definition.
+from kiln.compiler_gym.util.flags.benchmark_from_flags import benchmark_from_flags
 from kiln.compiler_gym.util.timer import Timer
 
-ACTIONS = [
-    "-break-crit-edges", "-early-cse-memssa", "-gvn", "-instcombine", "-instsimplify",
-    "-jump-threading", "-loop-reduce", "-loop-rotate", "-loop-versioning", "-mem2reg",
-    "-reg2mem", "-simplifycfg", "-sroa",
-]
-FLAGS = argparse.Namespace()
+flags.DEFINE_list(
+    "tabular_q_actions",
+    [
+        "-break-crit-edges",
+        "-early-cse-memssa",
+        "-gvn",
+        "-instcombine",
+        "-instsimplify",
+        "-jump-threading",
+        "-loop-reduce",
+        "-loop-rotate",
+        "-loop-versioning",
+        "-mem2reg",
+        "-reg2mem",
+        "-simplifycfg",
+        "-sroa",
+    ],
+    "A list of action names to explore from.",
+)
+flags.DEFINE_float("discount", 1.0, "The discount factor.")
+flags.DEFINE_list(
+    "features_indices",
+    [19, 22, 51],
+    "Indices of Alphaphase features that are used to construct a state",
+)
+flags.DEFINE_integer(
+    "log_every", 50, "number of episode interval where progress is reported."
+)
+flags.DEFINE_float("epsilon", 0.2, "Epsilon rate of exploration. ")
+FLAGS = flags.FLAGS
 
 
 class StateActionTuple(NamedTuple):
-    """A state-action pair, the Q-table's key."""
+    """An state action tuple used as q-table keys"""
 
     autophase0: int
     autophase1: int
@@ -36,30 +73,54 @@ class StateActionTuple(NamedTuple):
 
 
 def make_q_table_key(autophase_feature, action, step):
-    """The Q-table key of (observation, action, step)."""
-    return StateActionTuple(*autophase_feature[FLAGS.features_indices], step,
-                            FLAGS.tabular_q_actions.index(action))
+    """Create a hashable Q-table key.
+
+    For tabular learning we will be constructing a Q-table which maps a
+    (state, action) pair to an expected (remaining) reward. The purpose of this
+    function is to convert the (state, action) properties into a hashable tuple
+    that can be used as a key for a Q-table dictionary.
+
+    In the CompilerGym setup, encoding the true state the program is not obvious,
+    and this solution turns to use the observations from Autophase features instead.
+    The default arguments handpicked 3 indices from the Autophase feature that
+    appear to change a lot during optimization.
+
+    In addition, the current step in the episode is added to the state representation
+    as well. In the current fixed-episode-length setup, we need to differentiate
+    reaching a state at different steps, as they can lead to different final rewards,
+    depending on the remaining optimization steps.
+
+    Finally, we add the action index to the key.
+    """
+    return StateActionTuple(
+        *autophase_feature[FLAGS.features_indices],
+        step,
+        FLAGS.tabular_q_actions.index(action),
+    )
 
 
 def select_action(q_table, ob, step, epsilon=0.0):
-    """The greedy action (ties broken at random), or a random one with p=epsilon."""
-    qs = [q_table.get(make_q_table_key(ob, act, step), -1) for act in FLAGS.tabular_q_actions]
+    qs = [
+        q_table.get(make_q_table_key(ob, act, step), -1)
+        for act in FLAGS.tabular_q_actions
+    ]
     if random.random() < epsilon:
         return random.choice(FLAGS.tabular_q_actions)
     max_indices = [i for i, x in enumerate(qs) if x == max(qs)]
+    # Breaking ties at random by selecting any of the indices.
     return FLAGS.tabular_q_actions[random.choice(max_indices)]
 
 
 def get_max_q_value(q_table, ob, step):
-    """The highest Q value of any action from (ob, step)."""
     max_q = 0
     for act in FLAGS.tabular_q_actions:
-        max_q = max(q_table.get(make_q_table_key(ob, act, step), 0), max_q)
+        hashed = make_q_table_key(ob, act, step)
+        max_q = max(q_table.get(hashed, 0), max_q)
     return max_q
 
 
 def rollout(qtable, env, printout=False):
-    """The greedy policy's episode; returns its total reward."""
+    # rollout the policy using a given Q table greedily.
     observation = env.reset()
     action_seq, rewards = [], []
     for i in range(FLAGS.episode_length):
@@ -70,64 +131,86 @@ def rollout(qtable, env, printout=False):
         if done:
             break
     if printout:
-        print("Resulting sequence: ", ",".join(action_seq), f"total reward {sum(rewards)}")
+        print(
+            "Resulting sequence: ", ",".join(action_seq), f"total reward {sum(rewards)}"
+        )
     return sum(rewards)
 
 
 def train(q_table, env):
-    """Online Q-learning with an epsilon-greedy policy."""
+    # Buffer an old version of q table to inspect training progress.
     prev_q = {}
+
+    # Run the training process "online", where the policy evaluation and
+    # policy improvement happens directly after one another.
     for i in range(1, FLAGS.episodes + 1):
         current_length = 0
         observation = env.reset()
         while current_length < FLAGS.episode_length:
+            # Run epsilon greedy policy to allow exploration.
             a = select_action(q_table, observation, current_length, FLAGS.epsilon)
             hashed = make_q_table_key(observation, a, current_length)
             if hashed not in q_table:
                 q_table[hashed] = 0
+            # Take a stap in the environment, record the reward and state transition.
+            # Effectively we are evaluating the policy by taking a step in the
+            # environment.
             observation, reward, done, info = env.step(env.action_space.flags.index(a))
             if done:
                 break
             current_length += 1
-            target = reward + FLAGS.discount * get_max_q_value(q_table, observation,
-                                                               current_length)
-            q_table[hashed] = (FLAGS.learning_rate * target
-                               + (1 - FLAGS.learning_rate) * q_table[hashed])
+
+            # Compute the target value of the current state, by using the current
+            # step-reward and bootstrapping from the next state. In Q-learning,
+            # a greedy policy is implied by the Q-table, thus we can approximate
+            # the expected reward at the next state as the maximum value of
+            # all the associated state-action pair rewards (Q values). A discount
+            # can be used to emphasize on immediate early rewards, and encourage
+            # the agent to achieve higher rewards sooner than later.
+            target = reward + FLAGS.discount * get_max_q_value(
+                q_table, observation, current_length
+            )
+
+            # Update Q value. Instead of replacing the Q value at the current
+            # state action pair directly, a learning rate is introduced to interpolate
+            # between the current value and target value, effectively damping the
+            # changes. By updating the Q-table, we effectively updated the policy.
+            q_table[hashed] = (
+                FLAGS.learning_rate * target
+                + (1 - FLAGS.learning_rate) * q_table[hashed]
+            )
+
         if FLAGS.log_every and i % FLAGS.log_every == 0:
+
             def compare_qs(q_old, q_new):
                 diff = [q_new[k] - v for k, v in q_old.items()]
                 return sum(diff) / len(diff) if diff else 0.0
 
             difference = compare_qs(prev_q, q_table)
+            # Evaluate the current policy
             cur_rewards = rollout(q_table, env)
-            print(f"episode={i:4d}, cur_reward={cur_rewards:.5f}, "
-                  f"Q-table_entries={len(q_table):5d}, Q-table_diff={difference:.7f}")
+            print(
+                f"episode={i:4d}, cur_reward={cur_rewards:.5f}, Q-table_entries={len(q_table):5d}, Q-table_diff={difference:.7f}"
+            )
             prev_q = q_table.copy()
 
 
-def main() -> None:
-    """Main entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--benchmark", default="kiln-bench-v0/crc32")
-    parser.add_argument("--episodes", type=int, default=2000)
-    parser.add_argument("--episode_length", type=int, default=5)
-    parser.add_argument("--learning_rate", type=float, default=0.1)
-    parser.add_argument("--tabular_q_actions", type=lambda t: t.split(","), default=ACTIONS)
-    parser.add_argument("--discount", type=float, default=1.0)
-    parser.add_argument("--features_indices", type=lambda t: [int(x) for x in t.split(",")],
-                        default=[19, 22, 51])
-    parser.add_argument("--log_every", type=int, default=50)
-    parser.add_argument("--epsilon", type=float, default=0.2)
-    parser.add_argument("--seed", type=int, default=None)
-    parser.parse_args(namespace=FLAGS)
-    random.seed(FLAGS.seed)
+def main(argv):
+    # Initialize a Q table.
     q_table: Dict[StateActionTuple, float] = {}
-    with compiler_gym.make("llvm-ic-v0", benchmark=FLAGS.benchmark) as env:
+    benchmark = benchmark_from_flags()
+    assert benchmark, "You must specify a benchmark using the --benchmark flag"
+
+    with compiler_gym.make("llvm-ic-v0", benchmark=benchmark) as env:
         env.observation_space = "Autophase"
+
+        # Train a Q-table.
         with Timer("Constructing Q-table"):
             train(q_table, env)
+
+        # Rollout resulting policy.
         rollout(q_table, env, printout=True)
 
 
 if __name__ == "__main__":
-    main()
+    app.run(main)

@@ -53,6 +53,17 @@ def test_the_tool_list_is_valid_json_schema_in_the_function_calling_format(runne
     assert kiln.tools.schema() == tools
 
 
+def test_kiln_tools_schema_prints_the_same_tools_and_result_schemas(runner):
+    binary = os.environ.get("KILN_BINARY")
+    if not binary:
+        pytest.skip("KILN_BINARY is not set (ctest sets it to the built kiln)")
+    for flags, expected in (([], runner.schema()), (["--results"], runner.result_schemas())):
+        done = subprocess.run([binary, "tools", "schema", *flags], capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == expected
+
+
 def test_every_answer_matches_its_result_schema(runner):
     results = runner.result_schemas()
     for name, schema in results.items():

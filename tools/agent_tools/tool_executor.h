@@ -70,8 +70,10 @@ class ToolExecutor {
 
   // One call; the answer as JSON text (see above).
   std::string call(const CallerId& caller, std::string_view tool, std::string_view argumentsJson);
-  // Many calls of one caller at once (up to its concurrency limit in flight;
-  // the rest wait for a free place, they are not refused); answers in order.
+  // Many calls of one caller at once, answers in order: the batch runs as
+  // many at a time as the caller's concurrency limit and the rest wait for a
+  // free place (other calls of the caller running meanwhile count against
+  // the limit too: those a batch meets over it are quota_exceeded).
   std::vector<std::string> callBatch(const CallerId& caller, const std::vector<ToolCall>& calls);
 
   // The tool list this executor serves (tool_schema.h), as JSON text; with

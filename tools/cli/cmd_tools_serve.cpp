@@ -50,7 +50,12 @@ agent_tools::ExecutorOptions executorOptions(const ServeFlags& flags,
 void serve(ServeFlags& flags) {
   StopOnSignal signals;  // before any thread starts (the cluster's, the server's)
   auto address = metrics::parseListenAddress(flags.listen);
-  if (!address.ok()) fail(invalidArgument(fmt::format("--listen: {}", address.status().message())));
+  if (!address.ok()) {
+    // parseListenAddress words its errors for --metrics-listen.
+    std::string message = address.status().message();
+    if (message.starts_with("metrics address")) message.erase(0, std::string("metrics ").size());
+    fail(invalidArgument(fmt::format("--listen: {}", message)));
+  }
   flags.service.host = address->host;
   flags.service.port = address->port;
   auto keys = tools_service::ApiKeys::load(flags.keys);

@@ -225,7 +225,7 @@ class CompilerGymEnv(CompilerEnv, Extras):
         """kiln's datasets with CompilerGym's accessors."""
         if self._datasets is None:
             self._check_open()
-            self._datasets = Datasets(self._env.datasets)
+            self._datasets = Datasets(self._env.datasets, self.spec._kwargs.get("cluster"))
         return self._datasets
 
     @property
@@ -562,6 +562,17 @@ class CompilerGymEnv(CompilerEnv, Extras):
                                    check=_check_observation, derive=child._add_derived)
         child.reward = _Views(child._reward_now, dict(self.reward.spaces), check=_check_reward)
         return child
+
+    def __copy__(self) -> "CompilerGymEnv":
+        """TypeError, as CompilerGym's (in its words): a shallow copy would
+        share one session between two envs."""
+        raise TypeError("ClientServiceCompilerEnv instances do not support shallow copies. "
+                        "Use deepcopy()")
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "CompilerGymEnv":
+        """fork(), as CompilerGym's: an independent env in this one's state."""
+        del memo
+        return self.fork()
 
     def _fork_closed(self) -> "CompilerGymEnv":
         """A closed env's fork, as CompilerGym's: a new env (a new session)

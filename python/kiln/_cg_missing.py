@@ -10,6 +10,8 @@ from types import ModuleType
 from typing import Any, Dict, Optional
 
 _NOT_CARRIED = "not carried over from CompilerGym"
+_NO_DATASET_FILES_WHY = ("kiln's datasets are served by its workers; a program of your own is "
+                         "env.make_benchmark() (kiln.make_benchmark)")
 # Module (under compiler_gym) -> why kiln has none; a prefix covers its submodules.
 MODULES: Dict[str, str] = {
     "util.runfiles_path": "kiln installs no CompilerGym site data (runfiles, cache, logs directory)",
@@ -27,6 +29,21 @@ MODULES: Dict[str, str] = {
                    "LLVM 19 on its workers",
     "bin": "CompilerGym's command-line tools: kiln's are `kiln eval`, `kiln replay` and "
            "`kiln validate`",
+    "envs.llvm.compute_observation": "it ran CompilerGym's LLVM service binary on a bitcode "
+                                     "file: kiln computes observations in sessions on its "
+                                     "workers (env.observation[name])",
+    "envs.llvm.benchmark_from_command_line": "use env.make_benchmark_from_command_line() "
+                                             "(kiln.benchmark_from_clang_invocation)",
+    "envs.llvm.datasets": "CompilerGym's LLVM 10 datasets (cBench, ...) are not served: kiln's "
+                          "are env.datasets (kiln-bench-v0, csmith-v0, llvm-stress-v0)",
+    "envs.llvm.service": "CompilerGym's LLVM service binary: kiln's LLVM sessions run on kiln's "
+                         "workers",
+    "envs.llvm.llvm_rewards": "kiln computes rewards in its sessions (env.reward_space names "
+                              "them)",
+    "envs.llvm.lexed_ir": _NOT_CARRIED,
+    "datasets.files_dataset": _NO_DATASET_FILES_WHY,
+    "datasets.tar_dataset": _NO_DATASET_FILES_WHY,
+    "datasets.benchmark_source": _NO_DATASET_FILES_WHY,
     "leaderboard": _NOT_CARRIED,
     "util.commands": _NOT_CARRIED,
     "util.debug_util": _NOT_CARRIED,
@@ -47,6 +64,36 @@ TOP_LEVEL_NAMES: Dict[str, str] = {
     "get_logging_level": "kiln logs through its own flags (--log-level)",
     "config": "kiln's build has the LLVM env only: there is nothing to configure",
 }
+_NOT_LLVM = "kiln serves LLVM sessions (llvm-v0 and the ids of COMPILER_GYM_ENVS) only"
+# Names of compiler_gym.envs and compiler_gym.envs.llvm kiln does not give.
+ENVS_NAMES: Dict[str, str] = {"GccEnv": _NOT_LLVM, "LoopToolEnv": _NOT_LLVM, "MlirEnv": _NOT_LLVM}
+LLVM_NAMES: Dict[str, str] = {
+    "compute_observation": MODULES["envs.llvm.compute_observation"],
+    "BenchmarkFromCommandLine": MODULES["envs.llvm.benchmark_from_command_line"],
+    "ClangInvocation": "kiln compiles a command line with env.make_benchmark_from_command_line() "
+                       "(kiln.benchmark_from_clang_invocation)",
+    "get_system_library_flags": "kiln compiles with clang-19's own include and library paths "
+                                "on the machine that calls make_benchmark",
+    "get_system_includes": "kiln compiles with clang-19's own include paths",
+    "LLVM_SERVICE_BINARY": MODULES["envs.llvm.service"],
+}
+_NO_DATASET_FILES = _NO_DATASET_FILES_WHY
+# Names of compiler_gym.datasets kiln does not give.
+DATASETS_NAMES: Dict[str, str] = {
+    "BenchmarkSource": "kiln's benchmarks carry no sources: env.observation['Ir'] gives the IR",
+    "BenchmarkWithSource": "kiln's benchmarks carry no sources: env.observation['Ir'] gives the IR",
+    "FilesDataset": _NO_DATASET_FILES, "TarDataset": _NO_DATASET_FILES,
+    "TarDatasetWithManifest": _NO_DATASET_FILES, "DatasetInitError": _NO_DATASET_FILES,
+    "activate": "kiln's workers serve every dataset they list: nothing to activate",
+    "deactivate": "kiln's workers serve every dataset they list: nothing to deactivate",
+    "delete": "kiln downloads nothing: there is no local copy to delete",
+    "require": "kiln downloads nothing: its workers read datasets the cluster serves",
+    "round_robin_iterables": _NOT_CARRIED,
+    "DatasetBenchmarkIterator": _NOT_CARRIED,
+}
+_VIEWS_WHY = ("CompilerGym's view classes wrapped its service's spaces: kiln's env.observation "
+              "and env.reward are views of their own (index them by name)")
+VIEWS_NAMES: Dict[str, str] = {"ObservationView": _VIEWS_WHY, "RewardView": _VIEWS_WHY}
 _SPACES_WHY = ("CompilerGym's space classes took a name and gym's arguments; kiln's spaces are "
                "gymnasium's (kiln.spaces): compare env.observation_space.shape / .dtype instead")
 SPACE_NAMES: Dict[str, str] = {name: _SPACES_WHY for name in (

@@ -18,6 +18,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import numpy as np
 
+from . import _cg_missing
+
 # --- gym_type_hints ---------------------------------------------------------
 ActionType = Any
 ObservationType = Any
@@ -218,12 +220,10 @@ def temporary_working_directory(directory: Optional[Path] = None) -> Iterator[Pa
 
 
 # --- what kiln does not have ----------------------------------------------------------
-_WHY_MISSING = {
-    "runfiles_path": "kiln installs no CompilerGym site data (runfiles, cache, logs directory)",
-    "download": "kiln downloads nothing: its workers read datasets the cluster serves",
-    "registration": "kiln.compiler_gym.make serves a fixed set of env ids (COMPILER_GYM_ENVS)",
-    "executor": "kiln runs episodes on a cluster: use kiln.VectorEnv or threads",
-}
+# Every util.<module> _cg_missing names: `from compiler_gym.util import
+# debug_util` takes the name from this module, not through the import finder.
+_WHY_MISSING = {name[len("util."):]: why for name, why in _cg_missing.MODULES.items()
+                if name.startswith("util.")}
 
 
 def __getattr__(name: str) -> Any:

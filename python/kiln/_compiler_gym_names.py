@@ -3,11 +3,12 @@ env ids, observation and reward spaces (with their translation to kiln's),
 and CompilerGym's Benchmark / Dataset / Datasets views of kiln's datasets.
 kiln.compiler_gym builds its env on these."""
 
-from typing import Any
+from typing import Any, Dict, List
+from urllib.parse import parse_qs, urlparse, urlunparse
 
 import numpy as np
 
-from .errors import NotFound
+from .errors import NotFound, SessionLost
 from .program_graph import ProgramGraph
 
 # env id -> (observation space, reward space), as CompilerGym registers them.
@@ -137,31 +138,49 @@ def _dataset_of(uri: Any) -> Any:
 
 
 class BenchmarkUri(str):
-    """A benchmark's URI, a str with CompilerGym's parts: scheme
-    ("benchmark"), dataset ("kiln-bench-v0") and path ("/crc32")."""
+    """A benchmark's URI, a str with CompilerGym's parts
+    (scheme://dataset/path?params#fragment): scheme ("benchmark"), dataset
+    ("kiln-bench-v0"), path ("/crc32"), params ({"a": ["b"]}) and fragment."""
 
     @classmethod
     def from_string(cls, uri: str) -> "BenchmarkUri":
         """The URI of a string, "benchmark://" implied without a scheme, as
-        CompilerGym's BenchmarkUri.from_string ("cbench-v1/crc32")."""
+        CompilerGym's BenchmarkUri.from_string ("cbench-v1/crc32"; "" is "benchmark:")."""
         text = str(uri).strip()
-        return cls(text if "://" in text else f"benchmark://{text}")
+        parts = urlparse(text)
+        if not parts.scheme and not parts.netloc:
+            parts = urlparse(f"benchmark://{text}")
+        return cls(urlunparse(parts))
+
+    @staticmethod
+    def canonicalize(uri: str) -> str:
+        """The URI's canonical string ("test-v0" is "benchmark://test-v0")."""
+        return str(BenchmarkUri.from_string(uri))
 
     @property
     def scheme(self) -> Any:
         """The scheme: benchmark, generator (or file)."""
-        return self.partition("://")[0]
+        return urlparse(self).scheme
 
     @property
     def dataset(self) -> Any:
         """The dataset's name, e.g. "kiln-bench-v0"."""
-        return self.partition("://")[2].split("/")[0]
+        return urlparse(self).netloc
 
     @property
     def path(self) -> Any:
         """The benchmark within its dataset, e.g. "/crc32"."""
-        rest = self.partition("://")[2]
-        return rest[len(rest.split("/")[0]):]
+        return urlparse(self).path
+
+    @property
+    def params(self) -> Dict[str, List[str]]:
+        """The query's parameters ("?a=b&c=d" is {"a": ["b"], "c": ["d"]})."""
+        return parse_qs(urlparse(self).query)
+
+    @property
+    def fragment(self) -> str:
+        """The fragment after "#" ("" without one)."""
+        return urlparse(self).fragment
 
 
 class Benchmark:
@@ -206,9 +225,16 @@ class Benchmark:
 class Dataset:
     """One of kiln's datasets with CompilerGym's accessors."""
 
-    def __init__(self, listing: Any, datasets: Any) -> None:
+    def __init__(self, listing: Any = None, datasets: Any = None, **kwargs: Any) -> None:
+        if kwargs or listing is None or isinstance(listing, str):
+            # CompilerGym's Dataset(name=, description=, license=, ...) defined a dataset
+            # of the user's own, served by its service.
+            raise NotImplementedError(
+                "Dataset(name=...) is not available on kiln: kiln's datasets are served by its "
+                "workers; a program of your own is env.make_benchmark() (kiln.make_benchmark)")
         self.name, self.size, self.description = listing.name, listing.size, listing.description
         self._datasets = datasets
+        self._cluster: Any = None  # where a listing of its own connects (None: embedded)
 
     installed = True  # kiln's workers serve it: nothing to download
 
@@ -220,7 +246,15 @@ class Dataset:
         """The URIs of its benchmarks (a generator's first 1,000 seeds without a limit)."""
         if self.size is None and limit is None:
             limit = 1000  # a generator: its first seeds
-        yield from self._datasets.benchmarks(self.name, limit)
+        if self._datasets is None:  # unpickled: its own connection
+            self._datasets = _own_listing(self._cluster)
+        try:
+            uris = self._datasets.benchmarks(self.name, limit)
+        except SessionLost:
+            # The env it came from was closed; CompilerGym's datasets outlive their env.
+            self._datasets = _own_listing(self._cluster)
+            uris = self._datasets.benchmarks(self.name, limit)
+        yield from uris
 
     def benchmarks(self, limit: Any = None) -> Any:
         """Its benchmarks, as benchmark_uris() lists them."""
@@ -254,16 +288,44 @@ class Dataset:
             raise TypeError(f"{self.name} is an unbounded generator")
         return self.size
 
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Dataset) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __reduce__(self) -> Any:
+        """Pickles (for multiprocessing, as CompilerGym's datasets do) without
+        the cluster connection: the copy opens its own when it lists benchmarks."""
+        cluster = self._cluster if isinstance(self._cluster, str) else None  # an address
+        return (_unpickled_dataset, (self.name, self.size, self.description, cluster))
+
     def __repr__(self) -> str:
         return f"Dataset({self.name})"
+
+
+def _own_listing(cluster: Any) -> Any:
+    """A dataset listing of its own on `cluster` (None: the embedded one, as kiln.make)."""
+    from .env import datasets  # pylint: disable=import-outside-toplevel
+
+    return datasets(cluster)
+
+
+def _unpickled_dataset(name: str, size: Any, description: str, cluster: Any = None) -> Dataset:
+    listing = type("Listing", (), {"name": name, "size": size, "description": description})
+    dataset = Dataset(listing, None)
+    dataset._cluster = cluster
+    return dataset
 
 
 class Datasets:
     """env.datasets: iterate, look up by name, benchmark(uri)."""
 
-    def __init__(self, kiln_datasets: Any) -> None:
+    def __init__(self, kiln_datasets: Any, cluster: Any = None) -> None:
         self._raw = kiln_datasets
         self._listed = [Dataset(d, kiln_datasets) for d in kiln_datasets]
+        for dataset in self._listed:
+            dataset._cluster = cluster  # the env's: its datasets outlive it
 
     def __iter__(self) -> Any:
         return iter(self._listed)

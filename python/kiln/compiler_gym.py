@@ -77,11 +77,28 @@ def _module(name: str, doc: str, **attributes: Any) -> Any:
 
 envs = _module("envs", "CompilerGym's env classes on kiln.",
                CompilerEnv=CompilerEnv, LlvmEnv=LlvmEnv, CompilerGymEnv=CompilerGymEnv)
+envs.COMPILER_GYM_ENVS = COMPILER_GYM_ENVS
+envs.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]
+    f"{__name__}.envs", name, _cg_missing.ENVS_NAMES)
 envs.llvm = _module(
     "envs.llvm", "CompilerGym's LLVM env on kiln.", LlvmEnv=LlvmEnv,
     make_benchmark=CompilerGymEnv.make_benchmark,
     observation_spaces=enum.Enum("observation_spaces", {n: n for n in OBSERVATION_SPACE_NAMES}),
     reward_spaces=enum.Enum("reward_spaces", {n: n for n in REWARD_SPACE_NAMES}))
+envs.llvm.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]
+    f"{__name__}.envs.llvm", name, _cg_missing.LLVM_NAMES)
+# The modules CompilerGym's classes live in, which scripts import them from.
+envs.compiler_env = _module("envs.compiler_env", "CompilerGym's env base class on kiln.",
+                            CompilerEnv=CompilerEnv)
+envs.llvm.llvm_env = _module("envs.llvm.llvm_env", "CompilerGym's LlvmEnv on kiln.",
+                             LlvmEnv=LlvmEnv)
+envs.llvm.llvm_benchmark = _module("envs.llvm.llvm_benchmark", "CompilerGym's make_benchmark.",
+                                   make_benchmark=CompilerGymEnv.make_benchmark)
+envs.llvm.llvm_benchmark.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore
+    f"{__name__}.envs.llvm.llvm_benchmark", name, _cg_missing.LLVM_NAMES)
+envs.llvm.specs = _module("envs.llvm.specs", "CompilerGym's space name enums.",
+                          observation_spaces=envs.llvm.observation_spaces,
+                          reward_spaces=envs.llvm.reward_spaces)
 datasets = _module("datasets", "CompilerGym's dataset classes over kiln's datasets.",
                    Benchmark=Benchmark, BenchmarkUri=BenchmarkUri, Dataset=Dataset,
                    Datasets=Datasets)
@@ -89,9 +106,19 @@ spaces = _module("spaces", "CompilerGym's space classes kiln gives.",
                  Commandline=Commandline, Reward=Reward)
 spaces.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]
     f"{__name__}.spaces", name, _cg_missing.SPACE_NAMES)
+datasets.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]
+    f"{__name__}.datasets", name, _cg_missing.DATASETS_NAMES)
 datasets.uri = _module("datasets.uri", "CompilerGym's benchmark URI.", BenchmarkUri=BenchmarkUri)
+# The modules CompilerGym's dataset classes live in, which scripts import them from.
+datasets.benchmark = _module("datasets.benchmark", "CompilerGym's Benchmark.", Benchmark=Benchmark)
+datasets.dataset = _module("datasets.dataset", "CompilerGym's Dataset.", Dataset=Dataset)
+datasets.datasets = _module("datasets.datasets", "CompilerGym's Datasets.", Datasets=Datasets)
+for _submodule in (datasets.benchmark, datasets.dataset, datasets.datasets):
+    _submodule.__getattr__ = datasets.__getattr__  # type: ignore[attr-defined]
 views = _module("views", "CompilerGym's view classes kiln gives.",
                 ObservationSpaceSpec=ObservationSpaceSpec)
+views.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]
+    f"{__name__}.views", name, _cg_missing.VIEWS_NAMES)
 compiler_env_state = _module("compiler_env_state", "CompilerGym's state classes.",
                              CompilerEnvState=CompilerEnvState,
                              CompilerEnvStateReader=CompilerEnvStateReader,
@@ -104,8 +131,12 @@ validate = _module("validate", "CompilerGym's validate_states().",
 # The submodules a script imports, under this module's name.
 _SUBMODULES = {
     "wrappers": wrappers, "errors": errors, "util": util, "random_search": random_search,
-    "envs": envs, "envs.llvm": envs.llvm, "datasets": datasets,
-    "datasets.uri": datasets.uri, "spaces": spaces,
+    "envs": envs, "envs.llvm": envs.llvm, "envs.compiler_env": envs.compiler_env,
+    "envs.llvm.llvm_env": envs.llvm.llvm_env, "envs.llvm.llvm_benchmark": envs.llvm.llvm_benchmark,
+    "envs.llvm.specs": envs.llvm.specs, "datasets": datasets,
+    "datasets.uri": datasets.uri, "datasets.benchmark": datasets.benchmark,
+    "datasets.dataset": datasets.dataset, "datasets.datasets": datasets.datasets,
+    "spaces": spaces,
     "views": views, "compiler_env_state": compiler_env_state,
     "validation_result": validation_result, "validate": validate,
 }

@@ -453,3 +453,29 @@ def test_datasets_install_is_a_no_op_as_llvm_autotuning_calls_it(env):
     assert dataset.installed
     dataset.install()
     assert len(list(dataset.benchmark_uris())) == dataset.size
+
+
+def test_copy_is_refused_and_deepcopy_forks(env):
+    import copy
+
+    with pytest.raises(TypeError, match=r"do not support shallow copies\. Use deepcopy\(\)"):
+        copy.copy(env)
+    with copy.deepcopy(env) as twin:
+        assert twin.state == env.state
+        env.step(env.action_space["-mem2reg"])
+        assert twin.state != env.state  # its own session
+
+
+def test_a_dataset_outlives_its_env_and_pickles(cluster):
+    import pickle
+
+    require_type(cluster, "llvm")
+    with compiler_gym.make("llvm-v0", cluster=cluster) as made:
+        dataset = made.datasets["kiln-bench-v0"]
+        generator = made.datasets["generator://csmith-v0"]
+    # The env is closed: CompilerGym's datasets still list their benchmarks.
+    first = next(dataset.benchmarks())
+    assert str(first.uri).startswith("benchmark://kiln-bench-v0/")
+    copied = pickle.loads(pickle.dumps(generator))
+    assert copied == generator and copied != dataset
+    assert str(next(copied.benchmarks()).uri) == "generator://csmith-v0/0"

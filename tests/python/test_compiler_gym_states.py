@@ -468,6 +468,18 @@ def test_every_public_name_of_the_compatibility_modules_is_documented():
     ("from kiln.compiler_gym.spaces import Box", "gymnasium's"),
     ("kiln.compiler_gym.site_data_path", "site data"),
     ("import kiln.compiler_gym.third_party.inst2vec", "LLVM 10"),
+    # Names taken from a module kiln has (not through the import finder).
+    ("from kiln.compiler_gym.envs.llvm import compute_observation", "sessions on its workers"),
+    ("from kiln.compiler_gym.envs.llvm import ClangInvocation", "make_benchmark_from_command"),
+    ("from kiln.compiler_gym.envs import GccEnv", "LLVM sessions"),
+    ("import kiln.compiler_gym.envs.llvm.datasets", "cBench"),
+    ("from kiln.compiler_gym.datasets import FilesDataset", "served by its workers"),
+    ("import kiln.compiler_gym.datasets.files_dataset", "served by its workers"),
+    ("from kiln.compiler_gym.views import RewardView", "views of their own"),
+    ("from kiln.compiler_gym.util import debug_util", "not carried over"),
+    ("from kiln.compiler_gym.util import runfiles_path", "site data"),
+    ("kiln.compiler_gym.datasets.Dataset(name='benchmark://my-v0', description='')",
+     "served by its workers"),
 ])
 def test_what_kiln_lacks_raises_not_implemented_with_the_reason(statement, reason):
     with pytest.raises(NotImplementedError, match=reason):
@@ -478,3 +490,41 @@ def test_what_kiln_lacks_raises_not_implemented_with_the_reason(statement, reaso
     from kiln.compiler_gym.datasets.uri import BenchmarkUri
 
     assert BenchmarkUri("benchmark://kiln-bench-v0/crc32").dataset == "kiln-bench-v0"
+
+
+def test_the_modules_compiler_gyms_classes_live_in_give_the_same_classes():
+    # CompilerGym's scripts import its classes from where they are defined.
+    from kiln.compiler_gym.datasets.benchmark import Benchmark
+    from kiln.compiler_gym.datasets.dataset import Dataset
+    from kiln.compiler_gym.datasets.datasets import Datasets
+    from kiln.compiler_gym.envs.compiler_env import CompilerEnv
+    from kiln.compiler_gym.envs.llvm.llvm_benchmark import make_benchmark
+    from kiln.compiler_gym.envs.llvm.llvm_env import LlvmEnv
+    from kiln.compiler_gym.envs.llvm.specs import observation_spaces, reward_spaces
+
+    assert LlvmEnv is compiler_gym.LlvmEnv and CompilerEnv is compiler_gym.CompilerEnv
+    assert (Benchmark, Dataset, Datasets) == (compiler_gym.datasets.Benchmark,
+                                              compiler_gym.datasets.Dataset,
+                                              compiler_gym.datasets.Datasets)
+    assert make_benchmark is compiler_gym.envs.llvm.make_benchmark
+    assert observation_spaces.Autophase.value == "Autophase"
+    assert reward_spaces.IrInstructionCountOz.value == "IrInstructionCountOz"
+    assert compiler_gym.envs.COMPILER_GYM_ENVS == compiler_gym.COMPILER_GYM_ENVS
+
+
+@pytest.mark.parametrize("text, parts, canonical", [
+    ("test-v0", ("benchmark", "test-v0", "", {}, ""), "benchmark://test-v0"),
+    ("generator://csmith-v0/a path/in/it", ("generator", "csmith-v0", "/a path/in/it", {}, ""),
+     "generator://csmith-v0/a path/in/it"),
+    ("generator://csmith-v0?a=b&c=d#foo",
+     ("generator", "csmith-v0", "", {"a": ["b"], "c": ["d"]}, "foo"),
+     "generator://csmith-v0?a=b&c=d#foo"),
+    ("", ("benchmark", "", "", {}, ""), "benchmark:"),
+    ("generator:", ("generator", "", "", {}, ""), "generator:"),
+])
+def test_benchmark_uri_parts_as_compiler_gym_parses_them(text, parts, canonical):
+    from kiln.compiler_gym.datasets import BenchmarkUri
+
+    uri = BenchmarkUri.from_string(text)
+    assert (uri.scheme, uri.dataset, uri.path, uri.params, uri.fragment) == parts
+    assert str(uri) == canonical == BenchmarkUri.canonicalize(text)

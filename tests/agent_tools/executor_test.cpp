@@ -9,8 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <barrier>
 #include <chrono>
+#include <condition_variable>
 #include <latch>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -206,6 +209,45 @@ TEST_F(AgentToolsTest, BadInputIsAJsonErrorWithItsCodeAndOtherCallersAreUnaffect
   applied(tools, "good", {"sroa", "gvn"});
 }
 
+// Concurrent rollouts of one caller on one benchmark, each extending its own
+// pass list a pass a call, start each call from their own last state: the
+// call goes to the lane caching its longest prefix (lane_choice.h), not to
+// whichever lane is free first (where it would find only the shared first
+// pass). Each turn's calls are released together by a barrier.
+TEST_F(AgentToolsTest, ConcurrentRolloutsStartFromTheirOwnCachedPrefix) {
+  ToolExecutor& tools = *executor_;
+  const std::vector<std::string> extensions = {"gvn",  "instcombine", "simplifycfg", "early-cse",
+                                               "dse",  "adce",        "sccp",        "reassociate",
+                                               "licm", "mem2reg"};
+  constexpr std::size_t kRollouts = 4;
+  constexpr std::size_t kTurns = 6;
+  std::vector<std::vector<std::size_t>> reused(kRollouts);
+  std::barrier turn(kRollouts);
+  {
+    std::vector<std::jthread> rollouts;
+    for (std::size_t r = 0; r < kRollouts; ++r) {
+      rollouts.emplace_back([&, r] {
+        std::vector<std::string> passes = {"sroa"};  // the prefix every rollout shares
+        for (std::size_t t = 0; t < kTurns; ++t) {
+          if (t > 0) passes.push_back(extensions[(r * 2 + t) % extensions.size()]);
+          turn.arrive_and_wait();
+          const json answer = applied(tools, "rollouts", passes);
+          reused[r].push_back(answer.value("passes_reused", std::size_t{0}));
+        }
+      });
+    }
+  }
+  std::size_t fromOwnState = 0;
+  for (std::size_t r = 0; r < kRollouts; ++r) {
+    ASSERT_EQ(reused[r].size(), kTurns);
+    for (std::size_t t = 1; t < kTurns; ++t) fromOwnState += reused[r][t] == t ? 1 : 0;
+  }
+  // A first turn whose calls happen to meet on one lane costs a turn later;
+  // lanes taken at random would give about a quarter.
+  EXPECT_GE(fromOwnState, kRollouts * (kTurns - 1) * 3 / 4)
+      << "of " << kRollouts * (kTurns - 1) << " calls after the first turn";
+}
+
 TEST_F(AgentToolsTest, ABatchAnswersEveryCallInOrder) {
   std::vector<ToolCall> calls;
   for (const char* pass : {"sroa", "gvn", "instcombine", "simplifycfg"}) {
@@ -266,6 +308,45 @@ TEST(AgentToolsQuotas, EpisodesAndCallsInFlightAreBoundedPerCaller) {
   }
   EXPECT_TRUE(refused) << "no call was ever over the limit";
   applied(*tools, "modest", {"gvn"});
+}
+
+// Two keep_episode calls at once with one place left: the check and the
+// taking of the place are one step, so only one gets it. The hook holds a
+// call that took its place until the other took one too (the race) or
+// answered (refused), so the race is met every run.
+TEST(AgentToolsQuotas, TwoCallsAtOnceCannotBothTakeTheLastEpisodePlace) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int reserved = 0;
+  int answered = 0;
+  ExecutorOptions options;
+  options.limits.maxEpisodesPerCaller = 1;
+  options.limits.maxConcurrentCallsPerCaller = 2;
+  options.afterEpisodeReserved = [&] {
+    std::unique_lock lock(mutex);
+    ++reserved;
+    changed.notify_all();
+    changed.wait_for(lock, std::chrono::seconds(30), [&] { return reserved >= 2 || answered > 0; });
+  };
+  auto tools = ToolExecutor::create(options);
+  ASSERT_TRUE(tools.ok()) << tools.status().toString();
+  std::vector<json> answers(2);
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      threads.emplace_back([&, i] {
+        answers[i] = call(**tools, "racer", "apply_passes",
+                          {{"benchmark", kCrc32}, {"passes", {"sroa"}}, {"keep_episode", true}});
+        std::lock_guard lock(mutex);
+        ++answered;
+        changed.notify_all();
+      });
+    }
+  }
+  const int kept = (codeOf(answers[0]).empty() ? 1 : 0) + (codeOf(answers[1]).empty() ? 1 : 0);
+  EXPECT_EQ(kept, 1) << answers[0].dump() << "\n" << answers[1].dump();
+  EXPECT_TRUE(codeOf(answers[0]) == "quota_exceeded" || codeOf(answers[1]) == "quota_exceeded");
+  EXPECT_EQ(reserved, 1);
 }
 
 // A worker refuses a client more live sessions than --max-sessions-per-client;

@@ -7,6 +7,7 @@
 #include "fake_spaces.h"
 #include "tools/agent_tools/base64.h"
 #include "tools/agent_tools/ir_trim.h"
+#include "tools/agent_tools/lane_choice.h"
 #include "tools/agent_tools/prefix_cache.h"
 #include "tools/agent_tools/tool_error.h"
 #include "tools/agent_tools/tool_schema.h"
@@ -98,6 +99,24 @@ TEST(IrTrim, TheCommentsBeforeADefinitionGoWithIt) {
   TrimmedIr trimmed = trimIr(module, g);  // everything before @g's notes fits
   EXPECT_EQ(trimmed.functionsCut, std::vector<std::string>{"@g"});
   EXPECT_EQ(trimmed.text, module.substr(0, g));
+}
+
+TEST(LaneChoice, TheLongestCachedPrefixOfTheBenchmarkCounts) {
+  const PrefixKeys keys = {{"a", {}}, {"a", {1, 2}}, {"a", {1, 2, 3, 4}}, {"b", {1, 2, 3}}};
+  EXPECT_EQ(longestCachedPrefix(keys, "a", {1, 2, 3}), 2);
+  EXPECT_EQ(longestCachedPrefix(keys, "a", {1, 2, 3, 4, 5}), 4);
+  EXPECT_EQ(longestCachedPrefix(keys, "a", {2}), 0);  // the benchmark's start
+  EXPECT_EQ(longestCachedPrefix(keys, "b", {1, 2}), -1);
+  EXPECT_EQ(longestCachedPrefix(keys, "c", {}), -1);
+  EXPECT_EQ(longestCachedPrefix({}, "a", {1}), -1);
+}
+
+TEST(LaneChoice, LanesWithLongerPrefixesComeFirstThenFromThePreferredSlot) {
+  EXPECT_EQ(laneOrder({-1, 3, 0, 5}, 0), (std::vector<std::size_t>{3, 1, 2, 0}));
+  // Ties keep the rotation from the preferred slot.
+  EXPECT_EQ(laneOrder({-1, -1, -1}, 1), (std::vector<std::size_t>{1, 2, 0}));
+  EXPECT_EQ(laneOrder({2, -1, 2, -1}, 3), (std::vector<std::size_t>{0, 2, 3, 1}));
+  EXPECT_EQ(laneOrder({7}, 0), (std::vector<std::size_t>{0}));
 }
 
 TEST(PrefixCache, TheLongestCachedPrefixOfTheSameBenchmarkWins) {

@@ -64,6 +64,18 @@ CallerLane::CallerLane(std::unique_ptr<client::Client> client, const ToolLimits&
 
 CallerLane::~CallerLane() = default;
 
+void CallerLane::publishKeys() {
+  PrefixKeys keys = prefixes_.keys();
+  std::lock_guard lock(keysMutex_);
+  published_ = std::move(keys);
+}
+
+std::ptrdiff_t CallerLane::cachedPrefix(const std::string& benchmark,
+                                        const std::vector<std::int64_t>& passes) const {
+  std::lock_guard lock(keysMutex_);
+  return longestCachedPrefix(published_, benchmark, passes);
+}
+
 ToolFailure CallerLane::episodeFailure(const std::string& episode, const Status& status) {
   ToolFailure failure = fromStatus(status);
   if (failure.error == ToolError::kCompileFailed) {

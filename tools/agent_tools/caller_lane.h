@@ -15,6 +15,7 @@
 #include <variant>
 
 #include <kiln/client/client.h>
+#include "tools/agent_tools/lane_choice.h"
 #include "tools/agent_tools/prefix_cache.h"
 #include "tools/agent_tools/tool_arguments.h"
 
@@ -47,6 +48,13 @@ class CallerLane {
   ToolAnswer compareBaselines(const ToolRequest& request);
   ToolAnswer forkEpisode(const std::string& episode, const std::string& newHandle);
   ToolAnswer endEpisode(const std::string& episode);
+
+  // The prefix cache's keys as they were when the last call on the lane
+  // ended (publishKeys, its mutex held), so that a call can choose a lane
+  // by its cached prefixes (lane_choice.h) without waiting on a busy one.
+  void publishKeys();
+  std::ptrdiff_t cachedPrefix(const std::string& benchmark,
+                              const std::vector<std::int64_t>& passes) const;
 
   // Whether an episode lives here; how many do.
   bool hasEpisode(const std::string& episode) const { return episodes_.contains(episode); }
@@ -92,6 +100,8 @@ class CallerLane {
   LaneCounters& counters_;
   PrefixCache<Open> prefixes_;
   std::map<std::string, Open> episodes_;
+  mutable std::mutex keysMutex_;  // published_ alone
+  PrefixKeys published_;
 };
 
 }  // namespace kiln::agent_tools

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +86,13 @@ class PrefixCache {
       erase(byUse[i].second);
     }
     return shed;
+  }
+
+  // The (benchmark, passes) of every entry.
+  std::set<std::pair<std::string, Passes>> keys() const {
+    std::set<std::pair<std::string, Passes>> keys;
+    for (const auto& entry : entries_) keys.insert(entry.first);
+    return keys;
   }
 
   std::size_t size() const { return entries_.size(); }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tools/agent_tools/caller_lane.h"
+#include "tools/agent_tools/lane_choice.h"
 #include "tools/agent_tools/tool_arguments.h"
 #include "tools/agent_tools/tool_error.h"
 #include "tools/agent_tools/tool_schema.h"
@@ -25,6 +26,26 @@ struct Caller {
   std::mutex mutex;                                // lanes' slots and episodeLanes
   std::vector<std::unique_ptr<CallerLane>> lanes;  // maxConcurrentCallsPerCaller slots
   std::map<std::string, CallerLane*> episodeLanes;
+  std::size_t episodesReserved = 0;  // places taken by calls opening an episode
+};
+
+// A place reserve()d for an episode, given back when the call ends: in the
+// same lock that keeps the episode (releaseLocked), or on any early return.
+struct EpisodePlace {
+  Caller* caller = nullptr;
+  EpisodePlace() = default;
+  EpisodePlace(const EpisodePlace&) = delete;
+  EpisodePlace& operator=(const EpisodePlace&) = delete;
+  // caller->mutex held.
+  void releaseLocked() {
+    if (caller != nullptr) --caller->episodesReserved;
+    caller = nullptr;
+  }
+  ~EpisodePlace() {
+    if (caller == nullptr) return;
+    std::lock_guard lock(caller->mutex);
+    releaseLocked();
+  }
 };
 
 // Counts a call in flight for its caller while it runs.
@@ -61,14 +82,17 @@ struct ToolExecutor::State {
   std::map<CallerId, std::shared_ptr<Caller>> callers;
 
   std::variant<std::shared_ptr<Caller>, ToolFailure> callerFor(const CallerId& id);
-  // A free lane of `caller` (made if need be), locked in `lock`: the one
-  // `benchmark` prefers (its cached prefixes are there) when it is free.
-  std::variant<CallerLane*, ToolFailure> laneFor(Caller& caller, const std::string& benchmark,
+  // A free lane of `caller` (made if need be), locked in `lock`: the free
+  // one holding the longest cached prefix of the request's pass list
+  // (lane_choice.h), else any free one.
+  std::variant<CallerLane*, ToolFailure> laneFor(Caller& caller, const ToolRequest& request,
                                                  std::unique_lock<std::mutex>& lock);
   std::variant<CallerLane*, ToolFailure> laneAt(Caller& caller, std::size_t slot);
   ToolAnswer run(Caller& caller, const ToolRequest& request);
   ToolAnswer runOnEpisode(Caller& caller, const ToolRequest& request);
-  std::optional<ToolFailure> checkEpisodeQuota(Caller& caller) const;
+  // Takes a place for one more episode of `caller`, or says why there is
+  // none; an EpisodePlace gives it back.
+  std::optional<ToolFailure> reserveEpisode(Caller& caller);
 };
 
 std::variant<std::shared_ptr<Caller>, ToolFailure> ToolExecutor::State::callerFor(
@@ -106,11 +130,21 @@ std::variant<CallerLane*, ToolFailure> ToolExecutor::State::laneAt(Caller& calle
 }
 
 std::variant<CallerLane*, ToolFailure> ToolExecutor::State::laneFor(
-    Caller& caller, const std::string& benchmark, std::unique_lock<std::mutex>& lock) {
+    Caller& caller, const ToolRequest& request, std::unique_lock<std::mutex>& lock) {
   const std::size_t slots = caller.lanes.size();
-  const std::size_t preferred = std::hash<std::string>{}(benchmark) % slots;
-  for (std::size_t i = 0; i < slots; ++i) {
-    auto lane = laneAt(caller, (preferred + i) % slots);
+  std::vector<std::ptrdiff_t> cached(slots, -1);
+  {
+    std::lock_guard callerLock(caller.mutex);
+    for (std::size_t i = 0; i < slots; ++i) {
+      if (caller.lanes[i] != nullptr) {
+        cached[i] = caller.lanes[i]->cachedPrefix(request.state.benchmark, request.state.passes);
+      }
+    }
+  }
+  const std::vector<std::size_t> order =
+      laneOrder(cached, std::hash<std::string>{}(request.state.benchmark) % slots);
+  for (std::size_t slot : order) {
+    auto lane = laneAt(caller, slot);
     if (auto* failure = std::get_if<ToolFailure>(&lane)) return *failure;
     std::unique_lock<std::mutex> attempt(std::get<CallerLane*>(lane)->mutex(), std::try_to_lock);
     if (attempt.owns_lock()) {
@@ -118,20 +152,29 @@ std::variant<CallerLane*, ToolFailure> ToolExecutor::State::laneFor(
       return lane;
     }
   }
-  // Every lane is busy (episode calls hold some): wait for the preferred one.
-  auto lane = laneAt(caller, preferred);
+  // Every lane is busy (episode calls hold some): wait for the best one.
+  auto lane = laneAt(caller, order.front());
   if (auto* failure = std::get_if<ToolFailure>(&lane)) return *failure;
   lock = std::unique_lock<std::mutex>(std::get<CallerLane*>(lane)->mutex());
   return lane;
 }
 
-std::optional<ToolFailure> ToolExecutor::State::checkEpisodeQuota(Caller& caller) const {
-  std::lock_guard lock(caller.mutex);
-  if (caller.episodeLanes.size() < options.limits.maxEpisodesPerCaller) return std::nullopt;
-  return ToolFailure{ToolError::kQuotaExceeded,
-                     fmt::format("{} episodes open, the limit (ToolLimits::maxEpisodesPerCaller): "
-                                 "end some with end_episode",
-                                 caller.episodeLanes.size())};
+std::optional<ToolFailure> ToolExecutor::State::reserveEpisode(Caller& caller) {
+  {
+    std::lock_guard lock(caller.mutex);
+    const std::size_t taken = caller.episodeLanes.size() + caller.episodesReserved;
+    if (taken >= options.limits.maxEpisodesPerCaller) {
+      return ToolFailure{ToolError::kQuotaExceeded,
+                         fmt::format("{} episodes open or opening, the limit "
+                                     "(ToolLimits::maxEpisodesPerCaller): end some with "
+                                     "end_episode",
+                                     taken)};
+    }
+    // Checked and taken under one lock: two calls cannot both take the last place.
+    ++caller.episodesReserved;
+  }
+  if (options.afterEpisodeReserved) options.afterEpisodeReserved();
+  return std::nullopt;
 }
 
 ToolAnswer ToolExecutor::State::runOnEpisode(Caller& caller, const ToolRequest& request) {
@@ -147,8 +190,10 @@ ToolAnswer ToolExecutor::State::runOnEpisode(Caller& caller, const ToolRequest& 
                        fmt::format("no open episode '{}' of yours", handle)};
   }
   const bool forks = request.tool == kForkEpisode;
+  EpisodePlace place;
   if (forks) {
-    if (auto failure = checkEpisodeQuota(caller)) return *failure;
+    if (auto failure = reserveEpisode(caller)) return *failure;
+    place.caller = &caller;
   }
   const std::string newHandle = fmt::format("ep-{}", nextEpisode.fetch_add(1));
   std::lock_guard laneLock(lane->mutex());
@@ -161,19 +206,23 @@ ToolAnswer ToolExecutor::State::runOnEpisode(Caller& caller, const ToolRequest& 
     if (forks) return lane->forkEpisode(handle, newHandle);
     return lane->endEpisode(handle);
   }();
+  lane->publishKeys();
   std::lock_guard lock(caller.mutex);
   if (!lane->hasEpisode(handle)) caller.episodeLanes.erase(handle);
   if (forks && lane->hasEpisode(newHandle)) caller.episodeLanes[newHandle] = lane;
+  place.releaseLocked();
   return answer;
 }
 
 ToolAnswer ToolExecutor::State::run(Caller& caller, const ToolRequest& request) {
   if (!request.state.episode.empty()) return runOnEpisode(caller, request);
+  EpisodePlace place;
   if (request.keepEpisode) {
-    if (auto failure = checkEpisodeQuota(caller)) return *failure;
+    if (auto failure = reserveEpisode(caller)) return *failure;
+    place.caller = &caller;
   }
   std::unique_lock<std::mutex> laneLock;
-  auto chosen = laneFor(caller, request.state.benchmark, laneLock);
+  auto chosen = laneFor(caller, request, laneLock);
   if (auto* failure = std::get_if<ToolFailure>(&chosen)) return *failure;
   CallerLane& lane = *std::get<CallerLane*>(chosen);
   const std::string newHandle = fmt::format("ep-{}", nextEpisode.fetch_add(1));
@@ -184,9 +233,12 @@ ToolAnswer ToolExecutor::State::run(Caller& caller, const ToolRequest& request) 
     if (request.tool == kValidate) return lane.validate(request);
     return lane.compareBaselines(request);
   }();
-  if (request.keepEpisode && lane.hasEpisode(newHandle)) {
+  lane.publishKeys();
+  if (request.keepEpisode) {
+    // The episode takes its reserved place in the same lock.
     std::lock_guard lock(caller.mutex);
-    caller.episodeLanes[newHandle] = &lane;
+    if (lane.hasEpisode(newHandle)) caller.episodeLanes[newHandle] = &lane;
+    place.releaseLocked();
   }
   return answer;
 }

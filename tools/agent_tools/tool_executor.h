@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,6 +48,10 @@ struct ExecutorOptions {
   client::ClientOptions client;
   unsigned embeddedWorkers = 1;
   ToolLimits limits;
+  // Tests only: runs in a call that opens an episode (keep_episode,
+  // fork_episode) once its place under maxEpisodesPerCaller is taken and
+  // before the episode exists, to hold two such calls at that point.
+  std::function<void()> afterEpisodeReserved;
 };
 
 // Counters since the executor started (for benches and the service's status).

@@ -2,6 +2,9 @@
 // prefix cache's choices and bounds, the schema's shape.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <regex>
+#include <set>
 #include <string>
 
 #include "fake_spaces.h"
@@ -208,6 +211,40 @@ TEST(ToolSchema, EveryToolAndTheErrorHaveAResultSchema) {
   EXPECT_EQ(codes.size(), kAllToolErrors.size());
   EXPECT_EQ(results.at("observe")["properties"]["observations"]["properties"]["Autophase"]["type"],
             "array");
+}
+
+// One closed set of error codes: the enum's names (distinct, each its own),
+// the schema's error schema and docs/tools.md's table of codes.
+TEST(ToolError, TheCodesTheSchemaAndTheDocsAreOneSet) {
+  std::set<std::string> names;
+  for (ToolError error : kAllToolErrors) names.emplace(toolErrorName(error));
+  EXPECT_EQ(names.size(), kAllToolErrors.size()) << "two codes share a name";
+  EXPECT_TRUE(names.contains("unknown_endpoint"));
+  EXPECT_TRUE(names.contains("internal"));
+
+  const nlohmann::json results = resultSchemas(fakeToolSpaces());
+  const auto& codes = results.at("error")["properties"]["error"]["properties"]["code"]["enum"];
+  EXPECT_EQ(codes.get<std::set<std::string>>(), names);
+
+  // The first table after "### Errors": rows "| `code` | ...".
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/docs/tools.md");
+  ASSERT_TRUE(in) << "docs/tools.md is missing";
+  std::set<std::string> documented;
+  const std::regex row(R"(^\| `([a-z_]+)` \|)");
+  bool inErrors = false;
+  bool inTable = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "### Errors") inErrors = true;
+    if (!inErrors) continue;
+    if (line.starts_with("|")) {
+      inTable = true;
+    } else if (inTable) {
+      break;
+    }
+    std::smatch match;
+    if (std::regex_search(line, match, row)) documented.insert(match[1]);
+  }
+  EXPECT_EQ(documented, names) << "docs/tools.md's table of error codes";
 }
 
 TEST(ToolSchema, SpacesOfAnotherTypeAreRefused) {

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 
@@ -62,6 +63,29 @@ def test_kiln_tools_schema_prints_the_same_tools_and_result_schemas(runner):
                               timeout=120, check=False)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == expected
+
+
+def test_kiln_tools_serve_on_a_port_in_use_fails_before_any_cluster(tmp_path):
+    """The port is bound before the cluster is reached or started: with a
+    port in use and a --cluster nobody serves, the error is the port's."""
+    binary = os.environ.get("KILN_BINARY")
+    if not binary:
+        pytest.skip("KILN_BINARY is not set (ctest sets it to the built kiln)")
+    keys = tmp_path / "keys"
+    keys.write_text("key-of-a-0123456789abcdef alice\n")
+    keys.chmod(0o600)
+    with socket.socket() as busy, socket.socket() as closed:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: no coordinator there
+        done = subprocess.run(
+            [binary, "tools", "serve", "--keys", str(keys),
+             "--listen", f"127.0.0.1:{busy.getsockname()[1]}",
+             "--cluster", f"tcp://127.0.0.1:{closed.getsockname()[1]}"],
+            capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode != 0, done.stdout
+    assert "cannot bind" in done.stderr and "--listen" in done.stderr, done.stderr
+    assert "serving" not in done.stdout, done.stdout
 
 
 def test_every_answer_matches_its_result_schema(runner):

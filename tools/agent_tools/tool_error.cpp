@@ -28,6 +28,8 @@ std::string_view toolErrorName(ToolError error) {
       return "compile_failed";
     case ToolError::kUnauthorized:
       return "unauthorized";
+    case ToolError::kUnknownEndpoint:
+      return "unknown_endpoint";
     case ToolError::kUnavailable:
       return "unavailable";
     case ToolError::kInternal:

@@ -1,5 +1,7 @@
 // The agent tools' errors: a small closed set of codes a model (or the
-// trainer around it) can act on, each answered as
+// trainer around it) can act on, the one list of them (the executor's, the
+// HTTP service's, the schema's error schema and docs/tools.md's table),
+// each answered as
 //   {"error": {"code": "<name>", "message": "<what was wrong, what to do>"}}.
 // kiln's own Status codes map onto them (fromStatus).
 #pragma once
@@ -24,6 +26,7 @@ enum class ToolError {
   kInvalidModule,       // the module is not LLVM 19 IR or bitcode, or kiln refuses it
   kCompileFailed,       // a pass broke the module or crashed LLVM: the episode is over
   kUnauthorized,        // the caller is not known (the HTTP service's API keys)
+  kUnknownEndpoint,     // a path or method the HTTP service does not serve (404, 405)
   kUnavailable,         // the cluster cannot serve now (no worker, timeout): retry later
   kInternal,            // a bug in kiln
 };
@@ -32,8 +35,8 @@ inline constexpr std::array kAllToolErrors = {
     ToolError::kInvalidJson,   ToolError::kUnknownTool,        ToolError::kInvalidArguments,
     ToolError::kUnknownPass,   ToolError::kUnknownObservation, ToolError::kTooLarge,
     ToolError::kQuotaExceeded, ToolError::kUnknownEpisode,     ToolError::kInvalidModule,
-    ToolError::kCompileFailed, ToolError::kUnauthorized,       ToolError::kUnavailable,
-    ToolError::kInternal,
+    ToolError::kCompileFailed, ToolError::kUnauthorized,       ToolError::kUnknownEndpoint,
+    ToolError::kUnavailable,   ToolError::kInternal,
 };
 
 // "invalid_json", "unknown_tool", ...: the code as the JSON says it.

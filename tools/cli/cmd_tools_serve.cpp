@@ -47,6 +47,22 @@ agent_tools::ExecutorOptions executorOptions(const ServeFlags& flags,
   return options;
 }
 
+// The executor as the service's backend once the cluster is up: the service
+// is made and bound before it (a port in use fails at once, with no cluster
+// started) and serves only after.
+class LateBackend final : public tools_service::ToolBackend {
+ public:
+  void set(std::unique_ptr<tools_service::ToolBackend> backend) { backend_ = std::move(backend); }
+  std::string schemaJson(bool results) const override { return backend_->schemaJson(results); }
+  std::string call(const std::string& caller, std::string_view tool,
+                   std::string_view argumentsJson) override {
+    return backend_->call(caller, tool, argumentsJson);
+  }
+
+ private:
+  std::unique_ptr<tools_service::ToolBackend> backend_;
+};
+
 void serve(ServeFlags& flags) {
   StopOnSignal signals;  // before any thread starts (the cluster's, the server's)
   auto address = metrics::parseListenAddress(flags.listen);
@@ -61,13 +77,19 @@ void serve(ServeFlags& flags) {
   auto keys = tools_service::ApiKeys::load(flags.keys);
   if (!keys.ok()) fail(keys.status());
   const std::size_t callers = keys->keys().size();
-  auto executor = agent_tools::ToolExecutor::create(executorOptions(flags, *keys));
-  if (!executor.ok()) fail(executor.status());
-  auto backend = tools_service::executorBackend(**executor);
+  const agent_tools::ExecutorOptions options = executorOptions(flags, *keys);
+  // Declared before the service: it stops serving before they go.
+  std::unique_ptr<agent_tools::ToolExecutor> executor;
+  LateBackend backend;
   Logger logger = makeLogger("tools-serve");
   auto service =
-      tools_service::ToolsHttpService::create(flags.service, std::move(*keys), *backend, logger);
+      tools_service::ToolsHttpService::create(flags.service, std::move(*keys), backend, logger);
   if (!service.ok()) fail(service.status());
+  if (auto bound = (*service)->bind(); !bound.ok()) fail(bound.status());
+  auto created = agent_tools::ToolExecutor::create(options);
+  if (!created.ok()) fail(created.status());
+  executor = std::move(*created);
+  backend.set(tools_service::executorBackend(*executor));
   auto port = (*service)->start();
   if (!port.ok()) fail(port.status());
   std::atomic<bool> stop{false};

@@ -103,7 +103,7 @@ int statusOfAnswer(std::string_view answer) {
   if (parsed.is_discarded()) return 500;
   const std::string code = parsed["error"].value("code", "");
   if (code == toolErrorName(ToolError::kUnauthorized)) return 401;
-  if (code == kUnknownEndpoint) return 404;
+  if (code == toolErrorName(ToolError::kUnknownEndpoint)) return 404;
   if (code == toolErrorName(ToolError::kTooLarge)) return 413;
   if (code == toolErrorName(ToolError::kQuotaExceeded)) return 429;
   if (code == toolErrorName(ToolError::kUnavailable)) return 503;

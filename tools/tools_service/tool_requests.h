@@ -5,7 +5,7 @@
 // "arguments" may be an object or the JSON text of one (as OpenAI-style
 // tool calls carry it); absent, it is {}. Every error is
 //   {"error": {"code": CODE, "message": "..."}}
-// with the agent tools' codes (tool_error.h) plus unknown_endpoint.
+// with the agent tools' codes (tool_error.h; unknown_endpoint among them).
 #pragma once
 
 #include <string>
@@ -17,10 +17,6 @@
 #include "tools/tools_service/tool_backend.h"
 
 namespace kiln::tools_service {
-
-// The one code of the service's errors that is not a tool error: a path or
-// method the service does not serve (404, or 405 for a known path).
-inline constexpr std::string_view kUnknownEndpoint = "unknown_endpoint";
 
 std::string errorBody(std::string_view code, std::string_view message);
 

@@ -66,6 +66,7 @@ struct ToolsHttpService::Impl {
   httplib::Server server;
   std::thread thread;
   int port = 0;
+  bool bound = false;
   bool started = false;
   bool stopped = false;
 
@@ -89,14 +90,14 @@ struct ToolsHttpService::Impl {
     if (authenticate(req, res) == nullptr) return Handled::Handled;
     auto endpoint = endpoints().find(req.path);
     if (endpoint == endpoints().end()) {
-      respondError(res, 404, kUnknownEndpoint,
+      respondError(res, 404, toolErrorName(ToolError::kUnknownEndpoint),
                    fmt::format("no endpoint {}; the endpoints are GET {}, POST {} and POST {}",
                                req.path, kSchemaPath, kCallPath, kBatchPath));
       return Handled::Handled;
     }
     if (req.method != endpoint->second) {
       res.set_header("Allow", endpoint->second);
-      respondError(res, 405, kUnknownEndpoint,
+      respondError(res, 405, toolErrorName(ToolError::kUnknownEndpoint),
                    fmt::format("{} {}: this endpoint takes {} only", req.method, req.path,
                                endpoint->second));
       return Handled::Handled;
@@ -154,7 +155,8 @@ struct ToolsHttpService::Impl {
                       options.maxBodyBytes));
     }
     if (res.status == 404 || res.status == 405) {
-      return respondError(res, res.status, kUnknownEndpoint, "no such endpoint");
+      return respondError(res, res.status, toolErrorName(ToolError::kUnknownEndpoint),
+                          "no such endpoint");
     }
     if (res.status >= 500) {
       return respondError(res, res.status, toolErrorName(ToolError::kInternal),
@@ -192,10 +194,10 @@ Result<std::unique_ptr<ToolsHttpService>> ToolsHttpService::create(ToolsServiceO
   return std::unique_ptr<ToolsHttpService>(new ToolsHttpService(std::move(impl)));
 }
 
-Result<int> ToolsHttpService::start() {
+Result<int> ToolsHttpService::bind() {
   Impl& impl = *impl_;
-  if (impl.started) return impl.port;
   if (impl.stopped) return invalidArgument("kiln tools serve: already stopped; create a new one");
+  if (impl.bound) return impl.port;
   auto seconds = std::chrono::duration_cast<std::chrono::seconds>(impl.options.readTimeout);
   auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(impl.options.readTimeout - seconds);
@@ -256,6 +258,14 @@ Result<int> ToolsHttpService::start() {
         impl.options.host, impl.options.port));
   }
   impl.port = port;
+  impl.bound = true;
+  return port;
+}
+
+Result<int> ToolsHttpService::start() {
+  Impl& impl = *impl_;
+  if (impl.started) return impl.port;
+  KILN_ASSIGN_OR_RETURN(const int port, bind());
   impl.started = true;
   impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
   // httplib's stop() only stops a server that runs: wait until it does.

@@ -47,8 +47,12 @@ class ToolsHttpService {
   ToolsHttpService(const ToolsHttpService&) = delete;
   ToolsHttpService& operator=(const ToolsHttpService&) = delete;
 
-  // Binds and serves on background threads; the bound port. invalid-argument
-  // when the address cannot be bound, timeout when the server does not come up.
+  // Binds the address without serving yet; the bound port. invalid-argument
+  // when it cannot be bound. `kiln tools serve` binds before it starts a
+  // cluster, so that a port in use fails at once with nothing started.
+  Result<int> bind();
+  // Binds (if bind() did not) and serves on background threads; the bound
+  // port. timeout when the server does not come up.
   Result<int> start();
   // Stops serving (requests in progress are answered first). Idempotent.
   void stop();

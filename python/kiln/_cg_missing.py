@@ -44,6 +44,9 @@ MODULES: Dict[str, str] = {
     "datasets.files_dataset": _NO_DATASET_FILES_WHY,
     "datasets.tar_dataset": _NO_DATASET_FILES_WHY,
     "datasets.benchmark_source": _NO_DATASET_FILES_WHY,
+    "spaces": ("CompilerGym's space classes took a name and gym's arguments; kiln's spaces "
+               "are gymnasium's (kiln.spaces): compare env.observation_space.shape / .dtype "
+               "instead"),
     "leaderboard": _NOT_CARRIED,
     "util.commands": _NOT_CARRIED,
     "util.debug_util": _NOT_CARRIED,

@@ -3,7 +3,7 @@ env ids, observation and reward spaces (with their translation to kiln's),
 and CompilerGym's Benchmark / Dataset / Datasets views of kiln's datasets.
 kiln.compiler_gym builds its env on these."""
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 from urllib.parse import parse_qs, urlparse, urlunparse
 
 import numpy as np
@@ -375,6 +375,8 @@ class Reward:
         self.name = self.id = name
         cost, baseline = _REWARDS[name]
         self.cost_observation = cost
+        self.observation_spaces = [cost]  # what the reward is computed from
+        self.success_threshold = None
         self.baseline = baseline
         self.deterministic = True
         self.platform_dependent = cost == "ObjectTextSizeBytes"
@@ -391,6 +393,11 @@ class Reward:
         if self.default_negates_returns:
             return self.default_value - episode_reward
         return self.default_value
+
+    @property
+    def range(self) -> Tuple[float, float]:
+        """The reward's lower and upper bounds, as CompilerGym's Reward.range."""
+        return self.reward_range
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, Reward):

@@ -106,6 +106,9 @@ spaces = _module("spaces", "CompilerGym's space classes kiln gives.",
                  Commandline=Commandline, Reward=Reward)
 spaces.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]
     f"{__name__}.spaces", name, _cg_missing.SPACE_NAMES)
+spaces.reward = _module("spaces.reward", "CompilerGym's Reward.", Reward=Reward)
+spaces.commandline = _module("spaces.commandline", "CompilerGym's Commandline.",
+                             Commandline=Commandline)
 datasets.__getattr__ = lambda name: _cg_missing.missing(  # type: ignore[attr-defined]
     f"{__name__}.datasets", name, _cg_missing.DATASETS_NAMES)
 datasets.uri = _module("datasets.uri", "CompilerGym's benchmark URI.", BenchmarkUri=BenchmarkUri)
@@ -136,7 +139,7 @@ _SUBMODULES = {
     "envs.llvm.specs": envs.llvm.specs, "datasets": datasets,
     "datasets.uri": datasets.uri, "datasets.benchmark": datasets.benchmark,
     "datasets.dataset": datasets.dataset, "datasets.datasets": datasets.datasets,
-    "spaces": spaces,
+    "spaces": spaces, "spaces.reward": spaces.reward, "spaces.commandline": spaces.commandline,
     "views": views, "compiler_env_state": compiler_env_state,
     "validation_result": validation_result, "validate": validate,
 }

@@ -480,6 +480,7 @@ def test_every_public_name_of_the_compatibility_modules_is_documented():
     ("from kiln.compiler_gym.util import runfiles_path", "site data"),
     ("kiln.compiler_gym.datasets.Dataset(name='benchmark://my-v0', description='')",
      "served by its workers"),
+    ("from kiln.compiler_gym.spaces.scalar import Scalar", "gymnasium's"),
 ])
 def test_what_kiln_lacks_raises_not_implemented_with_the_reason(statement, reason):
     with pytest.raises(NotImplementedError, match=reason):
@@ -510,6 +511,17 @@ def test_the_modules_compiler_gyms_classes_live_in_give_the_same_classes():
     assert observation_spaces.Autophase.value == "Autophase"
     assert reward_spaces.IrInstructionCountOz.value == "IrInstructionCountOz"
     assert compiler_gym.envs.COMPILER_GYM_ENVS == compiler_gym.COMPILER_GYM_ENVS
+    from kiln.compiler_gym.spaces.commandline import Commandline as CommandlineHere
+    from kiln.compiler_gym.spaces.reward import Reward
+
+    assert Reward is compiler_gym.spaces.Reward and CommandlineHere is Commandline
+
+
+def test_a_reward_space_describes_itself_as_compiler_gyms():
+    reward = compiler_gym.spaces.Reward("IrInstructionCountOz")
+    assert reward.range == (float("-inf"), float("inf"))
+    assert reward.observation_spaces == ["IrInstructionCount"]
+    assert reward.success_threshold is None
 
 
 @pytest.mark.parametrize("text, parts, canonical", [

@@ -35,6 +35,16 @@ class _Views:
             raise NotImplementedError("only observations have derived spaces")
         self._derive(id, base_id, space, translate)
 
+    def add_space(self, space: Any) -> None:
+        """NotImplementedError: CompilerGym computed a space of the user's own
+        (a Reward subclass's update()) in its env; kiln computes observations
+        and rewards in its sessions on the workers."""
+        raise NotImplementedError(
+            f"env.{'observation' if self._derive else 'reward'}.add_space() is not available "
+            "on kiln: kiln computes observations and rewards in its sessions; compute a reward "
+            "of your own from env.observation[...] in a RewardWrapper, an observation with "
+            "env.observation.add_derived_space()")
+
     def __getitem__(self, name: Any) -> Any:
         name = getattr(name, "id", getattr(name, "name", name))
         self.spaces[name]  # pylint: disable=pointless-statement  (KeyError for a name it lacks)

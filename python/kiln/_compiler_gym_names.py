@@ -380,7 +380,8 @@ class Reward:
         self.baseline = baseline
         self.deterministic = True
         self.platform_dependent = cost == "ObjectTextSizeBytes"
-        self.reward_range = (-np.inf, np.inf)
+        # A normalised reward is a share of the starting cost: at most 1 (as CompilerGym's).
+        self.reward_range = (-np.inf, 1.0 if name.endswith("Norm") else np.inf)
         self.min, self.max = self.reward_range
         # A step that fails returns default_value less the episode's reward
         # (CompilerGym's LLVM cost rewards negate the returns so far).

@@ -479,3 +479,10 @@ def test_a_dataset_outlives_its_env_and_pickles(cluster):
     copied = pickle.loads(pickle.dumps(generator))
     assert copied == generator and copied != dataset
     assert str(next(copied.benchmarks()).uri) == "generator://csmith-v0/0"
+
+
+def test_a_space_of_ones_own_is_refused_with_the_reason(env):
+    with pytest.raises(NotImplementedError, match="RewardWrapper"):
+        env.reward.add_space(object())
+    with pytest.raises(NotImplementedError, match="add_derived_space"):
+        env.observation.add_space(object())

@@ -522,6 +522,8 @@ def test_a_reward_space_describes_itself_as_compiler_gyms():
     assert reward.range == (float("-inf"), float("inf"))
     assert reward.observation_spaces == ["IrInstructionCount"]
     assert reward.success_threshold is None
+    # A normalised reward is a share of the starting cost, so it is at most 1.
+    assert compiler_gym.spaces.Reward("ObjectTextSizeNorm").range == (float("-inf"), 1.0)
 
 
 @pytest.mark.parametrize("text, parts, canonical", [

@@ -484,5 +484,14 @@ def test_a_dataset_outlives_its_env_and_pickles(cluster):
 def test_a_space_of_ones_own_is_refused_with_the_reason(env):
     with pytest.raises(NotImplementedError, match="RewardWrapper"):
         env.reward.add_space(object())
+
+    class OwnReward(compiler_gym.spaces.Reward):  # as CompilerGym's docs define one
+        def update(self, actions, observations, observation_view):
+            return 1.0
+
+    with pytest.raises(NotImplementedError, match="RewardWrapper"):
+        OwnReward(name="own", observation_spaces=["Runtime"])
+    with pytest.raises(NotImplementedError, match="RewardWrapper"):
+        OwnReward("own")
     with pytest.raises(NotImplementedError, match="add_derived_space"):
         env.observation.add_space(object())

@@ -97,15 +97,12 @@ Result<Learners> startLearners(const WorkerBudget& budget, unsigned count, unsig
   return learners;
 }
 
-// Seconds one epoch of a learner's update takes on its machine (the median
-// of a few updates long enough to time), for sizing the lulls.
-Result<double> secondsPerEpoch(const WorkerBudget& budget, unsigned batchRows) {
-  KILN_ASSIGN_OR_RETURN(Learners one, startLearners(budget, 1, batchRows));
-  LearnerProcess& learner = *one.processes.front();
+// Seconds per epoch of one learner's updates (a few updates long enough to
+// time), appended to `seconds`.
+Status timeEpochs(LearnerProcess& learner, std::vector<double>& seconds) {
   KILN_RETURN_IF_ERROR(learner.update(2));  // warm: the first allocates its activations
   unsigned epochs = 2;
-  std::vector<double> seconds;
-  while (seconds.size() < 3) {
+  for (unsigned timed = 0; timed < 3;) {
     const auto start = SteadyTime::now();
     KILN_RETURN_IF_ERROR(learner.update(epochs));
     const double took = std::chrono::duration<double>(SteadyTime::now() - start).count();
@@ -115,8 +112,31 @@ Result<double> secondsPerEpoch(const WorkerBudget& budget, unsigned batchRows) {
       continue;
     }
     seconds.push_back(took / epochs);
+    ++timed;
   }
-  return median(seconds);
+  return okStatus();
+}
+
+// Seconds one epoch of a learner's update takes on its machine, for sizing
+// the lulls: the median over `count` learners updating at once, as they run
+// in the layouts. One learner timed by itself on an otherwise idle machine
+// ran 1.5x slower on a 20% quota than four did together (a throttled
+// process whose CPU idles pays a wake-up every period).
+Result<double> secondsPerEpoch(const WorkerBudget& budget, unsigned count, unsigned batchRows) {
+  KILN_ASSIGN_OR_RETURN(Learners learners, startLearners(budget, count, batchRows));
+  std::vector<std::vector<double>> seconds(count);
+  std::vector<Status> statuses(count);
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < count; ++i) {
+    threads.emplace_back([&, i] { statuses[i] = timeEpochs(*learners.processes[i], seconds[i]); });
+  }
+  for (auto& thread : threads) thread.join();
+  std::vector<double> all;
+  for (unsigned i = 0; i < count; ++i) {
+    KILN_RETURN_IF_ERROR(statuses[i]);
+    all.insert(all.end(), seconds[i].begin(), seconds[i].end());
+  }
+  return median(all);
 }
 
 ExperimentFigures runExperiment(const NestingOptions& o, const WorkOptions& work, const Plan& plan,
@@ -223,9 +243,9 @@ double lullFraction(const LayoutFigures& figures) {
   return updating / std::max(total, 1e-9);
 }
 
-// What a layout's figures are judged against: one experiment alone on its
-// dedicated machine (for the dedicated layout; the calibration), or the
-// dedicated layout of the same run.
+// What a layout's figures are judged against: each experiment's collection
+// on its dedicated machine without updates (for the dedicated layout; the
+// calibration), or the dedicated layout of the same run.
 struct Baseline {
   std::string name;
   double aggregateRate = 0;
@@ -286,9 +306,12 @@ void addRows(Report& report, const Plan& plan, double lullTarget, WorkKind kind,
   }
 }
 
-// Calibrates one experiment alone on its dedicated machine (two phases, no
-// update; the second, warm one is its collection time C), then runs every
-// layout for each lull L in `o.lulls`: updates sized to C * L / (1 - L).
+// Calibrates the experiments on their dedicated machines, all at once and
+// without updates (two phases; the second, warm one is each one's collection
+// time, their median C), then runs every layout for each lull L in `o.lulls`:
+// updates sized to C * L / (1 - L). All at once, not one by itself: one
+// experiment alone on an otherwise idle machine collected 1.5x slower on a
+// 20% quota than with every dedicated machine busy, as the layouts run.
 Status runComparison(const NestingOptions& o, const WorkerBudget& machines, WorkKind kind,
                      unsigned k, Report& report) {
   // The learners' CPUs, split between the K learner machines.
@@ -302,21 +325,23 @@ Status runComparison(const NestingOptions& o, const WorkerBudget& machines, Work
   }
   WorkOptions work{kind, o.busyMicros, o.passesPerStep, o.episodeSteps, {}};
   const unsigned steps = kind == WorkKind::kBusy ? o.busySteps : o.llvmSteps;
-  Plan calibration{Layout::kDedicated, k, slots, 2, steps, 0, {}, 1, budget};
+  Plan calibration{Layout::kDedicated, k, slots, 2, steps, 0, {}, 0, budget};
   KILN_ASSIGN_OR_RETURN(LayoutFigures calibrated, runLayout(o, work, calibration));
-  const double alone = calibrated.experiments[0].phaseSeconds.back();
-  KILN_ASSIGN_OR_RETURN(const double epochSeconds, secondsPerEpoch(budget, steps));
+  std::vector<double> calibratedSeconds;
+  for (const auto& e : calibrated.experiments) calibratedSeconds.push_back(e.phaseSeconds.back());
+  const double collect = median(calibratedSeconds);
+  KILN_ASSIGN_OR_RETURN(const double epochSeconds, secondsPerEpoch(budget, k, steps));
   for (double lull : o.lulls) {
-    const double updateSeconds = alone * lull / (1 - lull);
+    const double updateSeconds = collect * lull / (1 - lull);
     const auto epochs = static_cast<unsigned>(std::lround(updateSeconds / epochSeconds));
     // Staggered so that the experiments' collections spread over a cycle.
-    const auto cycle =
-        std::chrono::duration_cast<Duration>(std::chrono::duration<double>(alone + updateSeconds));
+    const auto cycle = std::chrono::duration_cast<Duration>(
+        std::chrono::duration<double>(collect + updateSeconds));
     Plan plan{Layout::kDedicated, k, slots, o.phases, steps, epochs, cycle / k, 0, budget};
-    Baseline aloneBaseline{"alone", k * steps / alone, k * steps / (alone + updateSeconds),
-                           std::vector<double>(k, alone), lull};
+    Baseline calibrationBaseline{"calibration", k * steps / collect,
+                                 k * steps / (collect + updateSeconds), calibratedSeconds, lull};
     KILN_ASSIGN_OR_RETURN(LayoutFigures dedicated, runLayout(o, work, plan));
-    addRows(report, plan, lull, kind, dedicated, aloneBaseline);
+    addRows(report, plan, lull, kind, dedicated, calibrationBaseline);
     Baseline dedicatedBaseline{
         "dedicated", collectionRate(dedicated), wallRate(dedicated), {}, lullFraction(dedicated)};
     for (const auto& e : dedicated.experiments) {
@@ -343,9 +368,9 @@ Status runComparison(const NestingOptions& o, const WorkerBudget& machines, Work
           jainPercent(figures)));
     }
     report.notes.push_back(fmt::format(
-        "{} K={} L={:.2f}: {} slots, collection alone {:.0f} ms, update {:.0f} ms ({} epochs), "
+        "{} K={} L={:.2f}: {} slots, collection C {:.0f} ms, update {:.0f} ms ({} epochs), "
         "measured lull {:.0f}% on dedicated machines; against dedicated: {}",
-        workKindName(kind), k, lull, slots, 1e3 * alone, 1e3 * epochs * epochSeconds, epochs,
+        workKindName(kind), k, lull, slots, 1e3 * collect, 1e3 * epochs * epochSeconds, epochs,
         100 * dedicatedBaseline.lull, fmt::join(summary, "; ")));
   }
   return okStatus();
@@ -398,13 +423,15 @@ Result<Report> runNestingBench(const NestingOptions& o) {
       "passes, episodes of {} steps on kiln-bench-v0 (a new session each); {} phases, each "
       "followed by the learner's update (Adam steps of a 57-64-64-142 network over a batch of "
       "the phase's steps, in the experiment's learner process, sized to take C * L / (1 - L) "
-      "on its learner machine, C = one experiment's collection alone); {} sessions per slot an "
+      "on its learner machine, C = an experiment's collection on its dedicated machine, the "
+      "median of the K calibrated at once); {} sessions per slot an "
       "experiment may use; {} cores",
       o.busySteps, o.busyMicros, o.llvmSteps, o.passesPerStep, o.episodeSteps, o.phases,
       o.sessionsPerSlot, cores));
   report.notes.push_back(
       "layouts: dedicated = K plain workers of S/K slots, one per experiment, judged against "
-      "'alone' (one experiment by itself on its dedicated machine: the calibration); shared = "
+      "'calibration' (the K experiments collecting at once on their dedicated machines, no "
+      "updates); shared = "
       "the same K workers as one pool, sessions placed by the coordinator, no nesting; nested = "
       "one `kiln nest` host of S slots, a child process per experiment (its default); shared "
       "and nested are judged against dedicated in the same run. x_aggregate = aggregate "

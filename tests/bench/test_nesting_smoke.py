@@ -14,7 +14,7 @@ LAYOUT_FIELDS = ("slots", "lull_target_pct", "lull_pct", "aggregate_collect_step
                  "collect_max_over_min", "slot_busy_pct", "server_cpu_pct", "client_cpu_pct")
 EXPERIMENT_FIELDS = ("collect_ms_median", "collect_ms_min", "update_ms_mean", "collect_steps_s",
                      "x_collect")
-JUDGED_AGAINST = {"dedicated": "alone", "shared": "dedicated", "nested": "dedicated"}
+JUDGED_AGAINST = {"dedicated": "calibration", "shared": "dedicated", "nested": "dedicated"}
 
 
 def test_nesting_compares_three_layouts_on_busy_and_llvm_work():

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/metrics/exposition.h"
+#include "common/metrics/http_serving.h"
 
 namespace kiln::metrics {
 
@@ -107,21 +108,12 @@ Result<int> HttpEndpoint::start() {
       std::chrono::duration_cast<std::chrono::microseconds>(impl.options.readTimeout - seconds);
   impl.server.set_read_timeout(seconds.count(), micros.count());
   impl.server.set_payload_max_length(impl.options.maxRequestBodyBytes);
-  // httplib's default also sets SO_REUSEPORT, which would let a second
-  // endpoint bind a port already in use and silently share its scrapes.
-  impl.server.set_socket_options([](int socket) {
-    int yes = 1;
-    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
   impl.server.set_pre_routing_handler([&impl](const httplib::Request& req, httplib::Response& res) {
     return impl.route(req, res);
   });
 
-  int port =
-      impl.options.port == 0
-          ? impl.server.bind_to_any_port(impl.options.host)
-          : (impl.server.bind_to_port(impl.options.host, impl.options.port) ? impl.options.port
-                                                                            : -1);
+  // Not SO_REUSEPORT: a second endpoint must not share this one's scrapes.
+  const int port = bindWithoutReusePort(impl.server, impl.options.host, impl.options.port);
   if (port <= 0) {
     return invalidArgument(fmt::format(
         "http endpoint: cannot bind {}:{} (address in use, or not an address of this machine)",
@@ -129,17 +121,11 @@ Result<int> HttpEndpoint::start() {
   }
   impl.port = port;
   impl.started = true;
-  impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
-  // httplib's stop() only stops a server that already runs: wait until it
-  // does, so that a stop() right after start() cannot be lost.
-  auto deadline = std::chrono::steady_clock::now() + impl.options.startTimeout;
-  while (!impl.server.is_running()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      stop();
-      return timeoutError(fmt::format("http endpoint: server on port {} did not start within {} ms",
-                                      port, impl.options.startTimeout.count()));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (Status serving =
+          serveOnThread(impl.server, impl.thread, impl.options.startTimeout, "http endpoint", port);
+      !serving.ok()) {
+    stop();
+    return serving;
   }
   impl.logger->info("serving metrics at {}", url());
   return port;
@@ -147,17 +133,8 @@ Result<int> HttpEndpoint::start() {
 
 void HttpEndpoint::stop() {
   Impl& impl = *impl_;
-  if (!impl.thread.joinable()) return;
-  // Until listen_after_bind has set its running flag, stop() would be a
-  // no-op; keep asking until the thread leaves.
-  while (true) {
-    impl.server.stop();
-    for (int i = 0; i < 100 && impl.server.is_running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (!impl.server.is_running()) break;
-  }
-  impl.thread.join();
+  if (!impl.thread.joinable() && !impl.started) return;
+  stopServing(impl.server, impl.thread);
   impl.started = false;
   impl.stopped = true;
   impl.port = 0;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/metrics/http_serving.h"
 #include "tools/agent_tools/tool_error.h"
 #include "tools/tools_service/tool_requests.h"
 
@@ -205,12 +206,6 @@ Result<int> ToolsHttpService::bind() {
   impl.server.set_payload_max_length(impl.options.maxBodyBytes);
   const unsigned threads = impl.options.httpThreads;
   impl.server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // Without SO_REUSEPORT (httplib's default sets it): a second service must
-  // not bind a port in use and take half its requests.
-  impl.server.set_socket_options([](int socket) {
-    int yes = 1;
-    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
   impl.server.set_pre_routing_handler([&impl](const httplib::Request& req, httplib::Response& res) {
     return impl.preRoute(req, res);
   });
@@ -246,11 +241,8 @@ Result<int> ToolsHttpService::bind() {
         respondError(res, 500, toolErrorName(ToolError::kInternal),
                      "the service failed on this request (its log says why)");
       });
-  const int port =
-      impl.options.port == 0
-          ? impl.server.bind_to_any_port(impl.options.host)
-          : (impl.server.bind_to_port(impl.options.host, impl.options.port) ? impl.options.port
-                                                                            : -1);
+  // Not SO_REUSEPORT: a second service must not take half of this one's requests.
+  const int port = bindWithoutReusePort(impl.server, impl.options.host, impl.options.port);
   if (port <= 0) {
     return invalidArgument(fmt::format(
         "kiln tools serve: cannot bind {}:{} (address in use, or not an address of this machine; "
@@ -267,35 +259,19 @@ Result<int> ToolsHttpService::start() {
   if (impl.started) return impl.port;
   KILN_ASSIGN_OR_RETURN(const int port, bind());
   impl.started = true;
-  impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
-  // httplib's stop() only stops a server that runs: wait until it does.
-  const auto deadline = std::chrono::steady_clock::now() + impl.options.startTimeout;
-  while (!impl.server.is_running()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      stop();
-      return timeoutError(
-          fmt::format("kiln tools serve: the server on port {} did not start "
-                      "within {} ms",
-                      port, impl.options.startTimeout.count()));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (Status serving = serveOnThread(impl.server, impl.thread, impl.options.startTimeout,
+                                     "kiln tools serve", port);
+      !serving.ok()) {
+    stop();
+    return serving;
   }
   return port;
 }
 
 void ToolsHttpService::stop() {
   Impl& impl = *impl_;
-  if (!impl.thread.joinable()) return;
-  // Until listen_after_bind has set its running flag, stop() is a no-op:
-  // keep asking until the thread leaves.
-  while (true) {
-    impl.server.stop();
-    for (int i = 0; i < 100 && impl.server.is_running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (!impl.server.is_running()) break;
-  }
-  impl.thread.join();
+  if (!impl.thread.joinable() && !impl.started) return;
+  stopServing(impl.server, impl.thread);
   impl.started = false;
   impl.stopped = true;
   impl.port = 0;
